@@ -1,0 +1,276 @@
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <isa-l/igzip_lib.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/vec.h"
+
+enum { CHUNK = 1 << 20, NCHUNK = 4, INBUF = 1 << 18 };
+
+typedef struct chunk {
+    char *data;
+    size_t len;
+} chunk;
+
+struct tl_source {
+    char *path;
+    int fd;
+    int gzip;
+    uint64_t size;
+
+    /* producer side (reader thread) */
+    struct inflate_state inf;
+    uint8_t *in;
+    int members;
+
+    /* ring */
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    chunk ring[NCHUNK];
+    unsigned head, tail;  /* tail - head chunks are full */
+    int done;             /* producer finished (eof or error) */
+    int failed;
+    int stop;             /* consumer asks producer to stop */
+    tl_error perr;
+
+    /* consumer side */
+    size_t cur_off;       /* offset into ring[head % NCHUNK] */
+};
+
+static int read_full(int fd, uint8_t *buf, size_t cap, size_t *got)
+{
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    *got = n;
+    return 0;
+}
+
+/* Fills one chunk; returns bytes (0 = eof) or -1. */
+static long produce_plain(tl_source *s, char *out)
+{
+    size_t got;
+    if (read_full(s->fd, (uint8_t *)out, CHUNK, &got) < 0) {
+        tl_error_set(&s->perr, "%s: read error: %s", s->path, strerror(errno));
+        return -1;
+    }
+    return (long)got;
+}
+
+static long produce_gzip(tl_source *s, char *out)
+{
+    struct inflate_state *st = &s->inf;
+    st->next_out = (uint8_t *)out;
+    st->avail_out = CHUNK;
+    while (st->avail_out > 0) {
+        if (st->block_state == ISAL_BLOCK_FINISH) {
+            /* end of one member: more input that starts a new member? */
+            if (st->avail_in == 0) {
+                size_t got;
+                if (read_full(s->fd, s->in, INBUF, &got) < 0) goto rerr;
+                st->next_in = s->in;
+                st->avail_in = (uint32_t)got;
+                if (got == 0) break; /* clean end of file */
+            }
+            if (st->avail_in >= 2 && st->next_in[0] == 0x1f && st->next_in[1] == 0x8b) {
+                uint8_t *ni = st->next_in;
+                uint32_t ai = st->avail_in;
+                uint8_t *no = st->next_out;
+                uint32_t ao = st->avail_out;
+                isal_inflate_reset(st);
+                st->crc_flag = ISAL_GZIP;
+                st->next_in = ni;
+                st->avail_in = ai;
+                st->next_out = no;
+                st->avail_out = ao;
+                s->members++;
+                continue;
+            }
+            /* trailing bytes that are all zero (padding) are tolerated */
+            for (uint32_t i = 0; i < st->avail_in; i++)
+                if (st->next_in[i] != 0) {
+                    tl_error_set(&s->perr, "%s: byte %llu: unexpected data after the end of the gzip stream",
+                                 s->path, (unsigned long long)st->total_out);
+                    return -1;
+                }
+            st->avail_in = 0;
+            continue;
+        }
+        if (st->avail_in == 0) {
+            size_t got;
+            if (read_full(s->fd, s->in, INBUF, &got) < 0) goto rerr;
+            st->next_in = s->in;
+            st->avail_in = (uint32_t)got;
+            if (got == 0) {
+                tl_error_set(&s->perr,
+                             "%s: truncated gzip stream: the compressed data ends before the end of member %d "
+                             "(after %llu decompressed bytes)",
+                             s->path, s->members, (unsigned long long)(st->total_out));
+                return -1;
+            }
+        }
+        int rc = isal_inflate(st);
+        if (rc < 0) {
+            const char *why = rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch"
+                              : rc == ISAL_INVALID_WRAPPER  ? "invalid gzip header"
+                              : rc == ISAL_UNSUPPORTED_METHOD ? "unsupported compression method"
+                                                              : "corrupt deflate data";
+            tl_error_set(&s->perr, "%s: corrupt gzip stream (%s) after %llu decompressed bytes", s->path,
+                         why, (unsigned long long)st->total_out);
+            return -1;
+        }
+    }
+    return (long)(CHUNK - st->avail_out);
+rerr:
+    tl_error_set(&s->perr, "%s: read error: %s", s->path, strerror(errno));
+    return -1;
+}
+
+static void *producer(void *arg)
+{
+    tl_source *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (s->tail - s->head == NCHUNK && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
+        int stop = s->stop;
+        chunk *c = &s->ring[s->tail % NCHUNK];
+        pthread_mutex_unlock(&s->mu);
+        if (stop) break;
+
+        long n = s->gzip ? produce_gzip(s, c->data) : produce_plain(s, c->data);
+
+        pthread_mutex_lock(&s->mu);
+        if (n < 0) {
+            s->failed = 1;
+            s->done = 1;
+        } else if (n == 0) {
+            s->done = 1;
+        } else {
+            c->len = (size_t)n;
+            s->tail++;
+        }
+        int fin = s->done;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        if (fin) break;
+    }
+    return NULL;
+}
+
+tl_source *tl_source_open(const char *path, tl_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        tl_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat stt;
+    if (fstat(fd, &stt) < 0 || S_ISDIR(stt.st_mode)) {
+        tl_error_set(err, "%s: is a directory, expected a trace file (.json or .json.gz)", path);
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(stt.st_mode) && !S_ISFIFO(stt.st_mode) && !S_ISCHR(stt.st_mode)) {
+        tl_error_set(err, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    tl_source *s = tl_xcalloc(1, sizeof *s);
+    s->path = tl_xstrdup(path);
+    s->fd = fd;
+    s->size = (uint64_t)stt.st_size;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+
+    /* sniff the magic bytes without consuming them */
+    uint8_t magic[2];
+    ssize_t r = pread(fd, magic, 2, 0);
+    s->gzip = (r == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
+    if (s->gzip) {
+        s->in = tl_xmalloc(INBUF);
+        isal_inflate_init(&s->inf);
+        s->inf.crc_flag = ISAL_GZIP;
+        s->members = 1;
+    }
+    for (int i = 0; i < NCHUNK; i++) s->ring[i].data = tl_xmalloc(CHUNK);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (pthread_create(&s->thread, NULL, producer, s) != 0) {
+        tl_error_set(err, "%s: cannot start the reader thread", path);
+        tl_source_close(s);
+        return NULL;
+    }
+    s->thread_started = 1;
+    return s;
+}
+
+long tl_source_read(tl_source *s, char *buf, size_t cap, tl_error *err)
+{
+    size_t n = 0;
+    while (n < cap) {
+        pthread_mutex_lock(&s->mu);
+        while (s->tail == s->head && !s->done) pthread_cond_wait(&s->cv, &s->mu);
+        if (s->tail == s->head) {
+            int failed = s->failed;
+            pthread_mutex_unlock(&s->mu);
+            if (failed) {
+                *err = s->perr;
+                return -1;
+            }
+            break;
+        }
+        chunk *c = &s->ring[s->head % NCHUNK];
+        pthread_mutex_unlock(&s->mu);
+
+        size_t take = c->len - s->cur_off;
+        if (take > cap - n) take = cap - n;
+        memcpy(buf + n, c->data + s->cur_off, take);
+        n += take;
+        s->cur_off += take;
+        if (s->cur_off == c->len) {
+            s->cur_off = 0;
+            pthread_mutex_lock(&s->mu);
+            s->head++;
+            pthread_cond_broadcast(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    return (long)n;
+}
+
+int tl_source_is_gzip(const tl_source *s) { return s->gzip; }
+uint64_t tl_source_file_size(const tl_source *s) { return s->size; }
+const char *tl_source_path(const tl_source *s) { return s->path; }
+
+void tl_source_close(tl_source *s)
+{
+    if (!s) return;
+    if (s->thread_started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    for (int i = 0; i < NCHUNK; i++) free(s->ring[i].data);
+    free(s->in);
+    close(s->fd);
+    free(s->path);
+    free(s);
+}

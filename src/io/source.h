@@ -1,0 +1,31 @@
+/* source.h — a byte source over a trace file.
+ * Owns the file descriptor, the gzip decoder state and a background reader
+ * thread that decompresses (or reads) ahead into a small ring of chunks, so
+ * that decompression and JSON scanning overlap on two cores. gzip is detected
+ * by its magic bytes (1f 8b), never by the file name; multi-member gzip files
+ * are read to the end. Memory: a fixed ring (a few MiB), independent of the
+ * file size. Not shared between threads by callers. */
+#ifndef TL_SOURCE_H
+#define TL_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/error.h"
+
+typedef struct tl_source tl_source;
+
+/* Opens path; on failure returns NULL and fills err ("PATH: reason"). */
+tl_source *tl_source_open(const char *path, tl_error *err);
+
+/* Copies up to cap bytes of decompressed data into buf. Returns the number
+ * of bytes, 0 at the end of the data, or -1 with err filled (truncated or
+ * corrupt gzip, read error). */
+long tl_source_read(tl_source *src, char *buf, size_t cap, tl_error *err);
+
+int tl_source_is_gzip(const tl_source *src);
+uint64_t tl_source_file_size(const tl_source *src);
+const char *tl_source_path(const tl_source *src);
+void tl_source_close(tl_source *src);
+
+#endif

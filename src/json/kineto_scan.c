@@ -1,0 +1,1244 @@
+#include "kineto_scan.h"
+
+#include <emmintrin.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../io/source.h"
+#include "../util/vec.h"
+
+enum { PAD = 64, INITIAL_BUF = 4 << 20, PROGRESS_STEP = 64 << 20 };
+
+/* Parse status: OK, NEED (the unit runs past the buffered data: refill and
+ * parse the unit again), ERR (err filled). */
+enum { OK = 0, NEED = 1, ERR = 2 };
+
+typedef struct scanner {
+    tl_source *src;           /* NULL for an in-memory document */
+    const char *path;
+    char *buf;                /* [0, len) data, then >= PAD zero bytes */
+    size_t len, cap;
+    uint64_t base;            /* uncompressed offset of buf[0] */
+    int eof;
+    tl_event_store *es;
+    tl_error *err;
+    uint64_t event_index;     /* index of the event being parsed */
+    int in_events;
+
+    /* the event being parsed */
+    int64_t e_ts, e_dur, e_id, e_corr;
+    uint32_t e_name, e_cat, e_pid, e_tid;
+    uint8_t e_ph, e_flags, e_has_name, e_has_cat;
+    uint8_t *tb;              /* args blob of this event */
+    size_t tb_len, tb_cap;
+    int64_t e_seq;
+    int e_has_seq;
+
+    char *sb;                 /* unescape buffer */
+    size_t sb_cap;
+    uint8_t *stack;           /* container stack for skip_value */
+    size_t stack_cap;
+
+    uint8_t *cat_map;         /* cats id -> tl_cat */
+    size_t cat_map_cap;
+    uint64_t next_progress;
+    const tl_scan_opts *opts;
+} scanner;
+
+/* ------------------------------------------------------------------ errors */
+
+static int fail(scanner *s, const char *p, const char *what)
+{
+    uint64_t off = s->base + (uint64_t)(p - s->buf);
+    if (s->in_events)
+        tl_error_set(s->err, "%s: byte %llu (event %llu): %s", s->path, (unsigned long long)off,
+                     (unsigned long long)s->event_index, what);
+    else
+        tl_error_set(s->err, "%s: byte %llu: %s", s->path, (unsigned long long)off, what);
+    return ERR;
+}
+
+/* At a zero byte: either the end of the buffered data (NEED) or a NUL in
+ * the input (an error). */
+static int at_zero(scanner *s, const char *p, const char *what)
+{
+    if (p >= s->buf + s->len) return NEED;
+    return fail(s, p, what);
+}
+
+/* ------------------------------------------------------------- primitives */
+
+static inline const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    return p;
+}
+
+/* Finds the first '"', '\\' or control byte (< 0x20, includes the zero
+ * sentinel) at or after p. *high |= whether a byte >= 0x80 was passed. */
+static inline const char *scan_str(const char *p, int *high)
+{
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c1f = _mm_set1_epi8(0x1f);
+    int hi = 0;
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)p);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+                                 _mm_cmpeq_epi8(_mm_max_epu8(x, c1f), c1f));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        unsigned hm = (unsigned)_mm_movemask_epi8(x);
+        if (mask) {
+            unsigned k = (unsigned)__builtin_ctz(mask);
+            hi |= (hm & ((1u << k) - 1)) != 0;
+            *high |= hi;
+            return p + k;
+        }
+        hi |= hm != 0;
+        p += 16;
+    }
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Length of a valid UTF-8 sequence at p (within n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+    unsigned c = p[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
+    else return 0;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return len;
+}
+
+static void sb_reserve(scanner *s, size_t need)
+{
+    if (need > s->sb_cap) {
+        size_t c = s->sb_cap ? s->sb_cap : 256;
+        while (c < need) c *= 2;
+        s->sb = tl_xrealloc(s->sb, c);
+        s->sb_cap = c;
+    }
+}
+
+/* Parses a string starting after its opening quote. On OK, *out and *outlen
+ * hold its decoded bytes (invalid UTF-8 replaced by U+FFFD); *pp points
+ * after the closing quote. Decoded text may live in s->sb. */
+static int parse_string(scanner *s, const char **pp, const char **out, size_t *outlen)
+{
+    const char *start = *pp;
+    int high = 0;
+    const char *p = scan_str(start, &high);
+    if (*p == '"' && !high) {
+        *out = start;
+        *outlen = (size_t)(p - start);
+        *pp = p + 1;
+        return OK;
+    }
+    /* slow path: escapes or non-ASCII bytes */
+    size_t o = 0;
+    p = start;
+    for (;;) {
+        sb_reserve(s, o + 8);
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') break;
+        if (c == 0) {
+            int st = at_zero(s, p, "NUL byte inside a string");
+            if (st == NEED) return NEED;
+            return st;
+        }
+        if (c < 0x20) return fail(s, p, "control character inside a string (must be escaped)");
+        if (c == '\\') {
+            char e = p[1];
+            if (e == 0 && p + 1 >= s->buf + s->len) return NEED;
+            p += 2;
+            switch (e) {
+            case '"': s->sb[o++] = '"'; break;
+            case '\\': s->sb[o++] = '\\'; break;
+            case '/': s->sb[o++] = '/'; break;
+            case 'b': s->sb[o++] = '\b'; break;
+            case 'f': s->sb[o++] = '\f'; break;
+            case 'n': s->sb[o++] = '\n'; break;
+            case 'r': s->sb[o++] = '\r'; break;
+            case 't': s->sb[o++] = '\t'; break;
+            case 'u': {
+                uint32_t cp = 0;
+                for (int i = 0; i < 4; i++) {
+                    int h = hexval((unsigned char)p[i]);
+                    if (h < 0) {
+                        if (p[i] == 0 && p + i >= s->buf + s->len) return NEED;
+                        return fail(s, p + i, "invalid \\u escape in a string (expected 4 hex digits)");
+                    }
+                    cp = cp * 16 + (uint32_t)h;
+                }
+                p += 4;
+                if (cp >= 0xD800 && cp <= 0xDBFF && p[0] == '\\' && p[1] == 'u') {
+                    uint32_t lo = 0;
+                    int okhex = 1;
+                    for (int i = 0; i < 4; i++) {
+                        int h = hexval((unsigned char)p[2 + i]);
+                        if (h < 0) {
+                            if (p[2 + i] == 0 && p + 2 + i >= s->buf + s->len) return NEED;
+                            okhex = 0;
+                            break;
+                        }
+                        lo = lo * 16 + (uint32_t)h;
+                    }
+                    if (okhex && lo >= 0xDC00 && lo <= 0xDFFF) {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                        p += 6;
+                    }
+                }
+                if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD; /* lone surrogate */
+                o += put_utf8(s->sb + o, cp);
+                break;
+            }
+            default:
+                if (e == 0 && p - 1 >= s->buf + s->len) return NEED;
+                return fail(s, p - 1, "invalid escape sequence in a string");
+            }
+            continue;
+        }
+        if (c < 0x80) {
+            s->sb[o++] = (char)c;
+            p++;
+            continue;
+        }
+        /* non-ASCII: copy a valid sequence, or replace one bad byte */
+        size_t avail = 0;
+        while (avail < 4 && p[avail] != 0 && p[avail] != '"') avail++;
+        size_t n = utf8_seq((const unsigned char *)p, avail);
+        if (n == 0) {
+            if (avail < 4 && p[avail] == 0 && p + avail >= s->buf + s->len) return NEED;
+            o += put_utf8(s->sb + o, 0xFFFD);
+            p++;
+        } else {
+            memcpy(s->sb + o, p, n);
+            o += n;
+            p += n;
+        }
+    }
+    *out = s->sb;
+    *outlen = o;
+    *pp = p + 1;
+    return OK;
+}
+
+/* Validates the string at p (after the opening quote) without decoding. */
+static int skip_string(scanner *s, const char **pp)
+{
+    const char *p = *pp;
+    for (;;) {
+        int high = 0;
+        p = scan_str(p, &high);
+        if (*p == '"') {
+            *pp = p + 1;
+            return OK;
+        }
+        if (*p == '\\') {
+            char e = p[1];
+            if (e == 'u') {
+                for (int i = 2; i < 6; i++)
+                    if (hexval((unsigned char)p[i]) < 0) {
+                        if (p[i] == 0 && p + i >= s->buf + s->len) return NEED;
+                        return fail(s, p + i, "invalid \\u escape in a string (expected 4 hex digits)");
+                    }
+                p += 6;
+            } else if (e && strchr("\"\\/bfnrt", e)) {
+                p += 2;
+            } else {
+                if (e == 0 && p + 1 >= s->buf + s->len) return NEED;
+                return fail(s, p + 1, "invalid escape sequence in a string");
+            }
+            continue;
+        }
+        if (*p == 0) return at_zero(s, p, "NUL byte inside a string");
+        return fail(s, p, "control character inside a string (must be escaped)");
+    }
+}
+
+/* Number token: validates JSON grammar (plus NaN/Infinity/-Infinity, which
+ * Python's reader accepts). Sets *is_int when it is a plain integer that
+ * fits int64, with the value in *iv. */
+static int scan_number(scanner *s, const char **pp, int *is_int, int64_t *iv)
+{
+    const char *p = *pp;
+    int neg = 0;
+    *is_int = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (*p == 'I' || *p == 'N') {
+        const char *lit = *p == 'I' ? "Infinity" : "NaN";
+        size_t n = strlen(lit);
+        for (size_t i = 0; i < n; i++)
+            if (p[i] != lit[i]) {
+                if (p[i] == 0 && p + i >= s->buf + s->len) return NEED;
+                return fail(s, p + i, "invalid literal (expected a JSON value)");
+            }
+        if (neg && *p == 'N') return fail(s, p, "invalid number");
+        *pp = p + n;
+        return OK;
+    }
+    if (!(*p >= '0' && *p <= '9')) {
+        if (*p == 0 && p >= s->buf + s->len) return NEED;
+        return fail(s, p, "invalid number (expected a digit)");
+    }
+    uint64_t v = 0;
+    int ovf = 0;
+    if (*p == '0') {
+        p++;
+    } else {
+        while (*p >= '0' && *p <= '9') {
+            unsigned d = (unsigned)(*p - '0');
+            if (v > (UINT64_MAX - d) / 10) ovf = 1;
+            else v = v * 10 + d;
+            p++;
+        }
+    }
+    int integral = 1;
+    if (*p == '.') {
+        integral = 0;
+        p++;
+        if (!(*p >= '0' && *p <= '9')) {
+            if (*p == 0 && p >= s->buf + s->len) return NEED;
+            return fail(s, p, "invalid number (expected a digit after '.')");
+        }
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        integral = 0;
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) {
+            if (*p == 0 && p >= s->buf + s->len) return NEED;
+            return fail(s, p, "invalid number (expected exponent digits)");
+        }
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 0 && p >= s->buf + s->len && !s->eof) return NEED; /* the number may go on */
+    if (integral && !ovf) {
+        if (!neg && v <= (uint64_t)INT64_MAX) {
+            *is_int = 1;
+            *iv = (int64_t)v;
+        } else if (neg && v <= (uint64_t)INT64_MAX + 1) {
+            *is_int = 1;
+            *iv = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+        }
+    }
+    *pp = p;
+    return OK;
+}
+
+static int expect_lit(scanner *s, const char **pp, const char *lit)
+{
+    const char *p = *pp;
+    for (size_t i = 0; lit[i]; i++)
+        if (p[i] != lit[i]) {
+            if (p[i] == 0 && p + i >= s->buf + s->len) return NEED;
+            return fail(s, p + i, "invalid literal (expected a JSON value)");
+        }
+    *pp = p + strlen(lit);
+    return OK;
+}
+
+/* Skips (and validates) one JSON value of any depth, iteratively. */
+static int skip_value(scanner *s, const char **pp)
+{
+    const char *p = *pp;
+    size_t depth = 0;
+    int st;
+    for (;;) {
+        /* a value starts here */
+        p = skip_ws(p);
+        switch (*p) {
+        case '"':
+            p++;
+            if ((st = skip_string(s, &p)) != OK) return st;
+            break;
+        case '[':
+        case '{': {
+            char open = *p++;
+            if (depth == s->stack_cap) {
+                s->stack_cap = s->stack_cap ? s->stack_cap * 2 : 64;
+                s->stack = tl_xrealloc(s->stack, s->stack_cap);
+            }
+            s->stack[depth++] = (uint8_t)open;
+            p = skip_ws(p);
+            if ((open == '[' && *p == ']') || (open == '{' && *p == '}')) {
+                p++;
+                depth--;
+                break;
+            }
+            if (open == '{') {
+                if (*p != '"') {
+                    if (*p == 0) return at_zero(s, p, "expected a key string");
+                    return fail(s, p, "expected a key string or '}'");
+                }
+                p++;
+                if ((st = skip_string(s, &p)) != OK) return st;
+                p = skip_ws(p);
+                if (*p != ':') {
+                    if (*p == 0) return at_zero(s, p, "expected ':'");
+                    return fail(s, p, "expected ':' after an object key");
+                }
+                p++;
+            }
+            continue; /* parse the first element */
+        }
+        case 't': if ((st = expect_lit(s, &p, "true")) != OK) return st; break;
+        case 'f': if ((st = expect_lit(s, &p, "false")) != OK) return st; break;
+        case 'n': if ((st = expect_lit(s, &p, "null")) != OK) return st; break;
+        case 0: return at_zero(s, p, "NUL byte where a value was expected");
+        default: {
+            int isint;
+            int64_t iv;
+            if (*p == '-' || (*p >= '0' && *p <= '9') || *p == 'N' || *p == 'I') {
+                if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
+            } else {
+                return fail(s, p, "unexpected character (expected a JSON value)");
+            }
+        }
+        }
+        /* after a value: close containers or move to the next element */
+        for (;;) {
+            if (depth == 0) {
+                *pp = p;
+                return OK;
+            }
+            p = skip_ws(p);
+            uint8_t top = s->stack[depth - 1];
+            if (*p == ',') {
+                p = skip_ws(p + 1);
+                if (top == '{') {
+                    if (*p != '"') {
+                        if (*p == 0) return at_zero(s, p, "expected a key string");
+                        return fail(s, p, "expected a key string after ','");
+                    }
+                    p++;
+                    if ((st = skip_string(s, &p)) != OK) return st;
+                    p = skip_ws(p);
+                    if (*p != ':') {
+                        if (*p == 0) return at_zero(s, p, "expected ':'");
+                        return fail(s, p, "expected ':' after an object key");
+                    }
+                    p++;
+                }
+                break; /* next value */
+            }
+            if ((*p == ']' && top == '[') || (*p == '}' && top == '{')) {
+                p++;
+                depth--;
+                continue;
+            }
+            if (*p == 0) return at_zero(s, p, "unexpected end inside a value");
+            return fail(s, p, top == '[' ? "expected ',' or ']' in an array" : "expected ',' or '}' in an object");
+        }
+    }
+}
+
+/* ------------------------------------------------------- exact us -> ns */
+
+static const uint64_t pow10u[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                    10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                    100000000000ull, 1000000000000ull, 10000000000000ull,
+                                    100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                    100000000000000000ull, 1000000000000000000ull,
+                                    10000000000000000000ull};
+
+int tl_parse_us_to_ns(const char *p, size_t len, int64_t *out)
+{
+    const char *end = p + len;
+    int neg = 0;
+    if (p < end && *p == '-') neg = 1, p++;
+    if (p >= end || !(*p >= '0' && *p <= '9')) return -1;
+    /* fast path: up to 15 integer digits, up to 3 fraction digits */
+    uint64_t mant = 0;
+    int nd = 0;          /* significant digits kept in mant */
+    int exp10 = 0;       /* value = mant * 10^exp10 (us) */
+    int sticky = 0;      /* non-zero digits were dropped */
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (nd < 19) {
+            mant = mant * 10 + (uint64_t)(*p - '0');
+            if (mant) nd++;
+        } else {
+            exp10++;
+            sticky |= *p != '0';
+        }
+        p++;
+    }
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || !(*p >= '0' && *p <= '9')) return -1;
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (nd < 19) {
+                mant = mant * 10 + (uint64_t)(*p - '0');
+                if (mant) nd++;
+                exp10--;
+            } else {
+                sticky |= *p != '0';
+            }
+            p++;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p == '-', p++;
+        if (p >= end || !(*p >= '0' && *p <= '9')) return -1;
+        long e = 0;
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (e < 100000) e = e * 10 + (*p - '0');
+            p++;
+        }
+        exp10 += (int)(eneg ? -e : e);
+    }
+    if (p != end) return -1;
+    int k = exp10 + 3; /* ns = mant * 10^k */
+    uint64_t ns;
+    if (mant == 0) {
+        ns = 0;
+    } else if (k >= 0) {
+        if (k > 19) return -1;
+        if (mant > UINT64_MAX / pow10u[k]) return -1;
+        ns = mant * pow10u[k];
+    } else {
+        int d = -k;
+        if (d > 19) {
+            ns = 0; /* far below half a nanosecond */
+        } else {
+            uint64_t div = pow10u[d], q = mant / div, r = mant % div, half = div / 2;
+            /* div is a power of ten >= 10, so it is even and half is exact */
+            if (r > half || (r == half && (sticky || (q & 1)))) q++;
+            ns = q;
+        }
+    }
+    if (!neg && ns > (uint64_t)INT64_MAX) return -1;
+    if (neg && ns > (uint64_t)INT64_MAX) return -1;
+    *out = neg ? -(int64_t)ns : (int64_t)ns;
+    return 0;
+}
+
+/* ------------------------------------------------------------ the event */
+
+static void tb_reserve(scanner *s, size_t more)
+{
+    TL_GROW(s->tb, s->tb_cap, s->tb_len + more);
+}
+
+static void tb_put_int(scanner *s, uint32_t key, int64_t v)
+{
+    tb_reserve(s, 24);
+    s->tb_len += tl_put_varint(s->tb + s->tb_len, key);
+    s->tb[s->tb_len++] = TL_AV_INT;
+    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    s->tb_len += tl_put_varint(s->tb + s->tb_len, z);
+}
+
+static void tb_put_raw(scanner *s, uint32_t key, uint32_t vid)
+{
+    tb_reserve(s, 16);
+    s->tb_len += tl_put_varint(s->tb + s->tb_len, key);
+    s->tb[s->tb_len++] = TL_AV_RAW;
+    s->tb_len += tl_put_varint(s->tb + s->tb_len, vid);
+}
+
+static uint8_t classify_cat(const char *c, size_t n)
+{
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(c, lit, n) == 0)
+    if (IS("cpu_op")) return TL_CAT_CPU_OP;
+    if (IS("cuda_runtime")) return TL_CAT_CUDA_RUNTIME;
+    if (IS("cuda_driver")) return TL_CAT_CUDA_DRIVER;
+    if (IS("python_function")) return TL_CAT_PYTHON_FUNCTION;
+    if (IS("kernel")) return TL_CAT_KERNEL;
+    if (IS("gpu_memcpy")) return TL_CAT_GPU_MEMCPY;
+    if (IS("gpu_memset")) return TL_CAT_GPU_MEMSET;
+    if (IS("ac2g")) return TL_CAT_AC2G;
+    if (IS("user_annotation")) return TL_CAT_USER_ANNOTATION;
+    if (IS("gpu_user_annotation")) return TL_CAT_GPU_USER_ANNOTATION;
+    return TL_CAT_OTHER;
+#undef IS
+}
+
+static uint32_t intern_cat(scanner *s, const char *c, size_t n)
+{
+    uint32_t id = tl_strpool_intern(&s->es->cats, c, n);
+    if (id >= s->cat_map_cap) {
+        size_t old = s->cat_map_cap;
+        TL_GROW(s->cat_map, s->cat_map_cap, (size_t)id + 1);
+        memset(s->cat_map + old, 0xff, s->cat_map_cap - old);
+    }
+    if (s->cat_map[id] == 0xff) s->cat_map[id] = classify_cat(c, n);
+    return id;
+}
+
+/* pid / tid: int, string or null (7 and "7" are different identities). */
+static int parse_idval(scanner *s, const char **pp, uint32_t *out)
+{
+    const char *p = *pp;
+    int st;
+    if (*p == '"') {
+        const char *str;
+        size_t n;
+        p++;
+        if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
+        *out = tl_es_idval(s->es, 1, tl_strpool_intern(&s->es->names, str, n));
+    } else if (*p == 'n') {
+        if ((st = expect_lit(s, &p, "null")) != OK) return st;
+        *out = tl_es_idval(s->es, 2, 0);
+    } else {
+        const char *start = p;
+        int isint;
+        int64_t iv;
+        if ((st = skip_value(s, &p)) != OK) return st;
+        const char *q = start;
+        if ((st = scan_number(s, &q, &isint, &iv)) == OK && q == p && isint) {
+            *out = tl_es_idval(s->es, 0, iv);
+        } else {
+            if (st == NEED) return NEED;
+            /* other values (floats, big ints, containers) keep their text */
+            *out = tl_es_idval(s->es, 1, tl_strpool_intern(&s->es->names, start, (size_t)(p - start)));
+        }
+    }
+    *pp = p;
+    return OK;
+}
+
+/* ts / dur: exact microseconds -> int64 ns. Non-numbers leave the field
+ * absent (the value is still validated). */
+static int parse_time(scanner *s, const char **pp, int64_t *out, int *present)
+{
+    const char *start = *pp, *p = start;
+    int st;
+    *present = 0;
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+        int isint;
+        int64_t iv;
+        if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
+        if (tl_parse_us_to_ns(start, (size_t)(p - start), out) != 0)
+            return fail(s, start, "timestamp out of range (does not fit int64 nanoseconds)");
+        *present = 1;
+    } else {
+        if ((st = skip_value(s, &p)) != OK) return st;
+    }
+    *pp = p;
+    return OK;
+}
+
+static inline int key_is(const char *k, size_t n, const char *lit, size_t litn)
+{
+    return n == litn && memcmp(k, lit, n) == 0;
+}
+
+static int parse_args(scanner *s, const char **pp)
+{
+    const char *p = *pp;
+    int st;
+    if (*p != '{') {
+        /* args that are not an object: keep nothing, but validate */
+        if ((st = skip_value(s, &p)) != OK) return st;
+        *pp = p;
+        return OK;
+    }
+    s->e_flags |= TL_F_ARGS;
+    p = skip_ws(p + 1);
+    if (*p == '}') {
+        *pp = p + 1;
+        return OK;
+    }
+    for (;;) {
+        if (*p != '"') {
+            if (*p == 0) return at_zero(s, p, "expected a key string in args");
+            return fail(s, p, "expected a key string in args");
+        }
+        p++;
+        const char *key;
+        size_t klen;
+        if ((st = parse_string(s, &p, &key, &klen)) != OK) return st;
+        uint32_t kid = tl_strpool_intern(&s->es->keys, key, klen);
+        p = skip_ws(p);
+        if (*p != ':') {
+            if (*p == 0) return at_zero(s, p, "expected ':' in args");
+            return fail(s, p, "expected ':' after a key in args");
+        }
+        p = skip_ws(p + 1);
+        const char *vstart = p;
+        int isint = 0;
+        int64_t iv = 0;
+        if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
+        } else {
+            if ((st = skip_value(s, &p)) != OK) return st;
+        }
+        if (isint) {
+            if (kid == TL_K_CORRELATION) {
+                s->e_corr = iv;
+            } else {
+                tb_put_int(s, kid, iv);
+                if (kid == TL_K_SEQUENCE_NUMBER) {
+                    s->e_seq = iv;
+                    s->e_has_seq = 1;
+                }
+            }
+        } else {
+            if (kid == TL_K_CORRELATION) s->e_corr = TL_NONE;
+            tb_put_raw(s, kid, tl_strpool_intern(&s->es->values, vstart, (size_t)(p - vstart)));
+        }
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            continue;
+        }
+        if (*p == '}') {
+            *pp = p + 1;
+            return OK;
+        }
+        if (*p == 0) return at_zero(s, p, "expected ',' or '}' in args");
+        return fail(s, p, "expected ',' or '}' in args");
+    }
+}
+
+static void reset_event(scanner *s)
+{
+    s->e_ts = s->e_dur = s->e_id = s->e_corr = TL_NONE;
+    s->e_name = s->e_cat = 0;
+    s->e_pid = s->e_tid = UINT32_MAX;
+    s->e_ph = s->e_flags = s->e_has_name = s->e_has_cat = 0;
+    s->tb_len = 0;
+    s->e_has_seq = 0;
+}
+
+static uint32_t label_value(scanner *s, uint32_t want_key)
+{
+    /* raw JSON text of args[want_key] of the current event (ints as text) */
+    const uint8_t *p = s->tb, *end = s->tb + s->tb_len;
+    uint32_t found = UINT32_MAX;
+    while (p < end) {
+        uint32_t k = (uint32_t)tl_get_varint(&p);
+        int tag = *p++;
+        uint64_t v = tl_get_varint(&p);
+        if (k != want_key) continue;
+        if (tag == TL_AV_RAW) {
+            found = (uint32_t)v;
+        } else {
+            char num[32];
+            int64_t iv = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+            int n = snprintf(num, sizeof num, "%lld", (long long)iv);
+            found = tl_strpool_intern(&s->es->values, num, (size_t)n);
+        }
+    }
+    return found;
+}
+
+static void commit_event(scanner *s)
+{
+    tl_event_store *es = s->es;
+    if (es->n == es->cap) {
+        size_t nc = es->cap ? es->cap * 2 : 4096;
+        es->ts = tl_xrealloc(es->ts, nc * sizeof *es->ts);
+        es->dur = tl_xrealloc(es->dur, nc * sizeof *es->dur);
+        es->corr = tl_xrealloc(es->corr, nc * sizeof *es->corr);
+        es->name = tl_xrealloc(es->name, nc * sizeof *es->name);
+        es->cat_id = tl_xrealloc(es->cat_id, nc * sizeof *es->cat_id);
+        es->cat = tl_xrealloc(es->cat, nc * sizeof *es->cat);
+        es->ph = tl_xrealloc(es->ph, nc * sizeof *es->ph);
+        es->flags = tl_xrealloc(es->flags, nc * sizeof *es->flags);
+        es->pid = tl_xrealloc(es->pid, nc * sizeof *es->pid);
+        es->tid = tl_xrealloc(es->tid, nc * sizeof *es->tid);
+        es->args_off = tl_xrealloc(es->args_off, (nc + 1) * sizeof *es->args_off);
+        es->cap = nc;
+    }
+    size_t i = es->n;
+    uint8_t flags = s->e_flags;
+    int64_t dur = s->e_dur;
+    if (dur != TL_NONE) {
+        flags |= TL_F_DUR;
+        if (dur < 0) {
+            flags |= TL_F_NEGDUR;
+            dur = 0;
+        }
+    } else {
+        dur = 0;
+    }
+    if (s->e_ts != TL_NONE) flags |= TL_F_TS;
+    es->ts[i] = s->e_ts == TL_NONE ? 0 : s->e_ts;
+    es->dur[i] = dur;
+    es->name[i] = s->e_has_name ? s->e_name : tl_strpool_intern(&es->names, "", 0);
+    if (!s->e_has_cat) s->e_cat = intern_cat(s, "", 0);
+    es->cat_id[i] = s->e_cat;
+    es->cat[i] = s->e_has_cat ? s->cat_map[s->e_cat] : TL_CAT_NONE;
+    es->ph[i] = s->e_ph;
+    es->flags[i] = flags;
+    if (s->e_pid == UINT32_MAX) s->e_pid = tl_es_idval(es, 2, 0);
+    if (s->e_tid == UINT32_MAX) s->e_tid = tl_es_idval(es, 2, 0);
+    es->pid[i] = s->e_pid;
+    es->tid[i] = s->e_tid;
+    if (s->e_ph == 's' || s->e_ph == 'f') {
+        es->corr[i] = s->e_id;
+        if (s->e_corr != TL_NONE) tb_put_int(s, TL_K_CORRELATION, s->e_corr);
+    } else {
+        es->corr[i] = s->e_corr;
+    }
+    if (s->e_has_seq) {
+        if (es->n_seq == es->cap_seq) {
+            es->cap_seq = es->cap_seq ? es->cap_seq * 2 : 1024;
+            es->seq_pairs = tl_xrealloc(es->seq_pairs, es->cap_seq * sizeof *es->seq_pairs);
+        }
+        es->seq_pairs[es->n_seq].seq = s->e_seq;
+        es->seq_pairs[es->n_seq].uid = (uint32_t)i;
+        es->n_seq++;
+    }
+    if (s->e_ph == 'M' && s->e_has_name) {
+        const char *nm = tl_strpool_get(&es->names, s->e_name);
+        uint32_t label = UINT32_MAX;
+        if (!strcmp(nm, "process_name") || !strcmp(nm, "thread_name")) label = TL_K_NAME;
+        else if (!strcmp(nm, "process_labels")) label = TL_K_LABELS;
+        else if (!strcmp(nm, "process_sort_index") || !strcmp(nm, "thread_sort_index")) label = TL_K_SORT_INDEX;
+        if (label != UINT32_MAX) {
+            uint32_t v = label_value(s, label);
+            if (v != UINT32_MAX) {
+                TL_GROW(es->meta, es->cap_meta, es->n_meta + 1);
+                es->meta[es->n_meta++] = (tl_meta_entry){s->e_pid, s->e_tid, s->e_name, v};
+            }
+        }
+    }
+    TL_GROW(es->blob, es->blob_cap, es->blob_len + s->tb_len);
+    memcpy(es->blob + es->blob_len, s->tb, s->tb_len);
+    es->blob_len += s->tb_len;
+    es->args_off[i + 1] = es->blob_len;
+    es->n++;
+}
+
+static int parse_event(scanner *s, const char **pp)
+{
+    const char *p = *pp;
+    int st;
+    reset_event(s);
+    if (*p != '{') {
+        if (*p == 0) return at_zero(s, p, "expected an event object");
+        return fail(s, p, "expected an event object '{' in traceEvents");
+    }
+    p = skip_ws(p + 1);
+    if (*p == '}') goto done;
+    for (;;) {
+        if (*p != '"') {
+            if (*p == 0) return at_zero(s, p, "expected a key string");
+            return fail(s, p, "expected a key string in an event");
+        }
+        p++;
+        const char *key;
+        size_t klen;
+        if ((st = parse_string(s, &p, &key, &klen)) != OK) return st;
+        /* key text may live in s->sb; copy the few bytes we compare */
+        char kbuf[8];
+        int kk = 0;
+        if (klen <= 5) {
+            memcpy(kbuf, key, klen);
+            kk = 1;
+        }
+        const char *k = kk ? kbuf : key;
+        p = skip_ws(p);
+        if (*p != ':') {
+            if (*p == 0) return at_zero(s, p, "expected ':'");
+            return fail(s, p, "expected ':' after a key");
+        }
+        p = skip_ws(p + 1);
+        size_t kl = klen;
+#define K(lit) key_is(k, kl, lit, sizeof(lit) - 1)
+        if (K("ph")) {
+            const char *str;
+            size_t n;
+            if (*p == '"') {
+                p++;
+                if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
+                s->e_ph = n ? (uint8_t)str[0] : 0;
+            } else if ((st = skip_value(s, &p)) != OK) {
+                return st;
+            }
+        } else if (K("name")) {
+            if (*p == '"') {
+                const char *str;
+                size_t n;
+                p++;
+                if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
+                s->e_name = tl_strpool_intern(&s->es->names, str, n);
+                s->e_has_name = 1;
+            } else {
+                const char *start = p;
+                if ((st = skip_value(s, &p)) != OK) return st;
+                s->e_name = tl_strpool_intern(&s->es->names, start, (size_t)(p - start));
+                s->e_has_name = 1;
+            }
+        } else if (K("cat")) {
+            if (*p == '"') {
+                const char *str;
+                size_t n;
+                p++;
+                if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
+                s->e_cat = intern_cat(s, str, n);
+                s->e_has_cat = 1;
+            } else if ((st = skip_value(s, &p)) != OK) {
+                return st;
+            }
+        } else if (K("ts")) {
+            int present;
+            if ((st = parse_time(s, &p, &s->e_ts, &present)) != OK) return st;
+            if (!present) s->e_ts = TL_NONE;
+        } else if (K("dur")) {
+            int present;
+            if ((st = parse_time(s, &p, &s->e_dur, &present)) != OK) return st;
+            if (!present) s->e_dur = TL_NONE;
+        } else if (K("pid")) {
+            if ((st = parse_idval(s, &p, &s->e_pid)) != OK) return st;
+        } else if (K("tid")) {
+            if ((st = parse_idval(s, &p, &s->e_tid)) != OK) return st;
+        } else if (K("args")) {
+            s->tb_len = 0;
+            s->e_corr = TL_NONE;
+            s->e_has_seq = 0;
+            if ((st = parse_args(s, &p)) != OK) return st;
+        } else if (K("id")) {
+            int isint = 0;
+            int64_t iv = 0;
+            if (*p == '-' || (*p >= '0' && *p <= '9')) {
+                if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
+            } else if ((st = skip_value(s, &p)) != OK) {
+                return st;
+            }
+            s->e_id = isint ? iv : TL_NONE;
+        } else {
+            if ((st = skip_value(s, &p)) != OK) return st;
+        }
+#undef K
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            continue;
+        }
+        if (*p == '}') break;
+        if (*p == 0) return at_zero(s, p, "expected ',' or '}' in an event");
+        return fail(s, p, "expected ',' or '}' in an event");
+    }
+done:
+    *pp = p + 1;
+    commit_event(s);
+    return OK;
+}
+
+/* ------------------------------------------------------------ buffering */
+
+/* Keeps buf[keep..len), reads more. Returns OK, or ERR (read error or end
+ * of data when more was needed: the caller decides which). */
+static int refill(scanner *s, size_t keep, int *got_more)
+{
+    *got_more = 0;
+    if (s->eof) return OK;
+    size_t rest = s->len - keep;
+    memmove(s->buf, s->buf + keep, rest);
+    s->base += keep;
+    s->len = rest;
+    if (s->cap - s->len - PAD < s->cap / 4) {
+        s->cap *= 2;
+        s->buf = tl_xrealloc(s->buf, s->cap);
+    }
+    long n = tl_source_read(s->src, s->buf + s->len, s->cap - s->len - PAD, s->err);
+    if (n < 0) return ERR;
+    if (n == 0) s->eof = 1;
+    s->len += (size_t)n;
+    memset(s->buf + s->len, 0, PAD);
+    *got_more = n > 0;
+    if (s->opts && s->opts->progress && s->base + s->len >= s->next_progress) {
+        s->opts->progress(s->opts->progress_ud, s->base + s->len, tl_source_file_size(s->src),
+                          tl_source_is_gzip(s->src));
+        s->next_progress = s->base + s->len + PROGRESS_STEP;
+    }
+    return OK;
+}
+
+static int truncated(scanner *s, const char *p, const char *where)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "unexpected end of data %s (truncated file?)", where);
+    return fail(s, p, msg);
+}
+
+/* The top level: { ... "traceEvents": [ events ] ... } or [ events ]. */
+static int scan(scanner *s)
+{
+    enum { T_START, T_OBJ_KEY, T_OBJ_AFTER, T_EVENTS_FIRST, T_EVENTS_NEXT, T_END } state = T_START;
+    size_t pos = 0; /* committed position in buf */
+    int seen_events = 0;
+    int st;
+    for (;;) {
+        const char *p = s->buf + pos;
+        const char *mark = p;
+        st = OK;
+        switch (state) {
+        case T_START:
+            if (s->base == 0 && pos == 0 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+                (unsigned char)p[2] == 0xBF)
+                p += 3;
+            p = skip_ws(p);
+            if (*p == '{') {
+                p = skip_ws(p + 1);
+                if (*p == '}') {
+                    p++;
+                    state = T_END;
+                } else {
+                    state = T_OBJ_KEY;
+                }
+            } else if (*p == '[') {
+                s->es->bare_array = 1;
+                seen_events = 1;
+                s->in_events = 1;
+                p++;
+                state = T_EVENTS_FIRST;
+            } else if (*p == 0 && p >= s->buf + s->len) {
+                st = NEED;
+            } else {
+                return fail(s, p, "the top level is not a JSON object (expected '{' with a traceEvents array)");
+            }
+            break;
+        case T_OBJ_KEY: {
+            p = skip_ws(p);
+            if (*p != '"') {
+                if (*p == 0 && p >= s->buf + s->len) {
+                    st = NEED;
+                    break;
+                }
+                return fail(s, p, "expected a key string in the top-level object");
+            }
+            p++;
+            const char *key;
+            size_t klen;
+            if ((st = parse_string(s, &p, &key, &klen)) != OK) break;
+            int is_events = key_is(key, klen, "traceEvents", 11);
+            uint32_t kid = tl_strpool_intern(&s->es->keys, key, klen);
+            p = skip_ws(p);
+            if (*p != ':') {
+                if (*p == 0 && p >= s->buf + s->len) {
+                    st = NEED;
+                    break;
+                }
+                return fail(s, p, "expected ':' in the top-level object");
+            }
+            p = skip_ws(p + 1);
+            if (is_events) {
+                if (*p == 0 && p >= s->buf + s->len) {
+                    st = NEED;
+                    break;
+                }
+                if (seen_events) return fail(s, p, "duplicate traceEvents key");
+                if (*p != '[') return fail(s, p, "traceEvents is not an array");
+                seen_events = 1;
+                s->in_events = 1;
+                p++;
+                state = T_EVENTS_FIRST;
+            } else {
+                const char *v = p;
+                if ((st = skip_value(s, &p)) != OK) break;
+                /* a non-Kineto `metadata` block may dump the capture
+                 * host's environment (tokens, keys): it is never kept */
+                tl_event_store *es = s->es;
+                if (key_is(tl_strpool_get(&es->keys, kid), klen, "metadata", 8)) {
+                    es->dropped_metadata = 1;
+                } else {
+                    TL_GROW(es->top, es->cap_top, es->n_top + 1);
+                    tl_top_entry *t = &es->top[es->n_top++];
+                    t->key = kid;
+                    t->len = (size_t)(p - v);
+                    t->raw = tl_xmalloc(t->len + 1);
+                    memcpy(t->raw, v, t->len);
+                    t->raw[t->len] = 0;
+                }
+                state = T_OBJ_AFTER;
+            }
+            break;
+        }
+        case T_OBJ_AFTER:
+            p = skip_ws(p);
+            if (*p == ',') {
+                p++;
+                state = T_OBJ_KEY;
+            } else if (*p == '}') {
+                p++;
+                state = T_END;
+            } else if (*p == 0 && p >= s->buf + s->len) {
+                st = NEED;
+            } else {
+                return fail(s, p, "expected ',' or '}' in the top-level object");
+            }
+            break;
+        case T_EVENTS_FIRST:
+            p = skip_ws(p);
+            if (*p == ']') {
+                p++;
+                s->in_events = 0;
+                state = s->es->bare_array ? T_END : T_OBJ_AFTER;
+                break;
+            }
+            if (*p == 0 && p >= s->buf + s->len) {
+                st = NEED;
+                break;
+            }
+            if ((st = parse_event(s, &p)) != OK) break;
+            s->event_index++;
+            state = T_EVENTS_NEXT;
+            break;
+        case T_EVENTS_NEXT:
+            /* the common case: loop over events without leaving */
+            for (;;) {
+                mark = p;
+                p = skip_ws(p);
+                if (*p == ',') {
+                    p = skip_ws(p + 1);
+                    if ((st = parse_event(s, &p)) != OK) break;
+                    s->event_index++;
+                    continue;
+                }
+                if (*p == ']') {
+                    p++;
+                    s->in_events = 0;
+                    state = s->es->bare_array ? T_END : T_OBJ_AFTER;
+                    break;
+                }
+                if (*p == 0 && p >= s->buf + s->len) {
+                    st = NEED;
+                    break;
+                }
+                return fail(s, p, "expected ',' or ']' after an event in traceEvents");
+            }
+            break;
+        case T_END:
+            p = skip_ws(p);
+            if (*p == 0 && p >= s->buf + s->len) {
+                if (s->eof) {
+                    if (!seen_events) {
+                        s->in_events = 0;
+                        return fail(s, p, "no traceEvents array in the top-level object");
+                    }
+                    return OK;
+                }
+                st = NEED;
+                break;
+            }
+            return fail(s, p, "unexpected data after the end of the JSON document");
+        }
+        if (st == ERR) return -1;
+        if (st == NEED) {
+            int more;
+            if (!s->src) s->eof = 1;
+            if (refill(s, (size_t)(mark - s->buf), &more) != OK) return -1;
+            pos = 0;
+            if (!more) {
+                p = s->buf + s->len;
+                if (state == T_START && s->len == 0 && s->base == 0) {
+                    return fail(s, p, "the file is empty (expected a JSON object with a traceEvents array)");
+                }
+                if (state == T_END) continue;
+                truncated(s, p, s->in_events ? "inside traceEvents" : "in the top-level object");
+                return -1;
+            }
+            continue;
+        }
+        pos = (size_t)(p - s->buf);
+    }
+}
+
+static void scanner_free(scanner *s)
+{
+    free(s->buf);
+    free(s->tb);
+    free(s->sb);
+    free(s->stack);
+    free(s->cat_map);
+}
+
+static int finish(scanner *s, int rc)
+{
+    if (rc == 0) {
+        s->es->bytes = s->base + s->len;
+        s->es->args_off[0] = 0;
+    }
+    scanner_free(s);
+    return rc;
+}
+
+int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err)
+{
+    scanner s;
+    memset(&s, 0, sizeof s);
+    s.src = tl_source_open(path, err);
+    if (!s.src) return -1;
+    s.path = path;
+    s.es = es;
+    s.err = err;
+    s.opts = opts;
+    s.cap = opts && opts->buffer_bytes ? opts->buffer_bytes + PAD : INITIAL_BUF;
+    s.buf = tl_xmalloc(s.cap);
+    memset(s.buf, 0, PAD);
+    s.next_progress = PROGRESS_STEP;
+    es->file_bytes = tl_source_file_size(s.src);
+    es->gzip = tl_source_is_gzip(s.src);
+    int more;
+    int rc = refill(&s, 0, &more) == OK && scan(&s) == 0 ? 0 : -1;
+    tl_source_close(s.src);
+    return finish(&s, rc);
+}
+
+int tl_scan_buffer(const char *name, const char *data, size_t len, tl_event_store *es, tl_error *err)
+{
+    scanner s;
+    memset(&s, 0, sizeof s);
+    s.path = name;
+    s.es = es;
+    s.err = err;
+    s.cap = len + PAD;
+    s.buf = tl_xmalloc(s.cap);
+    memcpy(s.buf, data, len);
+    memset(s.buf + len, 0, PAD);
+    s.len = len;
+    s.eof = 1;
+    es->file_bytes = len;
+    return finish(&s, scan(&s) == 0 ? 0 : -1);
+}

@@ -1,0 +1,356 @@
+#include "host.h"
+
+#include <lauxlib.h>
+#include <lua-cjson.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ltrace.h"
+#include "repl.h"
+#include "../util/vec.h"
+
+int luaopen_cjson(lua_State *L);
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int tl_host_lua_dir(char *buf, size_t cap)
+{
+    const char *env = getenv("TRACELENS_LUA_DIR");
+    if (env && is_dir(env)) {
+        snprintf(buf, cap, "%s", env);
+        return 0;
+    }
+    /* next to the binary: <prefix>/bin/tracelens -> <prefix>/share/tracelens/lua */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, cap, "%s/../share/tracelens/lua", exe);
+            if (is_dir(buf)) return 0;
+        }
+    }
+    if (is_dir(TL_SOURCE_LUA_DIR)) {
+        snprintf(buf, cap, "%s", TL_SOURCE_LUA_DIR);
+        return 0;
+    }
+    if (is_dir(TL_INSTALL_LUA_DIR)) {
+        snprintf(buf, cap, "%s", TL_INSTALL_LUA_DIR);
+        return 0;
+    }
+    return -1;
+}
+
+/* The directories searched by require, in order. */
+static void module_dirs(const tl_state_opts *o, const char *dirs[3], char *luadir, size_t cap)
+{
+    int k = 0;
+    if (o && o->script_dir) dirs[k++] = o->script_dir;
+    if (tl_host_lua_dir(luadir, cap) == 0) dirs[k++] = luadir;
+    dirs[k] = NULL;
+}
+
+/* ------------------------------------------------ the tracelens module */
+
+static int l_version(lua_State *L)
+{
+    lua_pushstring(L, TL_VERSION);
+    return 1;
+}
+
+static const luaL_Reg tl_funcs[] = {
+    {"load", tl_l_load}, {"parallel", tl_l_parallel}, {"version", l_version}, {NULL, NULL}};
+
+int luaopen_tracelens(lua_State *L)
+{
+    tl_ltrace_register(L);
+    luaL_newlib(L, tl_funcs);
+    lua_pushstring(L, TL_VERSION);
+    lua_setfield(L, -2, "VERSION");
+    return 1;
+}
+
+/* ----------------------------------------------------- sandbox require */
+
+/* require for task states: only modules already loaded or preloaded, and
+ * Lua source files (text mode) found in the module directories. */
+static int sandbox_require(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, name);
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_getfield(L, -1, name);
+    if (lua_isfunction(L, -1)) {
+        lua_pushstring(L, name);
+        lua_call(L, 1, 1);
+    } else {
+        lua_pop(L, 1);
+        if (strstr(name, "..") || strchr(name, '/')) return luaL_error(L, "module '%s' not allowed", name);
+        char rel[512];
+        snprintf(rel, sizeof rel, "%s", name);
+        for (char *c = rel; *c; c++)
+            if (*c == '.') *c = '/';
+        lua_getfield(L, LUA_REGISTRYINDEX, "tracelens.module_dirs");
+        int found = 0;
+        for (lua_Integer i = 1; !found; i++) {
+            if (lua_rawgeti(L, -1, i) != LUA_TSTRING) {
+                lua_pop(L, 1);
+                break;
+            }
+            const char *dir = lua_tostring(L, -1);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.lua", dir, rel);
+            if (!is_file(path)) snprintf(path, sizeof path, "%s/%s/init.lua", dir, rel);
+            lua_pop(L, 1);
+            if (is_file(path)) {
+                if (luaL_loadfilex(L, path, "t") != LUA_OK) return lua_error(L);
+                lua_pushstring(L, name);
+                lua_pushstring(L, path);
+                lua_call(L, 2, 1);
+                found = 1;
+            }
+        }
+        if (!found) return luaL_error(L, "module '%s' not found in the tracelens module directories", name);
+        lua_remove(L, -2); /* the dirs table */
+    }
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 1);
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, name); /* LOADED[name] */
+    return 1;
+}
+
+/* load() in task states: text chunks only. */
+static int sandbox_load(lua_State *L)
+{
+    int nargs = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, "tracelens.rawload");
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_pushliteral(L, "t");
+    if (nargs >= 4) lua_pushvalue(L, 4);
+    lua_call(L, nargs >= 4 ? 4 : 3, 2);
+    return 2;
+}
+
+static void open_sandbox_libs(lua_State *L)
+{
+    static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},   {LUA_TABLIBNAME, luaopen_table},
+                                    {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
+                                    {LUA_UTF8LIBNAME, luaopen_utf8}, {LUA_OSLIBNAME, luaopen_os},
+                                    {NULL, NULL}};
+    for (const luaL_Reg *l = libs; l->func; l++) {
+        luaL_requiref(L, l->name, l->func, 1);
+        lua_pop(L, 1);
+    }
+    /* os: only the clock and dates */
+    lua_getglobal(L, "os");
+    static const char *const keep[] = {"clock", "time", "date", "difftime", NULL};
+    lua_newtable(L);
+    for (int i = 0; keep[i]; i++) {
+        lua_getfield(L, -2, keep[i]);
+        lua_setfield(L, -2, keep[i]);
+    }
+    lua_setglobal(L, "os");
+    lua_pop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getglobal(L, "os");
+    lua_setfield(L, -2, "os");
+    lua_pop(L, 1);
+    static const char *const drop[] = {"dofile", "loadfile", NULL};
+    for (int i = 0; drop[i]; i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, drop[i]);
+    }
+    lua_getglobal(L, "load");
+    lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.rawload");
+    lua_register(L, "load", sandbox_load);
+    lua_register(L, "require", sandbox_require);
+}
+
+void tl_host_fill_state(lua_State *L, const tl_state_opts *o)
+{
+    if (o && o->sandboxed) open_sandbox_libs(L);
+    else luaL_openlibs(L);
+
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_cjson);
+    lua_setfield(L, -2, "cjson");
+    lua_pushcfunction(L, luaopen_tracelens);
+    lua_setfield(L, -2, "tracelens");
+    lua_pop(L, 1);
+
+    const char *dirs[3];
+    char luadir[4096];
+    module_dirs(o, dirs, luadir, sizeof luadir);
+    lua_newtable(L);
+    for (int i = 0; dirs[i]; i++) {
+        lua_pushstring(L, dirs[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.module_dirs");
+    if (o && o->script_dir) {
+        lua_pushstring(L, o->script_dir);
+        lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.script_dir");
+    }
+    if (o && o->jobs > 0) {
+        lua_pushinteger(L, o->jobs);
+        lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.jobs");
+    }
+    if (!(o && o->sandboxed)) {
+        /* package.path: script dir, then the shipped lua/ directory */
+        luaL_Buffer b;
+        lua_getglobal(L, "package");
+        luaL_buffinit(L, &b);
+        for (int i = 0; dirs[i]; i++) {
+            luaL_addstring(&b, dirs[i]);
+            luaL_addstring(&b, "/?.lua;");
+            luaL_addstring(&b, dirs[i]);
+            luaL_addstring(&b, "/?/init.lua;");
+        }
+        lua_getfield(L, -2, "path");
+        luaL_addvalue(&b);
+        luaL_pushresult(&b);
+        lua_setfield(L, -2, "path");
+        lua_pop(L, 1);
+    }
+    luaL_requiref(L, "tracelens", luaopen_tracelens, 0);
+    lua_setglobal(L, "tl");
+}
+
+lua_State *tl_host_new_state(const tl_state_opts *o)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) return NULL;
+    tl_host_fill_state(L, o);
+    return L;
+}
+
+/* --------------------------------------------------------------- run */
+
+static int traceback_msgh(lua_State *L)
+{
+    const char *m = lua_tostring(L, 1);
+    if (!m) m = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, m, 1);
+    return 1;
+}
+
+/* Finds SCRIPT: as given, else in the shipped lua/ directory. */
+static int resolve_script(const char *script, char *out, size_t cap)
+{
+    if (is_file(script)) {
+        snprintf(out, cap, "%s", script);
+        return 0;
+    }
+    if (!strchr(script, '/')) {
+        char dir[2048];
+        if (tl_host_lua_dir(dir, sizeof dir) == 0) {
+            int n = snprintf(out, cap, "%s/%s", dir, script);
+            if (n > 0 && (size_t)n < cap && is_file(out)) return 0;
+        }
+    }
+    return -1;
+}
+
+int tl_host_run_script(const char *script, int argc, char **argv, const tl_host_opts *opts)
+{
+    char path[4096];
+    if (resolve_script(script, path, sizeof path) != 0) {
+        fprintf(stderr, "tracelens: %s: script not found (looked in the current directory and the tracelens lua/ directory)\n",
+                script);
+        return 1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    tl_state_opts so = {.sandboxed = 0, .jobs = opts ? opts->jobs : 0, .script_dir = dir};
+    lua_State *L = tl_host_new_state(&so);
+    if (!L) {
+        fprintf(stderr, "tracelens: cannot create a Lua state\n");
+        return 1;
+    }
+    /* arg table as in `lua`: arg[0] = script, arg[1..] = args */
+    lua_createtable(L, argc, 1);
+    lua_pushstring(L, path);
+    lua_rawseti(L, -2, 0);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setglobal(L, "arg");
+    lua_pushcfunction(L, traceback_msgh);
+    int rc = 0;
+    if (luaL_loadfilex(L, path, "t") != LUA_OK) {
+        fprintf(stderr, "tracelens: %s\n", lua_tostring(L, -1));
+        rc = 1;
+    } else {
+        luaL_checkstack(L, argc + 2, "too many arguments");
+        for (int i = 0; i < argc; i++) lua_pushstring(L, argv[i]);
+        if (lua_pcall(L, argc, 1, 1) != LUA_OK) {
+            const char *m = lua_tostring(L, -1);
+            fprintf(stderr, "tracelens: %s\n", m ? m : "error");
+            rc = 1;
+        } else if (lua_isinteger(L, -1)) {
+            /* a script may return its exit status */
+            rc = (int)lua_tointeger(L, -1);
+        } else if (lua_isboolean(L, -1) && !lua_toboolean(L, -1)) {
+            rc = 1;
+        }
+    }
+    lua_close(L);
+    fflush(stdout);
+    return rc;
+}
+
+/* -------------------------------------------------------------- repl */
+
+int tl_host_repl(const char *trace_path, const tl_host_opts *opts)
+{
+    tl_state_opts so = {.sandboxed = 0, .jobs = opts ? opts->jobs : 0, .script_dir = NULL};
+    lua_State *L = tl_host_new_state(&so);
+    if (!L) return 1;
+    if (trace_path) {
+        tl_load_opts lo = {.progress = 1};
+        tl_error err = {{0}};
+        tl_trace *t = tl_trace_load(trace_path, &lo, &err);
+        if (!t) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            lua_close(L);
+            return 1;
+        }
+        tl_ltrace_push(L, t);
+        tl_trace_release(t);
+        lua_setglobal(L, "trace");
+    }
+    char hist[4096] = {0};
+    const char *home = getenv("HOME");
+    if (home) snprintf(hist, sizeof hist, "%s/.tracelens_history", home);
+    tl_repl_opts ro = {.history_path = home ? hist : NULL, .force_interactive = 0};
+    int rc = tl_repl_run(L, &ro);
+    lua_close(L);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* ltrace.h — Lua userdata types over a loaded trace: the trace handle
+ * ("tracelens.trace") and event views ("tracelens.event"). They hold a
+ * retained tl_trace* and never copy event data into Lua tables except on
+ * request (ev.args, trace:info()). */
+#ifndef TL_LTRACE_H
+#define TL_LTRACE_H
+
+#include <lua.h>
+
+#include "../trace/trace.h"
+
+#define TL_TRACE_MT "tracelens.trace"
+#define TL_EVENT_MT "tracelens.event"
+
+/* Registers both metatables in L (idempotent). */
+void tl_ltrace_register(lua_State *L);
+/* Pushes a handle to t (retains it). */
+void tl_ltrace_push(lua_State *L, tl_trace *t);
+void tl_lev_push(lua_State *L, tl_trace *t, uint32_t uid);
+/* The trace of a handle at idx, or NULL when it is not one. */
+tl_trace *tl_ltrace_test(lua_State *L, int idx);
+/* The event at idx, or 0 when it is not one. */
+int tl_lev_test(lua_State *L, int idx, tl_trace **t, uint32_t *uid);
+
+/* Pushes the Lua value of validated JSON text (objects -> tables, null ->
+ * cjson.null, integers beyond int64 -> their decimal string). Nesting
+ * deeper than 200 levels is returned as the raw JSON text. When redact is
+ * set, values under keys that look like secrets become "<redacted>". */
+void tl_push_json(lua_State *L, const char *text, int redact);
+
+/* tl.load, trace:timeline and friends live in ltrace.c; tl.parallel in
+ * parallel.c. */
+int tl_l_load(lua_State *L);
+int tl_l_parallel(lua_State *L);
+
+#endif

@@ -1,0 +1,183 @@
+#include "event_store.h"
+
+#include <string.h>
+
+#include "../util/vec.h"
+
+static const char *const well_known_keys[TL_K__COUNT] = {
+    [TL_K_CORRELATION] = "correlation",
+    [TL_K_EXTERNAL_ID] = "External id",
+    [TL_K_SEQUENCE_NUMBER] = "Sequence number",
+    [TL_K_STREAM] = "stream",
+    [TL_K_INPUT_DIMS] = "Input Dims",
+    [TL_K_INPUT_TYPE] = "Input type",
+    [TL_K_INPUT_STRIDES] = "Input Strides",
+    [TL_K_CONCRETE_INPUTS] = "Concrete Inputs",
+    [TL_K_NAME] = "name",
+    [TL_K_LABELS] = "labels",
+    [TL_K_SORT_INDEX] = "sort_index",
+    [TL_K_FWD_THREAD_ID] = "Fwd thread id",
+    [TL_K_KERNEL_FILE] = "kernel_file",
+    [TL_K_OUTPUT_TYPE] = "Output type",
+    [TL_K_GRID] = "grid",
+    [TL_K_BLOCK] = "block",
+    [TL_K_BYTES] = "bytes",
+};
+
+void tl_es_init(tl_event_store *es)
+{
+    memset(es, 0, sizeof *es);
+    tl_strpool_init(&es->names);
+    tl_strpool_init(&es->cats);
+    tl_strpool_init(&es->keys);
+    tl_strpool_init(&es->values);
+    for (int k = 0; k < TL_K__COUNT; k++)
+        tl_strpool_intern(&es->keys, well_known_keys[k], strlen(well_known_keys[k]));
+    es->n_idval_slots = 256;
+    es->idval_slots = tl_xcalloc(es->n_idval_slots, sizeof *es->idval_slots);
+    es->args_off = tl_xcalloc(1, sizeof *es->args_off);
+}
+
+void tl_es_free(tl_event_store *es)
+{
+    free(es->ts);
+    free(es->dur);
+    free(es->corr);
+    free(es->name);
+    free(es->cat_id);
+    free(es->cat);
+    free(es->ph);
+    free(es->flags);
+    free(es->pid);
+    free(es->tid);
+    free(es->args_off);
+    free(es->blob);
+    tl_strpool_free(&es->names);
+    tl_strpool_free(&es->cats);
+    tl_strpool_free(&es->keys);
+    tl_strpool_free(&es->values);
+    free(es->idvals);
+    free(es->idval_slots);
+    free(es->seq_pairs);
+    free(es->meta);
+    for (size_t i = 0; i < es->n_top; i++) free(es->top[i].raw);
+    free(es->top);
+    memset(es, 0, sizeof *es);
+}
+
+size_t tl_es_memory(const tl_event_store *es)
+{
+    size_t per = 8 + 8 + 8 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8;
+    return es->cap * per + es->blob_cap + tl_strpool_bytes(&es->names) + tl_strpool_bytes(&es->cats) +
+           tl_strpool_bytes(&es->keys) + tl_strpool_bytes(&es->values) + es->cap_seq * 16;
+}
+
+static uint32_t idval_hash(uint8_t kind, int64_t i)
+{
+    uint64_t h = ((uint64_t)i ^ ((uint64_t)kind << 62)) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32);
+}
+
+uint32_t tl_es_find_idval(const tl_event_store *es, uint8_t kind, int64_t i)
+{
+    uint32_t mask = es->n_idval_slots - 1, s = idval_hash(kind, i) & mask;
+    while (es->idval_slots[s]) {
+        const tl_idval *v = &es->idvals[es->idval_slots[s] - 1];
+        if (v->kind == kind && v->i == i) return es->idval_slots[s] - 1;
+        s = (s + 1) & mask;
+    }
+    return UINT32_MAX;
+}
+
+uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i)
+{
+    uint32_t found = tl_es_find_idval(es, kind, i);
+    if (found != UINT32_MAX) return found;
+    if ((es->n_idvals + 1) * 2 > es->n_idval_slots) {
+        uint32_t ns = es->n_idval_slots * 2;
+        uint32_t *slots = tl_xcalloc(ns, sizeof *slots);
+        for (uint32_t k = 0; k < es->n_idvals; k++) {
+            uint32_t s = idval_hash(es->idvals[k].kind, es->idvals[k].i) & (ns - 1);
+            while (slots[s]) s = (s + 1) & (ns - 1);
+            slots[s] = k + 1;
+        }
+        free(es->idval_slots);
+        es->idval_slots = slots;
+        es->n_idval_slots = ns;
+    }
+    TL_GROW(es->idvals, es->cap_idvals, es->n_idvals + 1);
+    uint32_t id = es->n_idvals++;
+    es->idvals[id].kind = kind;
+    es->idvals[id].i = i;
+    uint32_t mask = es->n_idval_slots - 1, s = idval_hash(kind, i) & mask;
+    while (es->idval_slots[s]) s = (s + 1) & mask;
+    es->idval_slots[s] = id + 1;
+    return id;
+}
+
+void tl_es_args_begin(const tl_event_store *es, size_t ev, tl_arg_iter *it)
+{
+    it->p = es->blob + es->args_off[ev];
+    it->end = es->blob + es->args_off[ev + 1];
+}
+
+int tl_es_args_next(tl_arg_iter *it, tl_arg *a)
+{
+    if (it->p >= it->end) return 0;
+    a->key = (uint32_t)tl_get_varint(&it->p);
+    a->tag = *it->p++;
+    uint64_t v = tl_get_varint(&it->p);
+    if (a->tag == TL_AV_INT)
+        a->i = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+    else
+        a->i = (int64_t)v;
+    return 1;
+}
+
+int tl_es_arg_int(const tl_event_store *es, size_t ev, uint32_t key, int64_t *out)
+{
+    if (key == TL_K_CORRELATION && es->corr[ev] != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
+        *out = es->corr[ev];
+        return 1;
+    }
+    tl_arg_iter it;
+    tl_arg a;
+    tl_es_args_begin(es, ev, &it);
+    int found = 0;
+    while (tl_es_args_next(&it, &a))
+        if (a.key == key) {
+            found = a.tag == TL_AV_INT;
+            if (found) *out = a.i;
+        }
+    return found;
+}
+
+uint32_t tl_es_arg_raw(const tl_event_store *es, size_t ev, uint32_t key, int *is_int)
+{
+    *is_int = 0;
+    if (key == TL_K_CORRELATION && es->corr[ev] != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
+        *is_int = 1;
+        return UINT32_MAX;
+    }
+    tl_arg_iter it;
+    tl_arg a;
+    tl_es_args_begin(es, ev, &it);
+    uint32_t found = UINT32_MAX;
+    while (tl_es_args_next(&it, &a))
+        if (a.key == key) {
+            *is_int = a.tag == TL_AV_INT;
+            found = *is_int ? UINT32_MAX : (uint32_t)a.i;
+        }
+    return found;
+}
+
+uint32_t tl_es_meta(const tl_event_store *es, uint32_t pid, uint32_t tid, const char *name)
+{
+    uint32_t nid = tl_strpool_find(&es->names, name, strlen(name));
+    if (nid == UINT32_MAX) return UINT32_MAX;
+    uint32_t found = UINT32_MAX;
+    for (size_t i = 0; i < es->n_meta; i++)
+        if (es->meta[i].pid == pid && es->meta[i].tid == tid && es->meta[i].name == nid)
+            found = es->meta[i].value;
+    return found;
+}

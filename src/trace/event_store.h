@@ -1,0 +1,192 @@
+/* event_store.h — the columnar, immutable-after-load store of trace events.
+ * Owns: one struct-of-arrays with a row per element of `traceEvents` (the row
+ * index is the event's UID), the string pools (names, categories, args keys,
+ * raw args values), the pid/tid value table, the compact per-event args blob,
+ * the top-level keys of the document (raw JSON text, secrets removed) and the
+ * metadata (ph "M") table. After loading nothing is written, so any number of
+ * threads may read it concurrently. */
+#ifndef TL_EVENT_STORE_H
+#define TL_EVENT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/strpool.h"
+
+#define TL_NONE INT64_MIN /* an absent int64 value */
+
+/* Categories the core reasons about; any other category string keeps its
+ * interned id in cat_id and gets TL_CAT_OTHER here. */
+typedef enum tl_cat {
+    TL_CAT_NONE = 0,      /* no "cat" field */
+    TL_CAT_CPU_OP,
+    TL_CAT_CUDA_RUNTIME,
+    TL_CAT_CUDA_DRIVER,
+    TL_CAT_PYTHON_FUNCTION,
+    TL_CAT_KERNEL,
+    TL_CAT_GPU_MEMCPY,
+    TL_CAT_GPU_MEMSET,
+    TL_CAT_AC2G,
+    TL_CAT_USER_ANNOTATION,
+    TL_CAT_GPU_USER_ANNOTATION,
+    TL_CAT_OTHER,
+} tl_cat;
+
+/* Event flags */
+enum {
+    TL_F_TS = 1,      /* has a numeric ts */
+    TL_F_DUR = 2,     /* has a numeric dur */
+    TL_F_ARGS = 4,    /* has an args object */
+    TL_F_NEGDUR = 8,  /* dur was negative in the file (stored as 0) */
+};
+
+/* Well-known args keys: interned first, so their ids are these constants. */
+typedef enum tl_key {
+    TL_K_CORRELATION = 0,
+    TL_K_EXTERNAL_ID,
+    TL_K_SEQUENCE_NUMBER,
+    TL_K_STREAM,
+    TL_K_INPUT_DIMS,
+    TL_K_INPUT_TYPE,
+    TL_K_INPUT_STRIDES,
+    TL_K_CONCRETE_INPUTS,
+    TL_K_NAME,
+    TL_K_LABELS,
+    TL_K_SORT_INDEX,
+    TL_K_FWD_THREAD_ID,
+    TL_K_KERNEL_FILE,
+    TL_K_OUTPUT_TYPE,
+    TL_K_GRID,
+    TL_K_BLOCK,
+    TL_K_BYTES,
+    TL_K__COUNT
+} tl_key;
+
+/* pid/tid values: ints and strings are different identities (7 != "7"). */
+typedef struct tl_idval {
+    int64_t i;      /* the integer, or the string id for a string */
+    uint8_t kind;   /* 0 = int, 1 = string, 2 = absent/null */
+} tl_idval;
+
+/* args blob encoding (per event, consecutive): varint key id, then a tag:
+ *   TL_AV_INT  : zigzag varint (an integer that fits int64)
+ *   TL_AV_RAW  : varint id into `values` (raw JSON text of any other value,
+ *                exactly as in the file: strings keep their quotes)        */
+enum { TL_AV_INT = 0, TL_AV_RAW = 1 };
+
+typedef struct tl_meta_entry {
+    uint32_t pid, tid;  /* idval ids */
+    uint32_t name;      /* interned M-event name, e.g. process_name */
+    uint32_t value;     /* values id: raw JSON text of args[label] */
+} tl_meta_entry;
+
+typedef struct tl_top_entry {
+    uint32_t key;       /* keys id */
+    char *raw;          /* raw JSON text of the value (owned) */
+    size_t len;
+} tl_top_entry;
+
+typedef struct tl_event_store {
+    size_t n, cap;
+    int64_t *ts, *dur;      /* ns; dur >= 0 (negative in file -> 0 + TL_F_NEGDUR) */
+    int64_t *corr;          /* args.correlation, or the flow `id` for ph s/f */
+    uint32_t *name;         /* names id */
+    uint32_t *cat_id;       /* cats id (the category string) */
+    uint8_t *cat;           /* tl_cat */
+    uint8_t *ph;            /* the ph character, 0 when absent */
+    uint8_t *flags;
+    uint32_t *pid, *tid;    /* idvals index */
+    uint64_t *args_off;     /* n+1 offsets into blob */
+
+    uint8_t *blob;
+    size_t blob_len, blob_cap;
+
+    tl_strpool names, cats, keys, values;
+    tl_idval *idvals;
+    uint32_t n_idvals, cap_idvals;
+    uint32_t *idval_slots;  /* hash of idvals: index+1 */
+    uint32_t n_idval_slots;
+
+    /* (seq, uid) for every event whose args carry an integer Sequence number */
+    struct { int64_t seq; uint32_t uid; } *seq_pairs;
+    size_t n_seq, cap_seq;
+
+    tl_meta_entry *meta;
+    size_t n_meta, cap_meta;
+
+    tl_top_entry *top;
+    size_t n_top, cap_top;
+    int bare_array;         /* the document was a bare array of events */
+    int dropped_metadata;   /* a top-level `metadata` block was seen and dropped */
+
+    uint64_t bytes;         /* uncompressed bytes scanned */
+    uint64_t file_bytes;
+    int gzip;
+} tl_event_store;
+
+void tl_es_init(tl_event_store *es);
+void tl_es_free(tl_event_store *es);
+size_t tl_es_memory(const tl_event_store *es);
+
+uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i);
+/* Finds without inserting; UINT32_MAX when absent. */
+uint32_t tl_es_find_idval(const tl_event_store *es, uint8_t kind, int64_t i);
+
+static inline const char *tl_es_name(const tl_event_store *es, size_t ev)
+{
+    return tl_strpool_get(&es->names, es->name[ev]);
+}
+static inline int64_t tl_es_end(const tl_event_store *es, size_t ev)
+{
+    return es->ts[ev] + es->dur[ev];
+}
+
+/* Args lookup in the blob. Returns 1 and sets *out when the key holds an
+ * integer; 0 otherwise. */
+int tl_es_arg_int(const tl_event_store *es, size_t ev, uint32_t key, int64_t *out);
+/* Returns the raw JSON text (values id) of a non-integer value, or
+ * UINT32_MAX; *is_int tells when the key exists as an integer instead. */
+uint32_t tl_es_arg_raw(const tl_event_store *es, size_t ev, uint32_t key, int *is_int);
+
+/* Iterates the blob of one event. */
+typedef struct tl_arg_iter {
+    const uint8_t *p, *end;
+} tl_arg_iter;
+typedef struct tl_arg {
+    uint32_t key;
+    int tag;
+    int64_t i;      /* TL_AV_INT value, or values id for TL_AV_RAW */
+} tl_arg;
+void tl_es_args_begin(const tl_event_store *es, size_t ev, tl_arg_iter *it);
+int tl_es_args_next(tl_arg_iter *it, tl_arg *a);
+
+/* Varint helpers shared by the writer (scanner) and readers. */
+static inline size_t tl_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+static inline uint64_t tl_get_varint(const uint8_t **pp)
+{
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    int shift = 0;
+    while (*p & 0x80) {
+        v |= (uint64_t)(*p++ & 0x7f) << shift;
+        shift += 7;
+    }
+    v |= (uint64_t)(*p++) << shift;
+    *pp = p;
+    return v;
+}
+
+/* Metadata lookup (§9.3 of the trace-format spec): the raw JSON value of the
+ * M event `name` at (pid, tid), last one in file order; UINT32_MAX if none. */
+uint32_t tl_es_meta(const tl_event_store *es, uint32_t pid, uint32_t tid, const char *name);
+
+#endif

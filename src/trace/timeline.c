@@ -1,0 +1,216 @@
+#include "timeline.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "../util/vec.h"
+
+static int contains_ci(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0) return 1;
+    return 0;
+}
+
+int tl_name_is_comm(const char *name)
+{
+    return contains_ci(name, "nccl") || contains_ci(name, "rccl") || contains_ci(name, "cross_device_reduce");
+}
+
+/* Strips an optional ".kd" suffix; returns the remaining length. */
+static size_t base_len(const char *s)
+{
+    size_t n = strlen(s);
+    if (n >= 3 && !strcmp(s + n - 3, ".kd")) n -= 3;
+    return n;
+}
+
+static int eq_n(const char *s, size_t n, const char *lit)
+{
+    return strlen(lit) == n && !strncmp(s, lit, n);
+}
+
+static int is_legacy_copy(const char *s)
+{
+    size_t n = base_len(s);
+    return eq_n(s, n, "MEMORY_COPY_HOST_TO_DEVICE") || eq_n(s, n, "MEMORY_COPY_DEVICE_TO_HOST") ||
+           eq_n(s, n, "MEMORY_COPY_DEVICE_TO_DEVICE") || eq_n(s, n, "__amd_rocclr_copyBuffer") ||
+           eq_n(s, n, "__amd_rocclr_copyBufferRect") || eq_n(s, n, "__amd_rocclr_copyBufferAligned") ||
+           eq_n(s, n, "__amd_rocclr_copyBufferRectAligned");
+}
+
+static int is_legacy_fill(const char *s)
+{
+    size_t n = base_len(s);
+    return eq_n(s, n, "__amd_rocclr_fillBuffer") || eq_n(s, n, "__amd_rocclr_fillBufferAligned");
+}
+
+tl_bucket tl_gpu_bucket(uint8_t cat, const char *name)
+{
+    if (cat == TL_CAT_GPU_MEMCPY) return TL_B_MEMCPY;
+    if (cat == TL_CAT_KERNEL && is_legacy_copy(name)) return TL_B_MEMCPY;
+    if (cat == TL_CAT_KERNEL && is_legacy_fill(name)) return TL_B_COMP;
+    if (tl_name_is_comm(name)) return TL_B_COMM;
+    return TL_B_COMP;
+}
+
+/* Stable LSD radix sort by start would be overkill here: the lists are
+ * per-bucket GPU events, sorted with a merge sort on (s, e). */
+static void msort(tl_interval *a, tl_interval *tmp, size_t n)
+{
+    if (n < 2) return;
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            tl_interval x = a[i];
+            size_t j = i;
+            while (j > 0 && a[j - 1].s > x.s) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    msort(a, tmp, h);
+    msort(a + h, tmp, n - h);
+    if (a[h - 1].s <= a[h].s) return;
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = a[j].s < a[i].s ? a[j++] : a[i++];
+    while (i < h) tmp[k++] = a[i++];
+    while (j < n) tmp[k++] = a[j++];
+    memcpy(a, tmp, n * sizeof *a);
+}
+
+size_t tl_merge(tl_interval *iv, size_t n)
+{
+    if (!n) return 0;
+    tl_interval *tmp = tl_xmalloc(n * sizeof *tmp);
+    msort(iv, tmp, n);
+    free(tmp);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[i].s <= iv[k].e) {
+            if (iv[i].e > iv[k].e) iv[k].e = iv[i].e;
+        } else {
+            iv[++k] = iv[i];
+        }
+    }
+    return k + 1;
+}
+
+size_t tl_subtract(const tl_interval *a, size_t na, const tl_interval *b, size_t nb, tl_interval *out)
+{
+    size_t o = 0, ai = 0;
+    for (size_t bi = 0; bi < nb; bi++) {
+        int64_t bs = b[bi].s, be = b[bi].e;
+        while (ai < na && a[ai].e <= bs) ai++;
+        int64_t cur = bs;
+        for (size_t k = ai; k < na && a[k].s < be; k++) {
+            if (a[k].s > cur) out[o++] = (tl_interval){cur, a[k].s < be ? a[k].s : be};
+            if (a[k].e > cur) cur = a[k].e;
+            if (cur >= be) break;
+        }
+        if (cur < be) out[o++] = (tl_interval){cur, be};
+    }
+    return o;
+}
+
+int64_t tl_length(const tl_interval *iv, size_t n)
+{
+    int64_t s = 0;
+    for (size_t i = 0; i < n; i++) s += iv[i].e - iv[i].s;
+    return s;
+}
+
+int64_t tl_busy_time(const tl_event_store *es, const uint32_t *uids, size_t n)
+{
+    if (!n) return 0;
+    tl_interval *iv = tl_xmalloc(n * sizeof *iv);
+    for (size_t i = 0; i < n; i++) iv[i] = (tl_interval){es->ts[uids[i]], tl_es_end(es, uids[i])};
+    size_t m = tl_merge(iv, n);
+    int64_t len = tl_length(iv, m);
+    free(iv);
+    return len;
+}
+
+int tl_timeline_compute(const tl_event_store *es, const tl_tree *t, int include_unlinked,
+                        int64_t micro_idle_thresh_ns, tl_timeline *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t cnt[3] = {0, 0, 0}, nall = 0;
+    /* bucket per distinct name, computed once */
+    uint8_t *bucket_of_name = tl_xmalloc(es->names.n ? es->names.n : 1);
+    memset(bucket_of_name, 0xff, es->names.n);
+    uint8_t *bk = tl_xmalloc(es->n ? es->n : 1);
+    for (size_t i = 0; i < es->n; i++) {
+        bk[i] = 0xff;
+        if (!tl_is_gpu_cat(es->cat[i]) || !(es->flags[i] & TL_F_TS)) continue;
+        if (!include_unlinked && !t->in_tree[i]) continue;
+        uint8_t b;
+        if (es->cat[i] == TL_CAT_GPU_MEMCPY) {
+            b = TL_B_MEMCPY;
+        } else {
+            uint8_t *slot = &bucket_of_name[es->name[i]];
+            /* the bucket of a name is the same for kernel and memset except
+             * for the legacy copy/fill names, which only apply to kernels */
+            if (es->cat[i] == TL_CAT_KERNEL) {
+                if (*slot == 0xff) *slot = (uint8_t)tl_gpu_bucket(TL_CAT_KERNEL, tl_es_name(es, i));
+                b = *slot;
+            } else {
+                b = (uint8_t)tl_gpu_bucket(es->cat[i], tl_es_name(es, i));
+            }
+        }
+        bk[i] = b;
+        cnt[b]++;
+        nall++;
+    }
+    free(bucket_of_name);
+    if (!nall) {
+        free(bk);
+        return -1;
+    }
+    tl_interval *lists[3], *all = tl_xmalloc(nall * sizeof *all);
+    size_t fill[3] = {0, 0, 0}, na = 0;
+    for (int b = 0; b < 3; b++) lists[b] = tl_xmalloc((cnt[b] ? cnt[b] : 1) * sizeof(tl_interval));
+    for (size_t i = 0; i < es->n; i++) {
+        if (bk[i] == 0xff) continue;
+        tl_interval iv = {es->ts[i], tl_es_end(es, i)};
+        lists[bk[i]][fill[bk[i]]++] = iv;
+        all[na++] = iv;
+    }
+    free(bk);
+    size_t ncomp = tl_merge(lists[TL_B_COMP], cnt[TL_B_COMP]);
+    size_t ncomm = tl_merge(lists[TL_B_COMM], cnt[TL_B_COMM]);
+    size_t nmem = tl_merge(lists[TL_B_MEMCPY], cnt[TL_B_MEMCPY]);
+    size_t nall_m = tl_merge(all, na);
+
+    tl_interval *tmp1 = tl_xmalloc((ncomm + ncomp + nmem + 1) * sizeof *tmp1);
+    tl_interval *tmp2 = tl_xmalloc((ncomm + ncomp + nmem + 1) * 2 * sizeof *tmp2);
+    out->computation = tl_length(lists[TL_B_COMP], ncomp);
+    out->total_comm = tl_length(lists[TL_B_COMM], ncomm);
+    out->total_memcpy = tl_length(lists[TL_B_MEMCPY], nmem);
+    size_t n1 = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_COMM], ncomm, tmp1);
+    out->exposed_comm = tl_length(tmp1, n1);
+    n1 = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_MEMCPY], nmem, tmp1);
+    size_t n2 = tl_subtract(lists[TL_B_COMM], ncomm, tmp1, n1, tmp2);
+    out->exposed_memcpy = tl_length(tmp2, n2);
+    out->busy = tl_length(all, nall_m);
+    out->total = all[nall_m - 1].e - all[0].s;
+    out->idle = out->total - out->busy;
+    out->n_events = na;
+    if (micro_idle_thresh_ns >= 0) {
+        out->have_micro = 1;
+        for (size_t i = 1; i < nall_m; i++) {
+            int64_t gap = all[i].s - all[i - 1].e;
+            if (gap < micro_idle_thresh_ns) out->micro_idle += gap;
+            else out->macro_idle += gap;
+        }
+    }
+    free(tmp1);
+    free(tmp2);
+    free(all);
+    for (int b = 0; b < 3; b++) free(lists[b]);
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* timeline.h — GPU busy/idle/overlap accounting in integer nanoseconds.
+ * Owns nothing persistent: it computes a tl_timeline value from the linked
+ * GPU events of a tree (perf-report spec §4): interval union/subtraction,
+ * the computation / communication / memcpy buckets and the micro/macro idle
+ * split. Also the bucket classifier of GPU event names. */
+#ifndef TL_TIMELINE_H
+#define TL_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event_store.h"
+#include "tree.h"
+
+typedef enum tl_bucket { TL_B_COMP = 0, TL_B_COMM, TL_B_MEMCPY } tl_bucket;
+
+typedef struct tl_timeline {
+    int64_t computation, exposed_comm, exposed_memcpy, busy, idle, total, total_comm, total_memcpy;
+    int64_t micro_idle, macro_idle;     /* when micro_idle_thresh_ns >= 0 */
+    int have_micro;
+    size_t n_events;
+} tl_timeline;
+
+typedef struct tl_interval {
+    int64_t s, e;
+} tl_interval;
+
+/* Name-based rules: communication regexes (nccl|rccl|cross_device_reduce,
+ * case-insensitive), ROCm legacy copy / fill kernels. */
+int tl_name_is_comm(const char *name);
+tl_bucket tl_gpu_bucket(uint8_t cat, const char *name);
+
+/* Sorts and merges in place (touching intervals merge); returns new count. */
+size_t tl_merge(tl_interval *iv, size_t n);
+/* out = b − a (both merged); out must hold na + nb entries; returns count. */
+size_t tl_subtract(const tl_interval *a, size_t na, const tl_interval *b, size_t nb, tl_interval *out);
+int64_t tl_length(const tl_interval *iv, size_t n);
+
+/* The GPU timeline over the linked GPU events (all when include_unlinked).
+ * micro_idle_thresh_ns < 0 disables the micro/macro split. Returns -1 when
+ * there are no GPU events. */
+int tl_timeline_compute(const tl_event_store *es, const tl_tree *t, int include_unlinked,
+                        int64_t micro_idle_thresh_ns, tl_timeline *out);
+
+/* Busy time (union length) of a list of event uids. */
+int64_t tl_busy_time(const tl_event_store *es, const uint32_t *uids, size_t n);
+
+#endif

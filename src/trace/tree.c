@@ -1,0 +1,374 @@
+#include "tree.h"
+
+#include <string.h>
+
+#include "../util/hashmap.h"
+#include "../util/vec.h"
+
+enum { BLEED_NS = 1000 };
+
+typedef TL_VEC(uint32_t) u32vec;
+typedef struct { uint32_t p, c; } edge;
+typedef TL_VEC(edge) edgevec;
+
+/* Stable LSD radix sort of uids by ts (ties keep UID order). */
+static void sort_by_ts(uint32_t *u, size_t n, const int64_t *ts)
+{
+    if (n < 2) return;
+    int64_t lo = ts[u[0]], hi = lo;
+    for (size_t i = 1; i < n; i++) {
+        if (ts[u[i]] < lo) lo = ts[u[i]];
+        if (ts[u[i]] > hi) hi = ts[u[i]];
+    }
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    uint32_t *tmp = tl_xmalloc(n * sizeof *tmp);
+    size_t *cnt = tl_xmalloc(65536 * sizeof *cnt);
+    for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += 16) {
+        memset(cnt, 0, 65536 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[(((uint64_t)ts[u[i]] - (uint64_t)lo) >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < 65536; b++) {
+            size_t c = cnt[b];
+            cnt[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) tmp[cnt[(((uint64_t)ts[u[i]] - (uint64_t)lo) >> shift) & 0xffff]++] = u[i];
+        memcpy(u, tmp, n * sizeof *u);
+    }
+    free(cnt);
+    free(tmp);
+}
+
+static int is_host_cat(uint8_t c, int with_python)
+{
+    return c == TL_CAT_CPU_OP || c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER ||
+           (with_python && c == TL_CAT_PYTHON_FUNCTION);
+}
+
+static int starts_with(const char *s, const char *pre)
+{
+    return strncmp(s, pre, strlen(pre)) == 0;
+}
+
+/* Link id of an event under the chosen key; 0 when absent. */
+static int link_of(const tl_tree *t, const tl_event_store *es, size_t i, int64_t *out)
+{
+    if (!t->link_by_external_id) {
+        if (es->corr[i] == TL_NONE || es->ph[i] == 's' || es->ph[i] == 'f') return 0;
+        *out = es->corr[i];
+        return 1;
+    }
+    return tl_es_arg_int(es, i, TL_K_EXTERNAL_ID, out);
+}
+
+static void choose_link_key(tl_tree *t, const tl_event_store *es)
+{
+    t->link_by_external_id = 1;
+    for (size_t i = 0; i < es->n; i++) {
+        uint8_t c = es->cat[i];
+        if (c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) continue;
+        const char *nm = tl_es_name(es, i);
+        int has_launch = 0;
+        for (const char *q = nm; *q && !has_launch; q++)
+            if ((q[0] | 32) == 'l' && strncasecmp(q, "launch", 6) == 0) has_launch = 1;
+        if (!has_launch) continue;
+        int64_t v;
+        int isint;
+        int has_corr = es->corr[i] != TL_NONE || tl_es_arg_raw(es, i, TL_K_CORRELATION, &isint) != UINT32_MAX ||
+                       isint || tl_es_arg_int(es, i, TL_K_CORRELATION, &v);
+        t->link_by_external_id = !has_corr;
+        return;
+    }
+}
+
+/* §3.3: per-thread stacks over host events sorted by ts. */
+static void build_stacks(tl_tree *t, const tl_event_store *es, edgevec *edges)
+{
+    u32vec host = {0};
+    for (size_t i = 0; i < es->n; i++)
+        if (is_host_cat(es->cat[i], t->with_python) && (es->flags[i] & TL_F_TS)) TL_PUSH(host, (uint32_t)i);
+    sort_by_ts(host.v, host.n, es->ts);
+
+    tl_map thread_ix;
+    tl_map_init(&thread_ix, 64);
+    TL_VEC(u32vec) stacks = {0};
+    for (size_t k = 0; k < host.n; k++) {
+        uint32_t u = host.v[k];
+        t->in_tree[u] = 1;
+        uint32_t th = tl_map_get(&thread_ix, es->pid[u], es->tid[u]);
+        if (th == UINT32_MAX) {
+            th = (uint32_t)stacks.n;
+            tl_map_put(&thread_ix, es->pid[u], es->tid[u], th);
+            u32vec empty = {0};
+            TL_PUSH(stacks, empty);
+        }
+        u32vec *st = &stacks.v[th];
+        int64_t ts = es->ts[u], te = tl_es_end(es, u);
+        while (st->n && ts >= tl_es_end(es, st->v[st->n - 1])) st->n--;
+        if (st->n && te > tl_es_end(es, st->v[st->n - 1])) {
+            int64_t overlap = tl_es_end(es, st->v[st->n - 1]) - ts;
+            if (overlap < BLEED_NS && st->n >= 2) {
+                st->n--;
+            } else {
+                t->n_discarded++;
+                continue;
+            }
+        }
+        if (st->n) {
+            uint32_t p = st->v[st->n - 1];
+            t->parent[u] = p;
+            edge e = {p, u};
+            TL_PUSH(*edges, e);
+        }
+        TL_PUSH(*st, u);
+    }
+    for (size_t i = 0; i < stacks.n; i++) free(stacks.v[i].v);
+    free(stacks.v);
+    tl_map_free(&thread_ix);
+    free(host.v);
+}
+
+static int is_graph_launch(const char *nm)
+{
+    return !strcmp(nm, "cudaGraphLaunch") || !strcmp(nm, "hipGraphLaunch");
+}
+
+/* §3.4: runtime -> GPU work via ac2g flows and, for graph launches, the
+ * shared correlation. Returns the (runtime, gpu) pairs in runtime-UID order. */
+static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *edges, edgevec *gpu_pairs)
+{
+    tl_map flow_s, flow_f, pid_tid_link;
+    size_t nflow = 0, nlink = 0, ngraph = 0;
+    for (size_t i = 0; i < es->n; i++) {
+        if (es->cat[i] == TL_CAT_AC2G) nflow++;
+        else if (es->corr[i] != TL_NONE) nlink++;
+        if (es->cat[i] == TL_CAT_CUDA_RUNTIME && is_graph_launch(tl_es_name(es, i))) ngraph++;
+    }
+    tl_map_init(&flow_s, nflow / 2 + 1);
+    tl_map_init(&flow_f, nflow / 2 + 1);
+    tl_map_init(&pid_tid_link, nlink + 1);
+    tl_map gpu_first;            /* link -> first GPU event with it (graph launches) */
+    uint32_t *gpu_next = NULL;   /* next GPU event with the same link, UID order */
+    tl_map gpu_last;
+    if (ngraph) {
+        tl_map_init(&gpu_first, nlink + 1);
+        tl_map_init(&gpu_last, nlink + 1);
+        gpu_next = tl_xmalloc(es->n * sizeof *gpu_next);
+    }
+    for (size_t i = 0; i < es->n; i++) {
+        uint8_t c = es->cat[i];
+        if (c == TL_CAT_AC2G) {
+            if (es->corr[i] == TL_NONE) continue;
+            if (es->ph[i] == 's') tl_map_put(&flow_s, (uint64_t)es->corr[i], 0, (uint32_t)i);
+            else if (es->ph[i] == 'f') tl_map_put(&flow_f, (uint64_t)es->corr[i], 0, (uint32_t)i);
+            continue;
+        }
+        if (!(es->flags[i] & TL_F_ARGS)) continue;
+        int64_t link;
+        if (!link_of(t, es, i, &link)) continue;
+        if (es->idvals[es->pid[i]].kind != 2 && es->idvals[es->tid[i]].kind != 2)
+            tl_map_put(&pid_tid_link, (uint64_t)link, ((uint64_t)es->pid[i] << 32) | es->tid[i], (uint32_t)i);
+        if (ngraph && tl_is_gpu_cat(c)) {
+            gpu_next[i] = TL_NOUID;
+            uint32_t last = tl_map_get(&gpu_last, (uint64_t)link, 0);
+            if (last == UINT32_MAX) tl_map_put(&gpu_first, (uint64_t)link, 0, (uint32_t)i);
+            else gpu_next[last] = (uint32_t)i;
+            tl_map_put(&gpu_last, (uint64_t)link, 0, (uint32_t)i);
+        }
+    }
+    for (size_t r = 0; r < es->n; r++) {
+        uint8_t c = es->cat[r];
+        if (c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) continue;
+        int64_t link;
+        if (!link_of(t, es, r, &link)) continue;
+        if (ngraph && is_graph_launch(tl_es_name(es, r))) {
+            for (uint32_t g = tl_map_get(&gpu_first, (uint64_t)link, 0); g != UINT32_MAX && g != TL_NOUID;
+                 g = gpu_next[g]) {
+                edge e = {(uint32_t)r, g};
+                TL_PUSH(*gpu_pairs, e);
+            }
+            continue;
+        }
+        if (tl_map_get(&flow_s, (uint64_t)link, 0) == UINT32_MAX) continue;
+        uint32_t f = tl_map_get(&flow_f, (uint64_t)link, 0);
+        if (f == UINT32_MAX) continue;
+        if (es->idvals[es->pid[f]].kind == 2 || es->idvals[es->tid[f]].kind == 2) continue;
+        uint32_t g = tl_map_get(&pid_tid_link, (uint64_t)es->corr[f], ((uint64_t)es->pid[f] << 32) | es->tid[f]);
+        /* only GPU-set events are linked (the reference does not check;
+         * linking anything else could make a cycle) */
+        if (g == UINT32_MAX || !tl_is_gpu_cat(es->cat[g])) continue;
+        edge e = {(uint32_t)r, g};
+        TL_PUSH(*gpu_pairs, e);
+    }
+    for (size_t k = 0; k < gpu_pairs->n; k++) {
+        edge e = gpu_pairs->v[k];
+        t->parent[e.c] = e.p;
+        t->in_tree[e.c] = 1;
+        TL_PUSH(*edges, e);
+    }
+    tl_map_free(&flow_s);
+    tl_map_free(&flow_f);
+    tl_map_free(&pid_tid_link);
+    if (ngraph) {
+        tl_map_free(&gpu_first);
+        tl_map_free(&gpu_last);
+        free(gpu_next);
+    }
+}
+
+/* Counting-sort edges into CSR, keeping their order per parent. */
+static void to_csr(size_t n, const edgevec *edges, uint32_t **off_out, uint32_t **arr_out)
+{
+    uint32_t *off = tl_xcalloc(n + 1, sizeof *off);
+    for (size_t k = 0; k < edges->n; k++) off[edges->v[k].p + 1]++;
+    for (size_t i = 0; i < n; i++) off[i + 1] += off[i];
+    uint32_t *arr = tl_xmalloc((edges->n ? edges->n : 1) * sizeof *arr);
+    uint32_t *pos = tl_xmalloc((n + 1) * sizeof *pos);
+    memcpy(pos, off, (n + 1) * sizeof *pos);
+    for (size_t k = 0; k < edges->n; k++) arr[pos[edges->v[k].p]++] = edges->v[k].c;
+    free(pos);
+    *off_out = off;
+    *arr_out = arr;
+}
+
+/* gpu_events: each linked GPU event goes to its runtime and every ancestor,
+ * in runtime-UID order. */
+static void build_gpu_events(tl_tree *t, const edgevec *gpu_pairs)
+{
+    edgevec all = {0};
+    for (size_t k = 0; k < gpu_pairs->n; k++) {
+        uint32_t g = gpu_pairs->v[k].c;
+        for (uint32_t a = gpu_pairs->v[k].p; a != TL_NOUID; a = t->parent[a]) {
+            edge e = {a, g};
+            TL_PUSH(all, e);
+        }
+    }
+    to_csr(t->n, &all, &t->gpu_off, &t->gpu);
+    free(all.v);
+}
+
+typedef struct { int64_t seq; uint32_t uid; } seqpair;
+
+static int cmp_seq(const void *a, const void *b)
+{
+    const seqpair *x = a, *y = b;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return x->uid < y->uid ? -1 : x->uid > y->uid;
+}
+
+static int cmp_link(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* §3.7: backward op = first "autograd::engine::evaluate_function:" of a
+ * Sequence number; forward = latest-starting other-thread event of it. */
+static void link_fwd_bwd(tl_tree *t, const tl_event_store *es)
+{
+    size_t n = es->n_seq;
+    if (!n) return;
+    seqpair *sp = tl_xmalloc(n * sizeof *sp);
+    for (size_t i = 0; i < n; i++) sp[i] = (seqpair){es->seq_pairs[i].seq, es->seq_pairs[i].uid};
+    qsort(sp, n, sizeof *sp, cmp_seq);
+    t->fwd_links = tl_xmalloc(n * sizeof *t->fwd_links);
+    t->bwd_links = tl_xmalloc(n * sizeof *t->bwd_links);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && sp[j].seq == sp[i].seq) j++;
+        uint32_t bwd = TL_NOUID;
+        for (size_t k = i; k < j && bwd == TL_NOUID; k++)
+            if (starts_with(tl_es_name(es, sp[k].uid), "autograd::engine::evaluate_function:")) bwd = sp[k].uid;
+        if (bwd != TL_NOUID) {
+            uint32_t fwd = TL_NOUID;
+            int64_t best = 0;
+            for (size_t k = i; k < j; k++) {
+                uint32_t u = sp[k].uid;
+                if (es->pid[u] == es->pid[bwd] && es->tid[u] == es->tid[bwd]) continue;
+                if (fwd == TL_NOUID || es->ts[u] > best) {
+                    fwd = u;
+                    best = es->ts[u];
+                }
+            }
+            if (fwd != TL_NOUID) {
+                t->fwd_links[t->n_links].a = bwd;
+                t->fwd_links[t->n_links].b = fwd;
+                t->bwd_links[t->n_links].a = fwd;
+                t->bwd_links[t->n_links].b = bwd;
+                t->n_links++;
+            }
+        }
+        i = j;
+    }
+    qsort(t->fwd_links, t->n_links, sizeof *t->fwd_links, cmp_link);
+    qsort(t->bwd_links, t->n_links, sizeof *t->bwd_links, cmp_link);
+    free(sp);
+}
+
+void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opts)
+{
+    memset(t, 0, sizeof *t);
+    t->n = es->n;
+    t->with_python = opts && opts->with_python;
+    t->parent = tl_xmalloc((es->n ? es->n : 1) * sizeof *t->parent);
+    memset(t->parent, 0xff, es->n * sizeof *t->parent);
+    t->in_tree = tl_xcalloc(es->n ? es->n : 1, 1);
+    t->gpu_only = 1;
+    for (size_t i = 0; i < es->n; i++) {
+        if (es->cat[i] == TL_CAT_CPU_OP || es->cat[i] == TL_CAT_PYTHON_FUNCTION) t->gpu_only = 0;
+        if (tl_is_gpu_cat(es->cat[i])) t->n_gpu++;
+    }
+    choose_link_key(t, es);
+    edgevec edges = {0}, gpu_pairs = {0};
+    build_stacks(t, es, &edges);
+    link_gpu(t, es, &edges, &gpu_pairs);
+    t->n_linked_gpu = gpu_pairs.n;
+    to_csr(es->n, &edges, &t->child_off, &t->child);
+    build_gpu_events(t, &gpu_pairs);
+    free(edges.v);
+    free(gpu_pairs.v);
+    link_fwd_bwd(t, es);
+}
+
+void tl_tree_free(tl_tree *t)
+{
+    free(t->parent);
+    free(t->child_off);
+    free(t->child);
+    free(t->gpu_off);
+    free(t->gpu);
+    free(t->in_tree);
+    free(t->fwd_links);
+    free(t->bwd_links);
+    memset(t, 0, sizeof *t);
+}
+
+uint32_t tl_tree_launcher(const tl_tree *t, const tl_event_store *es, uint32_t g)
+{
+    uint32_t rt = t->parent[g];
+    if (rt == TL_NOUID) return TL_NOUID;
+    for (uint32_t cur = t->parent[rt]; cur != TL_NOUID; cur = t->parent[cur]) {
+        uint8_t c = es->cat[cur];
+        if (c == TL_CAT_CPU_OP) {
+            if (strcmp(tl_es_name(es, cur), "execute") == 0) continue;
+            return cur;
+        }
+        if (c != TL_CAT_PYTHON_FUNCTION) break;
+    }
+    return rt;
+}
+
+static uint32_t find_link(const void *links, size_t n, uint32_t key)
+{
+    const uint32_t *l = links;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (l[2 * mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && l[2 * lo] == key ? l[2 * lo + 1] : TL_NOUID;
+}
+
+uint32_t tl_tree_fwd_of(const tl_tree *t, uint32_t bwd) { return find_link(t->fwd_links, t->n_links, bwd); }
+uint32_t tl_tree_bwd_of(const tl_tree *t, uint32_t fwd) { return find_link(t->bwd_links, t->n_links, fwd); }

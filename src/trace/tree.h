@@ -1,0 +1,54 @@
+/* tree.h — the CPU-op -> runtime launch -> GPU work tree of a trace.
+ * Owns index arrays over event UIDs (no pointers): parent, children (CSR),
+ * gpu_events of every node (CSR, in runtime-UID order as the reference
+ * builds them), the in-tree flag, and the forward<->backward links. Built
+ * once from an immutable EventStore, read-only afterwards (thread-safe).
+ * Rules: perf-report spec §3 (linking key, call stacks with the 1 us bleed
+ * tolerance, ac2g flows, graph launches, fwd/bwd by Sequence number) with its
+ * FIX list; launcher resolution §5. */
+#ifndef TL_TREE_H
+#define TL_TREE_H
+
+#include <stdint.h>
+
+#include "event_store.h"
+
+#define TL_NOUID UINT32_MAX
+
+typedef struct tl_tree {
+    size_t n;
+    uint32_t *parent;               /* TL_NOUID = none */
+    uint32_t *child_off, *child;    /* children of u: child[child_off[u] .. child_off[u+1]) */
+    uint32_t *gpu_off, *gpu;        /* gpu_events of u, same layout */
+    uint8_t *in_tree;               /* the reference's tree=True */
+    struct { uint32_t a, b; } *fwd_links;   /* (bwd, fwd) sorted by bwd */
+    struct { uint32_t a, b; } *bwd_links;   /* (fwd, bwd) sorted by fwd */
+    size_t n_links;
+    int link_by_external_id;        /* linking key: 0 correlation, 1 External id */
+    int with_python;                /* python_function events are tree nodes */
+    size_t n_discarded;             /* events dropped by the bleed rule */
+    size_t n_linked_gpu, n_gpu;     /* GPU-set events linked / total */
+    int gpu_only;                   /* no cpu_op nor python_function event */
+} tl_tree;
+
+typedef struct tl_tree_opts {
+    int with_python;                /* --include_call_stack */
+} tl_tree_opts;
+
+void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opts);
+void tl_tree_free(tl_tree *t);
+
+static inline int tl_is_gpu_cat(uint8_t c)
+{
+    return c == TL_CAT_KERNEL || c == TL_CAT_GPU_MEMCPY || c == TL_CAT_GPU_MEMSET;
+}
+
+/* The op that launched GPU event g (§5): the nearest cpu_op above its
+ * runtime call (skipping cpu_ops named "execute", passing python functions),
+ * else the runtime call itself; TL_NOUID when g is not linked. */
+uint32_t tl_tree_launcher(const tl_tree *t, const tl_event_store *es, uint32_t g);
+
+uint32_t tl_tree_fwd_of(const tl_tree *t, uint32_t bwd);
+uint32_t tl_tree_bwd_of(const tl_tree *t, uint32_t fwd);
+
+#endif

@@ -1,0 +1,12 @@
+#include "error.h"
+
+#include <stdio.h>
+
+void tl_error_set(tl_error *err, const char *fmt, ...)
+{
+    if (!err) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}

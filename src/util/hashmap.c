@@ -1,0 +1,70 @@
+#include "hashmap.h"
+
+#include <string.h>
+
+#include "vec.h"
+
+static inline size_t slot_of(const tl_map *m, uint64_t k1, uint64_t k2)
+{
+    uint64_t h = (k1 * 0x9E3779B97F4A7C15ull) ^ (k2 + 0x632BE59BD9B4E019ull + (k1 << 6));
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return (size_t)h & (m->cap - 1);
+}
+
+void tl_map_init(tl_map *m, size_t expected)
+{
+    size_t cap = 64;
+    while (cap < expected * 2) cap *= 2;
+    m->cap = cap;
+    m->n = 0;
+    m->k1 = tl_xmalloc(cap * sizeof *m->k1);
+    m->k2 = tl_xmalloc(cap * sizeof *m->k2);
+    m->val = tl_xmalloc(cap * sizeof *m->val);
+    memset(m->val, 0xff, cap * sizeof *m->val);
+}
+
+void tl_map_free(tl_map *m)
+{
+    free(m->k1);
+    free(m->k2);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+static void grow(tl_map *m)
+{
+    tl_map old = *m;
+    tl_map_init(m, old.cap); /* doubles: init sizes to 2 * expected */
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.val[i] != UINT32_MAX) tl_map_put(m, old.k1[i], old.k2[i], old.val[i]);
+    tl_map_free(&old);
+}
+
+void tl_map_put(tl_map *m, uint64_t k1, uint64_t k2, uint32_t v)
+{
+    if ((m->n + 1) * 4 > m->cap * 3) grow(m);
+    size_t i = slot_of(m, k1, k2);
+    while (m->val[i] != UINT32_MAX) {
+        if (m->k1[i] == k1 && m->k2[i] == k2) {
+            m->val[i] = v;
+            return;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->k1[i] = k1;
+    m->k2[i] = k2;
+    m->val[i] = v;
+    m->n++;
+}
+
+uint32_t tl_map_get(const tl_map *m, uint64_t k1, uint64_t k2)
+{
+    size_t i = slot_of(m, k1, k2);
+    while (m->val[i] != UINT32_MAX) {
+        if (m->k1[i] == k1 && m->k2[i] == k2) return m->val[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return UINT32_MAX;
+}

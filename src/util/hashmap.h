@@ -1,0 +1,22 @@
+/* hashmap.h — open-addressing maps from a pair of 64-bit keys to a uint32
+ * value (last insert wins). Used by the tree builder for correlation and
+ * flow lookups. Owns its slot arrays; not thread-safe while being built. */
+#ifndef TL_HASHMAP_H
+#define TL_HASHMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tl_map {
+    uint64_t *k1, *k2;
+    uint32_t *val;   /* UINT32_MAX = empty slot */
+    size_t cap, n;   /* cap is a power of two */
+} tl_map;
+
+void tl_map_init(tl_map *m, size_t expected);
+void tl_map_free(tl_map *m);
+void tl_map_put(tl_map *m, uint64_t k1, uint64_t k2, uint32_t v);
+/* Returns UINT32_MAX when absent. */
+uint32_t tl_map_get(const tl_map *m, uint64_t k1, uint64_t k2);
+
+#endif

@@ -1,0 +1,195 @@
+/* The Kineto scanner: exact time parsing, awkward but valid input, and the
+ * one-line errors for bad input; every document is also scanned through a
+ * file with tiny read buffers so each refill boundary is exercised. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "json/kineto_scan.h"
+#include "test.h"
+
+static void ns(const char *txt, long long want)
+{
+    int64_t v = 0;
+    int rc = tl_parse_us_to_ns(txt, strlen(txt), &v);
+    CHECK_I64(rc, 0);
+    if (rc == 0 && v != want) {
+        tl_test_state.failures++;
+        fprintf(stderr, "parse_us_to_ns(%s) = %lld, expected %lld\n", txt, (long long)v, want);
+    }
+}
+
+static void time_parsing(void)
+{
+    ns("1419247333291.708", 1419247333291708LL);
+    ns("3.136", 3136);
+    ns("0", 0);
+    ns("12", 12000);
+    ns("1708722576381804", 1708722576381804000LL);
+    ns("0.0005", 0);          /* tie -> even */
+    ns("0.0015", 2);          /* tie -> even */
+    ns("0.00150001", 2);
+    ns("0.0025", 2);
+    ns("0.00251", 3);
+    ns("1.5e3", 1500000);
+    ns("1E-3", 1);
+    ns("-2.5", -2500);
+    ns("12.3456789", 12346);
+    ns("0.000000000000000000000001", 0);
+    int64_t v;
+    CHECK(tl_parse_us_to_ns("1e30", 4, &v) != 0);
+    CHECK(tl_parse_us_to_ns("abc", 3, &v) != 0);
+    CHECK(tl_parse_us_to_ns("1.", 2, &v) != 0);
+}
+
+/* Scans doc from memory and from a file with a tiny buffer; both must agree. */
+static int scan_both(const char *doc, tl_event_store *es, tl_error *err)
+{
+    tl_es_init(es);
+    int rc = tl_scan_buffer("doc", doc, strlen(doc), es, err);
+    char path[] = "/tmp/tl_test_scan_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return rc;
+    size_t len = strlen(doc);
+    CHECK(write(fd, doc, len) == (ssize_t)len);
+    close(fd);
+    for (size_t bufsz = 1; bufsz <= 64; bufsz = bufsz < 8 ? bufsz + 1 : bufsz * 2) {
+        tl_event_store e2;
+        tl_error err2;
+        tl_es_init(&e2);
+        tl_scan_opts o = {.buffer_bytes = bufsz};
+        int rc2 = tl_scan_file(path, &e2, &o, &err2);
+        CHECK_I64(rc2, rc);
+        if (rc == 0 && rc2 == 0) {
+            CHECK_I64(e2.n, es->n);
+            for (size_t i = 0; i < es->n && i < e2.n; i++) {
+                CHECK_I64(e2.ts[i], es->ts[i]);
+                CHECK_STR(tl_es_name(&e2, i), tl_es_name(es, i));
+                CHECK_I64(e2.args_off[i + 1] - e2.args_off[i], es->args_off[i + 1] - es->args_off[i]);
+            }
+        } else if (rc != 0 && rc2 != 0) {
+            /* same message but for the file name */
+            CHECK(strstr(err2.msg, strchr(err->msg, ':')) != NULL);
+        }
+        tl_es_free(&e2);
+    }
+    unlink(path);
+    return rc;
+}
+
+static void awkward_input(void)
+{
+    tl_event_store es;
+    tl_error err;
+    const char *doc =
+        "\xEF\xBB\xBF{\"schemaVersion\":1,\"traceEvents\":[\n"
+        " {\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\",\"tid\":\"PyTorch Profiler\",\"ts\":1.5,\"dur\":2},\n"
+        " {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u00e9\\\"q\",\"pid\":0,\"tid\":7,\"ts\":10.001,\"dur\":-1,"
+        "  \"args\":{\"blocks per SM\":\"inf\",\"memory bandwidth (GB/s)\":\"N/A\",\"Comms Id\":18446744073709551615,"
+        "  \"correlation\":5,\"stream\":7,\"deep\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}},\n"
+        " {\"cat\":\"mystery\",\"name\":\"bad \xff utf8\",\"pid\":\"\",\"tid\":\"\",\"ts\":5,\"unknown\":{\"a\":[1,2,{\"b\":null}]}},\n"
+        " {\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"python3\"}},\n"
+        " {\"ph\":\"s\",\"id\":5,\"pid\":1,\"tid\":1,\"ts\":9,\"cat\":\"ac2g\",\"name\":\"ac2g\"},\n"
+        " {\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":9,\"dur\":1,\"args\":{\"correlation\":5,\"correlation\":6}}\n"
+        "], \"traceName\": \"x\", \"metadata\": {\"HF_TOKEN\": \"hf_secret\"}}\n";
+    int rc = scan_both(doc, &es, &err);
+    CHECK_I64(rc, 0);
+    if (rc) {
+        fprintf(stderr, "unexpected error: %s\n", err.msg);
+        tl_es_free(&es);
+        return;
+    }
+    CHECK_I64(es.n, 6);
+    CHECK(es.idvals[es.pid[0]].kind == 1);
+    CHECK_STR(tl_strpool_get(&es.names, (uint32_t)es.idvals[es.pid[0]].i), "Spans");
+    CHECK_I64(es.ts[0], 1500);
+    CHECK_I64(es.dur[0], 2000);
+    CHECK_STR(tl_es_name(&es, 1), "k\xc3\xa9\"q");
+    CHECK(es.flags[1] & TL_F_NEGDUR);
+    CHECK_I64(es.dur[1], 0);
+    CHECK_I64(es.corr[1], 5);
+    int64_t stream = 0;
+    CHECK(tl_es_arg_int(&es, 1, TL_K_STREAM, &stream));
+    CHECK_I64(stream, 7);
+    uint32_t comms = tl_strpool_find(&es.keys, "Comms Id", 8);
+    int isint;
+    uint32_t raw = tl_es_arg_raw(&es, 1, comms, &isint);
+    CHECK(raw != UINT32_MAX);
+    if (raw != UINT32_MAX) CHECK_STR(tl_strpool_get(&es.values, raw), "18446744073709551615");
+    uint32_t bps = tl_strpool_find(&es.keys, "blocks per SM", 13);
+    raw = tl_es_arg_raw(&es, 1, bps, &isint);
+    if (raw != UINT32_MAX) CHECK_STR(tl_strpool_get(&es.values, raw), "\"inf\"");
+    CHECK(es.cat[2] == TL_CAT_OTHER);
+    CHECK(!(es.flags[2] & TL_F_DUR));
+    CHECK_STR(tl_es_name(&es, 2), "bad \xef\xbf\xbd utf8");
+    CHECK(es.idvals[es.pid[2]].kind == 1);
+    CHECK_I64(es.n_meta, 1);
+    CHECK(es.cat[3] == TL_CAT_NONE);
+    CHECK_I64(es.corr[4], 5); /* flow id */
+    CHECK_I64(es.corr[5], 6); /* duplicate key: last wins */
+    CHECK(es.dropped_metadata);
+    for (size_t i = 0; i < es.n_top; i++)
+        CHECK(strcmp(tl_strpool_get(&es.keys, es.top[i].key), "metadata") != 0);
+    tl_es_free(&es);
+
+    /* a bare array of events, very long name, deep args nesting */
+    size_t L = 100000;
+    char *big = malloc(L + 20000);
+    char *p = big;
+    p += sprintf(p, "[{\"name\":\"");
+    for (size_t i = 0; i < L; i++) *p++ = 'a' + (char)(i % 26);
+    p += sprintf(p, "\",\"ph\":\"X\",\"ts\":1,\"args\":{\"n\":");
+    for (int i = 0; i < 5000; i++) *p++ = '[';
+    for (int i = 0; i < 5000; i++) *p++ = ']';
+    p += sprintf(p, "}}]");
+    *p = 0;
+    tl_es_init(&es);
+    rc = tl_scan_buffer("big", big, strlen(big), &es, &err);
+    CHECK_I64(rc, 0);
+    CHECK_I64(es.n, 1);
+    CHECK(es.bare_array);
+    if (rc == 0) CHECK_I64(strlen(tl_es_name(&es, 0)), L);
+    tl_es_free(&es);
+    free(big);
+}
+
+static void bad(const char *doc, size_t len, const char *want)
+{
+    tl_event_store es;
+    tl_error err = {{0}};
+    tl_es_init(&es);
+    int rc = tl_scan_buffer("bad.json", doc, len, &es, &err);
+    CHECK_I64(rc, -1);
+    if (rc == -1 && !strstr(err.msg, want)) {
+        tl_test_state.failures++;
+        fprintf(stderr, "error for %.40s: \"%s\" lacks \"%s\"\n", doc, err.msg, want);
+    }
+    CHECK(strncmp(err.msg, "bad.json: byte ", 15) == 0);
+    tl_es_free(&es);
+}
+
+static void bad_input(void)
+{
+    bad("", 0, "empty");
+    bad("  \n", 3, "truncated");
+    bad("{\"traceEvents\":[{\"ph\":\"X\"", 25, "truncated");
+    bad("\x01\x02garbage", 9, "not a JSON object");
+    bad("42", 2, "not a JSON object");
+    bad("{\"a\":1}", 7, "no traceEvents");
+    bad("{\"traceEvents\":{}}", 18, "not an array");
+    bad("{\"traceEvents\":[{\"name\":\"abc}]}", 31, "truncated");
+    bad("{\"traceEvents\":[{\"name\":\"a\nb\"}]}", 32, "control character");
+    bad("{\"traceEvents\":[{\"ts\":1,}]}", 26, "expected a key");
+    bad("{\"traceEvents\":[{\"x\":[1 2]}]}", 28, "expected ',' or ']'");
+    bad("{\"traceEvents\":[]} x", 20, "after the end");
+    bad("{\"traceEvents\":[1]}", 19, "expected an event object");
+    bad("{\"traceEvents\":[{\"ts\":1e400}]}", 29, "out of range");
+    bad("{\"traceEvents\":[{\"a\":tru}]}", 26, "invalid literal");
+    bad("{\"traceEvents\":[{},{\"a\":\"\\x\"}]}", 31, "(event 1)");
+}
+
+void suite_scan(void)
+{
+    time_parsing();
+    awkward_input();
+    bad_input();
+}
