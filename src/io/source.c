@@ -206,9 +206,10 @@ tl_source *tl_source_open(const char *path, tl_error *err)
         s->inf.crc_flag = ISAL_GZIP;
         s->members = 1;
     }
-    for (int i = 0; i < NCHUNK; i++) s->ring[i].data = tl_xmalloc(CHUNK);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    if (!s->gzip) return s; /* plain files are read straight into the caller's buffer */
+    for (int i = 0; i < NCHUNK; i++) s->ring[i].data = tl_xmalloc(CHUNK);
     if (pthread_create(&s->thread, NULL, producer, s) != 0) {
         tl_error_set(err, "%s: cannot start the reader thread", path);
         tl_source_close(s);
@@ -221,6 +222,13 @@ tl_source *tl_source_open(const char *path, tl_error *err)
 long tl_source_read(tl_source *s, char *buf, size_t cap, tl_error *err)
 {
     size_t n = 0;
+    if (!s->gzip) {
+        if (read_full(s->fd, (uint8_t *)buf, cap, &n) < 0) {
+            tl_error_set(err, "%s: read error: %s", s->path, strerror(errno));
+            return -1;
+        }
+        return (long)n;
+    }
     while (n < cap) {
         pthread_mutex_lock(&s->mu);
         while (s->tail == s->head && !s->done) pthread_cond_wait(&s->cv, &s->mu);

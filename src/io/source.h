@@ -1,7 +1,8 @@
 /* source.h — a byte source over a trace file.
- * Owns the file descriptor, the gzip decoder state and a background reader
- * thread that decompresses (or reads) ahead into a small ring of chunks, so
- * that decompression and JSON scanning overlap on two cores. gzip is detected
+ * Owns the file descriptor and, for gzip input, the decoder state and a
+ * background thread that decompresses ahead into a small ring of chunks, so
+ * that decompression and JSON scanning overlap on two cores (plain files are
+ * read straight into the caller's buffer). gzip is detected
  * by its magic bytes (1f 8b), never by the file name; multi-member gzip files
  * are read to the end. Memory: a fixed ring (a few MiB), independent of the
  * file size. Not shared between threads by callers. */

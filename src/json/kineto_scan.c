@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../io/source.h"
+#include "../util/bigmem.h"
 #include "../util/vec.h"
 
 enum { PAD = 64, INITIAL_BUF = 4 << 20, PROGRESS_STEP = 64 << 20 };
@@ -773,21 +774,7 @@ static uint32_t label_value(scanner *s, uint32_t want_key)
 static void commit_event(scanner *s)
 {
     tl_event_store *es = s->es;
-    if (es->n == es->cap) {
-        size_t nc = es->cap ? es->cap * 2 : 4096;
-        es->ts = tl_xrealloc(es->ts, nc * sizeof *es->ts);
-        es->dur = tl_xrealloc(es->dur, nc * sizeof *es->dur);
-        es->corr = tl_xrealloc(es->corr, nc * sizeof *es->corr);
-        es->name = tl_xrealloc(es->name, nc * sizeof *es->name);
-        es->cat_id = tl_xrealloc(es->cat_id, nc * sizeof *es->cat_id);
-        es->cat = tl_xrealloc(es->cat, nc * sizeof *es->cat);
-        es->ph = tl_xrealloc(es->ph, nc * sizeof *es->ph);
-        es->flags = tl_xrealloc(es->flags, nc * sizeof *es->flags);
-        es->pid = tl_xrealloc(es->pid, nc * sizeof *es->pid);
-        es->tid = tl_xrealloc(es->tid, nc * sizeof *es->tid);
-        es->args_off = tl_xrealloc(es->args_off, (nc + 1) * sizeof *es->args_off);
-        es->cap = nc;
-    }
+    if (es->n == es->cap) tl_es_grow(es, es->cap ? es->cap * 2 : 4096);
     size_t i = es->n;
     uint8_t flags = s->e_flags;
     int64_t dur = s->e_dur;
@@ -842,9 +829,16 @@ static void commit_event(scanner *s)
             }
         }
     }
-    TL_GROW(es->blob, es->blob_cap, es->blob_len + s->tb_len);
-    memcpy(es->blob + es->blob_len, s->tb, s->tb_len);
-    es->blob_len += s->tb_len;
+    if (es->blob_len + s->tb_len > es->blob_cap) {
+        size_t nc = es->blob_cap ? es->blob_cap * 2 : (1 << 20);
+        while (nc < es->blob_len + s->tb_len) nc *= 2;
+        es->blob = tl_big_realloc(es->blob, nc);
+        es->blob_cap = nc;
+    }
+    if (s->tb_len) {
+        memcpy(es->blob + es->blob_len, s->tb, s->tb_len);
+        es->blob_len += s->tb_len;
+    }
     es->args_off[i + 1] = es->blob_len;
     es->n++;
 }

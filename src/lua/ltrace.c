@@ -309,6 +309,9 @@ static int events_iter(lua_State *L)
 static int trace_events(lua_State *L)
 {
     tl_trace *t = check_trace(L, 1);
+    if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
+        return luaL_argerror(L, 2, "expected a filter table {cat=, name=, pid=, tid=}");
+    lua_settop(L, 2);
     evfilter *f = lua_newuserdatauv(L, sizeof *f, 0);
     memset(f, 0xff, sizeof *f);
     f->impossible = 0;
@@ -323,8 +326,6 @@ static int trace_events(lua_State *L)
         lua_getfield(L, 2, "tid");
         f->tid = find_idval_arg(L, &t->es, -1, &f->impossible);
         lua_pop(L, 4);
-    } else if (!lua_isnoneornil(L, 2)) {
-        return luaL_argerror(L, 2, "expected a filter table {cat=, name=, pid=, tid=}");
     }
     lua_pushvalue(L, 1);
     lua_insert(L, -2);

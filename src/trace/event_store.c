@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "../util/bigmem.h"
 #include "../util/vec.h"
 
 static const char *const well_known_keys[TL_K__COUNT] = {
@@ -35,23 +36,39 @@ void tl_es_init(tl_event_store *es)
         tl_strpool_intern(&es->keys, well_known_keys[k], strlen(well_known_keys[k]));
     es->n_idval_slots = 256;
     es->idval_slots = tl_xcalloc(es->n_idval_slots, sizeof *es->idval_slots);
-    es->args_off = tl_xcalloc(1, sizeof *es->args_off);
+    es->args_off = tl_big_realloc(NULL, sizeof *es->args_off);
+}
+
+void tl_es_grow(tl_event_store *es, size_t nc)
+{
+    es->ts = tl_big_realloc(es->ts, nc * sizeof *es->ts);
+    es->dur = tl_big_realloc(es->dur, nc * sizeof *es->dur);
+    es->corr = tl_big_realloc(es->corr, nc * sizeof *es->corr);
+    es->name = tl_big_realloc(es->name, nc * sizeof *es->name);
+    es->cat_id = tl_big_realloc(es->cat_id, nc * sizeof *es->cat_id);
+    es->cat = tl_big_realloc(es->cat, nc * sizeof *es->cat);
+    es->ph = tl_big_realloc(es->ph, nc * sizeof *es->ph);
+    es->flags = tl_big_realloc(es->flags, nc * sizeof *es->flags);
+    es->pid = tl_big_realloc(es->pid, nc * sizeof *es->pid);
+    es->tid = tl_big_realloc(es->tid, nc * sizeof *es->tid);
+    es->args_off = tl_big_realloc(es->args_off, (nc + 1) * sizeof *es->args_off);
+    es->cap = nc;
 }
 
 void tl_es_free(tl_event_store *es)
 {
-    free(es->ts);
-    free(es->dur);
-    free(es->corr);
-    free(es->name);
-    free(es->cat_id);
-    free(es->cat);
-    free(es->ph);
-    free(es->flags);
-    free(es->pid);
-    free(es->tid);
-    free(es->args_off);
-    free(es->blob);
+    tl_big_free(es->ts);
+    tl_big_free(es->dur);
+    tl_big_free(es->corr);
+    tl_big_free(es->name);
+    tl_big_free(es->cat_id);
+    tl_big_free(es->cat);
+    tl_big_free(es->ph);
+    tl_big_free(es->flags);
+    tl_big_free(es->pid);
+    tl_big_free(es->tid);
+    tl_big_free(es->args_off);
+    tl_big_free(es->blob);
     tl_strpool_free(&es->names);
     tl_strpool_free(&es->cats);
     tl_strpool_free(&es->keys);

@@ -126,6 +126,8 @@ typedef struct tl_event_store {
 
 void tl_es_init(tl_event_store *es);
 void tl_es_free(tl_event_store *es);
+/* Grows every column to hold nc events (the scanner's append path). */
+void tl_es_grow(tl_event_store *es, size_t nc);
 size_t tl_es_memory(const tl_event_store *es);
 
 uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i);

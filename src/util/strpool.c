@@ -4,23 +4,40 @@
 
 #include "vec.h"
 
+static inline uint64_t mix(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
+}
+
+static inline uint64_t word(const char *s)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+/* Two independent multiply lanes over 8-byte words (good instruction-level
+ * parallelism), folded with a final avalanche. */
 uint32_t tl_hash_bytes(const char *s, size_t len)
 {
-    /* 64-bit multiply-mix over 8-byte words; good enough for interning. */
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (len * 0xff51afd7ed558ccdull);
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 31;
+    uint64_t a = 0x9E3779B97F4A7C15ull ^ len, b = 0xff51afd7ed558ccdull;
+    while (len >= 16) {
+        a = (a ^ word(s)) * 0xbf58476d1ce4e5b9ull;
+        b = (b ^ word(s + 8)) * 0x94d049bb133111ebull;
+        s += 16;
+        len -= 16;
+    }
+    if (len >= 8) {
+        a = mix(a, word(s));
         s += 8;
         len -= 8;
     }
     uint64_t w = 0;
     memcpy(&w, s, len);
-    h = (h ^ w) * 0x94d049bb133111ebull;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
+    b = mix(b, w);
+    uint64_t h = mix(a ^ (b >> 29), b);
+    h *= 0x94d049bb133111ebull;
     h ^= h >> 32;
     return (uint32_t)h;
 }

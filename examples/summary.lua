@@ -1,0 +1,24 @@
+-- summary.lua — a small example script: GPU time per launching op.
+-- Usage: tracelens run examples/summary.lua TRACE
+local path = arg[1] or error("usage: tracelens run summary.lua TRACE")
+local trace = tl.load(path)
+local tlv = trace:timeline()
+print(string.format("GPU busy %.1f us of %.1f us (%.1f%% idle), exposed communication %.1f us",
+  tlv.busy_time, tlv.total_time, 100 * tlv.idle_time / tlv.total_time, tlv.exposed_comm_time))
+
+local by_op, order = {}, {}
+for _, cat in ipairs({"kernel", "gpu_memcpy", "gpu_memset"}) do
+  for ev in trace:events{cat = cat} do
+    local op = ev:launcher()
+    local name = op and op.name or "(unlinked)"
+    if not by_op[name] then by_op[name] = {time = 0, count = 0}; order[#order + 1] = name end
+    by_op[name].time = by_op[name].time + ev.dur
+    by_op[name].count = by_op[name].count + 1
+  end
+end
+table.sort(order, function(a, b) return by_op[a].time > by_op[b].time end)
+print("\nTop launching ops by GPU kernel time:")
+for i = 1, math.min(10, #order) do
+  local o = by_op[order[i]]
+  print(string.format("  %10.1f us  %4d kernels  %s", o.time, o.count, order[i]))
+end

@@ -1,0 +1,47 @@
+#include "bigmem.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+enum { HDR = 64 };
+#define HUGE_2M ((size_t)2 << 20)
+
+static size_t round_up(size_t n)
+{
+    size_t unit = n >= HUGE_2M ? HUGE_2M : 4096;
+    return (n + unit - 1) / unit * unit;
+}
+
+static void fail(size_t n)
+{
+    fprintf(stderr, "tracelens: out of memory (mapping %zu bytes)\n", n);
+    abort();
+}
+
+void *tl_big_realloc(void *p, size_t bytes)
+{
+    size_t want = round_up(bytes + HDR);
+    char *base;
+    if (!p) {
+        base = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED) fail(want);
+    } else {
+        base = (char *)p - HDR;
+        size_t have = *(size_t *)base;
+        if (want <= have) return p;
+        base = mremap(base, have, want, MREMAP_MAYMOVE);
+        if (base == MAP_FAILED) fail(want);
+    }
+    if (want >= HUGE_2M) madvise(base, want, MADV_HUGEPAGE);
+    *(size_t *)base = want;
+    return base + HDR;
+}
+
+void tl_big_free(void *p)
+{
+    if (!p) return;
+    char *base = (char *)p - HDR;
+    munmap(base, *(size_t *)base);
+}

@@ -1,0 +1,16 @@
+/* bigmem.h — allocation of the large per-event columns.
+ * Blocks come straight from mmap with transparent huge pages requested
+ * (madvise), and grow with mremap: filling multi-hundred-MB columns then
+ * costs one page fault per 2 MiB instead of one per 4 KiB. Each block keeps
+ * its mapped size in a small header; nothing global. */
+#ifndef TL_BIGMEM_H
+#define TL_BIGMEM_H
+
+#include <stddef.h>
+
+/* Like realloc (p may be NULL); aborts on failure. Contents are kept;
+ * new memory is zero-filled. */
+void *tl_big_realloc(void *p, size_t bytes);
+void tl_big_free(void *p);
+
+#endif

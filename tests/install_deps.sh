@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tracelens needs to build and test (root or
+# sudo); does nothing when they are all present. Used by the README quick
+# start, examples/demo.sh, tests/run_all.sh and .ci/run.
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config
+      liblua5.4-dev lua-cjson-dev libxlsxwriter-dev libpng-dev libisal-dev zlib1g-dev
+      libedit-dev libfreetype-dev fonts-dejavu-core
+      libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+echo "tracelens: installing ${missing[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,72 @@
+-- tl.parallel: task order, argument and result passing (trace handles
+-- included), errors with file:line and traceback, time-out and memory cap
+-- that fail one task only, the sandbox of task states, and concurrency.
+local root = arg[1]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+
+local trace = tl.load(root .. "/examples/demo_trace.json")
+local busy = trace:timeline().busy_time
+
+local tasks = {
+  {code = "local t, k = ... return {n = #t, busy = t:timeline().busy_time, k = k}", args = {trace, "x"}},
+  {code = "return 1 +", name = "=broken"},
+  {code = "local a = nil\nreturn a.b", name = "@agent_nil.lua"},
+  {code = "while true do end", name = "=spin"},
+  {code = "local t = {} for i = 1, 1e8 do t[i] = i end return #t", name = "=hog"},
+  {code = "return {os = os.execute, io = io, dofile = dofile, loadfile = loadfile, clock = type(os.clock)}"},
+  {code = "return require('cjson').encode({1, 2})"},
+  {code = "local ok, e = pcall(load, string.dump(function() end)) return tostring(ok) .. ':' .. tostring(e)"},
+  {code = "local e = ... return {name = e.name, uid = e.uid, launcher = e:launcher() and e:launcher().name}",
+   args = {trace:node(806)}},
+  {script = root .. "/tests/lua/parallel_task.lua", args = {trace, 3}},
+  {code = "return function() end"},
+}
+local r = tl.parallel(tasks, {timeout = 2, memory_mb = 64})
+T.eq(#r, #tasks, "one result per task")
+T.check(r[1].ok, "task 1 ok: " .. tostring(r[1].error))
+T.eq(r[1].value and r[1].value.n, #trace, "trace handle passes through args")
+T.eq(r[1].value and r[1].value.busy, busy, "same timeline in a task")
+T.eq(r[1].value and r[1].value.k, "x", "plain args pass")
+T.check(not r[2].ok and r[2].error:find("broken:1:"), "syntax error has file:line: " .. tostring(r[2].error))
+T.check(not r[3].ok and r[3].error:find("agent_nil.lua:2:"), "runtime error has file:line: " .. tostring(r[3].error))
+T.check(r[3].traceback and r[3].traceback:find("stack traceback"), "runtime error has a traceback")
+T.check(not r[4].ok and r[4].error:find("time limit"), "time-out stops one task: " .. tostring(r[4].error))
+T.check(not r[5].ok and r[5].error:find("memory"), "memory cap stops one task: " .. tostring(r[5].error))
+T.check(r[6].ok, "sandbox probe ran: " .. tostring(r[6].error))
+if r[6].ok then
+  T.eq(r[6].value.os, nil, "no os.execute in tasks")
+  T.eq(r[6].value.io, nil, "no io in tasks")
+  T.eq(r[6].value.dofile, nil, "no dofile in tasks")
+  T.eq(r[6].value.loadfile, nil, "no loadfile in tasks")
+  T.eq(r[6].value.clock, "function", "os.clock in tasks")
+end
+T.eq(r[7].value, "[1,2]", "cjson preloaded in tasks")
+T.check(r[8].ok and r[8].value:find("^true:") == nil, "binary chunks refused: " .. tostring(r[8].value))
+T.eq(r[9].value and r[9].value.uid, 806, "event views pass through args")
+T.eq(r[9].value and r[9].value.launcher, trace:node(806):launcher().name, "launcher inside a task")
+T.check(r[10].ok and r[10].value == 3 * #trace, "script task with args: " .. tostring(r[10].error))
+T.check(not r[11].ok and r[11].error:find("function"), "functions cannot be returned: " .. tostring(r[11].error))
+
+-- bad task specs are usage errors of tl.parallel itself
+T.check(not pcall(tl.parallel, {{code = "return 1", script = "x"}}), "code and script together refused")
+T.check(not pcall(tl.parallel, {42}), "non-table task refused")
+
+-- tasks run concurrently: two equal CPU-bound tasks on 2 threads take
+-- clearly less wall time than on 1 thread
+local function now()
+  local f = io.popen("date +%s.%N")
+  local v = tonumber(f:read("l"))
+  f:close()
+  return v
+end
+local work = {code = "local x = 0 for i = 1, 3e7 do x = x + i % 7 end return x"}
+local function timed(jobs)
+  local s = now()
+  local rr = tl.parallel({work, work}, {jobs = jobs})
+  T.check(rr[1].ok and rr[2].ok, "workers ran")
+  return now() - s
+end
+local serial, par = timed(1), timed(2)
+T.check(par < 0.8 * serial, string.format("2 threads: %.2f s, 1 thread: %.2f s", par, serial))
+T.finish()
