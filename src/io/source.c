@@ -260,6 +260,22 @@ long tl_source_read(tl_source *s, char *buf, size_t cap, tl_error *err)
     return (long)n;
 }
 
+int tl_source_seek(tl_source *s, uint64_t off, tl_error *err)
+{
+    if (s->gzip || lseek(s->fd, (off_t)off, SEEK_SET) < 0) {
+        tl_error_set(err, "%s: cannot seek to byte %llu", s->path, (unsigned long long)off);
+        return -1;
+    }
+    return 0;
+}
+
+long tl_source_pread(tl_source *s, char *buf, size_t cap, uint64_t off)
+{
+    if (s->gzip) return -1;
+    ssize_t n = pread(s->fd, buf, cap, (off_t)off);
+    return (long)n;
+}
+
 int tl_source_is_gzip(const tl_source *s) { return s->gzip; }
 uint64_t tl_source_file_size(const tl_source *s) { return s->size; }
 const char *tl_source_path(const tl_source *s) { return s->path; }

@@ -24,6 +24,11 @@ tl_source *tl_source_open(const char *path, tl_error *err);
  * corrupt gzip, read error). */
 long tl_source_read(tl_source *src, char *buf, size_t cap, tl_error *err);
 
+/* Plain files only: continue reading at byte offset off. */
+int tl_source_seek(tl_source *src, uint64_t off, tl_error *err);
+/* Plain files only: up to cap bytes at offset off, without moving. */
+long tl_source_pread(tl_source *src, char *buf, size_t cap, uint64_t off);
+
 int tl_source_is_gzip(const tl_source *src);
 uint64_t tl_source_file_size(const tl_source *src);
 const char *tl_source_path(const tl_source *src);

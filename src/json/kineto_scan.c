@@ -1,6 +1,8 @@
 #include "kineto_scan.h"
 
 #include <emmintrin.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,18 +46,41 @@ typedef struct scanner {
     size_t cat_map_cap;
     uint64_t next_progress;
     const tl_scan_opts *opts;
+
+    /* the structured error (the message is also formatted into err) */
+    const char *err_what;
+    char err_what_buf[192];
+    uint64_t err_off, err_event;
+    int err_in_events;
+
+    /* parallel parts: a part scanner stops when an event starts exactly at
+     * one of `stops` (offsets of later parts), see tl_scan_file */
+    const uint64_t *stops;
+    size_t n_stops, stop_i;
+    int landed;               /* stopped exactly at stops[landed_i] */
+    size_t landed_i;
+    int start_in_events;      /* begin inside traceEvents, at an event */
 } scanner;
 
 /* ------------------------------------------------------------------ errors */
 
+static void format_error(const scanner *s, uint64_t event_base)
+{
+    if (s->err_in_events)
+        tl_error_set(s->err, "%s: byte %llu (event %llu): %s", s->path, (unsigned long long)s->err_off,
+                     (unsigned long long)(event_base + s->err_event), s->err_what);
+    else
+        tl_error_set(s->err, "%s: byte %llu: %s", s->path, (unsigned long long)s->err_off, s->err_what);
+}
+
 static int fail(scanner *s, const char *p, const char *what)
 {
-    uint64_t off = s->base + (uint64_t)(p - s->buf);
-    if (s->in_events)
-        tl_error_set(s->err, "%s: byte %llu (event %llu): %s", s->path, (unsigned long long)off,
-                     (unsigned long long)s->event_index, what);
-    else
-        tl_error_set(s->err, "%s: byte %llu: %s", s->path, (unsigned long long)off, what);
+    s->err_off = s->base + (uint64_t)(p - s->buf);
+    snprintf(s->err_what_buf, sizeof s->err_what_buf, "%s", what);
+    s->err_what = s->err_what_buf;
+    s->err_event = s->event_index;
+    s->err_in_events = s->in_events;
+    format_error(s, 0);
     return ERR;
 }
 
@@ -1000,8 +1025,13 @@ static int truncated(scanner *s, const char *p, const char *where)
 static int scan(scanner *s)
 {
     enum { T_START, T_OBJ_KEY, T_OBJ_AFTER, T_EVENTS_FIRST, T_EVENTS_NEXT, T_END } state = T_START;
-    size_t pos = 0; /* committed position in buf */
     int seen_events = 0;
+    if (s->start_in_events) {
+        state = T_EVENTS_FIRST;
+        s->in_events = 1;
+        seen_events = 1;
+    }
+    size_t pos = 0; /* committed position in buf */
     int st;
     for (;;) {
         const char *p = s->buf + pos;
@@ -1126,6 +1156,15 @@ static int scan(scanner *s)
                 p = skip_ws(p);
                 if (*p == ',') {
                     p = skip_ws(p + 1);
+                    if (s->stop_i < s->n_stops) {
+                        uint64_t off = s->base + (uint64_t)(p - s->buf);
+                        while (s->stop_i < s->n_stops && off > s->stops[s->stop_i]) s->stop_i++;
+                        if (s->stop_i < s->n_stops && off == s->stops[s->stop_i]) {
+                            s->landed = 1;
+                            s->landed_i = s->stop_i;
+                            return 0;
+                        }
+                    }
                     if ((st = parse_event(s, &p)) != OK) break;
                     s->event_index++;
                     continue;
@@ -1198,26 +1237,228 @@ static int finish(scanner *s, int rc)
     return rc;
 }
 
+/* ------------------------------------------------- parallel parts */
+
+/* A plain file is cut into parts at likely event starts (`}` `,` `{` `"`
+ * with optional whitespace); each part is scanned on its own thread into its
+ * own store, and each scanner stops when an event starts exactly at a later
+ * cut. Part 0 starts at the top of the document, so it is right; a later
+ * part is right exactly when a right part stopped at its start (its first
+ * byte is then a real event start, and scanning is deterministic from
+ * there). Parts nobody landed on (a cut inside a string, say) are dropped
+ * and the part before them simply scanned on. The result is the same as a
+ * sequential scan, errors included. */
+
+enum { MAX_PARTS = 16, CUT_WINDOW = 1 << 18 };
+#define PARALLEL_MIN_BYTES ((uint64_t)64 << 20)
+
+typedef struct part {
+    scanner s;
+    tl_event_store es;
+    tl_error err;
+    uint64_t start;
+    int rc;
+    pthread_t thread;
+    int started, appended;
+} part;
+
+static void scanner_setup(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts,
+                          tl_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    s->es = es;
+    s->err = err;
+    s->opts = opts;
+    s->cap = opts && opts->buffer_bytes ? opts->buffer_bytes + PAD : INITIAL_BUF;
+    s->buf = tl_xmalloc(s->cap);
+    memset(s->buf, 0, PAD);
+    s->next_progress = PROGRESS_STEP;
+}
+
+static int run_scanner(scanner *s)
+{
+    int more;
+    return refill(s, 0, &more) == OK && scan(s) == 0 ? 0 : -1;
+}
+
+static void *part_main(void *arg)
+{
+    part *pt = arg;
+    pt->rc = run_scanner(&pt->s);
+    return NULL;
+}
+
+static long skip_blank(const char *w, long j, long n)
+{
+    while (j < n && (w[j] == ' ' || w[j] == '\n' || w[j] == '\r' || w[j] == '\t')) j++;
+    return j;
+}
+
+/* Does w[j..n) look like a run of objects separated by commas (at least 8,
+ * or up to the end of the window)? Tracks strings and nesting only. */
+static int plausible_run(const char *w, long j, long n)
+{
+    for (int objs = 0; objs < 8; objs++) {
+        if (j >= n) return 1;
+        if (w[j] != '{') return 0;
+        long depth = 0;
+        for (; j < n; j++) {
+            char c = w[j];
+            if (c == '"') {
+                for (j++; j < n && w[j] != '"'; j++)
+                    if (w[j] == '\\') j++;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                if (--depth == 0) break;
+            }
+        }
+        j = skip_blank(w, j + 1, n);
+        if (j >= n) return 1;
+        if (w[j] != ',') return w[j] == ']' && objs > 0;
+        j = skip_blank(w, j + 1, n);
+    }
+    return 1;
+}
+
+/* Offset of a likely event start in [from, from + CUT_WINDOW), or 0: a
+ * `{"` after `},` whose continuation looks like a run of events. */
+static uint64_t find_cut(tl_source *src, uint64_t from, char *win)
+{
+    long n = tl_source_pread(src, win, CUT_WINDOW, from);
+    for (long i = 0; i + 4 < n; i++) {
+        if (win[i] != '}') continue;
+        long j = skip_blank(win, i + 1, n);
+        if (j >= n || win[j] != ',') continue;
+        j = skip_blank(win, j + 1, n);
+        if (j >= n || win[j] != '{') continue;
+        long k = skip_blank(win, j + 1, n);
+        if (k < n && win[k] == '"' && plausible_run(win, j, n)) return from + (uint64_t)j;
+    }
+    return 0;
+}
+
+/* Is the document a bare array of events (first byte after BOM/space)? */
+static int peek_bare_array(tl_source *src)
+{
+    char b[4096];
+    long n = tl_source_pread(src, b, sizeof b, 0);
+    long i = 0;
+    if (n >= 3 && (unsigned char)b[0] == 0xEF && (unsigned char)b[1] == 0xBB && (unsigned char)b[2] == 0xBF) i = 3;
+    while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) i++;
+    return i < n && b[i] == '[';
+}
+
+static int plan_parts(tl_source *src, uint64_t size, int nparts, uint64_t *cuts)
+{
+    char *win = tl_xmalloc(CUT_WINDOW);
+    int n = 1;
+    cuts[0] = 0;
+    for (int k = 1; k < nparts; k++) {
+        uint64_t c = find_cut(src, size / (uint64_t)nparts * (uint64_t)k, win);
+        if (c > cuts[n - 1]) cuts[n++] = c;
+    }
+    free(win);
+    return n;
+}
+
+static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err,
+                         tl_source *src0, int nparts)
+{
+    uint64_t cuts[MAX_PARTS];
+    nparts = plan_parts(src0, tl_source_file_size(src0), nparts, cuts);
+    int bare = peek_bare_array(src0);
+    part *parts = tl_xcalloc((size_t)nparts, sizeof *parts);
+    tl_scan_opts quiet = {0};
+    if (opts) quiet.buffer_bytes = opts->buffer_bytes;
+    for (int k = 0; k < nparts; k++) {
+        part *pt = &parts[k];
+        tl_event_store *pes = k == 0 ? es : &pt->es;
+        if (k) {
+            tl_es_init(pes);
+            pes->bare_array = bare;
+        }
+        scanner_setup(&pt->s, path, pes, k == 0 ? opts : &quiet, &pt->err);
+        pt->start = cuts[k];
+        pt->s.stops = cuts + k + 1;
+        pt->s.n_stops = (size_t)(nparts - k - 1);
+        pt->s.start_in_events = k > 0;
+        pt->s.base = cuts[k];
+        if (k == 0) {
+            pt->s.src = src0;
+        } else {
+            pt->s.src = tl_source_open(path, &pt->err);
+            if (!pt->s.src || tl_source_seek(pt->s.src, cuts[k], &pt->err) != 0) {
+                pt->rc = -1;
+                continue;
+            }
+            pt->started = pthread_create(&pt->thread, NULL, part_main, pt) == 0;
+            if (!pt->started) pt->rc = -1;
+        }
+    }
+    parts[0].rc = run_scanner(&parts[0].s);
+    for (int k = 1; k < nparts; k++)
+        if (parts[k].started) pthread_join(parts[k].thread, NULL);
+
+    /* follow the chain of right parts */
+    int rc = 0, k = 0;
+    for (;;) {
+        part *pt = &parts[k];
+        if (pt->rc != 0) {
+            /* event numbers of a later part follow those joined so far */
+            if (pt->s.err_what) format_error(&pt->s, k ? es->n : 0);
+            *err = pt->err;
+            rc = -1;
+            break;
+        }
+        if (!pt->s.landed) break;
+        k = k + 1 + (int)pt->s.landed_i;
+        if (parts[k].rc == 0) {
+            tl_es_append(es, &parts[k].es);
+            parts[k].appended = 1;
+            es->parts_joined++;
+        }
+    }
+    if (rc == 0) es->bytes = tl_source_file_size(src0);
+    for (int j = 0; j < nparts; j++) {
+        part *pt = &parts[j];
+        if (j) {
+            if (pt->s.src) tl_source_close(pt->s.src);
+            if (!pt->appended) tl_es_free(&pt->es);
+        }
+        scanner_free(&pt->s);
+    }
+    free(parts);
+    return rc;
+}
+
+static int cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_PARTS ? MAX_PARTS : (int)n;
+}
+
 int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err)
 {
-    scanner s;
-    memset(&s, 0, sizeof s);
-    s.src = tl_source_open(path, err);
-    if (!s.src) return -1;
-    s.path = path;
-    s.es = es;
-    s.err = err;
-    s.opts = opts;
-    s.cap = opts && opts->buffer_bytes ? opts->buffer_bytes + PAD : INITIAL_BUF;
-    s.buf = tl_xmalloc(s.cap);
-    memset(s.buf, 0, PAD);
-    s.next_progress = PROGRESS_STEP;
-    es->file_bytes = tl_source_file_size(s.src);
-    es->gzip = tl_source_is_gzip(s.src);
-    int more;
-    int rc = refill(&s, 0, &more) == OK && scan(&s) == 0 ? 0 : -1;
-    tl_source_close(s.src);
-    return finish(&s, rc);
+    tl_source *src = tl_source_open(path, err);
+    if (!src) return -1;
+    es->file_bytes = tl_source_file_size(src);
+    es->gzip = tl_source_is_gzip(src);
+    int nparts = opts && opts->parts ? opts->parts : (es->file_bytes >= PARALLEL_MIN_BYTES ? cores() : 1);
+    if (nparts > MAX_PARTS) nparts = MAX_PARTS;
+    int rc;
+    if (!es->gzip && nparts > 1) {
+        rc = scan_parallel(path, es, opts, err, src, nparts);
+        if (rc == 0) es->args_off[0] = 0;
+    } else {
+        scanner s;
+        scanner_setup(&s, path, es, opts, err);
+        s.src = src;
+        rc = finish(&s, run_scanner(&s));
+    }
+    tl_source_close(src);
+    return rc;
 }
 
 int tl_scan_buffer(const char *name, const char *data, size_t len, tl_event_store *es, tl_error *err)

@@ -21,6 +21,9 @@ typedef struct tl_scan_opts {
     /* Initial read-buffer size (0 = 4 MiB); tests use tiny buffers to
      * exercise every refill boundary. */
     size_t buffer_bytes;
+    /* Plain files are scanned in this many parts on as many threads; 0 =
+     * one per core for files of 64 MB and more, else 1. */
+    int parts;
 } tl_scan_opts;
 
 /* Loads path into es (initialised by the caller). On failure returns -1

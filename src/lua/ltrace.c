@@ -389,6 +389,8 @@ static int trace_info(lua_State *L)
     lua_setfield(L, -2, "num_gpu_events");
     lua_pushinteger(L, (lua_Integer)t->tree.n_linked_gpu);
     lua_setfield(L, -2, "num_linked_gpu_events");
+    lua_pushinteger(L, es->parts_joined + 1);
+    lua_setfield(L, -2, "scan_parts");
     lua_pushnumber(L, t->load_seconds);
     lua_setfield(L, -2, "load_seconds");
     lua_pushnumber(L, t->tree_seconds);

@@ -2,7 +2,8 @@
  * Owns: a growable C string (sbuf), the value pretty-printer, lua.c-style
  * chunk evaluation (expression first, then statement, multi-line while the
  * chunk is incomplete), the `:` commands, and the libedit glue (prompt,
- * history, TAB completion, SIGINT while a statement runs). */
+ * history, TAB completion, Ctrl-C at the prompt and while a statement
+ * runs). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -171,9 +172,11 @@ typedef struct fmt_ctx {
     int depth;
 } fmt_ctx;
 
-/* One key of a table being printed; kind orders numbers < strings < others. */
+/* One key of a table being printed; kind orders numbers < strings < others
+ * (others by type, false before true, then in traversal order). */
 typedef struct tkey {
     int kind, isint;
+    int ltype, bval; /* other keys: lua type, boolean value */
     lua_Integer i;
     lua_Number n;
     const char *s;  /* string keys: bytes owned by the (unmodified) table */
@@ -197,6 +200,7 @@ static int cmp_tkey(const void *pa, const void *pb)
     if (a->kind != b->kind) return a->kind - b->kind;
     int c = 0;
     if (a->kind == K_NUM) c = cmp_num(a, b);
+    if (a->kind == K_OTHER) c = a->ltype != b->ltype ? a->ltype - b->ltype : a->bval - b->bval;
     if (a->kind == K_STR) {
         c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
         if (c == 0) c = (a->len > b->len) - (a->len < b->len);
@@ -237,6 +241,8 @@ static size_t collect_keys(lua_State *L, int t, tkey *keys, size_t n, int anchor
             e->s = lua_tolstring(L, -1, &e->len);
         } else {
             e->kind = K_OTHER;
+            e->ltype = lua_type(L, -1);
+            e->bval = lua_toboolean(L, -1);
             lua_pushvalue(L, -1);
             lua_rawseti(L, anchor, e->order);
         }

@@ -6,11 +6,14 @@
  * the `:help` / `:quit` / `:history` commands, and the pretty-printer of
  * results (tl_repl_format).
  *
- * Global state: libedit's completion callback takes no user pointer, so the
- * module keeps one file-static lua_State pointer, set on entry to
- * tl_repl_run in interactive mode and cleared before it returns; a SIGINT
- * handler (Ctrl-C interrupts a running statement, or cancels the line being
- * typed) is installed for the same span and the previous one restored.
+ * Global state: libedit's callbacks take no user pointer, so the module
+ * keeps one file-static lua_State pointer, set on entry to tl_repl_run in
+ * interactive mode and cleared before it returns. For the same span it also
+ * sets LC_CTYPE from the environment (libedit needs it for non-ASCII input)
+ * and, around each prompt and each statement, a SIGINT handler: Ctrl-C stops
+ * a running statement ("interrupted!") or drops the line being typed; the
+ * caller's locale and handler are restored. It calls rl_initialize() and
+ * leaves rl_getc_function set (libedit calls it without a NULL check).
  * tl_repl_run is therefore not reentrant and must not run in two threads at
  * once; tl_repl_format has no global state. */
 #ifndef TL_REPL_H

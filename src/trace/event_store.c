@@ -198,3 +198,113 @@ uint32_t tl_es_meta(const tl_event_store *es, uint32_t pid, uint32_t tid, const 
             found = es->meta[i].value;
     return found;
 }
+
+/* Interns every string of `from` into `into`; returns the id map. */
+static uint32_t *remap_pool(tl_strpool *into, const tl_strpool *from)
+{
+    uint32_t *map = tl_xmalloc((from->n ? from->n : 1) * sizeof *map);
+    for (uint32_t i = 0; i < from->n; i++)
+        map[i] = tl_strpool_intern(into, tl_strpool_get(from, i), tl_strpool_len(from, i));
+    return map;
+}
+
+static void move_column(void *dst, size_t at, void *src, size_t n, size_t width)
+{
+    memcpy((char *)dst + at * width, src, n * width);
+}
+
+void tl_es_append(tl_event_store *dst, tl_event_store *src)
+{
+    uint32_t *names = remap_pool(&dst->names, &src->names);
+    uint32_t *cats = remap_pool(&dst->cats, &src->cats);
+    uint32_t *keys = remap_pool(&dst->keys, &src->keys);
+    uint32_t *values = remap_pool(&dst->values, &src->values);
+    uint32_t *idv = tl_xmalloc((src->n_idvals ? src->n_idvals : 1) * sizeof *idv);
+    for (uint32_t i = 0; i < src->n_idvals; i++) {
+        tl_idval v = src->idvals[i];
+        if (v.kind == 1) v.i = names[v.i];
+        idv[i] = tl_es_idval(dst, v.kind, v.i);
+    }
+    size_t base = dst->n, n = src->n;
+    if (base + n > dst->cap) tl_es_grow(dst, base + n);
+    /* one column at a time, releasing each source column once copied, so
+     * the peak memory stays near the size of the result */
+    move_column(dst->ts, base, src->ts, n, sizeof *dst->ts);
+    tl_big_free(src->ts), src->ts = NULL;
+    move_column(dst->dur, base, src->dur, n, sizeof *dst->dur);
+    tl_big_free(src->dur), src->dur = NULL;
+    move_column(dst->corr, base, src->corr, n, sizeof *dst->corr);
+    tl_big_free(src->corr), src->corr = NULL;
+    move_column(dst->cat, base, src->cat, n, 1);
+    tl_big_free(src->cat), src->cat = NULL;
+    move_column(dst->ph, base, src->ph, n, 1);
+    tl_big_free(src->ph), src->ph = NULL;
+    move_column(dst->flags, base, src->flags, n, 1);
+    tl_big_free(src->flags), src->flags = NULL;
+    for (size_t i = 0; i < n; i++) dst->name[base + i] = names[src->name[i]];
+    tl_big_free(src->name), src->name = NULL;
+    for (size_t i = 0; i < n; i++) dst->cat_id[base + i] = cats[src->cat_id[i]];
+    tl_big_free(src->cat_id), src->cat_id = NULL;
+    for (size_t i = 0; i < n; i++) dst->pid[base + i] = idv[src->pid[i]];
+    tl_big_free(src->pid), src->pid = NULL;
+    for (size_t i = 0; i < n; i++) dst->tid[base + i] = idv[src->tid[i]];
+    tl_big_free(src->tid), src->tid = NULL;
+
+    /* args blobs: re-encoded, as key and value ids may change width; an
+     * argument takes >= 3 bytes and grows by <= 2, so 2x is a safe bound
+     * (untouched reserve costs address space, not memory) */
+    size_t need = dst->blob_len + 2 * src->blob_len + 64;
+    if (need > dst->blob_cap) {
+        dst->blob = tl_big_realloc(dst->blob, need);
+        dst->blob_cap = need;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tl_arg_iter it;
+        tl_arg a;
+        tl_es_args_begin(src, i, &it);
+        while (tl_es_args_next(&it, &a)) {
+            uint8_t *o = dst->blob + dst->blob_len;
+            size_t k = tl_put_varint(o, keys[a.key]);
+            o[k++] = (uint8_t)a.tag;
+            if (a.tag == TL_AV_INT)
+                k += tl_put_varint(o + k, ((uint64_t)a.i << 1) ^ (uint64_t)(a.i >> 63));
+            else
+                k += tl_put_varint(o + k, values[a.i]);
+            dst->blob_len += k;
+        }
+        dst->args_off[base + i + 1] = dst->blob_len;
+    }
+    tl_big_free(src->blob), src->blob = NULL;
+    tl_big_free(src->args_off), src->args_off = NULL;
+    dst->n = base + n;
+
+    for (size_t i = 0; i < src->n_seq; i++) {
+        TL_GROW(dst->seq_pairs, dst->cap_seq, dst->n_seq + 1);
+        dst->seq_pairs[dst->n_seq].seq = src->seq_pairs[i].seq;
+        dst->seq_pairs[dst->n_seq].uid = (uint32_t)(src->seq_pairs[i].uid + base);
+        dst->n_seq++;
+    }
+    for (size_t i = 0; i < src->n_meta; i++) {
+        tl_meta_entry m = src->meta[i];
+        m.pid = idv[m.pid];
+        m.tid = idv[m.tid];
+        m.name = names[m.name];
+        m.value = values[m.value];
+        TL_GROW(dst->meta, dst->cap_meta, dst->n_meta + 1);
+        dst->meta[dst->n_meta++] = m;
+    }
+    for (size_t i = 0; i < src->n_top; i++) {
+        TL_GROW(dst->top, dst->cap_top, dst->n_top + 1);
+        dst->top[dst->n_top] = src->top[i];
+        dst->top[dst->n_top].key = keys[src->top[i].key];
+        dst->n_top++;
+        src->top[i].raw = NULL;
+    }
+    dst->dropped_metadata |= src->dropped_metadata;
+    free(names);
+    free(cats);
+    free(keys);
+    free(values);
+    free(idv);
+    tl_es_free(src);
+}

@@ -118,6 +118,7 @@ typedef struct tl_event_store {
     size_t n_top, cap_top;
     int bare_array;         /* the document was a bare array of events */
     int dropped_metadata;   /* a top-level `metadata` block was seen and dropped */
+    int parts_joined;       /* parallel scan: parts joined after the first */
 
     uint64_t bytes;         /* uncompressed bytes scanned */
     uint64_t file_bytes;
@@ -126,6 +127,10 @@ typedef struct tl_event_store {
 
 void tl_es_init(tl_event_store *es);
 void tl_es_free(tl_event_store *es);
+/* Moves every event of src after those of dst (ids remapped), taking over
+ * its metadata and top-level keys; src is freed. Used to join the parts of a
+ * file scanned in parallel. */
+void tl_es_append(tl_event_store *dst, tl_event_store *src);
 /* Grows every column to hold nc events (the scanner's append path). */
 void tl_es_grow(tl_event_store *es, size_t nc);
 size_t tl_es_memory(const tl_event_store *es);
