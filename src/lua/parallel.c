@@ -151,7 +151,7 @@ typedef struct task {
     int ok;
     xval value;
     char *error, *traceback;
-    double seconds;
+    double seconds, started, finished; /* monotonic clock */
 } task;
 
 typedef struct pool {
@@ -254,6 +254,7 @@ static int task_main(lua_State *L)
 static void run_task(pool *P, task *tk)
 {
     double t0 = now_s();
+    tk->started = t0;
     limits lim = {0, P->mem_limit, P->timeout > 0 ? t0 + P->timeout : 0, 0, 0};
     tl_state_opts so = {.sandboxed = 1, .script_dir = P->script_dir[0] ? P->script_dir : NULL};
     lua_State *L = lua_newstate(capped_alloc, &lim);
@@ -287,7 +288,8 @@ static void run_task(pool *P, task *tk)
         }
     }
     lua_close(L);
-    tk->seconds = now_s() - t0;
+    tk->finished = now_s();
+    tk->seconds = tk->finished - t0;
 }
 
 static void *worker(void *arg)
@@ -390,6 +392,10 @@ int tl_l_parallel(lua_State *L)
             }
             lua_pushnumber(L, tk->seconds);
             lua_setfield(L, -2, "seconds");
+            lua_pushnumber(L, tk->started);
+            lua_setfield(L, -2, "started");
+            lua_pushnumber(L, tk->finished);
+            lua_setfield(L, -2, "finished");
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
     }
