@@ -635,6 +635,14 @@ void tl_ltrace_register(lua_State *L)
     if (luaL_newmetatable(L, TL_EVENT_MT)) {
         luaL_newlib(L, event_methods);
         lua_setfield(L, -2, "methods");
+        static const char *const fields[] = {"uid", "name", "cat", "ph", "ts", "dur", "t_end", "ts_ns",
+                                             "dur_ns", "pid", "tid", "id", "args", NULL};
+        lua_newtable(L);
+        for (int i = 0; fields[i]; i++) {
+            lua_pushstring(L, fields[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "__fields");
         lua_pushcfunction(L, event_index);
         lua_setfield(L, -2, "__index");
         lua_pushcfunction(L, event_gc);

@@ -738,9 +738,28 @@ static int next_index_table(lua_State *L)
     return 1;
 }
 
+/* Field names a userdata type computes in its __index function, listed by
+ * its metatable as `__fields` (e.g. tracelens.event: name, ts, args, ...). */
+static void add_declared_fields(lua_State *L, completion *c)
+{
+    if (c->methods || !lua_getmetatable(L, -1)) return;
+    lua_pushliteral(L, "__fields");
+    if (lua_rawget(L, -2) == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+            size_t n;
+            const char *s = lua_tolstring(L, -1, &n);
+            if (key_wanted(c, s, n)) cand_add(c, s, n, '\0');
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+}
+
 /* Keys of the value on top, then of its metatables' __index tables. */
 static void add_value_keys(lua_State *L, completion *c)
 {
+    add_declared_fields(L, c);
     lua_pushvalue(L, -1);
     for (int i = 0; i < COMPLETE_MAX_CHAIN; i++) {
         if (lua_type(L, -1) == LUA_TTABLE) add_table_keys(L, c, lua_gettop(L));
