@@ -550,7 +550,40 @@ static int ev_bwd(lua_State *L)
     return 1;
 }
 
+/* The nn.Module names enclosing the event, outermost first, with a trailing
+ * "_<digits>" removed ({"root"} when none) — the reference's
+ * nn_module_stack; meaningful when python functions are in the tree. */
+static int ev_module_stack(lua_State *L)
+{
+    levent *e = check_event(L, 1);
+    const tl_event_store *es = &e->t->es;
+    const tl_tree *tr = &e->t->tree;
+    lua_newtable(L);
+    int n = 0;
+    for (uint32_t p = tr->parent[e->uid]; p != TL_NOUID; p = tr->parent[p]) {
+        const char *nm = tl_es_name(es, p);
+        if (es->cat[p] != TL_CAT_PYTHON_FUNCTION || strncmp(nm, "nn.Module:", 10) != 0) continue;
+        size_t len = strlen(nm), k = len;
+        while (k > 0 && nm[k - 1] >= '0' && nm[k - 1] <= '9') k--;
+        if (k < len && k > 0 && nm[k - 1] == '_') len = k - 1;
+        lua_pushlstring(L, nm, len);
+        lua_rawseti(L, -2, ++n);
+    }
+    for (int i = 1, j = n; i < j; i++, j--) { /* outermost first */
+        lua_rawgeti(L, -1, i);
+        lua_rawgeti(L, -2, j);
+        lua_rawseti(L, -3, i);
+        lua_rawseti(L, -2, j);
+    }
+    if (n == 0) {
+        lua_pushliteral(L, "root");
+        lua_rawseti(L, -2, 1);
+    }
+    return 1;
+}
+
 static const luaL_Reg event_methods[] = {
+    {"module_stack", ev_module_stack},
     {"parent", ev_parent},     {"children", ev_children}, {"kernels", ev_kernels},
     {"launcher", ev_launcher}, {"fwd", ev_fwd},           {"bwd", ev_bwd},
     {NULL, NULL}};

@@ -59,4 +59,10 @@ for ev in tp:events{cat = "cpu_op", name = "aten::addmm"} do
   if found then break end
 end
 T.check(found, "aten::addmm sits under an nn.Module python function with include_call_stack")
+for ev in tp:events{cat = "cpu_op", name = "aten::addmm"} do
+  local ms = ev:module_stack()
+  T.check(#ms >= 1 and ms[1] ~= "root" and not ms[#ms]:find("_%d+$"), "module stack: " .. table.concat(ms, " > "))
+  break
+end
+T.eq(trace:node(0):module_stack()[1], "root", "module stack without python functions")
 T.finish()
