@@ -777,8 +777,9 @@ static void reset_event(scanner *s)
 static uint32_t label_value(scanner *s, uint32_t want_key)
 {
     /* raw JSON text of args[want_key] of the current event (ints as text) */
-    const uint8_t *p = s->tb, *end = s->tb + s->tb_len;
     uint32_t found = UINT32_MAX;
+    if (!s->tb) return found;
+    const uint8_t *p = s->tb, *end = s->tb + s->tb_len;
     while (p < end) {
         uint32_t k = (uint32_t)tl_get_varint(&p);
         int tag = *p++;

@@ -134,6 +134,10 @@ uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i)
 
 void tl_es_args_begin(const tl_event_store *es, size_t ev, tl_arg_iter *it)
 {
+    if (!es->blob) { /* no event has args yet */
+        it->p = it->end = NULL;
+        return;
+    }
     it->p = es->blob + es->args_off[ev];
     it->end = es->blob + es->args_off[ev + 1];
 }

@@ -7,9 +7,13 @@
  *      are memory-safe;
  *   3. chunked reading agrees with the in-memory scan: the same bytes written
  *      to a memfd and read by tl_scan_file with a read buffer of 1..64 bytes
- *      (from the first input byte) give the same return code, event count,
- *      error text (past the file name) and ts/dur/name of every event;
- *      abort() on any mismatch so libFuzzer records the input.
+ *      (from the first input byte) give the same return code, error text
+ *      (past the file name), event count and, for every event, ts, dur,
+ *      flags, name, ph, cat, corr, pid/tid and args (compared by value, as
+ *      ids may differ), and the same top-level keys and metadata;
+ *   4. so does the parallel scan (opts.parts = 2..4 from the second byte),
+ *      which cuts the file at likely event starts and joins the parts.
+ *   abort() on any mismatch so libFuzzer records the input.
  * Gzip input (magic 1f 8b) still goes through tl_scan_file, to exercise the
  * decompressor, but is not compared (the buffer scanner reads it raw). */
 #include <stdint.h>
@@ -44,9 +48,9 @@ static const char *input_file(const uint8_t *data, size_t size)
     return g_path;
 }
 
-static void mismatch(const char *what, size_t ev)
+static void mismatch(const char *scan, const char *what, size_t ev)
 {
-    fprintf(stderr, "fuzz_scan: buffer and chunked file scans disagree: %s (event %zu)\n", what, ev);
+    fprintf(stderr, "fuzz_scan: the buffer scan and the %s scan disagree: %s (event %zu)\n", scan, what, ev);
     abort();
 }
 
@@ -57,25 +61,81 @@ static const char *msg_tail(const tl_error *e)
     return c ? c : e->msg;
 }
 
-static void compare_scans(const tl_event_store *a, int rca, const tl_error *ea, const tl_event_store *b,
-                          int rcb, const tl_error *eb)
+static int same_str(const tl_strpool *pa, uint32_t a, const tl_strpool *pb, uint32_t b)
 {
-    if (rca != rcb) {
-        fprintf(stderr, "buffer: %s\nfile:   %s\n", rca ? ea->msg : "ok", rcb ? eb->msg : "ok");
-        mismatch("return code", 0);
+    uint32_t la = tl_strpool_len(pa, a);
+    return la == tl_strpool_len(pb, b) && memcmp(tl_strpool_get(pa, a), tl_strpool_get(pb, b), la) == 0;
+}
+
+/* pid/tid by value: ids differ between stores (parallel parts remap them). */
+static int same_idval(const tl_event_store *a, uint32_t ia, const tl_event_store *b, uint32_t ib)
+{
+    const tl_idval *x = &a->idvals[ia], *y = &b->idvals[ib];
+    if (x->kind != y->kind) return 0;
+    if (x->kind == 1) return same_str(&a->names, (uint32_t)x->i, &b->names, (uint32_t)y->i);
+    return x->kind == 2 || x->i == y->i;
+}
+
+/* The args blobs of event i, entry by entry, by key text and value. */
+static int same_args(const tl_event_store *a, const tl_event_store *b, size_t i)
+{
+    tl_arg_iter ia, ib;
+    tl_arg x, y;
+    tl_es_args_begin(a, i, &ia);
+    tl_es_args_begin(b, i, &ib);
+    for (;;) {
+        int more = tl_es_args_next(&ia, &x);
+        if (more != tl_es_args_next(&ib, &y)) return 0;
+        if (!more) return 1;
+        if (x.tag != y.tag || !same_str(&a->keys, x.key, &b->keys, y.key)) return 0;
+        if (x.tag == TL_AV_INT ? x.i != y.i : !same_str(&a->values, (uint32_t)x.i, &b->values, (uint32_t)y.i))
+            return 0;
     }
-    if (rca != 0 && strcmp(msg_tail(ea), msg_tail(eb)) != 0) {
-        fprintf(stderr, "buffer: %s\nfile:   %s\n", ea->msg, eb->msg);
-        mismatch("error message", 0);
+}
+
+static void compare_event(const char *scan, const tl_event_store *a, const tl_event_store *b, size_t i)
+{
+    if (a->ts[i] != b->ts[i]) mismatch(scan, "ts", i);
+    if (a->dur[i] != b->dur[i]) mismatch(scan, "dur", i);
+    if (a->flags[i] != b->flags[i]) mismatch(scan, "flags", i);
+    if (!same_str(&a->names, a->name[i], &b->names, b->name[i])) mismatch(scan, "name", i);
+    if (a->ph[i] != b->ph[i]) mismatch(scan, "ph", i);
+    if (a->cat[i] != b->cat[i] || !same_str(&a->cats, a->cat_id[i], &b->cats, b->cat_id[i]))
+        mismatch(scan, "cat", i);
+    if (a->corr[i] != b->corr[i]) mismatch(scan, "corr", i);
+    if (!same_idval(a, a->pid[i], b, b->pid[i])) mismatch(scan, "pid", i);
+    if (!same_idval(a, a->tid[i], b, b->tid[i])) mismatch(scan, "tid", i);
+    if (!same_args(a, b, i)) mismatch(scan, "args", i);
+}
+
+static void compare_top(const char *scan, const tl_event_store *a, const tl_event_store *b)
+{
+    if (a->n_top != b->n_top || a->bare_array != b->bare_array || a->dropped_metadata != b->dropped_metadata)
+        mismatch(scan, "top-level keys", 0);
+    for (size_t k = 0; k < a->n_top; k++) {
+        const tl_top_entry *x = &a->top[k], *y = &b->top[k];
+        if (!same_str(&a->keys, x->key, &b->keys, y->key) || x->len != y->len || memcmp(x->raw, y->raw, x->len))
+            mismatch(scan, "top-level key", k);
     }
-    if (a->n != b->n) mismatch("event count", 0);
-    for (size_t i = 0; i < a->n; i++) {
-        if (a->ts[i] != b->ts[i]) mismatch("ts", i);
-        if (a->dur[i] != b->dur[i]) mismatch("dur", i);
-        if (a->flags[i] != b->flags[i]) mismatch("flags", i);
-        uint32_t la = tl_strpool_len(&a->names, a->name[i]), lb = tl_strpool_len(&b->names, b->name[i]);
-        if (la != lb || memcmp(tl_es_name(a, i), tl_es_name(b, i), la) != 0) mismatch("name", i);
+    if (a->n_meta != b->n_meta) mismatch(scan, "metadata entries", 0);
+    for (size_t k = 0; k < a->n_meta; k++)
+        if (!same_str(&a->values, a->meta[k].value, &b->values, b->meta[k].value))
+            mismatch(scan, "metadata value", k);
+    if (a->n_seq != b->n_seq) mismatch(scan, "sequence numbers", 0);
+}
+
+/* a: the in-memory scan; b: a scan of the same bytes from a file. */
+static void compare_scans(const char *scan, const tl_event_store *a, int rca, const tl_error *ea,
+                          const tl_event_store *b, int rcb, const tl_error *eb)
+{
+    if (rca != rcb || (rca != 0 && strcmp(msg_tail(ea), msg_tail(eb)) != 0)) {
+        fprintf(stderr, "buffer: %s\n%s: %s\n", rca ? ea->msg : "ok", scan, rcb ? eb->msg : "ok");
+        mismatch(scan, rca != rcb ? "return code" : "error message", 0);
     }
+    if (rca != 0) return; /* a failed parallel scan keeps only part of its events */
+    if (a->n != b->n) mismatch(scan, "event count", 0);
+    for (size_t i = 0; i < a->n; i++) compare_event(scan, a, b, i);
+    compare_top(scan, a, b);
 }
 
 /* Walks every args blob entry (checks the varint encoding stays in bounds). */
@@ -121,6 +181,18 @@ static void use_tree(const tl_event_store *es, int with_python)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Scans the input file with opts and compares with the buffer scan. */
+static void file_scan(const char *scan, const char *path, const tl_scan_opts *o, const tl_event_store *es,
+                      int rc, const tl_error *err, int compare)
+{
+    tl_event_store fes;
+    tl_error ferr;
+    tl_es_init(&fes);
+    int frc = tl_scan_file(path, &fes, o, &ferr);
+    if (compare) compare_scans(scan, es, rc, err, &fes, frc, &ferr);
+    tl_es_free(&fes);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tl_event_store es;
@@ -132,15 +204,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         use_tree(&es, 0);
         use_tree(&es, 1);
     }
-
-    tl_event_store fes;
-    tl_error ferr;
-    tl_es_init(&fes);
-    tl_scan_opts o = {.buffer_bytes = size ? (size_t)(data[0] % 64) + 1 : 1};
-    int frc = tl_scan_file(input_file(data, size), &fes, &o, &ferr);
+    const char *path = input_file(data, size);
     int gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
-    if (!gzip) compare_scans(&es, rc, &err, &fes, frc, &ferr);
-    tl_es_free(&fes);
+    size_t bufsz = size ? (size_t)(data[0] % 64) + 1 : 1;
+    tl_scan_opts chunked = {.buffer_bytes = bufsz, .parts = 1};
+    file_scan("chunked", path, &chunked, &es, rc, &err, !gzip);
+    tl_scan_opts parallel = {.buffer_bytes = bufsz, .parts = size > 1 ? 2 + data[1] % 3 : 2};
+    if (!gzip) file_scan("parallel", path, &parallel, &es, rc, &err, 1);
     tl_es_free(&es);
     return 0;
 }

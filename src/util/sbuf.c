@@ -1,0 +1,90 @@
+#include "sbuf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pyfmt.h"
+#include "vec.h"
+
+void tl_sb_init(tl_sbuf *b)
+{
+    b->s = NULL;
+    b->len = b->cap = 0;
+}
+
+void tl_sb_free(tl_sbuf *b)
+{
+    free(b->s);
+    tl_sb_init(b);
+}
+
+void tl_sb_clear(tl_sbuf *b)
+{
+    b->len = 0;
+    if (b->s) b->s[0] = 0;
+}
+
+static void reserve(tl_sbuf *b, size_t more)
+{
+    TL_GROW(b->s, b->cap, b->len + more + 1);
+}
+
+void tl_sb_putn(tl_sbuf *b, const char *s, size_t n)
+{
+    reserve(b, n);
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+void tl_sb_puts(tl_sbuf *b, const char *s) { tl_sb_putn(b, s, strlen(s)); }
+
+void tl_sb_putc(tl_sbuf *b, char c) { tl_sb_putn(b, &c, 1); }
+
+void tl_sb_printf(tl_sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void tl_sb_pyfloat(tl_sbuf *b, double x)
+{
+    char tmp[40];
+    tl_pyfloat_repr(tmp, sizeof tmp, x);
+    tl_sb_puts(b, tmp);
+}
+
+void tl_sb_pystr(tl_sbuf *b, const char *s, size_t n)
+{
+    int has_sq = memchr(s, '\'', n) != NULL, has_dq = memchr(s, '"', n) != NULL;
+    char q = has_sq && !has_dq ? '"' : '\'';
+    tl_sb_putc(b, q);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\\') tl_sb_puts(b, "\\\\");
+        else if (c == (unsigned char)q) {
+            tl_sb_putc(b, '\\');
+            tl_sb_putc(b, (char)c);
+        } else if (c == '\n') tl_sb_puts(b, "\\n");
+        else if (c == '\r') tl_sb_puts(b, "\\r");
+        else if (c == '\t') tl_sb_puts(b, "\\t");
+        else if (c < 0x20 || c == 0x7f) tl_sb_printf(b, "\\x%02x", c);
+        else tl_sb_putc(b, (char)c);
+    }
+    tl_sb_putc(b, q);
+}
+
+char *tl_sb_take(tl_sbuf *b)
+{
+    char *s = b->s ? b->s : tl_xstrdup("");
+    tl_sb_init(b);
+    return s;
+}
