@@ -7,8 +7,7 @@
 
 #include "lua/host.h"
 #include "lua/repl.h"
-#include "report/gpu_timeline_sheet.h"
-#include "report/outfile.h"
+#include "report/report.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
 
@@ -35,18 +34,38 @@ static const char *const REPORT_HELP =
     "usage: tracelens report TRACE -o DIR [options]\n"
     "\n"
     "Loads TRACE, builds the CPU-op -> launch -> GPU-kernel tree and writes the\n"
-    "perf report sheets as CSV files under DIR/perf_report_csvs/.\n"
-    "Sheets written now: gpu_timeline.\n"
+    "perf report: DIR/perf_report.xlsx and DIR/perf_report_csvs/<sheet>.csv\n"
+    "(gpu_timeline, ops_summary_by_category, ops_summary, ops_unique_args,\n"
+    "kernel_summary, short_kernel_histogram, short_kernels_summary,\n"
+    "coll_analysis). The reference's flag names are accepted too (in brackets).\n"
     "\n"
-    "options:\n"
-    "  -o, --output DIR               output directory (required)\n"
+    "output:\n"
+    "  -o, --output DIR               output directory (required) [--output_csvs_dir]\n"
+    "  --xlsx PATH                    workbook path (default DIR/perf_report.xlsx)\n"
+    "                                 [--output_xlsx_path]\n"
+    "  --no-xlsx, --no-csv            skip one of the two outputs\n"
+    "timeline:\n"
     "  --micro-idle-thresh-us T       split idle time into micro (< T us) and\n"
-    "                                 macro (>= T us) gaps\n"
-    "                                 (alias --micro_idle_thresh_us)\n"
-    "  --include-unlinked-kernels     count GPU events that no launch links to\n"
-    "                                 (alias --include_unlinked_kernels)\n"
+    "                                 macro (>= T us) gaps [--micro_idle_thresh_us]\n"
+    "  --include-unlinked-kernels     count GPU events no launch links to\n"
+    "                                 [--include_unlinked_kernels]\n"
+    "tree:\n"
     "  --include-call-stack           python functions join the call tree\n"
-    "                                 (alias --include_call_stack)\n"
+    "                                 [--include_call_stack]\n"
+    "sheets:\n"
+    "  --no-kernel-summary            omit kernel_summary (on by default)\n"
+    "                                 [--enable_kernel_summary turns it on]\n"
+    "  --no-short-kernel-study        omit the short-kernel sheets (on by default)\n"
+    "                                 [--short_kernel_study turns it on]\n"
+    "  --short-kernel-threshold-us N  short means < N us (10) [--short_kernel_threshold_us]\n"
+    "  --short-kernel-histogram-bins B  (100) [--short_kernel_histogram_bins]\n"
+    "  --topk-short-kernels N         keep N rows of short_kernels_summary\n"
+    "                                 [--topk_short_kernels]\n"
+    "  --topk-ops N                   keep N rows of ops_unique_args [--topk_ops]\n"
+    "  --group-by-num-kernels         num_kernels as a grouping key\n"
+    "                                 [--group_by_num_kernels]\n"
+    "  --no-coll-analysis             omit coll_analysis [--disable_coll_analysis]\n"
+    "other:\n"
     "  -q, --quiet                    no progress messages\n"
     "  -h, --help                     this help\n";
 
@@ -84,6 +103,20 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* Option value parsing for `report`; returns 0 or prints a usage error. */
+static int opt_number(int argc, char **argv, int *i, double *out)
+{
+    if (++*i >= argc) return -1;
+    char *end;
+    *out = strtod(argv[*i], &end);
+    return *end || *out < 0 ? -1 : 0;
+}
+
+static int is_opt(const char *a, const char *ours, const char *ref)
+{
+    return !strcmp(a, ours) || (ref && !strcmp(a, ref));
+}
+
 static int cmd_report(int argc, char **argv)
 {
     if (wants_help(argc, argv)) {
@@ -91,28 +124,61 @@ static int cmd_report(int argc, char **argv)
         return 0;
     }
     const char *trace = NULL, *out = NULL;
-    int64_t micro = -1;
-    int unlinked = 0, quiet = 0;
+    int quiet = 0;
     tl_load_opts lo = {0};
+    tl_report_opts ro;
+    tl_report_opts_default(&ro);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--output_dir")) {
+        double v;
+        char msg[256];
+        if (!strcmp(a, "-o") || is_opt(a, "--output", "--output_csvs_dir")) {
             if (++i >= argc) return usage_error("-o needs a directory", REPORT_HELP);
             out = argv[i];
-        } else if (!strcmp(a, "--micro-idle-thresh-us") || !strcmp(a, "--micro_idle_thresh_us")) {
-            if (++i >= argc) return usage_error("--micro-idle-thresh-us needs a number", REPORT_HELP);
-            char *end;
-            double v = strtod(argv[i], &end);
-            if (*end || v < 0) return usage_error("--micro-idle-thresh-us needs a non-negative number", REPORT_HELP);
-            micro = (int64_t)(v * 1000.0 + 0.5);
-        } else if (!strcmp(a, "--include-unlinked-kernels") || !strcmp(a, "--include_unlinked_kernels")) {
-            unlinked = 1;
-        } else if (!strcmp(a, "--include-call-stack") || !strcmp(a, "--include_call_stack")) {
+        } else if (is_opt(a, "--xlsx", "--output_xlsx_path")) {
+            if (++i >= argc) return usage_error("--xlsx needs a path", REPORT_HELP);
+            ro.xlsx_path = argv[i];
+        } else if (is_opt(a, "--no-xlsx", NULL)) {
+            ro.xlsx = 0;
+        } else if (is_opt(a, "--no-csv", NULL)) {
+            ro.csv = 0;
+        } else if (is_opt(a, "--micro-idle-thresh-us", "--micro_idle_thresh_us")) {
+            if (opt_number(argc, argv, &i, &v)) return usage_error("--micro-idle-thresh-us needs a number", REPORT_HELP);
+            ro.micro_idle_ns = (int64_t)(v * 1000.0 + 0.5);
+        } else if (is_opt(a, "--include-unlinked-kernels", "--include_unlinked_kernels")) {
+            ro.include_unlinked = 1;
+        } else if (is_opt(a, "--include-call-stack", "--include_call_stack")) {
             lo.with_python = 1;
+        } else if (is_opt(a, "--no-kernel-summary", NULL)) {
+            ro.kernel_summary = 0;
+        } else if (is_opt(a, "--enable-kernel-summary", "--enable_kernel_summary")) {
+            ro.kernel_summary = 1;
+        } else if (is_opt(a, "--no-short-kernel-study", NULL)) {
+            ro.short_kernel_study = 0;
+        } else if (is_opt(a, "--short-kernel-study", "--short_kernel_study")) {
+            ro.short_kernel_study = 1;
+        } else if (is_opt(a, "--short-kernel-threshold-us", "--short_kernel_threshold_us")) {
+            if (opt_number(argc, argv, &i, &v)) return usage_error("--short-kernel-threshold-us needs a number", REPORT_HELP);
+            ro.short_threshold_us = v;
+        } else if (is_opt(a, "--short-kernel-histogram-bins", "--short_kernel_histogram_bins")) {
+            if (opt_number(argc, argv, &i, &v) || v < 1) return usage_error("--short-kernel-histogram-bins needs a count", REPORT_HELP);
+            ro.short_bins = (int)v;
+        } else if (is_opt(a, "--topk-short-kernels", "--topk_short_kernels")) {
+            if (opt_number(argc, argv, &i, &v)) return usage_error("--topk-short-kernels needs a count", REPORT_HELP);
+            ro.topk_short = (long)v;
+        } else if (is_opt(a, "--topk-ops", "--topk_ops")) {
+            if (opt_number(argc, argv, &i, &v)) return usage_error("--topk-ops needs a count", REPORT_HELP);
+            ro.topk_ops = (long)v;
+        } else if (is_opt(a, "--group-by-num-kernels", "--group_by_num_kernels")) {
+            ro.group_by_num_kernels = 1;
+        } else if (is_opt(a, "--no-coll-analysis", "--disable_coll_analysis")) {
+            ro.coll_analysis = 0;
+        } else if (is_opt(a, "--profile_json_path", NULL)) {
+            if (++i >= argc) return usage_error("--profile_json_path needs a trace", REPORT_HELP);
+            trace = argv[i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {
-            char msg[256];
             snprintf(msg, sizeof msg, "report: unknown option '%s'", a);
             return usage_error(msg, REPORT_HELP);
         } else if (!trace) {
@@ -131,28 +197,12 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return EXIT_INPUT;
     }
-    tl_timeline tlv;
-    if (tl_timeline_compute(&t->es, &t->tree, unlinked, micro, &tlv) != 0) {
-        fprintf(stderr,
-                "tracelens: %s: no GPU events found in the trace%s\n", trace,
-                unlinked ? "" : " that a launch links to (try --include-unlinked-kernels)");
-        tl_trace_release(t);
-        return EXIT_INPUT;
-    }
-    size_t n = strlen(out) + 64;
-    char *path = malloc(n);
-    snprintf(path, n, "%s/perf_report_csvs/gpu_timeline.csv", out);
-    tl_outfile of;
-    int rc = 0;
-    if (tl_outfile_open(&of, path, &err) != 0) {
-        rc = EXIT_INPUT;
-    } else {
-        tl_write_gpu_timeline_csv(of.f, &tlv);
-        if (tl_outfile_commit(&of, &err) != 0) rc = EXIT_INPUT;
-    }
+    tl_sheets sheets;
+    int rc = tl_report_build(t, &ro, &sheets, &err) == 0 ? 0 : EXIT_INPUT;
+    if (!rc && tl_report_write(&sheets, out, &ro, &err) != 0) rc = EXIT_INPUT;
     if (rc) fprintf(stderr, "tracelens: %s\n", err.msg);
-    else if (!quiet) fprintf(stderr, "tracelens: wrote %s\n", path);
-    free(path);
+    else if (!quiet) fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);
+    if (!rc || sheets.v) tl_sheets_free(&sheets);
     tl_trace_release(t);
     return rc;
 }

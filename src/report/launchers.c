@@ -1,0 +1,368 @@
+#include "launchers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../perf/categorize.h"
+#include "../perf/pyval.h"
+#include "../trace/timeline.h"
+#include "../util/hashmap.h"
+#include "../util/msort.h"
+#include "../util/vec.h"
+
+/* --------------------------------------------------------- arg text */
+
+void tl_argtext_init(tl_argtext *a, const tl_trace *t)
+{
+    a->t = t;
+    tl_strpool_init(&a->text);
+    size_t n = t->es.values.n ? t->es.values.n : 1;
+    a->tuple_of_value = tl_xmalloc(n * sizeof *a->tuple_of_value);
+    a->list_of_value = tl_xmalloc(n * sizeof *a->list_of_value);
+    memset(a->tuple_of_value, 0xff, n * sizeof *a->tuple_of_value);
+    memset(a->list_of_value, 0xff, n * sizeof *a->list_of_value);
+}
+
+void tl_argtext_free(tl_argtext *a)
+{
+    tl_strpool_free(&a->text);
+    free(a->tuple_of_value);
+    free(a->list_of_value);
+}
+
+static const char *argtext(tl_argtext *a, uint32_t ev, uint32_t key, int tuple)
+{
+    const tl_event_store *es = &a->t->es;
+    int isint;
+    uint32_t vid = tl_es_arg_raw(es, ev, key, &isint);
+    if (vid == UINT32_MAX) {
+        if (!isint) return NULL;
+        /* an integer arg: its str() is its decimal text */
+        int64_t v = 0;
+        tl_es_arg_int(es, ev, key, &v);
+        char num[32];
+        int n = snprintf(num, sizeof num, "%lld", (long long)v);
+        return tl_strpool_get(&a->text, tl_strpool_intern(&a->text, num, (size_t)n));
+    }
+    uint32_t *cache = tuple ? a->tuple_of_value : a->list_of_value;
+    if (cache[vid] == UINT32_MAX) {
+        tl_pv_arena *ar = tl_pv_arena_new();
+        const tl_pv *v = tl_pv_parse(ar, tl_strpool_get(&es->values, vid));
+        tl_sbuf b;
+        tl_sb_init(&b);
+        if (tuple) tl_pv_str_tuple(&b, v);
+        else tl_pv_str_list(&b, v);
+        cache[vid] = tl_strpool_intern(&a->text, b.s ? b.s : "", b.len);
+        tl_sb_free(&b);
+        tl_pv_arena_free(ar);
+    }
+    return tl_strpool_get(&a->text, cache[vid]);
+}
+
+const char *tl_argtext_tuple(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext(a, ev, key, 1); }
+const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext(a, ev, key, 0); }
+
+/* The value of an M event as text (strings unquoted), or "Unknown". */
+static const char *meta_text(const tl_trace *t, uint32_t pid, uint32_t tid, const char *name, tl_sbuf *buf)
+{
+    tl_sb_clear(buf);
+    uint32_t v = tid == UINT32_MAX ? UINT32_MAX : tl_es_meta(&t->es, pid, tid, name);
+    if (v == UINT32_MAX) {
+        tl_sb_puts(buf, "Unknown");
+        return buf->s;
+    }
+    tl_pv_arena *ar = tl_pv_arena_new();
+    const tl_pv *pv = tl_pv_parse(ar, tl_strpool_get(&t->es.values, v));
+    if (pv->kind == TL_PV_STR) tl_sb_putn(buf, pv->s, pv->n);
+    else tl_pv_str_tuple(buf, pv);
+    tl_pv_arena_free(ar);
+    return buf->s ? buf->s : "";
+}
+
+const char *tl_meta_process_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf)
+{
+    return meta_text(t, t->es.pid[ev], tl_es_find_idval(&t->es, 0, 0), "process_name", buf);
+}
+
+const char *tl_meta_process_label(const tl_trace *t, uint32_t ev, tl_sbuf *buf)
+{
+    return meta_text(t, t->es.pid[ev], tl_es_find_idval(&t->es, 0, 0), "process_labels", buf);
+}
+
+const char *tl_meta_thread_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf)
+{
+    return meta_text(t, t->es.pid[ev], t->es.tid[ev], "thread_name", buf);
+}
+
+/* --------------------------------------------------------- launchers */
+
+static int by_ts(void *ctx, size_t a, size_t b)
+{
+    const int64_t *ts = ctx;
+    return (ts[a] > ts[b]) - (ts[a] < ts[b]);
+}
+
+typedef struct lsort {
+    const tl_event_store *es;
+    const tl_launcher *v;
+} lsort;
+
+static int launcher_by_ts(void *ctx, size_t a, size_t b)
+{
+    const lsort *c = ctx;
+    int64_t x = c->es->ts[c->v[a].uid], y = c->es->ts[c->v[b].uid];
+    return (x > y) - (x < y);
+}
+
+void tl_launchers_build(const tl_trace *t, tl_launchers *out)
+{
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    memset(out, 0, sizeof *out);
+    /* 1. kernels in UID order -> launcher (first-appearance order) */
+    uint8_t *comm_of_name = tl_xmalloc(es->names.n ? es->names.n : 1);
+    memset(comm_of_name, 0xff, es->names.n);
+    tl_map index;
+    tl_map_init(&index, 1024);
+    TL_VEC(uint32_t) owner = {0}, kern = {0};
+    TL_VEC(tl_launcher) ls = {0};
+    for (size_t g = 0; g < es->n; g++) {
+        if (!tl_is_gpu_cat(es->cat[g])) continue;
+        uint8_t *c = &comm_of_name[es->name[g]];
+        if (*c == 0xff) *c = (uint8_t)tl_name_is_comm(tl_es_name(es, g));
+        if (*c) continue;
+        uint32_t l = tl_tree_launcher(tr, es, (uint32_t)g);
+        if (l == TL_NOUID) continue;
+        uint32_t li = tl_map_get(&index, l, 0);
+        if (li == UINT32_MAX) {
+            li = (uint32_t)ls.n;
+            tl_map_put(&index, l, 0, li);
+            tl_launcher nl = {.uid = l};
+            TL_PUSH(ls, nl);
+        }
+        ls.v[li].nk++;
+        TL_PUSH(owner, li);
+        TL_PUSH(kern, (uint32_t)g);
+    }
+    free(comm_of_name);
+    tl_map_free(&index);
+    /* 2. group kernels per launcher (UID order kept), then sort each by ts */
+    uint32_t off = 0;
+    for (size_t i = 0; i < ls.n; i++) {
+        ls.v[i].first_k = off;
+        off += ls.v[i].nk;
+        ls.v[i].nk = 0;
+    }
+    out->kernels = tl_xmalloc((kern.n ? kern.n : 1) * sizeof *out->kernels);
+    for (size_t k = 0; k < kern.n; k++) {
+        tl_launcher *L = &ls.v[owner.v[k]];
+        out->kernels[L->first_k + L->nk++] = kern.v[k];
+    }
+    free(owner.v);
+    free(kern.v);
+    size_t *idx = NULL, cap = 0;
+    for (size_t i = 0; i < ls.n; i++) {
+        tl_launcher *L = &ls.v[i];
+        uint32_t *k = out->kernels + L->first_k;
+        TL_GROW(idx, cap, L->nk);
+        for (uint32_t j = 0; j < L->nk; j++) idx[j] = k[j];
+        tl_msort(idx, L->nk, by_ts, (void *)es->ts);
+        for (uint32_t j = 0; j < L->nk; j++) k[j] = (uint32_t)idx[j];
+        L->direct_ns = tl_busy_time(es, k, L->nk);
+        uint32_t gn = tr->gpu_off[L->uid + 1] - tr->gpu_off[L->uid];
+        L->subtree_ns = gn ? tl_busy_time(es, tr->gpu + tr->gpu_off[L->uid], gn) : 0;
+        L->category = tl_categorize_op(tl_es_name(es, L->uid), L->nk ? tl_es_name(es, k[0]) : NULL);
+    }
+    /* 3. launchers by ts (stable: ties keep first-appearance order) */
+    TL_GROW(idx, cap, ls.n);
+    for (size_t i = 0; i < ls.n; i++) idx[i] = i;
+    lsort c = {es, ls.v};
+    tl_msort(idx, ls.n, launcher_by_ts, &c);
+    out->v = tl_xmalloc((ls.n ? ls.n : 1) * sizeof *out->v);
+    for (size_t i = 0; i < ls.n; i++) out->v[i] = ls.v[idx[i]];
+    out->n = ls.n;
+    free(idx);
+    free(ls.v);
+}
+
+void tl_launchers_free(tl_launchers *l)
+{
+    free(l->v);
+    free(l->kernels);
+    memset(l, 0, sizeof *l);
+}
+
+/* ----------------------------------------------------- kernel stats */
+
+typedef struct kstat {
+    uint32_t tmpl;     /* the template row's kernel uid at this position */
+    double *durs;
+    size_t n;
+    double total, mean, median, std, min, max;
+} kstat;
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct kst_sort {
+    const kstat *k;
+    const tl_event_store *es;
+} kst_sort;
+
+static int kstat_order(void *ctx, size_t a, size_t b)
+{
+    const kst_sort *c = ctx;
+    const kstat *x = &c->k[a], *y = &c->k[b];
+    if (x->total != y->total) return x->total < y->total ? -1 : 1;
+    return strcmp(tl_es_name(c->es, x->tmpl), tl_es_name(c->es, y->tmpl));
+}
+
+static void put_stream(tl_sbuf *out, const tl_event_store *es, uint32_t uid)
+{
+    int64_t s;
+    if (tl_es_arg_int(es, uid, TL_K_STREAM, &s)) tl_sb_printf(out, "%lld", (long long)s);
+    else tl_sb_puts(out, "None");
+}
+
+/* numpy rint(x * 100) / 100: round half to even on the double product */
+static double round2(double x)
+{
+    return nearbyint(x * 100.0) / 100.0;
+}
+
+int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out)
+{
+    const tl_event_store *es = &t->es;
+    const tl_klist *tmpl = NULL;
+    for (size_t i = 0; i < n && !tmpl; i++)
+        if (rows[i].n) tmpl = &rows[i];
+    if (!tmpl) {
+        if (trunc) return 0;
+        tl_sb_puts(out, "[]");
+        return 1;
+    }
+    size_t m = tmpl->n;
+    kstat *ks = tl_xcalloc(m, sizeof *ks);
+    for (size_t p = 0; p < m; p++) {
+        ks[p].tmpl = tmpl->uids[p];
+        ks[p].durs = tl_xmalloc(n * sizeof(double));
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].n != m) continue; /* a row with another kernel count is skipped [KEEP] */
+        for (size_t p = 0; p < m; p++) ks[p].durs[ks[p].n++] = (double)es->dur[rows[i].uids[p]] / 1000.0;
+    }
+    for (size_t p = 0; p < m; p++) {
+        kstat *k = &ks[p];
+        double s = 0;
+        for (size_t i = 0; i < k->n; i++) s += k->durs[i];
+        k->total = s;
+        k->mean = k->n ? s / (double)k->n : NAN;
+        double ss = 0;
+        for (size_t i = 0; i < k->n; i++) ss += (k->durs[i] - k->mean) * (k->durs[i] - k->mean);
+        k->std = k->n ? sqrt(ss / (double)k->n) : NAN;
+        qsort(k->durs, k->n, sizeof(double), cmp_d);
+        k->min = k->n ? k->durs[0] : NAN;
+        k->max = k->n ? k->durs[k->n - 1] : NAN;
+        k->median = !k->n ? NAN : k->n % 2 ? k->durs[k->n / 2] : (k->durs[k->n / 2 - 1] + k->durs[k->n / 2]) / 2;
+    }
+    size_t *order = tl_xmalloc(m * sizeof *order);
+    for (size_t p = 0; p < m; p++) order[p] = p;
+    kst_sort sc = {ks, es};
+    tl_msort(order, m, kstat_order, &sc);
+    tl_sb_putc(out, '[');
+    for (size_t q = 0; q < m; q++) {
+        const kstat *k = &ks[order[q]];
+        const char *name = tl_es_name(es, k->tmpl);
+        if (q) tl_sb_puts(out, ", ");
+        tl_sb_puts(out, "{'name': ");
+        size_t nl = strlen(name);
+        if (trunc && nl > 64) {
+            tl_sbuf cut;
+            tl_sb_init(&cut);
+            tl_sb_putn(&cut, name, 64);
+            tl_sb_puts(&cut, "...");
+            tl_sb_pystr(out, cut.s, cut.len);
+            tl_sb_free(&cut);
+        } else {
+            tl_sb_pystr(out, name, nl);
+        }
+        tl_sb_puts(out, ", 'stream': ");
+        put_stream(out, es, k->tmpl);
+        if (trunc) {
+            tl_sb_puts(out, ", 'mean_duration_us': ");
+            tl_sb_pyfloat(out, round2(k->mean));
+        } else {
+            tl_sb_printf(out, ", 'count': %zu, 'total_duration_us': ", k->n);
+            tl_sb_pyfloat(out, k->total);
+            tl_sb_puts(out, ", 'mean_duration_us': ");
+            tl_sb_pyfloat(out, k->mean);
+            tl_sb_puts(out, ", 'median_duration_us': ");
+            tl_sb_pyfloat(out, k->median);
+            tl_sb_puts(out, ", 'std_dev_duration_us': ");
+            tl_sb_pyfloat(out, k->std);
+            tl_sb_puts(out, ", 'min_duration_us': ");
+            tl_sb_pyfloat(out, k->min);
+            tl_sb_puts(out, ", 'max_duration_us': ");
+            tl_sb_pyfloat(out, k->max);
+        }
+        tl_sb_putc(out, '}');
+    }
+    tl_sb_putc(out, ']');
+    for (size_t p = 0; p < m; p++) free(ks[p].durs);
+    free(ks);
+    free(order);
+    return 1;
+}
+
+/* ---------------------------------------------------- launcher table */
+
+tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at)
+{
+    const tl_event_store *es = &t->es;
+    tl_table *tb = tl_table_new("kernel_launchers");
+    size_t c_name = tl_table_add_col(tb, "name", TL_COL_STR);
+    size_t c_cat = tl_table_add_col(tb, "op category", TL_COL_STR);
+    size_t c_uid = tl_table_add_col(tb, "UID", TL_COL_I64);
+    size_t c_direct = tl_table_add_col(tb, "total_direct_kernel_time", TL_COL_F64);
+    size_t c_sub = tl_table_add_col(tb, "total_subtree_kernel_time", TL_COL_F64);
+    size_t c_cnt = tl_table_add_col(tb, "direct_kernel_count", TL_COL_I64);
+    size_t c_ts = tl_table_add_col(tb, "ts", TL_COL_F64);
+    size_t c_dims = tl_table_add_col(tb, "Input Dims", TL_COL_STR);
+    size_t c_type = tl_table_add_col(tb, "Input type", TL_COL_STR);
+    size_t c_str = tl_table_add_col(tb, "Input Strides", TL_COL_STR);
+    size_t c_conc = tl_table_add_col(tb, "Concrete Inputs", TL_COL_STR);
+    size_t c_nk = tl_table_add_col(tb, "num_kernels", TL_COL_I64);
+    size_t c_pn = tl_table_add_col(tb, "process_name", TL_COL_STR);
+    size_t c_pl = tl_table_add_col(tb, "process_label", TL_COL_STR);
+    size_t c_tn = tl_table_add_col(tb, "thread_name", TL_COL_STR);
+    size_t c_li = tl_table_add_col(tb, "__launcher", TL_COL_I64);
+    tl_sbuf buf;
+    tl_sb_init(&buf);
+    for (size_t i = 0; i < l->n; i++) {
+        const tl_launcher *L = &l->v[i];
+        uint32_t u = L->uid;
+        size_t r = tl_table_add_row(tb);
+        tl_table_set_str(tb, c_name, r, tl_es_name(es, u));
+        tl_table_set_str(tb, c_cat, r, L->category);
+        tl_table_set_i64(tb, c_uid, r, u);
+        tl_table_set_f64(tb, c_direct, r, (double)L->direct_ns / 1000.0);
+        tl_table_set_f64(tb, c_sub, r, (double)L->subtree_ns / 1000.0);
+        tl_table_set_i64(tb, c_cnt, r, L->nk);
+        tl_table_set_f64(tb, c_ts, r, (double)es->ts[u] / 1000.0);
+        tl_table_set_str(tb, c_dims, r, tl_argtext_tuple(at, u, TL_K_INPUT_DIMS));
+        tl_table_set_str(tb, c_type, r, tl_argtext_tuple(at, u, TL_K_INPUT_TYPE));
+        tl_table_set_str(tb, c_str, r, tl_argtext_tuple(at, u, TL_K_INPUT_STRIDES));
+        tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, u, TL_K_CONCRETE_INPUTS));
+        tl_table_set_i64(tb, c_nk, r, L->nk);
+        tl_table_set_str(tb, c_pn, r, tl_meta_process_name(t, u, &buf));
+        tl_table_set_str(tb, c_pl, r, tl_meta_process_label(t, u, &buf));
+        tl_table_set_str(tb, c_tn, r, tl_meta_thread_name(t, u, &buf));
+        tl_table_set_i64(tb, c_li, r, (int64_t)i);
+    }
+    tl_sb_free(&buf);
+    return tb;
+}

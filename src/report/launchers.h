@@ -1,0 +1,68 @@
+/* launchers.h — the kernel-launcher table (perf-report spec §5) and the
+ * per-event text columns every op sheet shares.
+ * Owns: the launcher list (each launcher's direct kernels sorted by ts, its
+ * direct and subtree busy times) and caches of rendered arg strings and
+ * process/thread names. Built from an immutable trace; read-only after. */
+#ifndef TL_LAUNCHERS_H
+#define TL_LAUNCHERS_H
+
+#include <stdint.h>
+
+#include "../table/table.h"
+#include "../trace/trace.h"
+#include "../util/sbuf.h"
+
+typedef struct tl_launcher {
+    uint32_t uid;          /* the launching op (or runtime call) */
+    uint32_t first_k;      /* offset of its direct kernels in tl_launchers.kernels */
+    uint32_t nk;
+    int64_t direct_ns;     /* busy time of the direct kernels */
+    int64_t subtree_ns;    /* busy time of all GPU events of its subtree */
+    const char *category;  /* categorize(event) with these kernels */
+} tl_launcher;
+
+/* Rendered text of an event's args: the Python str() of the tuple form, per
+ * raw value (cached by value id), and the metadata names. */
+typedef struct tl_argtext {
+    const tl_trace *t;
+    tl_strpool text;           /* rendered strings */
+    uint32_t *tuple_of_value;  /* values id -> text id (UINT32_MAX = not yet) */
+    uint32_t *list_of_value;   /* values id -> text id, list form [[1, 2]] */
+} tl_argtext;
+
+void tl_argtext_init(tl_argtext *a, const tl_trace *t);
+void tl_argtext_free(tl_argtext *a);
+/* str() of args[key] in tuple form, NULL when the key is absent. */
+const char *tl_argtext_tuple(tl_argtext *a, uint32_t ev, uint32_t key);
+/* repr of args[key] with lists kept (perf sheets' *_first columns). */
+const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key);
+/* process_name / process_label / thread_name of an event ("Unknown" default). */
+const char *tl_meta_process_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
+const char *tl_meta_process_label(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
+const char *tl_meta_thread_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
+
+typedef struct tl_launchers {
+    tl_launcher *v;
+    size_t n;
+    uint32_t *kernels;     /* all direct kernels, grouped per launcher */
+} tl_launchers;
+
+void tl_launchers_build(const tl_trace *t, tl_launchers *out);
+void tl_launchers_free(tl_launchers *l);
+
+/* A list of GPU event uids (one row's kernels, sorted by ts). */
+typedef struct tl_klist {
+    const uint32_t *uids;
+    uint32_t n;
+} tl_klist;
+
+/* The kernel-stats summary (§7.4) of a group's kernel lists, as the Python
+ * list-of-dicts text; trunc = 1 gives trunc_kernel_details. Returns 0 when
+ * the cell is empty (trunc of an empty summary). */
+int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out);
+
+/* The raw launcher table: one row per launcher in launcher order, with the
+ * columns of §5 (kernel_details replaced by the hidden "__launcher" index). */
+tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at);
+
+#endif

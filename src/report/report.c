@@ -1,0 +1,213 @@
+#include "report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../trace/timeline.h"
+#include "../util/vec.h"
+#include "gpu_timeline_sheet.h"
+#include "launchers.h"
+#include "outfile.h"
+#include "sheets_kernels.h"
+#include "sheets_ops.h"
+#include "xlsx_writer.h"
+
+void tl_report_opts_default(tl_report_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->micro_idle_ns = -1;
+    o->kernel_summary = 1;
+    o->short_kernel_study = 1;
+    o->short_threshold_us = 10;
+    o->short_bins = 100;
+    o->coll_analysis = 1;
+    o->csv = 1;
+    o->xlsx = 1;
+}
+
+static void add_sheet(tl_sheets *s, const char *name, tl_table *t, int empty_newline)
+{
+    if (!t) return;
+    TL_GROW(s->v, s->cap, s->n + 1);
+    s->v[s->n].name = tl_xstrdup(name);
+    s->v[s->n].table = t;
+    s->v[s->n].write_empty_as_newline = empty_newline;
+    s->n++;
+}
+
+void tl_sheets_free(tl_sheets *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].name);
+        tl_table_free(s->v[i].table);
+    }
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+const tl_table *tl_sheets_find(const tl_sheets *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i].name, name)) return s->v[i].table;
+    return NULL;
+}
+
+static tl_table *timeline_table(const tl_timeline *tlv)
+{
+    tl_timeline_row rows[9];
+    int n = tl_timeline_rows(tlv, rows);
+    tl_table *t = tl_table_new("gpu_timeline");
+    size_t ct = tl_table_add_col(t, "type", TL_COL_STR);
+    size_t cm = tl_table_add_col(t, "time ms", TL_COL_F64);
+    size_t cp = tl_table_add_col(t, "percent", TL_COL_F64);
+    double total_us = (double)tlv->total / 1000.0;
+    for (int i = 0; i < n; i++) {
+        size_t r = tl_table_add_row(t);
+        double us = (double)rows[i].ns / 1000.0;
+        tl_table_set_str(t, ct, r, rows[i].type);
+        tl_table_set_f64(t, cm, r, us / 1e3);
+        tl_table_set_f64(t, cp, r, total_us > 0 ? us / total_us * 100 : 0.0);
+    }
+    return t;
+}
+
+int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    tl_timeline tlv;
+    if (tl_timeline_compute(&t->es, &t->tree, o->include_unlinked, o->micro_idle_ns, &tlv) != 0) {
+        tl_error_set(err, "%s: no GPU events found in the trace%s", t->path,
+                     o->include_unlinked ? "" : " that a launch links to (try --include-unlinked-kernels)");
+        return -1;
+    }
+    double total_us = (double)tlv.total / 1000.0;
+    add_sheet(out, "gpu_timeline", timeline_table(&tlv), 0);
+
+    int gpu_only = t->tree.gpu_only;
+    tl_argtext at;
+    tl_argtext_init(&at, t);
+    tl_launchers l;
+    tl_launchers_build(t, &l);
+    tl_table *lt = tl_launcher_table(t, &l, &at);
+    if (!gpu_only) {
+        tl_ops_opts oo = {o->group_by_num_kernels, o->topk_ops};
+        add_sheet(out, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt), 0);
+        add_sheet(out, "ops_summary", tl_sheet_ops_summary(lt), 0);
+        add_sheet(out, "ops_unique_args", tl_sheet_ops_unique_args(t, &l, lt, &oo), 0);
+    }
+    tl_table *kt = NULL;
+    if (o->kernel_summary || o->short_kernel_study) kt = tl_kernel_table(t, &l, &at);
+    if (o->kernel_summary) add_sheet(out, "kernel_summary", tl_sheet_kernel_summary(kt, total_us, gpu_only), 0);
+    if (o->short_kernel_study) {
+        tl_short_opts so = {o->short_threshold_us, o->short_bins, o->topk_short};
+        add_sheet(out, "short_kernel_histogram", tl_sheet_short_kernel_histogram(kt, &so), 0);
+        add_sheet(out, "short_kernels_summary", tl_sheet_short_kernels_summary(kt, total_us, gpu_only, &so), 1);
+    }
+    if (o->coll_analysis && !gpu_only) add_sheet(out, "coll_analysis", tl_sheet_coll_analysis(t), 0);
+    tl_table_free(kt);
+    tl_table_free(lt);
+    tl_launchers_free(&l);
+    tl_argtext_free(&at);
+    return 0;
+}
+
+/* ------------------------------------------------------------ writing */
+
+static void rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[4096];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int write_csvs(const tl_sheets *s, const char *dir, tl_error *err)
+{
+    char path[8192];
+    for (size_t i = 0; i < s->n; i++) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s.csv", dir, s->v[i].name) >= sizeof path) {
+            tl_error_set(err, "%s: path too long", dir);
+            return -1;
+        }
+        FILE *f = fopen(path, "wb");
+        if (!f) {
+            tl_error_set(err, "%s: cannot write: %s", path, strerror(errno));
+            return -1;
+        }
+        const tl_table *t = s->v[i].table;
+        if (s->v[i].write_empty_as_newline && t->nrows == 0) fputc('\n', f);
+        else tl_table_write_csv(t, f);
+        if (fclose(f) != 0) {
+            tl_error_set(err, "%s: write failed: %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tl_report_write(const tl_sheets *s, const char *outdir, const tl_report_opts *o, tl_error *err)
+{
+    if (tl_mkdirs(outdir, err) != 0) return -1;
+    char final_dir[4096], tmp_dir[4096], old_dir[4096];
+    snprintf(final_dir, sizeof final_dir, "%s/perf_report_csvs", outdir);
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/.perf_report_csvs.tmp-%ld", outdir, (long)getpid());
+    snprintf(old_dir, sizeof old_dir, "%s/.perf_report_csvs.old-%ld", outdir, (long)getpid());
+    char xlsx_final[4096], xlsx_tmp[4200];
+    if (o->xlsx_path) snprintf(xlsx_final, sizeof xlsx_final, "%s", o->xlsx_path);
+    else snprintf(xlsx_final, sizeof xlsx_final, "%s/perf_report.xlsx", outdir);
+    snprintf(xlsx_tmp, sizeof xlsx_tmp, "%s.tmp-%ld", xlsx_final, (long)getpid());
+
+    if (o->csv) {
+        rm_tree(tmp_dir);
+        if (mkdir(tmp_dir, 0777) != 0) {
+            tl_error_set(err, "%s: cannot create directory: %s", tmp_dir, strerror(errno));
+            return -1;
+        }
+        if (write_csvs(s, tmp_dir, err) != 0) {
+            rm_tree(tmp_dir);
+            return -1;
+        }
+    }
+    if (o->xlsx && tl_xlsx_write(s, xlsx_tmp, err) != 0) {
+        unlink(xlsx_tmp);
+        if (o->csv) rm_tree(tmp_dir);
+        return -1;
+    }
+    /* everything is written: move into place */
+    if (o->csv) {
+        struct stat st;
+        int had_old = stat(final_dir, &st) == 0;
+        if (had_old && rename(final_dir, old_dir) != 0) {
+            tl_error_set(err, "%s: cannot replace: %s", final_dir, strerror(errno));
+            rm_tree(tmp_dir);
+            unlink(xlsx_tmp);
+            return -1;
+        }
+        if (rename(tmp_dir, final_dir) != 0) {
+            tl_error_set(err, "%s: cannot create: %s", final_dir, strerror(errno));
+            if (had_old) rename(old_dir, final_dir);
+            rm_tree(tmp_dir);
+            unlink(xlsx_tmp);
+            return -1;
+        }
+        if (had_old) rm_tree(old_dir);
+    }
+    if (o->xlsx && rename(xlsx_tmp, xlsx_final) != 0) {
+        tl_error_set(err, "%s: cannot create: %s", xlsx_final, strerror(errno));
+        unlink(xlsx_tmp);
+        return -1;
+    }
+    return 0;
+}

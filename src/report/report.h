@@ -1,0 +1,51 @@
+/* report.h — the perf report: every sheet in the reference's order, written
+ * as DIR/perf_report_csvs/<sheet>.csv and DIR/perf_report.xlsx. Owns the
+ * sheet list while it is built; all outputs go to temporary names and are
+ * renamed at the end, so a failure leaves no report behind. */
+#ifndef TL_REPORT_H
+#define TL_REPORT_H
+
+#include "../table/table.h"
+#include "../trace/trace.h"
+#include "../util/error.h"
+
+typedef struct tl_report_opts {
+    int include_unlinked;      /* --include-unlinked-kernels */
+    int64_t micro_idle_ns;     /* -1 = off */
+    int kernel_summary;        /* default on */
+    int short_kernel_study;    /* default on */
+    double short_threshold_us; /* 10 */
+    int short_bins;            /* 100 */
+    long topk_short;           /* 0 = all */
+    long topk_ops;             /* 0 = all */
+    int group_by_num_kernels;
+    int coll_analysis;         /* default on */
+    int csv;                   /* write CSVs (default on) */
+    int xlsx;                  /* write the xlsx (default on) */
+    const char *xlsx_path;     /* default DIR/perf_report.xlsx */
+} tl_report_opts;
+
+void tl_report_opts_default(tl_report_opts *o);
+
+/* One named sheet. */
+typedef struct tl_sheet {
+    char *name;
+    tl_table *table;
+    int write_empty_as_newline; /* an empty short_kernels_summary is "\n" [KEEP] */
+} tl_sheet;
+
+typedef struct tl_sheets {
+    tl_sheet *v;
+    size_t n, cap;
+} tl_sheets;
+
+/* Builds every sheet of the report (in order) from the trace. */
+int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err);
+void tl_sheets_free(tl_sheets *s);
+/* A sheet by name, or NULL. */
+const tl_table *tl_sheets_find(const tl_sheets *s, const char *name);
+
+/* Writes the sheets under outdir; returns 0 or -1 with err set. */
+int tl_report_write(const tl_sheets *s, const char *outdir, const tl_report_opts *o, tl_error *err);
+
+#endif

@@ -1,0 +1,151 @@
+#include "sheets_ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "../util/vec.h"
+
+void tl_add_percentages(tl_table *t, const char *col)
+{
+    long c = tl_table_col(t, col);
+    size_t pc = tl_table_add_col(t, "Percentage (%)", TL_COL_F64);
+    size_t cc = tl_table_add_col(t, "Cumulative Percentage (%)", TL_COL_F64);
+    if (c < 0) return;
+    double total = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double v = tl_table_num(t, (size_t)c, r);
+        if (!isnan(v)) total += v;
+    }
+    double run = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double v = tl_table_num(t, (size_t)c, r);
+        double p = v / total * 100;
+        tl_table_set_f64(t, pc, r, p);
+        if (!isnan(p)) run += p;
+        tl_table_set_f64(t, cc, r, run);
+    }
+}
+
+/* new column `to` = `from` / div */
+static void derive_div(tl_table *t, const char *from, const char *to, double div)
+{
+    long c = tl_table_col(t, from);
+    size_t d = tl_table_add_col(t, to, TL_COL_F64);
+    for (size_t r = 0; c >= 0 && r < t->nrows; r++) tl_table_set_f64(t, d, r, tl_table_num(t, (size_t)c, r) / div);
+}
+
+tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers)
+{
+    static const char *const keys[] = {"op category"};
+    const tl_agg aggs[] = {
+        {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
+        {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
+    };
+    tl_groupby g = {keys, 1, 1, 1, aggs, 2};
+    tl_table *t = tl_table_group(launchers, "ops_summary_by_category", &g);
+    if (!t->nrows) {
+        tl_table_free(t);
+        return NULL;
+    }
+    tl_sortkey sk = {"total_direct_kernel_time_sum", 1};
+    tl_table_sort(t, &sk, 1);
+    derive_div(t, "total_direct_kernel_time_sum", "total_direct_kernel_time_ms", 1000.0);
+    tl_table_drop(t, "total_direct_kernel_time_sum");
+    tl_add_percentages(t, "total_direct_kernel_time_ms");
+    return t;
+}
+
+tl_table *tl_sheet_ops_summary(const tl_table *launchers)
+{
+    static const char *const keys[] = {"name"};
+    const tl_agg aggs[] = {
+        {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
+        {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
+        {"op category", TL_AGG_SET, "Categories", NULL, NULL},
+        {"total_subtree_kernel_time", TL_AGG_SUM, "total_subtree_kernel_time_sum", NULL, NULL},
+    };
+    tl_groupby g = {keys, 1, 1, 1, aggs, 4};
+    tl_table *t = tl_table_group(launchers, "ops_summary", &g);
+    if (!t->nrows) {
+        tl_table_free(t);
+        return NULL;
+    }
+    tl_sortkey sk = {"total_direct_kernel_time_sum", 1};
+    tl_table_sort(t, &sk, 1);
+    derive_div(t, "total_direct_kernel_time_sum", "total_direct_kernel_time_ms", 1000.0);
+    tl_add_percentages(t, "total_direct_kernel_time_ms");
+    derive_div(t, "total_subtree_kernel_time_sum", "total_subtree_kernel_time_ms", 1000.0);
+    static const char *const order[] = {"name",
+                                        "total_direct_kernel_time_sum",
+                                        "total_subtree_kernel_time_sum",
+                                        "total_direct_kernel_time_ms",
+                                        "total_subtree_kernel_time_ms",
+                                        "Count",
+                                        "Categories",
+                                        "Percentage (%)",
+                                        "Cumulative Percentage (%)"};
+    tl_table_select(t, order, sizeof order / sizeof *order);
+    return t;
+}
+
+int tl_agg_kernel_stats(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out)
+{
+    const tl_kstats_ctx *c = ctx;
+    long li = tl_table_col(src, "__launcher");
+    tl_klist *kl = tl_xmalloc((n ? n : 1) * sizeof *kl);
+    for (size_t i = 0; i < n; i++) {
+        const tl_launcher *L = &c->l->v[src->cols[li].v.i[rows[i]]];
+        kl[i].uids = c->l->kernels + L->first_k;
+        kl[i].n = L->nk;
+    }
+    int r = tl_kernel_stats_text(c->t, kl, n, c->trunc, out);
+    free(kl);
+    return r;
+}
+
+tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
+                                   const tl_ops_opts *o)
+{
+    const char *keys[12] = {"name",          "op category",  "process_name", "process_label",
+                            "thread_name",   "Input Dims",   "Input type",   "Input Strides",
+                            "Concrete Inputs"};
+    size_t nkeys = 9;
+    if (o && o->group_by_num_kernels) keys[nkeys++] = "num_kernels";
+    tl_kstats_ctx full = {t, l, 0}, trunc = {t, l, 1};
+    static const tl_aggfn stats[] = {TL_AGG_MEAN, TL_AGG_MEDIAN, TL_AGG_STD, TL_AGG_MIN, TL_AGG_MAX, TL_AGG_SUM};
+    static const char *const sfx[] = {"mean", "median", "std", "min", "max", "sum"};
+    static const char *const cols[] = {"total_direct_kernel_time", "total_subtree_kernel_time"};
+    char names[2][6][64];
+    tl_agg aggs[20];
+    size_t na = 0;
+    for (int c = 0; c < 2; c++)
+        for (int s = 0; s < 6; s++) {
+            snprintf(names[c][s], sizeof names[c][s], "%s_%s", cols[c], sfx[s]);
+            aggs[na++] = (tl_agg){cols[c], stats[s], names[c][s], NULL, NULL};
+        }
+    aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "ex_UID", NULL, NULL};
+    aggs[na++] = (tl_agg){"UID", TL_AGG_COUNT, "operation_count", NULL, NULL};
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details_summary", tl_agg_kernel_stats, &full};
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
+    tl_groupby g = {keys, nkeys, 0, 0, aggs, na};
+    tl_table *tb = tl_table_group(launchers, "ops_unique_args", &g);
+    if (!tb->nrows) {
+        tl_table_free(tb);
+        return NULL;
+    }
+    tl_sortkey sk[2] = {{"total_direct_kernel_time_sum", 1}, {"ex_UID", 0}};
+    tl_table_sort(tb, sk, 2);
+    const char *order[48];
+    size_t no = 0;
+    for (size_t k = 0; k < nkeys; k++) order[no++] = keys[k];
+    order[no++] = "operation_count";
+    for (int s = 0; s < 6; s++)
+        for (int c = 0; c < 2; c++) order[no++] = names[c][s];
+    order[no++] = "ex_UID";
+    order[no++] = "kernel_details_summary";
+    order[no++] = "trunc_kernel_details";
+    tl_table_select(tb, order, no);
+    tl_add_percentages(tb, "total_direct_kernel_time_sum");
+    if (o && o->topk_ops > 0) tl_table_head(tb, (size_t)o->topk_ops);
+    return tb;
+}

@@ -1,0 +1,33 @@
+/* sheets_ops.h — the launcher-based sheets (perf-report spec §7.2-7.4):
+ * ops_summary_by_category, ops_summary, ops_unique_args, declared on the
+ * Table engine from the launcher table. Each returns a new table (caller
+ * frees), or NULL when the sheet would be empty (not written, §1). */
+#ifndef TL_SHEETS_OPS_H
+#define TL_SHEETS_OPS_H
+
+#include "launchers.h"
+
+typedef struct tl_ops_opts {
+    int group_by_num_kernels;  /* --group_by_num_kernels */
+    long topk_ops;             /* --topk_ops N (0 = all) [FIX: the reference ignores it] */
+} tl_ops_opts;
+
+tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers);
+tl_table *tl_sheet_ops_summary(const tl_table *launchers);
+tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
+                                   const tl_ops_opts *o);
+
+/* Appends "Percentage (%)" = col / Σcol * 100 and its running sum
+ * "Cumulative Percentage (%)" (shared by several sheets). */
+void tl_add_percentages(tl_table *t, const char *col);
+
+/* The kernel-stats custom aggregation over rows that carry a "__launcher"
+ * index (ctx: tl_kstats_ctx). */
+typedef struct tl_kstats_ctx {
+    const tl_trace *t;
+    const tl_launchers *l;
+    int trunc;
+} tl_kstats_ctx;
+int tl_agg_kernel_stats(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out);
+
+#endif

@@ -1,0 +1,104 @@
+#include "xlsx_writer.h"
+
+#include <math.h>
+#include <string.h>
+#include <xlsxwriter.h>
+
+#include "../util/vec.h"
+#include "report.h"
+
+enum { MAX_CELL = 32767, MAX_WIDTH = 60 };
+
+/* Excel limits a string cell to 32767 characters: longer text is cut on a
+ * UTF-8 boundary (only kernel-detail lists can get there). */
+static void write_text(lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, const char *s, size_t n)
+{
+    if (n <= MAX_CELL) {
+        worksheet_write_string(ws, r, c, s, NULL);
+        return;
+    }
+    size_t cut = MAX_CELL - 3;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+    char *t = tl_xmalloc(cut + 4);
+    memcpy(t, s, cut);
+    memcpy(t + cut, "...", 4);
+    worksheet_write_string(ws, r, c, t, NULL);
+    free(t);
+}
+
+static void sheet_name(char *out, size_t cap, const char *name)
+{
+    size_t j = 0;
+    for (size_t i = 0; name[i] && j + 1 < cap && j < 31; i++)
+        out[j++] = strchr("[]:*?/\\", name[i]) ? '_' : name[i];
+    out[j] = 0;
+}
+
+static void write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh)
+{
+    char nm[32];
+    sheet_name(nm, sizeof nm, sh->name);
+    lxw_worksheet *ws = workbook_add_worksheet(wb, nm);
+    const tl_table *t = sh->table;
+    double *width = tl_xcalloc(t->ncols + 1, sizeof *width);
+    for (size_t c = 0; c < t->ncols; c++) {
+        worksheet_write_string(ws, 0, (lxw_col_t)c, t->cols[c].name, hdr);
+        width[c] = (double)strlen(t->cols[c].name) + 2;
+    }
+    tl_sbuf sb;
+    tl_sb_init(&sb);
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (tl_table_is_null(t, c, r)) continue;
+            lxw_row_t xr = (lxw_row_t)(r + 1);
+            const tl_col *col = &t->cols[c];
+            double w;
+            switch (col->type) {
+            case TL_COL_F64:
+                worksheet_write_number(ws, xr, (lxw_col_t)c, col->v.f[r], NULL);
+                w = 12;
+                break;
+            case TL_COL_I64:
+                worksheet_write_number(ws, xr, (lxw_col_t)c, (double)col->v.i[r], NULL);
+                w = 8;
+                break;
+            case TL_COL_BOOL:
+                worksheet_write_boolean(ws, xr, (lxw_col_t)c, (int)col->v.i[r], NULL);
+                w = 6;
+                break;
+            default: {
+                tl_sb_clear(&sb);
+                tl_table_cell_text(t, c, r, &sb);
+                write_text(ws, xr, (lxw_col_t)c, sb.s ? sb.s : "", sb.len);
+                w = (double)sb.len + 2;
+            }
+            }
+            if (w > width[c]) width[c] = w;
+        }
+    }
+    tl_sb_free(&sb);
+    for (size_t c = 0; c < t->ncols; c++)
+        worksheet_set_column(ws, (lxw_col_t)c, (lxw_col_t)c, width[c] > MAX_WIDTH ? MAX_WIDTH : width[c], NULL);
+    free(width);
+    worksheet_freeze_panes(ws, 1, 0);
+    if (t->ncols) worksheet_autofilter(ws, 0, 0, (lxw_row_t)t->nrows, (lxw_col_t)(t->ncols - 1));
+}
+
+int tl_xlsx_write(const struct tl_sheets *s, const char *path, tl_error *err)
+{
+    lxw_workbook_options opt = {.constant_memory = LXW_FALSE, .tmpdir = NULL};
+    lxw_workbook *wb = workbook_new_opt(path, &opt);
+    if (!wb) {
+        tl_error_set(err, "%s: cannot create the workbook", path);
+        return -1;
+    }
+    lxw_format *hdr = workbook_add_format(wb);
+    format_set_bold(hdr);
+    for (size_t i = 0; i < s->n; i++) write_sheet(wb, hdr, &s->v[i]);
+    lxw_error rc = workbook_close(wb);
+    if (rc != LXW_NO_ERROR) {
+        tl_error_set(err, "%s: cannot write the workbook: %s", path, lxw_strerror(rc));
+        return -1;
+    }
+    return 0;
+}

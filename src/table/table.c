@@ -1,0 +1,590 @@
+#include "table.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/msort.h"
+#include "../util/pyfmt.h"
+#include "../util/vec.h"
+
+/* ------------------------------------------------------------ basics */
+
+tl_table *tl_table_new(const char *name)
+{
+    tl_table *t = tl_xcalloc(1, sizeof *t);
+    t->name = tl_xstrdup(name ? name : "");
+    tl_strpool_init(&t->pool);
+    return t;
+}
+
+static void col_free(tl_col *c)
+{
+    free(c->name);
+    free(c->v.i); /* union: one pointer */
+    free(c->null);
+}
+
+void tl_table_free(tl_table *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->ncols; i++) col_free(&t->cols[i]);
+    free(t->cols);
+    free(t->name);
+    tl_strpool_free(&t->pool);
+    free(t);
+}
+
+static size_t cell_size(tl_coltype ty)
+{
+    return ty == TL_COL_STR ? sizeof(uint32_t) : 8;
+}
+
+static void col_fill_null(tl_col *c, size_t from, size_t to)
+{
+    for (size_t r = from; r < to; r++) {
+        if (c->type == TL_COL_STR) c->v.s[r] = TL_NULL_STR;
+        else if (c->type == TL_COL_F64) c->v.f[r] = NAN;
+        else {
+            c->v.i[r] = 0;
+            c->null[r] = 1;
+        }
+    }
+}
+
+static void col_reserve(tl_col *c, size_t cap)
+{
+    c->v.i = tl_xrealloc(c->v.i, (cap ? cap : 1) * cell_size(c->type));
+    if (c->type == TL_COL_I64 || c->type == TL_COL_BOOL) c->null = tl_xrealloc(c->null, cap ? cap : 1);
+}
+
+size_t tl_table_add_col(tl_table *t, const char *name, tl_coltype type)
+{
+    TL_GROW(t->cols, t->capcols, t->ncols + 1);
+    tl_col *c = &t->cols[t->ncols];
+    memset(c, 0, sizeof *c);
+    c->name = tl_xstrdup(name);
+    c->type = type;
+    col_reserve(c, t->caprows);
+    col_fill_null(c, 0, t->nrows);
+    return t->ncols++;
+}
+
+long tl_table_col(const tl_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (!strcmp(t->cols[i].name, name)) return (long)i;
+    return -1;
+}
+
+size_t tl_table_add_row(tl_table *t)
+{
+    if (t->nrows == t->caprows) {
+        t->caprows = t->caprows ? t->caprows * 2 : 64;
+        for (size_t i = 0; i < t->ncols; i++) col_reserve(&t->cols[i], t->caprows);
+    }
+    for (size_t i = 0; i < t->ncols; i++) col_fill_null(&t->cols[i], t->nrows, t->nrows + 1);
+    return t->nrows++;
+}
+
+void tl_table_set_strn(tl_table *t, size_t col, size_t row, const char *s, size_t n)
+{
+    t->cols[col].v.s[row] = s ? tl_strpool_intern(&t->pool, s, n) : TL_NULL_STR;
+}
+
+void tl_table_set_str(tl_table *t, size_t col, size_t row, const char *s)
+{
+    tl_table_set_strn(t, col, row, s, s ? strlen(s) : 0);
+}
+
+void tl_table_set_i64(tl_table *t, size_t col, size_t row, int64_t v)
+{
+    t->cols[col].v.i[row] = v;
+    t->cols[col].null[row] = 0;
+}
+
+void tl_table_set_bool(tl_table *t, size_t col, size_t row, int v) { tl_table_set_i64(t, col, row, v != 0); }
+
+void tl_table_set_f64(tl_table *t, size_t col, size_t row, double v) { t->cols[col].v.f[row] = v; }
+
+void tl_table_set_null(tl_table *t, size_t col, size_t row) { col_fill_null(&t->cols[col], row, row + 1); }
+
+int tl_table_is_null(const tl_table *t, size_t col, size_t row)
+{
+    const tl_col *c = &t->cols[col];
+    switch (c->type) {
+    case TL_COL_STR: return c->v.s[row] == TL_NULL_STR;
+    case TL_COL_F64: return isnan(c->v.f[row]);
+    default: return c->null[row];
+    }
+}
+
+const char *tl_table_str(const tl_table *t, size_t col, size_t row)
+{
+    const tl_col *c = &t->cols[col];
+    if (c->type != TL_COL_STR || c->v.s[row] == TL_NULL_STR) return NULL;
+    return tl_strpool_get(&t->pool, c->v.s[row]);
+}
+
+double tl_table_num(const tl_table *t, size_t col, size_t row)
+{
+    const tl_col *c = &t->cols[col];
+    if (tl_table_is_null(t, col, row) || c->type == TL_COL_STR) return NAN;
+    return c->type == TL_COL_F64 ? c->v.f[row] : (double)c->v.i[row];
+}
+
+/* ----------------------------------------------------------- compare */
+
+/* Compares two cells of the same column: missing last, strings by bytes. */
+static int cell_cmp(const tl_table *t, size_t col, size_t a, size_t b)
+{
+    int na = tl_table_is_null(t, col, a), nb = tl_table_is_null(t, col, b);
+    if (na || nb) return na - nb;
+    const tl_col *c = &t->cols[col];
+    switch (c->type) {
+    case TL_COL_STR:
+        if (c->v.s[a] == c->v.s[b]) return 0;
+        return strcmp(tl_strpool_get(&t->pool, c->v.s[a]), tl_strpool_get(&t->pool, c->v.s[b]));
+    case TL_COL_F64: return (c->v.f[a] > c->v.f[b]) - (c->v.f[a] < c->v.f[b]);
+    default: return (c->v.i[a] > c->v.i[b]) - (c->v.i[a] < c->v.i[b]);
+    }
+}
+
+static int cell_eq(const tl_table *t, size_t col, size_t a, size_t b)
+{
+    int na = tl_table_is_null(t, col, a), nb = tl_table_is_null(t, col, b);
+    if (na || nb) return na && nb;
+    const tl_col *c = &t->cols[col];
+    if (c->type == TL_COL_STR) return c->v.s[a] == c->v.s[b];
+    if (c->type == TL_COL_F64) return c->v.f[a] == c->v.f[b];
+    return c->v.i[a] == c->v.i[b];
+}
+
+static uint64_t cell_hash(const tl_table *t, size_t col, size_t r)
+{
+    const tl_col *c = &t->cols[col];
+    if (tl_table_is_null(t, col, r)) return 0x51ed27ull;
+    uint64_t v;
+    if (c->type == TL_COL_STR) v = c->v.s[r];
+    else if (c->type == TL_COL_F64) {
+        double d = c->v.f[r] == 0 ? 0.0 : c->v.f[r];
+        memcpy(&v, &d, 8);
+    } else v = (uint64_t)c->v.i[r];
+    v *= 0x9E3779B97F4A7C15ull;
+    return v ^ (v >> 29);
+}
+
+/* ---------------------------------------------------------- sorting */
+
+typedef struct sort_ctx {
+    const tl_table *t;
+    const size_t *cols;
+    const int *desc;
+    size_t n;
+} sort_ctx;
+
+static int row_cmp(void *ctx, size_t a, size_t b)
+{
+    const sort_ctx *c = ctx;
+    for (size_t k = 0; k < c->n; k++) {
+        int na = tl_table_is_null(c->t, c->cols[k], a), nb = tl_table_is_null(c->t, c->cols[k], b);
+        if (na || nb) {
+            if (na != nb) return na - nb; /* missing last in both directions */
+            continue;
+        }
+        int r = cell_cmp(c->t, c->cols[k], a, b);
+        if (r) return c->desc[k] ? -r : r;
+    }
+    return 0;
+}
+
+/* Applies a row permutation to every column. */
+static void permute(tl_table *t, const size_t *idx, size_t n)
+{
+    for (size_t c = 0; c < t->ncols; c++) {
+        tl_col *col = &t->cols[c];
+        size_t w = cell_size(col->type);
+        char *nv = tl_xmalloc((t->caprows ? t->caprows : 1) * w);
+        uint8_t *nn = col->null ? tl_xmalloc(t->caprows ? t->caprows : 1) : NULL;
+        for (size_t r = 0; r < n; r++) {
+            memcpy(nv + r * w, (char *)col->v.i + idx[r] * w, w);
+            if (nn) nn[r] = col->null[idx[r]];
+        }
+        free(col->v.i);
+        free(col->null);
+        col->v.i = (int64_t *)(void *)nv;
+        col->null = nn;
+    }
+    t->nrows = n;
+}
+
+void tl_table_sort(tl_table *t, const tl_sortkey *keys, size_t n)
+{
+    size_t cols[16];
+    int desc[16];
+    size_t m = 0;
+    for (size_t k = 0; k < n && m < 16; k++) {
+        long c = tl_table_col(t, keys[k].col);
+        if (c < 0) continue;
+        cols[m] = (size_t)c;
+        desc[m++] = keys[k].desc;
+    }
+    size_t *idx = tl_xmalloc((t->nrows + 1) * sizeof *idx);
+    for (size_t r = 0; r < t->nrows; r++) idx[r] = r;
+    sort_ctx c = {t, cols, desc, m};
+    tl_msort(idx, t->nrows, row_cmp, &c);
+    permute(t, idx, t->nrows);
+    free(idx);
+}
+
+void tl_table_head(tl_table *t, size_t n)
+{
+    if (n < t->nrows) t->nrows = n;
+}
+
+void tl_table_select(tl_table *t, const char *const *names, size_t n)
+{
+    tl_col *nc = tl_xcalloc(n + 1, sizeof *nc);
+    uint8_t *used = tl_xcalloc(t->ncols + 1, 1);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        long c = tl_table_col(t, names[k]);
+        if (c < 0 || used[c]) continue;
+        used[c] = 1;
+        nc[m++] = t->cols[c];
+    }
+    for (size_t c = 0; c < t->ncols; c++)
+        if (!used[c]) col_free(&t->cols[c]);
+    free(t->cols);
+    free(used);
+    t->cols = nc;
+    t->ncols = m;
+    t->capcols = n + 1;
+}
+
+void tl_table_rename(tl_table *t, const char *from, const char *to)
+{
+    long c = tl_table_col(t, from);
+    if (c < 0) return;
+    free(t->cols[c].name);
+    t->cols[c].name = tl_xstrdup(to);
+}
+
+void tl_table_drop(tl_table *t, const char *name)
+{
+    long c = tl_table_col(t, name);
+    if (c < 0) return;
+    col_free(&t->cols[c]);
+    memmove(&t->cols[c], &t->cols[c + 1], (t->ncols - (size_t)c - 1) * sizeof *t->cols);
+    t->ncols--;
+}
+
+void tl_table_move(tl_table *t, const char *name, size_t pos)
+{
+    long c = tl_table_col(t, name);
+    if (c < 0 || pos >= t->ncols) return;
+    tl_col tmp = t->cols[c];
+    memmove(&t->cols[c], &t->cols[c + 1], (t->ncols - (size_t)c - 1) * sizeof *t->cols);
+    memmove(&t->cols[pos + 1], &t->cols[pos], (t->ncols - 1 - pos) * sizeof *t->cols);
+    t->cols[pos] = tmp;
+}
+
+/* ---------------------------------------------------------- group-by */
+
+typedef struct group {
+    size_t first;          /* first row */
+    size_t *v;             /* the group's rows, in row order */
+    size_t n, cap;
+} group;
+
+static int rows_same_key(const tl_table *t, const size_t *kc, size_t nk, size_t a, size_t b)
+{
+    for (size_t k = 0; k < nk; k++)
+        if (!cell_eq(t, kc[k], a, b)) return 0;
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Neumaier-compensated sum. */
+static double sum_of(const double *x, size_t n)
+{
+    double s = 0, c = 0;
+    for (size_t i = 0; i < n; i++) {
+        double t = s + x[i];
+        c += fabs(s) >= fabs(x[i]) ? (s - t) + x[i] : (x[i] - t) + s;
+        s = t;
+    }
+    return s + c;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void agg_set(const tl_table *src, size_t col, const group *g, tl_sbuf *out)
+{
+    const char **v = tl_xmalloc((g->n + 1) * sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const char *s = tl_table_str(src, col, g->v[i]);
+        if (s) v[n++] = s;
+    }
+    qsort(v, n, sizeof *v, cmp_str);
+    tl_sb_putc(out, '[');
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && !strcmp(v[i], v[i - 1])) continue;
+        if (w++) tl_sb_puts(out, ", ");
+        tl_sb_pystr(out, v[i], strlen(v[i]));
+    }
+    tl_sb_putc(out, ']');
+    free(v);
+}
+
+static tl_coltype agg_type(const tl_table *src, long col, tl_aggfn fn)
+{
+    if (fn == TL_AGG_COUNT || fn == TL_AGG_SIZE) return TL_COL_I64;
+    if (fn == TL_AGG_SET || fn == TL_AGG_CUSTOM) return TL_COL_STR;
+    tl_coltype in = col >= 0 ? src->cols[col].type : TL_COL_F64;
+    if (fn == TL_AGG_FIRST) return in;
+    if ((fn == TL_AGG_SUM || fn == TL_AGG_MIN || fn == TL_AGG_MAX) && in == TL_COL_I64) return TL_COL_I64;
+    return TL_COL_F64;
+}
+
+static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow, const tl_agg *a, long col,
+                      const group *g, double *buf)
+{
+    if (a->fn == TL_AGG_SIZE) {
+        tl_table_set_i64(dst, oc, orow, (int64_t)g->n);
+        return;
+    }
+    if (a->fn == TL_AGG_FIRST) {
+        for (size_t i = 0; i < g->n; i++) {
+            size_t r = g->v[i];
+            if (tl_table_is_null(src, (size_t)col, r)) continue;
+            const tl_col *c = &src->cols[col];
+            if (c->type == TL_COL_STR) tl_table_set_str(dst, oc, orow, tl_table_str(src, (size_t)col, r));
+            else if (c->type == TL_COL_F64) tl_table_set_f64(dst, oc, orow, c->v.f[r]);
+            else tl_table_set_i64(dst, oc, orow, c->v.i[r]);
+            return;
+        }
+        return;
+    }
+    if (a->fn == TL_AGG_SET || a->fn == TL_AGG_CUSTOM) {
+        tl_sbuf sb;
+        tl_sb_init(&sb);
+        int ok = 1;
+        if (a->fn == TL_AGG_SET) agg_set(src, (size_t)col, g, &sb);
+        else ok = a->custom(src, g->v, g->n, a->ctx, &sb);
+        if (ok) tl_table_set_strn(dst, oc, orow, sb.s ? sb.s : "", sb.len);
+        tl_sb_free(&sb);
+        return;
+    }
+    const tl_col *c = &src->cols[col];
+    size_t n = 0;
+    int64_t isum = 0, imin = INT64_MAX, imax = INT64_MIN;
+    for (size_t i = 0; i < g->n; i++) {
+        size_t r = g->v[i];
+        if (tl_table_is_null(src, (size_t)col, r)) continue;
+        if (c->type != TL_COL_F64) {
+            isum += c->v.i[r];
+            if (c->v.i[r] < imin) imin = c->v.i[r];
+            if (c->v.i[r] > imax) imax = c->v.i[r];
+        }
+        buf[n++] = tl_table_num(src, (size_t)col, r);
+    }
+    if (a->fn == TL_AGG_COUNT) {
+        tl_table_set_i64(dst, oc, orow, (int64_t)n);
+        return;
+    }
+    int int_out = dst->cols[oc].type == TL_COL_I64;
+    switch (a->fn) {
+    case TL_AGG_SUM:
+        if (int_out) tl_table_set_i64(dst, oc, orow, isum);
+        else tl_table_set_f64(dst, oc, orow, sum_of(buf, n));
+        break;
+    case TL_AGG_MEAN:
+        if (n) tl_table_set_f64(dst, oc, orow, sum_of(buf, n) / (double)n);
+        break;
+    case TL_AGG_MEDIAN:
+        if (n) {
+            qsort(buf, n, sizeof *buf, cmp_double);
+            tl_table_set_f64(dst, oc, orow, n % 2 ? buf[n / 2] : (buf[n / 2 - 1] + buf[n / 2]) / 2);
+        }
+        break;
+    case TL_AGG_STD:
+    case TL_AGG_STD0: {
+        size_t ddof = a->fn == TL_AGG_STD ? 1 : 0;
+        if (n > ddof) {
+            double m = sum_of(buf, n) / (double)n, ss = 0;
+            for (size_t i = 0; i < n; i++) ss += (buf[i] - m) * (buf[i] - m);
+            tl_table_set_f64(dst, oc, orow, sqrt(ss / (double)(n - ddof)));
+        }
+        break;
+    }
+    case TL_AGG_MIN:
+    case TL_AGG_MAX:
+        if (!n) break;
+        if (int_out) {
+            tl_table_set_i64(dst, oc, orow, a->fn == TL_AGG_MIN ? imin : imax);
+        } else {
+            double v = buf[0];
+            for (size_t i = 1; i < n; i++) v = a->fn == TL_AGG_MIN ? fmin(v, buf[i]) : fmax(v, buf[i]);
+            tl_table_set_f64(dst, oc, orow, v);
+        }
+        break;
+    default: break;
+    }
+}
+
+typedef struct gsort_ctx {
+    const tl_table *t;
+    const size_t *kc;
+    size_t nk;
+    const group *groups;
+} gsort_ctx;
+
+static int group_cmp(void *ctx, size_t ga, size_t gb)
+{
+    const gsort_ctx *c = ctx;
+    size_t ra = c->groups[ga].first, rb = c->groups[gb].first;
+    for (size_t k = 0; k < c->nk; k++) {
+        int r = cell_cmp(c->t, c->kc[k], ra, rb);
+        if (r) return r;
+    }
+    return 0;
+}
+
+tl_table *tl_table_group(const tl_table *src, const char *name, const tl_groupby *g)
+{
+    size_t kc[32], nk = 0;
+    for (size_t k = 0; k < g->nkeys && nk < 32; k++) {
+        long c = tl_table_col(src, g->keys[k]);
+        if (c >= 0) kc[nk++] = (size_t)c;
+    }
+    /* hash rows into groups (first-appearance order) */
+    size_t nslots = 64;
+    while (nslots < src->nrows * 2) nslots *= 2;
+    size_t *slots = tl_xmalloc(nslots * sizeof *slots);
+    memset(slots, 0xff, nslots * sizeof *slots);
+    TL_VEC(group) groups = {0};
+    for (size_t r = 0; r < src->nrows; r++) {
+        int skip = 0;
+        uint64_t h = 0x12345;
+        for (size_t k = 0; k < nk; k++) {
+            if (g->dropna && tl_table_is_null(src, kc[k], r)) skip = 1;
+            h = (h ^ cell_hash(src, kc[k], r)) * 0xbf58476d1ce4e5b9ull;
+        }
+        if (skip) continue;
+        size_t s = (size_t)(h ^ (h >> 31)) & (nslots - 1);
+        while (slots[s] != SIZE_MAX && !rows_same_key(src, kc, nk, groups.v[slots[s]].first, r))
+            s = (s + 1) & (nslots - 1);
+        if (slots[s] == SIZE_MAX) {
+            group ng = {r, NULL, 0, 0};
+            slots[s] = groups.n;
+            TL_PUSH(groups, ng);
+        }
+        group *gr = &groups.v[slots[s]];
+        TL_PUSH(*gr, r);
+    }
+    free(slots);
+    size_t ng = groups.n;
+    size_t *order = tl_xmalloc((ng + 1) * sizeof *order);
+    for (size_t i = 0; i < ng; i++) order[i] = i;
+    if (g->sort && ng > 1) {
+        gsort_ctx c = {src, kc, nk, groups.v};
+        tl_msort(order, ng, group_cmp, &c);
+    }
+    /* output */
+    tl_table *dst = tl_table_new(name);
+    for (size_t k = 0; k < nk; k++) tl_table_add_col(dst, src->cols[kc[k]].name, src->cols[kc[k]].type);
+    long *acol = tl_xmalloc((g->naggs + 1) * sizeof *acol);
+    for (size_t a = 0; a < g->naggs; a++) {
+        acol[a] = g->aggs[a].col ? tl_table_col(src, g->aggs[a].col) : -1;
+        tl_table_add_col(dst, g->aggs[a].out, agg_type(src, acol[a], g->aggs[a].fn));
+    }
+    size_t maxn = 1;
+    for (size_t i = 0; i < ng; i++)
+        if (groups.v[i].n > maxn) maxn = groups.v[i].n;
+    double *buf = tl_xmalloc(maxn * sizeof *buf);
+    for (size_t oi = 0; oi < ng; oi++) {
+        const group *gr = &groups.v[order[oi]];
+        size_t row = tl_table_add_row(dst);
+        for (size_t k = 0; k < nk; k++) {
+            const tl_col *c = &src->cols[kc[k]];
+            size_t r = gr->first;
+            if (tl_table_is_null(src, kc[k], r)) continue;
+            if (c->type == TL_COL_STR) tl_table_set_str(dst, k, row, tl_table_str(src, kc[k], r));
+            else if (c->type == TL_COL_F64) tl_table_set_f64(dst, k, row, c->v.f[r]);
+            else tl_table_set_i64(dst, k, row, c->v.i[r]);
+        }
+        for (size_t a = 0; a < g->naggs; a++) {
+            if (acol[a] < 0 && g->aggs[a].fn != TL_AGG_SIZE && g->aggs[a].fn != TL_AGG_CUSTOM) continue;
+            aggregate(src, dst, nk + a, row, &g->aggs[a], acol[a], gr, buf);
+        }
+    }
+    free(buf);
+    free(acol);
+    for (size_t i = 0; i < ng; i++) free(groups.v[i].v);
+    free(groups.v);
+    free(order);
+    return dst;
+}
+
+/* ---------------------------------------------------------------- text */
+
+void tl_table_cell_text(const tl_table *t, size_t col, size_t row, tl_sbuf *out)
+{
+    if (tl_table_is_null(t, col, row)) return;
+    const tl_col *c = &t->cols[col];
+    switch (c->type) {
+    case TL_COL_STR: tl_sb_puts(out, tl_strpool_get(&t->pool, c->v.s[row])); break;
+    case TL_COL_F64: tl_sb_pyfloat(out, c->v.f[row]); break;
+    case TL_COL_BOOL: tl_sb_puts(out, c->v.i[row] ? "True" : "False"); break;
+    case TL_COL_I64: tl_sb_printf(out, "%lld", (long long)c->v.i[row]); break;
+    }
+}
+
+static void csv_field(FILE *f, const char *s, size_t n)
+{
+    int quote = 0;
+    for (size_t i = 0; i < n && !quote; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') quote = 1;
+    if (!quote) {
+        fwrite(s, 1, n, f);
+        return;
+    }
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') fputc('"', f);
+        fputc(s[i], f);
+    }
+    fputc('"', f);
+}
+
+void tl_table_write_csv(const tl_table *t, FILE *f)
+{
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (c) fputc(',', f);
+        csv_field(f, t->cols[c].name, strlen(t->cols[c].name));
+    }
+    fputc('\n', f);
+    tl_sbuf sb;
+    tl_sb_init(&sb);
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (c) fputc(',', f);
+            tl_sb_clear(&sb);
+            tl_table_cell_text(t, c, r, &sb);
+            if (sb.len) csv_field(f, sb.s, sb.len);
+        }
+        fputc('\n', f);
+    }
+    tl_sb_free(&sb);
+}
