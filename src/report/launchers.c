@@ -339,7 +339,7 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
     size_t c_pn = tl_table_add_col(tb, "process_name", TL_COL_STR);
     size_t c_pl = tl_table_add_col(tb, "process_label", TL_COL_STR);
     size_t c_tn = tl_table_add_col(tb, "thread_name", TL_COL_STR);
-    size_t c_li = tl_table_add_col(tb, "__launcher", TL_COL_I64);
+    size_t c_li = tl_table_add_col(tb, "__klist", TL_COL_I64);
     tl_sbuf buf;
     tl_sb_init(&buf);
     for (size_t i = 0; i < l->n; i++) {

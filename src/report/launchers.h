@@ -62,7 +62,8 @@ typedef struct tl_klist {
 int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out);
 
 /* The raw launcher table: one row per launcher in launcher order, with the
- * columns of §5 (kernel_details replaced by the hidden "__launcher" index). */
+ * columns of §5 (kernel_details replaced by the hidden "__klist" index:
+ * the launcher index). */
 tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at);
 
 #endif

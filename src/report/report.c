@@ -15,6 +15,7 @@
 #include "outfile.h"
 #include "sheets_kernels.h"
 #include "sheets_ops.h"
+#include "sheets_perf.h"
 #include "xlsx_writer.h"
 
 void tl_report_opts_default(tl_report_opts *o)
@@ -56,6 +57,8 @@ const tl_table *tl_sheets_find(const tl_sheets *s, const char *name)
         if (!strcmp(s->v[i].name, name)) return s->v[i].table;
     return NULL;
 }
+
+static void sheet_sink(void *ctx, const char *name, tl_table *t) { add_sheet(ctx, name, t, 0); }
 
 static tl_table *timeline_table(const tl_timeline *tlv)
 {
@@ -99,6 +102,12 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
         add_sheet(out, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt), 0);
         add_sheet(out, "ops_summary", tl_sheet_ops_summary(lt), 0);
         add_sheet(out, "ops_unique_args", tl_sheet_ops_unique_args(t, &l, lt, &oo), 0);
+        tl_perf_eval pe;
+        tl_perf_eval_init(&pe, t, o->arch);
+        add_sheet(out, "unified_perf_summary", tl_sheet_unified(&pe, &l, &at), 0);
+        tl_perf_sheet_opts po = {o->group_by_num_kernels, o->topk_roofline_ops};
+        tl_perf_sheets(&pe, &l, &at, &po, sheet_sink, out);
+        tl_perf_eval_free(&pe);
     }
     tl_table *kt = NULL;
     if (o->kernel_summary || o->short_kernel_study) kt = tl_kernel_table(t, &l, &at);

@@ -18,6 +18,8 @@ typedef struct tl_report_opts {
     int short_bins;            /* 100 */
     long topk_short;           /* 0 = all */
     long topk_ops;             /* 0 = all */
+    long topk_roofline_ops;    /* 0 = all */
+    const struct tl_arch *arch; /* roofline columns when set */
     int group_by_num_kernels;
     int coll_analysis;         /* default on */
     int csv;                   /* write CSVs (default on) */

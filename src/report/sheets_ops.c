@@ -88,16 +88,22 @@ tl_table *tl_sheet_ops_summary(const tl_table *launchers)
     return t;
 }
 
+tl_klist *tl_launcher_klists(const tl_launchers *l)
+{
+    tl_klist *k = tl_xmalloc((l->n ? l->n : 1) * sizeof *k);
+    for (size_t i = 0; i < l->n; i++) {
+        k[i].uids = l->kernels + l->v[i].first_k;
+        k[i].n = l->v[i].nk;
+    }
+    return k;
+}
+
 int tl_agg_kernel_stats(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out)
 {
     const tl_kstats_ctx *c = ctx;
-    long li = tl_table_col(src, "__launcher");
+    long li = tl_table_col(src, "__klist");
     tl_klist *kl = tl_xmalloc((n ? n : 1) * sizeof *kl);
-    for (size_t i = 0; i < n; i++) {
-        const tl_launcher *L = &c->l->v[src->cols[li].v.i[rows[i]]];
-        kl[i].uids = c->l->kernels + L->first_k;
-        kl[i].n = L->nk;
-    }
+    for (size_t i = 0; i < n; i++) kl[i] = c->lists[src->cols[li].v.i[rows[i]]];
     int r = tl_kernel_stats_text(c->t, kl, n, c->trunc, out);
     free(kl);
     return r;
@@ -111,7 +117,8 @@ tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, con
                             "Concrete Inputs"};
     size_t nkeys = 9;
     if (o && o->group_by_num_kernels) keys[nkeys++] = "num_kernels";
-    tl_kstats_ctx full = {t, l, 0}, trunc = {t, l, 1};
+    tl_klist *lists = tl_launcher_klists(l);
+    tl_kstats_ctx full = {t, lists, 0}, trunc = {t, lists, 1};
     static const tl_aggfn stats[] = {TL_AGG_MEAN, TL_AGG_MEDIAN, TL_AGG_STD, TL_AGG_MIN, TL_AGG_MAX, TL_AGG_SUM};
     static const char *const sfx[] = {"mean", "median", "std", "min", "max", "sum"};
     static const char *const cols[] = {"total_direct_kernel_time", "total_subtree_kernel_time"};
@@ -129,6 +136,7 @@ tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, con
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
     tl_groupby g = {keys, nkeys, 0, 0, aggs, na};
     tl_table *tb = tl_table_group(launchers, "ops_unique_args", &g);
+    free(lists);
     if (!tb->nrows) {
         tl_table_free(tb);
         return NULL;

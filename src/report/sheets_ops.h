@@ -21,13 +21,15 @@ tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, con
  * "Cumulative Percentage (%)" (shared by several sheets). */
 void tl_add_percentages(tl_table *t, const char *col);
 
-/* The kernel-stats custom aggregation over rows that carry a "__launcher"
- * index (ctx: tl_kstats_ctx). */
+/* The kernel-stats custom aggregation over rows that carry a "__klist"
+ * index into `lists` (ctx: tl_kstats_ctx). */
 typedef struct tl_kstats_ctx {
     const tl_trace *t;
-    const tl_launchers *l;
+    const tl_klist *lists;
     int trunc;
 } tl_kstats_ctx;
+/* The direct-kernel list of every launcher (index = launcher index). */
+tl_klist *tl_launcher_klists(const tl_launchers *l);
 int tl_agg_kernel_stats(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out);
 
 #endif

@@ -111,6 +111,7 @@ static void build_stacks(tl_tree *t, const tl_event_store *es, edgevec *edges)
                 st->n--;
             } else {
                 t->n_discarded++;
+                t->in_tree[u] = 2; /* in the tree, but not pushed: never a parent nor a root */
                 continue;
             }
         }

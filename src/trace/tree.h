@@ -20,7 +20,7 @@ typedef struct tl_tree {
     uint32_t *parent;               /* TL_NOUID = none */
     uint32_t *child_off, *child;    /* children of u: child[child_off[u] .. child_off[u+1]) */
     uint32_t *gpu_off, *gpu;        /* gpu_events of u, same layout */
-    uint8_t *in_tree;               /* the reference's tree=True */
+    uint8_t *in_tree;               /* the reference's tree=True (2: discarded by the bleed rule) */
     struct { uint32_t a, b; } *fwd_links;   /* (bwd, fwd) sorted by bwd */
     struct { uint32_t a, b; } *bwd_links;   /* (fwd, bwd) sorted by fwd */
     size_t n_links;

@@ -1,0 +1,58 @@
+/* perf_eval.h — running the perf model on trace events (perf-report spec
+ * §7.5 build / §7.6 step B): the kernels an op's metrics are measured on
+ * (its subtree, or for backward the kernels of its linked backward ops),
+ * and the model result, cached per distinct (name, args, kernel names) so a
+ * model runs once per unique op signature, not once per instance.
+ * Owns the cache and the parsed-args arenas; used by one thread. */
+#ifndef TL_PERF_EVAL_H
+#define TL_PERF_EVAL_H
+
+#include "../perf/arch.h"
+#include "../perf/perf_model.h"
+#include "../perf/roofline.h"
+#include "../trace/trace.h"
+#include "../util/hashmap.h"
+
+/* A cached model outcome; texts are rendered once. */
+typedef struct tl_perf_entry {
+    int status;                 /* TL_PERF_* */
+    double flops;
+    int has_bytes;
+    double bytes;
+    char compute_spec[TL_COMPUTE_SPEC_MAX];
+    int n_params;
+    const char **param_keys;    /* "param: <key>" column names */
+    const char **param_str;     /* str() of each value */
+    char *perf_params;          /* repr of the params dict, NULL when none */
+} tl_perf_entry;
+
+typedef struct tl_perf_eval {
+    const tl_trace *t;
+    const tl_arch *arch;        /* NULL: no roofline columns */
+    tl_map cache;               /* key hash -> entry index */
+    tl_perf_entry *entries;
+    size_t n, cap;
+    uint64_t *keys;             /* full 128-bit key check, 2 per entry */
+    tl_strpool strings;         /* param keys and texts */
+} tl_perf_eval;
+
+void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch);
+void tl_perf_eval_free(tl_perf_eval *pe);
+
+/* The model class of an event name (exact table then Triton), honouring the
+ * Triton can_model rule; NULL when the op has no model. */
+const tl_perf_class *tl_perf_class_of(const tl_perf_eval *pe, uint32_t ev);
+
+/* Kernels of the ops in `ops` (their subtree GPU events), sorted by ts,
+ * deduplicated. The caller frees *out. */
+size_t tl_perf_kernels(const tl_trace *t, const uint32_t *ops, size_t nops, uint32_t **out);
+/* The backward ops linked to ev's subtree (fwd->bwd links of ev and every
+ * descendant). The caller frees *out. */
+size_t tl_perf_bwd_ops(const tl_trace *t, uint32_t ev, uint32_t **out);
+
+/* Runs (or recalls) the model of `cls` for ev, forward or backward, with the
+ * given kernels (their names feed GEMM kernel-name parsing). */
+const tl_perf_entry *tl_perf_eval_run(tl_perf_eval *pe, const tl_perf_class *cls, uint32_t ev, int bwd,
+                                      const uint32_t *kernels, size_t nk);
+
+#endif

@@ -1,0 +1,761 @@
+#include "sheets_perf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../perf/categorize.h"
+#include "../trace/timeline.h"
+#include "../util/msort.h"
+#include "../util/vec.h"
+#include "sheets_ops.h"
+
+#define KT "Kernel Time (\xc2\xb5s)"
+#define RT "Roofline Time (\xc2\xb5s)"
+
+/* Kernel lists of the raw rows of a sheet (owned uid arrays). */
+typedef struct klists {
+    tl_klist *v;
+    size_t n, cap;
+} klists;
+
+static size_t klists_add(klists *k, uint32_t *uids, size_t n)
+{
+    TL_GROW(k->v, k->cap, k->n + 1);
+    k->v[k->n].uids = uids;
+    k->v[k->n].n = (uint32_t)n;
+    return k->n++;
+}
+
+static void klists_free(klists *k)
+{
+    for (size_t i = 0; i < k->n; i++) free((void *)k->v[i].uids);
+    free(k->v);
+    memset(k, 0, sizeof *k);
+}
+
+/* The metric columns of one instance (perf-model spec §5). */
+typedef struct metric_cols {
+    size_t gflops, kt, tflops, dm, fpb, tbs, spec, rt, rb, pct;
+    int roofline;
+} metric_cols;
+
+static void add_metric_cols(tl_table *t, metric_cols *m, int roofline)
+{
+    m->gflops = tl_table_add_col(t, "GFLOPS", TL_COL_F64);
+    m->kt = tl_table_add_col(t, KT, TL_COL_F64);
+    m->tflops = tl_table_add_col(t, "TFLOPS/s", TL_COL_F64);
+    m->dm = tl_table_add_col(t, "Data Moved (MB)", TL_COL_F64);
+    m->fpb = tl_table_add_col(t, "FLOPS/Byte", TL_COL_F64);
+    m->tbs = tl_table_add_col(t, "TB/s", TL_COL_F64);
+    m->spec = tl_table_add_col(t, "Compute Spec", TL_COL_STR);
+    m->roofline = roofline;
+    if (roofline) {
+        m->rt = tl_table_add_col(t, RT, TL_COL_F64);
+        m->rb = tl_table_add_col(t, "Roofline Bound", TL_COL_STR);
+        m->pct = tl_table_add_col(t, "Pct Roofline", TL_COL_F64);
+    }
+}
+
+static void set_metrics(tl_table *t, const metric_cols *m, size_t r, const tl_perf_entry *e, double t_us,
+                        const tl_arch *arch)
+{
+    tl_perf_metrics pm;
+    tl_perf_metrics_compute(&pm, e->flops, e->has_bytes, e->bytes, t_us, e->compute_spec, arch);
+    tl_table_set_f64(t, m->gflops, r, pm.gflops);
+    tl_table_set_f64(t, m->kt, r, t_us);
+    tl_table_set_f64(t, m->tflops, r, pm.tflops_s);
+    tl_table_set_f64(t, m->dm, r, pm.data_moved_mb);
+    tl_table_set_f64(t, m->fpb, r, pm.flops_per_byte);
+    tl_table_set_f64(t, m->tbs, r, pm.tb_s);
+    tl_table_set_str(t, m->spec, r, e->compute_spec);
+    if (m->roofline && pm.has_roofline) {
+        tl_table_set_f64(t, m->rt, r, pm.roofline_time_us);
+        tl_table_set_str(t, m->rb, r, pm.roofline_bound);
+        tl_table_set_f64(t, m->pct, r, pm.pct_roofline);
+    }
+}
+
+/* Busy time in µs of a kernel list. */
+static double busy_us(const tl_trace *t, const uint32_t *k, size_t n)
+{
+    return n ? (double)tl_busy_time(&t->es, k, n) / 1000.0 : 0.0;
+}
+
+/* ================================================= per-category sheets */
+
+static const char *const SINGLE_SHEETS[] = {"GEMM", "UnaryElementwise", "BinaryElementwise", "Normalization", NULL};
+static const char *const MOVED_TO_BWD[] = {"flash_attn::_flash_attn_varlen_backward", "aten::convolution_backward",
+                                           "ConvBias_Backward", "ConvBiasReLU_Backward", NULL};
+static const char *const DROPPED_FROM_BWD[] = {"aten::convolution", "aten::miopen_convolution",
+                                               "aten::cudnn_convolution", "ConvBias_", "ConvBiasReLU_", NULL};
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(s, list[i])) return 1;
+    return 0;
+}
+
+/* build(events, bwd): one raw row per event with a model result. */
+static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int bwd, tl_argtext *at, klists *kl)
+{
+    const tl_trace *t = pe->t;
+    const tl_event_store *es = &t->es;
+    tl_table *tb = tl_table_new("raw");
+    size_t c_name = tl_table_add_col(tb, "name", TL_COL_STR);
+    size_t c_uid = tl_table_add_col(tb, "UID", TL_COL_I64);
+    size_t c_pn = tl_table_add_col(tb, "process_name", TL_COL_STR);
+    size_t c_pl = tl_table_add_col(tb, "process_label", TL_COL_STR);
+    size_t c_tn = tl_table_add_col(tb, "thread_name", TL_COL_STR);
+    size_t c_dims = tl_table_add_col(tb, "Input Dims", TL_COL_STR);
+    size_t c_type = tl_table_add_col(tb, "Input type", TL_COL_STR);
+    size_t c_str = tl_table_add_col(tb, "Input Strides", TL_COL_STR);
+    size_t c_conc = tl_table_add_col(tb, "Concrete Inputs", TL_COL_STR);
+    metric_cols m;
+    add_metric_cols(tb, &m, pe->arch != NULL);
+    size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
+    size_t c_nk = tl_table_add_col(tb, "num_kernels", TL_COL_STR);
+    size_t first_param = tb->ncols;
+    tl_sbuf buf;
+    tl_sb_init(&buf);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ev = evs[i];
+        const tl_perf_class *cls = tl_perf_class_of(pe, ev);
+        if (!cls) continue;
+        uint32_t *ops = NULL;
+        size_t nops;
+        if (bwd) {
+            nops = tl_perf_bwd_ops(t, ev, &ops);
+        } else {
+            ops = tl_xmalloc(sizeof *ops);
+            ops[0] = ev;
+            nops = 1;
+        }
+        uint32_t *k;
+        size_t nk = tl_perf_kernels(t, ops, nops, &k);
+        free(ops);
+        const tl_perf_entry *e = tl_perf_eval_run(pe, cls, ev, bwd, k, nk);
+        if (e->status != TL_PERF_OK || (bwd && nops == 0)) {
+            free(k);
+            continue;
+        }
+        size_t r = tl_table_add_row(tb);
+        tl_table_set_str(tb, c_name, r, tl_es_name(es, ev));
+        tl_table_set_i64(tb, c_uid, r, ev);
+        tl_table_set_str(tb, c_pn, r, tl_meta_process_name(t, ev, &buf));
+        tl_table_set_str(tb, c_pl, r, tl_meta_process_label(t, ev, &buf));
+        tl_table_set_str(tb, c_tn, r, tl_meta_thread_name(t, ev, &buf));
+        tl_table_set_str(tb, c_dims, r, tl_argtext_list(at, ev, TL_K_INPUT_DIMS));
+        tl_table_set_str(tb, c_type, r, tl_argtext_list(at, ev, TL_K_INPUT_TYPE));
+        tl_table_set_str(tb, c_str, r, tl_argtext_list(at, ev, TL_K_INPUT_STRIDES));
+        tl_table_set_str(tb, c_conc, r, tl_argtext_list(at, ev, TL_K_CONCRETE_INPUTS));
+        set_metrics(tb, &m, r, e, busy_us(t, k, nk), pe->arch);
+        tl_sb_clear(&buf);
+        tl_sb_printf(&buf, "%zu", nk);
+        tl_table_set_str(tb, c_nk, r, buf.s);
+        for (int p = 0; p < e->n_params; p++) {
+            long c = tl_table_col(tb, e->param_keys[p]);
+            if (c < 0) c = (long)tl_table_add_col(tb, e->param_keys[p], TL_COL_STR);
+            tl_table_set_str(tb, (size_t)c, r, e->param_str[p]);
+        }
+        tl_table_set_i64(tb, c_kl, r, (int64_t)klists_add(kl, k, nk));
+    }
+    tl_sb_free(&buf);
+    /* a param a row lacks is the string 'nan' (str() of pandas' NaN) */
+    for (size_t c = first_param; c < tb->ncols; c++)
+        for (size_t r = 0; r < tb->nrows; r++)
+            if (tl_table_is_null(tb, c, r)) tl_table_set_str(tb, c, r, "nan");
+    return tb;
+}
+
+static void push_stats(tl_agg *aggs, size_t *na, const char *col, char names[][72], size_t *nn, int with_sum)
+{
+    static const tl_aggfn fns[] = {TL_AGG_MEAN, TL_AGG_MEDIAN, TL_AGG_STD, TL_AGG_MIN, TL_AGG_MAX, TL_AGG_SUM};
+    static const char *const sfx[] = {"mean", "median", "std", "min", "max", "sum"};
+    for (int i = 0; i < (with_sum ? 6 : 5); i++) {
+        snprintf(names[*nn], 72, "%s_%s", col, sfx[i]);
+        aggs[(*na)++] = (tl_agg){col, fns[i], names[(*nn)++], NULL, NULL};
+    }
+}
+
+/* summarize(df) of §7.5 */
+static tl_table *summarize(const tl_table *raw, const char *name, const tl_trace *t, const klists *kl,
+                           const tl_perf_sheet_opts *o, int roofline)
+{
+    const char *keys[TL_PERF_MAX_PARAMS * 4];
+    size_t nk = 0;
+    keys[nk++] = "name";
+    for (size_t c = 0; c < raw->ncols; c++)
+        if (!strncmp(raw->cols[c].name, "param: ", 7)) keys[nk++] = raw->cols[c].name;
+    if (o->group_by_num_kernels) keys[nk++] = "num_kernels";
+    tl_kstats_ctx full = {t, kl->v, 0};
+    tl_agg aggs[64];
+    char names[64][72];
+    size_t na = 0, nn = 0;
+    aggs[na++] = (tl_agg){"GFLOPS", TL_AGG_FIRST, "GFLOPS_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"Data Moved (MB)", TL_AGG_FIRST, "Data Moved (MB)_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"FLOPS/Byte", TL_AGG_FIRST, "FLOPS/Byte_first", NULL, NULL};
+    push_stats(aggs, &na, "TB/s", names, &nn, 0);
+    push_stats(aggs, &na, "TFLOPS/s", names, &nn, 0);
+    aggs[na++] = (tl_agg){"process_name", TL_AGG_FIRST, "process_name_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"process_label", TL_AGG_FIRST, "process_label_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"thread_name", TL_AGG_FIRST, "thread_name_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"Compute Spec", TL_AGG_FIRST, "Compute Spec", NULL, NULL};
+    if (roofline) {
+        aggs[na++] = (tl_agg){RT, TL_AGG_FIRST, RT "_first", NULL, NULL};
+        aggs[na++] = (tl_agg){"Roofline Bound", TL_AGG_FIRST, "Roofline Bound_first", NULL, NULL};
+        push_stats(aggs, &na, "Pct Roofline", names, &nn, 0);
+    }
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details__summarize_kernel_stats", tl_agg_kernel_stats, &full};
+    tl_kstats_ctx trunc = {t, kl->v, 1};
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
+    aggs[na++] = (tl_agg){"Input Dims", TL_AGG_FIRST, "Input Dims_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"Input type", TL_AGG_FIRST, "Input type_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"Input Strides", TL_AGG_FIRST, "Input Strides_first", NULL, NULL};
+    aggs[na++] = (tl_agg){"Concrete Inputs", TL_AGG_FIRST, "Concrete Inputs_first", NULL, NULL};
+    push_stats(aggs, &na, KT, names, &nn, 1);
+    aggs[na++] = (tl_agg){"name", TL_AGG_COUNT, "name_count", NULL, NULL};
+    aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "UID_first", NULL, NULL};
+    tl_groupby g = {keys, nk, 1, 0, aggs, na};
+    tl_table *s = tl_table_group(raw, name, &g);
+    tl_sortkey sk[2] = {{KT "_sum", 1}, {"UID_first", 0}};
+    tl_table_sort(s, sk, 2);
+    if (o->topk_roofline_ops > 0) tl_table_head(s, (size_t)o->topk_roofline_ops);
+    return s;
+}
+
+/* Appends row r of `from` to `to`, adding missing columns at the end (the
+ * column union of pandas' concat: `to`'s columns first). */
+static void copy_row(tl_table *to, const tl_table *from, size_t r)
+{
+    size_t o = tl_table_add_row(to);
+    for (size_t c = 0; c < from->ncols; c++) {
+        long tc = tl_table_col(to, from->cols[c].name);
+        if (tc < 0) tc = (long)tl_table_add_col(to, from->cols[c].name, from->cols[c].type);
+        if (tl_table_is_null(from, c, r)) continue;
+        const tl_col *col = &from->cols[c];
+        if (col->type == TL_COL_STR) tl_table_set_str(to, (size_t)tc, o, tl_table_str(from, c, r));
+        else if (col->type == TL_COL_F64) tl_table_set_f64(to, (size_t)tc, o, col->v.f[r]);
+        else tl_table_set_i64(to, (size_t)tc, o, col->v.i[r]);
+    }
+}
+
+/* Moves the rows of `from` named in `names` to the end of `to`. */
+static void move_rows(tl_table *from, tl_table *to, const char *const *names)
+{
+    size_t cn = (size_t)tl_table_col(from, "name");
+    size_t *keep = tl_xmalloc((from->nrows + 1) * sizeof *keep), nkeep = 0;
+    for (size_t r = 0; r < from->nrows; r++) {
+        if (in_list(tl_table_str(from, cn, r), names)) copy_row(to, from, r);
+        else keep[nkeep++] = r;
+    }
+    /* a stable filter: sort on a temporary rank column, then cut */
+    size_t rk = tl_table_add_col(from, "__rank", TL_COL_I64);
+    for (size_t r = 0; r < from->nrows; r++) tl_table_set_i64(from, rk, r, (int64_t)from->nrows + (int64_t)r);
+    for (size_t i = 0; i < nkeep; i++) tl_table_set_i64(from, rk, keep[i], (int64_t)i);
+    tl_sortkey sk = {"__rank", 0};
+    tl_table_sort(from, &sk, 1);
+    tl_table_head(from, nkeep);
+    tl_table_drop(from, "__rank");
+    free(keep);
+}
+
+static void drop_rows(tl_table *t, const char *const *names)
+{
+    tl_table *sink = tl_table_new("dropped");
+    move_rows(t, sink, names);
+    tl_table_free(sink);
+}
+
+static void emit(tl_sheet_sink sink, void *ctx, const char *name, tl_table *t)
+{
+    if (t && t->nrows) sink(ctx, name, t);
+    else tl_table_free(t);
+}
+
+void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_perf_sheet_opts *o,
+                    tl_sheet_sink sink, void *ctx)
+{
+    (void)l;
+    const tl_trace *t = pe->t;
+    const tl_event_store *es = &t->es;
+    /* sheet family of every distinct name */
+    const char **fam = tl_xcalloc(es->names.n + 1, sizeof *fam);
+    for (uint32_t id = 0; id < es->names.n; id++) {
+        const tl_perf_op_entry *e = tl_perf_op_find(tl_strpool_get(&es->names, id));
+        fam[id] = e && e->cls ? e->sheet : NULL;
+    }
+    const char *const *families = tl_sheet_families();
+    uint32_t *evs = tl_xmalloc((es->n + 1) * sizeof *evs);
+    for (size_t f = 0; families[f]; f++) {
+        size_t n = 0, nb = 0;
+        for (size_t i = 0; i < es->n; i++)
+            if (fam[es->name[i]] && !strcmp(fam[es->name[i]], families[f])) evs[n++] = (uint32_t)i;
+        if (!n) continue;
+        klists kl = {0};
+        tl_table *raw = build_rows(pe, evs, n, 0, at, &kl);
+        tl_table *fwd = summarize(raw, families[f], t, &kl, o, pe->arch != NULL);
+        tl_table_free(raw);
+        char nm[96];
+        if (in_list(families[f], SINGLE_SHEETS)) {
+            emit(sink, ctx, families[f], fwd);
+            klists_free(&kl);
+            continue;
+        }
+        tl_table *moved = tl_table_new("moved");
+        move_rows(fwd, moved, MOVED_TO_BWD);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(tl_es_name(es, evs[i]), "vllm::unified_attention_with_output") != 0) evs[nb++] = evs[i];
+        klists klb = {0};
+        tl_table *rawb = build_rows(pe, evs, nb, 1, at, &klb);
+        tl_table *bwd = summarize(rawb, families[f], t, &klb, o, pe->arch != NULL);
+        tl_table_free(rawb);
+        for (size_t r = 0; r < moved->nrows; r++) copy_row(bwd, moved, r); /* appended, not re-sorted */
+        tl_table_free(moved);
+        drop_rows(bwd, DROPPED_FROM_BWD);
+        snprintf(nm, sizeof nm, "%s_fwd", families[f]);
+        emit(sink, ctx, nm, fwd);
+        snprintf(nm, sizeof nm, "%s_bwd", families[f]);
+        emit(sink, ctx, nm, bwd);
+        klists_free(&kl);
+        klists_free(&klb);
+    }
+    free(evs);
+    free(fam);
+}
+
+/* ============================================== unified_perf_summary */
+
+typedef struct unified {
+    tl_perf_eval *pe;
+    const tl_trace *t;
+    uint8_t *visited;
+    TL_VEC(uint32_t) collected;
+    int8_t *model_memo; /* -1 unknown, 0/1 */
+} unified;
+
+static int launches(const tl_trace *t, uint32_t u) { return t->tree.gpu_off[u + 1] > t->tree.gpu_off[u]; }
+
+static int has_model(unified *U, uint32_t u)
+{
+    if (U->model_memo[u] >= 0) return U->model_memo[u];
+    const tl_perf_class *cls = tl_perf_class_of(U->pe, u);
+    int ok = cls != NULL;
+    if (ok && tl_perf_is_triton_name(tl_es_name(&U->t->es, u))) {
+        /* can_model: the Triton model applies only when its trace args parse */
+        uint32_t *k;
+        size_t nk = tl_perf_kernels(U->t, &u, 1, &k);
+        ok = tl_perf_eval_run(U->pe, cls, u, 0, k, nk)->status != TL_PERF_NOT_IMPLEMENTED;
+        free(k);
+    }
+    U->model_memo[u] = (int8_t)ok;
+    return ok;
+}
+
+static int is_gpu(const tl_trace *t, uint32_t u) { return tl_is_gpu_cat(t->es.cat[u]); }
+
+static int leaf_search(const tl_trace *t, uint32_t u, int depth)
+{
+    if (depth > 10) return 0;
+    const tl_tree *tr = &t->tree;
+    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
+        uint32_t c = tr->child[k];
+        if (is_gpu(t, c)) return 1;
+        uint8_t cat = t->es.cat[c];
+        if ((cat == TL_CAT_CUDA_RUNTIME || cat == TL_CAT_PYTHON_FUNCTION) && leaf_search(t, c, depth + 1)) return 1;
+    }
+    return 0;
+}
+
+static int is_leaf(const tl_trace *t, uint32_t u)
+{
+    return t->es.cat[u] == TL_CAT_CPU_OP && leaf_search(t, u, 0);
+}
+
+static int desc_has_model(unified *U, uint32_t u)
+{
+    const tl_tree *tr = &U->t->tree;
+    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
+        uint32_t c = tr->child[k];
+        uint8_t cat = U->t->es.cat[c];
+        if (cat != TL_CAT_CPU_OP && cat != TL_CAT_PYTHON_FUNCTION) continue;
+        if (cat == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c)) return 1;
+        if (desc_has_model(U, c)) return 1;
+    }
+    return 0;
+}
+
+static size_t count_named(const tl_trace *t, uint32_t u, const char *main)
+{
+    size_t n = 0;
+    const tl_tree *tr = &t->tree;
+    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
+        uint32_t c = tr->child[k];
+        if (t->es.cat[c] != TL_CAT_CPU_OP) continue;
+        if (launches(t, c) && (!main || !strcmp(tl_es_name(&t->es, c), main))) n++;
+        n += count_named(t, c, main);
+    }
+    return n;
+}
+
+/* §7.6 sole_bwd: returns the forward op, or TL_NOUID. */
+static uint32_t sole_bwd(unified *U, uint32_t u)
+{
+    const tl_trace *t = U->t;
+    uint32_t wrapper = TL_NOUID, p = t->tree.parent[u];
+    for (int i = 0; i < 5 && p != TL_NOUID && wrapper == TL_NOUID; i++, p = t->tree.parent[p])
+        if (tl_tree_fwd_of(&t->tree, p) != TL_NOUID) wrapper = p;
+    if (wrapper == TL_NOUID) return TL_NOUID;
+    uint32_t fwd = tl_tree_fwd_of(&t->tree, wrapper);
+    if (!has_model(U, fwd)) return TL_NOUID;
+    const char *wn = tl_es_name(&t->es, wrapper), *sep = strstr(wn, ": ");
+    if (count_named(t, wrapper, sep ? sep + 2 : NULL) != 1) return TL_NOUID;
+    const tl_perf_op_entry *e = tl_perf_op_find(tl_es_name(&t->es, fwd));
+    if (!e || !e->bwd_category) return TL_NOUID;
+    uint32_t *ops, *k;
+    size_t nops = tl_perf_bwd_ops(t, fwd, &ops);
+    size_t nk = tl_perf_kernels(t, ops, nops, &k);
+    free(ops);
+    int st = tl_perf_eval_run(U->pe, tl_perf_class_of(U->pe, fwd), fwd, 1, k, nk)->status;
+    free(k);
+    return st == TL_PERF_OK ? fwd : TL_NOUID;
+}
+
+static void visit(unified *U, uint32_t u);
+
+static void visit_children(unified *U, uint32_t u, int only_model_cpu_ops)
+{
+    const tl_tree *tr = &U->t->tree;
+    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
+        uint32_t c = tr->child[k];
+        if (only_model_cpu_ops && !(U->t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c)))
+            continue;
+        visit(U, c);
+    }
+}
+
+static int launches_comm(const tl_trace *t, uint32_t u)
+{
+    const tl_tree *tr = &t->tree;
+    for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1]; k++)
+        if (tl_name_is_comm(tl_es_name(&t->es, tr->gpu[k]))) return 1;
+    return 0;
+}
+
+static void visit(unified *U, uint32_t u)
+{
+    const tl_trace *t = U->t;
+    if (U->visited[u]) return;
+    U->visited[u] = 1;
+    if (!t->tree.with_python && t->es.cat[u] != TL_CAT_CPU_OP) return;
+    if (!launches(t, u)) return;
+    if (has_model(U, u)) {
+        TL_PUSH(U->collected, u);
+        return;
+    }
+    if (sole_bwd(U, u) != TL_NOUID) {
+        if (desc_has_model(U, u)) visit_children(U, u, 0);
+        else TL_PUSH(U->collected, u);
+        return;
+    }
+    if (desc_has_model(U, u)) {
+        visit_children(U, u, 0);
+        return;
+    }
+    if (is_leaf(t, u)) {
+        const tl_tree *tr = &t->tree;
+        int direct_model = 0;
+        for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1] && !direct_model; k++) {
+            uint32_t c = tr->child[k];
+            direct_model = t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(t, c);
+        }
+        if (direct_model) visit_children(U, u, 1);
+        else if (!launches_comm(t, u)) TL_PUSH(U->collected, u);
+        return;
+    }
+    visit_children(U, u, 0);
+}
+
+static int by_ts(void *ctx, size_t a, size_t b)
+{
+    const int64_t *ts = ctx;
+    return (ts[a] > ts[b]) - (ts[a] < ts[b]);
+}
+
+/* One unified row; synthetic ops carry their source event and kernel. */
+typedef struct urow {
+    uint32_t ev;        /* the event (or a synthetic op's parent) */
+    uint32_t kernel;    /* synthetic: its one kernel; else TL_NOUID */
+} urow;
+
+static const char *launcher_first_kernel(const tl_trace *t, const tl_launchers *l, const uint32_t *lidx, uint32_t u)
+{
+    uint32_t i = lidx[u];
+    if (i == UINT32_MAX || !l->v[i].nk) return NULL;
+    return tl_es_name(&t->es, l->kernels[l->v[i].first_k]);
+}
+
+tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at)
+{
+    const tl_trace *t = pe->t;
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    unified U = {.pe = pe, .t = t};
+    U.visited = tl_xcalloc(es->n + 1, 1);
+    U.model_memo = tl_xmalloc(es->n + 1);
+    memset(U.model_memo, 0xff, es->n + 1);
+    /* roots: parentless python functions with GPU work, then cpu_op roots by ts */
+    if (tr->with_python)
+        for (size_t u = 0; u < es->n; u++)
+            if (es->cat[u] == TL_CAT_PYTHON_FUNCTION && tr->in_tree[u] == 1 && tr->parent[u] == TL_NOUID &&
+                launches(t, (uint32_t)u))
+                visit(&U, (uint32_t)u);
+    TL_VEC(size_t) roots = {0};
+    for (size_t u = 0; u < es->n; u++) {
+        if (es->cat[u] != TL_CAT_CPU_OP || tr->in_tree[u] != 1) continue;
+        int root = 1;
+        for (uint32_t p = tr->parent[u]; p != TL_NOUID && root; p = tr->parent[p]) root = es->cat[p] != TL_CAT_CPU_OP;
+        if (root) TL_PUSH(roots, u);
+    }
+    tl_msort(roots.v, roots.n, by_ts, (void *)es->ts);
+    for (size_t i = 0; i < roots.n; i++) visit(&U, (uint32_t)roots.v[i]);
+    free(roots.v);
+
+    /* rows: collected events, then synthetic ops for uncovered kernels */
+    TL_VEC(urow) rows = {0};
+    uint8_t *covered = tl_xcalloc(es->n + 1, 1);
+    for (size_t i = 0; i < U.collected.n; i++) {
+        uint32_t u = U.collected.v[i];
+        urow r = {u, TL_NOUID};
+        TL_PUSH(rows, r);
+        for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1]; k++) covered[tr->gpu[k]] = 1;
+    }
+    TL_VEC(urow) orphans = {0}, withop = {0};
+    for (size_t g = 0; g < es->n; g++) {
+        if (!is_gpu(t, (uint32_t)g) || covered[g] || tl_name_is_comm(tl_es_name(es, g))) continue;
+        uint32_t op = TL_NOUID;
+        for (uint32_t p = tr->parent[g]; p != TL_NOUID && op == TL_NOUID; p = tr->parent[p])
+            if (es->cat[p] == TL_CAT_CPU_OP) op = p;
+        if (op != TL_NOUID) {
+            urow r = {op, (uint32_t)g};
+            TL_PUSH(withop, r);
+        } else if (tr->parent[g] != TL_NOUID) {
+            urow r = {tr->parent[g], (uint32_t)g};
+            TL_PUSH(orphans, r);
+        }
+    }
+    /* orphans grouped by their parent, in first-appearance order */
+    uint8_t *done = tl_xcalloc(orphans.n + 1, 1);
+    for (size_t i = 0; i < orphans.n; i++) {
+        if (done[i]) continue;
+        for (size_t j = i; j < orphans.n; j++)
+            if (!done[j] && orphans.v[j].ev == orphans.v[i].ev) {
+                done[j] = 1;
+                TL_PUSH(rows, orphans.v[j]);
+            }
+    }
+    free(done);
+    for (size_t i = 0; i < withop.n; i++) TL_PUSH(rows, withop.v[i]);
+    free(orphans.v);
+    free(withop.v);
+    free(covered);
+
+    /* launcher index of each event, for the category fallback */
+    uint32_t *lidx = tl_xmalloc((es->n + 1) * sizeof *lidx);
+    memset(lidx, 0xff, (es->n + 1) * sizeof *lidx);
+    for (size_t i = 0; i < l->n; i++) lidx[l->v[i].uid] = (uint32_t)i;
+
+    /* step B: the raw rows */
+    tl_table *tb = tl_table_new("unified_raw");
+    size_t c_name = tl_table_add_col(tb, "name", TL_COL_STR);
+    size_t c_cat = tl_table_add_col(tb, "op category", TL_COL_STR);
+    size_t c_uid = tl_table_add_col(tb, "UID", TL_COL_I64);
+    size_t c_pn = tl_table_add_col(tb, "process_name", TL_COL_STR);
+    size_t c_pl = tl_table_add_col(tb, "process_label", TL_COL_STR);
+    size_t c_tn = tl_table_add_col(tb, "thread_name", TL_COL_STR);
+    size_t c_dims = tl_table_add_col(tb, "Input Dims", TL_COL_STR);
+    size_t c_type = tl_table_add_col(tb, "Input type", TL_COL_STR);
+    size_t c_str = tl_table_add_col(tb, "Input Strides", TL_COL_STR);
+    size_t c_conc = tl_table_add_col(tb, "Concrete Inputs", TL_COL_STR);
+    size_t c_dur = tl_table_add_col(tb, "duration_us", TL_COL_F64);
+    size_t c_hpm = tl_table_add_col(tb, "has_perf_model", TL_COL_BOOL);
+    metric_cols m;
+    add_metric_cols(tb, &m, pe->arch != NULL);
+    size_t c_pp = tl_table_add_col(tb, "perf_params", TL_COL_STR);
+    size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
+    int any_metrics = 0, any_roofline = 0;
+    klists kl = {0};
+    tl_sbuf buf;
+    tl_sb_init(&buf);
+    uint32_t next_uid = (uint32_t)es->n;
+    for (size_t i = 0; i < rows.n; i++) {
+        const urow *ur = &rows.v[i];
+        uint32_t u = ur->ev;
+        int synthetic = ur->kernel != TL_NOUID;
+        size_t r = tl_table_add_row(tb);
+        const char *cat;
+        if (synthetic) {
+            tl_sb_clear(&buf);
+            tl_sb_printf(&buf, "%s->%s (Synthetic Op)", tl_es_name(es, u), tl_es_name(es, ur->kernel));
+            tl_table_set_str(tb, c_name, r, buf.s);
+            cat = tl_categorize_op(buf.s, launcher_first_kernel(t, l, lidx, u));
+            tl_table_set_i64(tb, c_uid, r, next_uid++);
+        } else {
+            tl_table_set_str(tb, c_name, r, tl_es_name(es, u));
+            cat = tl_categorize_op(tl_es_name(es, u), launcher_first_kernel(t, l, lidx, u));
+            tl_table_set_i64(tb, c_uid, r, u);
+        }
+        tl_table_set_str(tb, c_pn, r, tl_meta_process_name(t, u, &buf));
+        tl_table_set_str(tb, c_pl, r, tl_meta_process_label(t, u, &buf));
+        tl_table_set_str(tb, c_tn, r, tl_meta_thread_name(t, u, &buf));
+        tl_table_set_str(tb, c_dims, r, tl_argtext_tuple(at, u, TL_K_INPUT_DIMS));
+        tl_table_set_str(tb, c_type, r, tl_argtext_tuple(at, u, TL_K_INPUT_TYPE));
+        tl_table_set_str(tb, c_str, r, tl_argtext_tuple(at, u, TL_K_INPUT_STRIDES));
+        tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, u, TL_K_CONCRETE_INPUTS));
+        if (es->flags[u] & TL_F_DUR) tl_table_set_f64(tb, c_dur, r, (double)es->dur[u] / 1000.0);
+        /* the row's kernels: gpu_events order (not sorted), GPU-set only */
+        uint32_t *gk;
+        size_t ng;
+        if (synthetic) {
+            gk = tl_xmalloc(sizeof *gk);
+            gk[0] = ur->kernel;
+            ng = 1;
+        } else {
+            ng = tr->gpu_off[u + 1] - tr->gpu_off[u];
+            gk = tl_xmalloc((ng + 1) * sizeof *gk);
+            memcpy(gk, tr->gpu + tr->gpu_off[u], ng * sizeof *gk);
+        }
+        int own = !synthetic && has_model(&U, u);
+        uint32_t fwd = !synthetic && !own ? sole_bwd(&U, u) : TL_NOUID;
+        int hpm = own || fwd != TL_NOUID;
+        const tl_perf_entry *e = NULL;
+        double t_us = busy_us(t, gk, ng);
+        if (own || fwd != TL_NOUID) {
+            uint32_t target = own ? u : fwd;
+            uint32_t *ops, *k;
+            size_t nops;
+            if (own) {
+                ops = tl_xmalloc(sizeof *ops);
+                ops[0] = u;
+                nops = 1;
+            } else {
+                nops = tl_perf_bwd_ops(t, fwd, &ops);
+            }
+            size_t nk = tl_perf_kernels(t, ops, nops, &k);
+            free(ops);
+            e = tl_perf_eval_run(pe, tl_perf_class_of(pe, target), target, !own, k, nk);
+            if (e->status == TL_PERF_OK) t_us = busy_us(t, k, nk);
+            else if (e->status == TL_PERF_NOT_IMPLEMENTED && own) hpm = 0; /* FIX: kept, unmodelled */
+            free(k);
+            if (fwd != TL_NOUID) {
+                const tl_perf_op_entry *fe = tl_perf_op_find(tl_es_name(es, fwd));
+                if (fe && fe->bwd_category) cat = fe->bwd_category;
+            }
+        }
+        tl_table_set_str(tb, c_cat, r, cat);
+        tl_table_set_bool(tb, c_hpm, r, hpm);
+        if (e && e->status == TL_PERF_OK) {
+            set_metrics(tb, &m, r, e, t_us, pe->arch);
+            any_metrics = 1;
+            if (m.roofline && !tl_table_is_null(tb, m.rt, r)) any_roofline = 1;
+            if (e->perf_params) tl_table_set_str(tb, c_pp, r, e->perf_params);
+        } else {
+            tl_table_set_f64(tb, m.kt, r, t_us);
+        }
+        tl_table_set_i64(tb, c_kl, r, (int64_t)klists_add(&kl, gk, ng));
+    }
+    tl_sb_free(&buf);
+    free(rows.v);
+    free(lidx);
+    free(U.visited);
+    free(U.model_memo);
+    free(U.collected.v);
+
+    /* step C: the summary */
+    static const char *const keys[] = {"name",          "op category", "process_name",  "process_label",
+                                       "thread_name",   "Input Dims",  "Input type",    "Input Strides",
+                                       "Concrete Inputs"};
+    tl_kstats_ctx full = {t, kl.v, 0}, trunc = {t, kl.v, 1};
+    tl_agg aggs[64];
+    char names[64][72];
+    size_t na = 0, nn = 0;
+    aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "ex_UID", NULL, NULL};
+    aggs[na++] = (tl_agg){"UID", TL_AGG_COUNT, "operation_count", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_SUM, "total_duration_us", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MEAN, "mean_duration_us", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MEDIAN, "duration_us_median", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_STD, "std_duration_us", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MIN, "duration_us_min", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MAX, "duration_us_max", NULL, NULL};
+    aggs[na++] = (tl_agg){"GFLOPS", TL_AGG_FIRST, "GFLOPS", NULL, NULL};
+    aggs[na++] = (tl_agg){"Data Moved (MB)", TL_AGG_FIRST, "Data Moved (MB)", NULL, NULL};
+    aggs[na++] = (tl_agg){"FLOPS/Byte", TL_AGG_FIRST, "FLOPS/Byte", NULL, NULL};
+    aggs[na++] = (tl_agg){"Compute Spec", TL_AGG_FIRST, "Compute Spec", NULL, NULL};
+    if (any_roofline) aggs[na++] = (tl_agg){"Roofline Bound", TL_AGG_FIRST, "Roofline Bound", NULL, NULL};
+    push_stats(aggs, &na, "TB/s", names, &nn, 0);
+    push_stats(aggs, &na, "TFLOPS/s", names, &nn, 0);
+    if (any_roofline) {
+        aggs[na++] = (tl_agg){RT, TL_AGG_FIRST, RT "_first", NULL, NULL};
+        push_stats(aggs, &na, "Pct Roofline", names, &nn, 0);
+    }
+    push_stats(aggs, &na, KT, names, &nn, 1);
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details_summary", tl_agg_kernel_stats, &full};
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
+    aggs[na++] = (tl_agg){"perf_params", TL_AGG_FIRST, "perf_params", NULL, NULL};
+    aggs[na++] = (tl_agg){"has_perf_model", TL_AGG_FIRST, "has_perf_model", NULL, NULL};
+    tl_groupby g = {keys, 9, 0, 0, aggs, na};
+    tl_table *s = tl_table_group(tb, "unified_perf_summary", &g);
+    tl_table_free(tb);
+    if (!s->nrows) {
+        tl_table_free(s);
+        klists_free(&kl);
+        return NULL;
+    }
+    tl_sortkey sk[2] = {{KT "_sum", 1}, {"ex_UID", 0}};
+    tl_table_sort(s, sk, 2);
+    const char *order[80];
+    size_t no = 0;
+    for (int i = 0; i < 9; i++) order[no++] = keys[i];
+    static const char *const mid[] = {"ex_UID", "operation_count", "total_duration_us", "mean_duration_us",
+                                      "std_duration_us"};
+    for (int i = 0; i < 5; i++) order[no++] = mid[i];
+    if (any_metrics) {
+        order[no++] = "GFLOPS";
+        order[no++] = "Data Moved (MB)";
+        order[no++] = "FLOPS/Byte";
+        order[no++] = "Compute Spec";
+        if (any_roofline) order[no++] = "Roofline Bound";
+        order[no++] = "TB/s_mean";
+        order[no++] = "TB/s_std";
+        order[no++] = "TFLOPS/s_mean";
+        order[no++] = "TFLOPS/s_std";
+    }
+    order[no++] = KT "_mean";
+    order[no++] = KT "_std";
+    order[no++] = KT "_sum";
+    order[no++] = "duration_us_median";
+    order[no++] = "duration_us_min";
+    order[no++] = "duration_us_max";
+    if (any_metrics) {
+        static const char *const tail[] = {"TB/s_median", "TB/s_min", "TB/s_max", "TFLOPS/s_median", "TFLOPS/s_min",
+                                           "TFLOPS/s_max"};
+        for (int i = 0; i < 6; i++) order[no++] = tail[i];
+    }
+    if (any_roofline) {
+        static const char *const rf[] = {RT "_first", "Pct Roofline_mean", "Pct Roofline_median",
+                                         "Pct Roofline_std", "Pct Roofline_min", "Pct Roofline_max"};
+        for (int i = 0; i < 6; i++) order[no++] = rf[i];
+    }
+    order[no++] = KT "_median";
+    order[no++] = KT "_min";
+    order[no++] = KT "_max";
+    order[no++] = "kernel_details_summary";
+    order[no++] = "trunc_kernel_details";
+    order[no++] = "perf_params";
+    order[no++] = "has_perf_model";
+    tl_table_select(s, order, no);
+    tl_add_percentages(s, KT "_sum");
+    klists_free(&kl);
+    return s;
+}
