@@ -7,6 +7,7 @@
 
 #include "lua/host.h"
 #include "lua/repl.h"
+#include "report/platform.h"
 #include "report/report.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
@@ -44,6 +45,12 @@ static const char *const REPORT_HELP =
     "  --xlsx PATH                    workbook path (default DIR/perf_report.xlsx)\n"
     "                                 [--output_xlsx_path]\n"
     "  --no-xlsx, --no-csv            skip one of the two outputs\n"
+    "roofline:\n"
+    "  --platform NAME                a shipped GPU spec: A100 H100 H200 B200 MI300X\n"
+    "                                 MI325X MI355X, or none [--gpu_arch_platform];\n"
+    "                                 default: detected from the trace's device\n"
+    "  --arch FILE                    a GPU spec JSON of your own [--gpu_arch_json_path]\n"
+    "  --topk-roofline-ops N          keep N rows of each perf sheet [--topk_roofline_ops]\n"
     "timeline:\n"
     "  --micro-idle-thresh-us T       split idle time into micro (< T us) and\n"
     "                                 macro (>= T us) gaps [--micro_idle_thresh_us]\n"
@@ -123,7 +130,7 @@ static int cmd_report(int argc, char **argv)
         fputs(REPORT_HELP, stdout);
         return 0;
     }
-    const char *trace = NULL, *out = NULL;
+    const char *trace = NULL, *out = NULL, *platform = NULL, *arch_path = NULL;
     int quiet = 0;
     tl_load_opts lo = {0};
     tl_report_opts ro;
@@ -169,6 +176,15 @@ static int cmd_report(int argc, char **argv)
         } else if (is_opt(a, "--topk-ops", "--topk_ops")) {
             if (opt_number(argc, argv, &i, &v)) return usage_error("--topk-ops needs a count", REPORT_HELP);
             ro.topk_ops = (long)v;
+        } else if (is_opt(a, "--platform", "--gpu_arch_platform")) {
+            if (++i >= argc) return usage_error("--platform needs a name", REPORT_HELP);
+            platform = argv[i];
+        } else if (is_opt(a, "--arch", "--gpu_arch_json_path")) {
+            if (++i >= argc) return usage_error("--arch needs a file", REPORT_HELP);
+            arch_path = argv[i];
+        } else if (is_opt(a, "--topk-roofline-ops", "--topk_roofline_ops")) {
+            if (opt_number(argc, argv, &i, &v)) return usage_error("--topk-roofline-ops needs a count", REPORT_HELP);
+            ro.topk_roofline_ops = (long)v;
         } else if (is_opt(a, "--group-by-num-kernels", "--group_by_num_kernels")) {
             ro.group_by_num_kernels = 1;
         } else if (is_opt(a, "--no-coll-analysis", "--disable_coll_analysis")) {
@@ -189,6 +205,7 @@ static int cmd_report(int argc, char **argv)
     }
     if (!trace) return usage_error("report: no trace given", REPORT_HELP);
     if (!out) return usage_error("report: no output directory given (-o DIR)", REPORT_HELP);
+    if (platform && arch_path) return usage_error("report: --platform and --arch are mutually exclusive", REPORT_HELP);
     lo.progress = !quiet;
 
     tl_error err = {{0}};
@@ -197,8 +214,19 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return EXIT_INPUT;
     }
+    tl_arch arch;
+    memset(&arch, 0, sizeof arch);
+    tl_platform_choice pc;
+    if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        tl_trace_release(t);
+        return EXIT_INPUT;
+    }
+    if (!quiet) fprintf(stderr, "tracelens: roofline platform: %s\n", pc.how);
+    ro.arch = pc.have_arch ? &arch : NULL;
     tl_sheets sheets;
     int rc = tl_report_build(t, &ro, &sheets, &err) == 0 ? 0 : EXIT_INPUT;
+    if (pc.have_arch) tl_arch_free(&arch);
     if (!rc && tl_report_write(&sheets, out, &ro, &err) != 0) rc = EXIT_INPUT;
     if (rc) fprintf(stderr, "tracelens: %s\n", err.msg);
     else if (!quiet) fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);

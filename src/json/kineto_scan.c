@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../io/source.h"
@@ -387,9 +388,10 @@ static int scan_number(scanner *s, const char **pp, int *is_int, int64_t *iv)
         if (!neg && v <= (uint64_t)INT64_MAX) {
             *is_int = 1;
             *iv = (int64_t)v;
-        } else if (neg && v <= (uint64_t)INT64_MAX + 1) {
+        } else if (neg && v <= (uint64_t)INT64_MAX) {
+            /* INT64_MIN itself stays text: it is the typed columns' "absent" */
             *is_int = 1;
-            *iv = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+            *iv = -(int64_t)v;
         }
     }
     *pp = p;
@@ -609,6 +611,25 @@ static void tb_put_raw(scanner *s, uint32_t key, uint32_t vid)
     s->tb_len += tl_put_varint(s->tb + s->tb_len, vid);
 }
 
+/* Drops every entry of `key` from the current event's blob (duplicate keys:
+ * the last one wins). */
+static void tb_remove_key(scanner *s, uint32_t key)
+{
+    size_t o = 0;
+    const uint8_t *p = s->tb, *end = s->tb + s->tb_len;
+    if (!s->tb) return;
+    while (p < end) {
+        const uint8_t *start = p;
+        uint32_t k = (uint32_t)tl_get_varint(&p);
+        p++; /* tag */
+        tl_get_varint(&p);
+        if (k == key) continue;
+        memmove(s->tb + o, start, (size_t)(p - start));
+        o += (size_t)(p - start);
+    }
+    s->tb_len = o;
+}
+
 static uint8_t classify_cat(const char *c, size_t n)
 {
 #define IS(lit) (n == sizeof(lit) - 1 && memcmp(c, lit, n) == 0)
@@ -662,8 +683,20 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
             *out = tl_es_idval(s->es, 0, iv);
         } else {
             if (st == NEED) return NEED;
-            /* other values (floats, big ints, containers) keep their text */
-            *out = tl_es_idval(s->es, 1, tl_strpool_intern(&s->es->names, start, (size_t)(p - start)));
+            /* other values (floats, big ints, booleans, containers) are a
+             * kind of their own, so 1.5 and "1.5" stay different; numbers
+             * are canonicalised (1.50 is 1.5) */
+            char canon[40];
+            size_t len = (size_t)(p - start);
+            const char *text = start;
+            if ((*start == '-' || (*start >= '0' && *start <= '9')) && len < 64 && (memchr(start, '.', len) || memchr(start, 'e', len) || memchr(start, 'E', len))) {
+                char tmp[64];
+                memcpy(tmp, start, len);
+                tmp[len] = 0;
+                len = (size_t)snprintf(canon, sizeof canon, "%.17g", strtod(tmp, NULL));
+                text = canon;
+            }
+            *out = tl_es_idval(s->es, 3, tl_strpool_intern(&s->es->names, text, len));
         }
     }
     *pp = p;
@@ -738,6 +771,7 @@ static int parse_args(scanner *s, const char **pp)
         }
         if (isint) {
             if (kid == TL_K_CORRELATION) {
+                tb_remove_key(s, TL_K_CORRELATION); /* an earlier non-integer duplicate */
                 s->e_corr = iv;
             } else {
                 tb_put_int(s, kid, iv);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
 #include "../util/vec.h"
@@ -80,6 +81,7 @@ static const luaL_Reg tl_funcs[] = {
 int luaopen_tracelens(lua_State *L)
 {
     tl_ltrace_register(L);
+    tl_ltable_register(L);
     luaL_newlib(L, tl_funcs);
     lua_pushstring(L, TL_VERSION);
     lua_setfield(L, -2, "VERSION");

@@ -8,6 +8,7 @@
 #include "../json/json_text.h"
 #include "../trace/timeline.h"
 #include "../util/vec.h"
+#include "ltable.h"
 
 typedef struct ltrace {
     tl_trace *t;
@@ -466,7 +467,7 @@ static void push_idval(lua_State *L, const tl_event_store *es, uint32_t id)
 {
     const tl_idval *v = &es->idvals[id];
     if (v->kind == 0) lua_pushinteger(L, v->i);
-    else if (v->kind == 1) lua_pushstring(L, tl_strpool_get(&es->names, (uint32_t)v->i));
+    else if (v->kind == 1 || v->kind == 3) lua_pushstring(L, tl_strpool_get(&es->names, (uint32_t)v->i));
     else lua_pushnil(L);
 }
 
@@ -647,8 +648,8 @@ static int event_tostring(lua_State *L)
 }
 
 static const luaL_Reg trace_methods[] = {
-    {"timeline", trace_timeline}, {"events", trace_events}, {"node", trace_node},
-    {"info", trace_info},         {NULL, NULL}};
+    {"timeline", trace_timeline}, {"events", trace_events}, {"node", trace_node}, {"info", trace_info},
+    {"table", tl_l_trace_table},  {"report", tl_l_trace_report}, {NULL, NULL}};
 
 void tl_ltrace_register(lua_State *L)
 {

@@ -193,10 +193,10 @@ static void fill_entry(tl_perf_eval *pe, tl_perf_entry *e, const tl_perf_result 
     for (int i = 0; i < r->n_params; i++) {
         tl_sb_clear(&b);
         tl_sb_printf(&b, "param: %s", r->params[i].key);
-        e->param_keys[i] = tl_strpool_get(&pe->strings, tl_strpool_intern(&pe->strings, b.s, b.len));
+        e->param_keys[i] = tl_strpool_intern(&pe->strings, b.s, b.len);
         tl_sb_clear(&b);
         param_str(&b, &r->params[i].value);
-        e->param_str[i] = tl_strpool_get(&pe->strings, tl_strpool_intern(&pe->strings, b.s ? b.s : "", b.len));
+        e->param_str[i] = tl_strpool_intern(&pe->strings, b.s ? b.s : "", b.len);
         if (i) tl_sb_puts(&dict, ", ");
         tl_sb_pystr(&dict, r->params[i].key, strlen(r->params[i].key));
         tl_sb_puts(&dict, ": ");

@@ -21,8 +21,8 @@ typedef struct tl_perf_entry {
     double bytes;
     char compute_spec[TL_COMPUTE_SPEC_MAX];
     int n_params;
-    const char **param_keys;    /* "param: <key>" column names */
-    const char **param_str;     /* str() of each value */
+    uint32_t *param_keys;       /* ids in tl_perf_eval.strings: "param: <key>" column names */
+    uint32_t *param_str;        /* ids in tl_perf_eval.strings: str() of each value */
     char *perf_params;          /* repr of the params dict, NULL when none */
 } tl_perf_entry;
 
@@ -49,6 +49,17 @@ size_t tl_perf_kernels(const tl_trace *t, const uint32_t *ops, size_t nops, uint
 /* The backward ops linked to ev's subtree (fwd->bwd links of ev and every
  * descendant). The caller frees *out. */
 size_t tl_perf_bwd_ops(const tl_trace *t, uint32_t ev, uint32_t **out);
+
+/* The param column name / value text of an entry (the pool may grow while
+ * more entries are made, so texts are looked up by id). */
+static inline const char *tl_perf_param_key(const tl_perf_eval *pe, const tl_perf_entry *e, int i)
+{
+    return tl_strpool_get(&pe->strings, e->param_keys[i]);
+}
+static inline const char *tl_perf_param_str(const tl_perf_eval *pe, const tl_perf_entry *e, int i)
+{
+    return tl_strpool_get(&pe->strings, e->param_str[i]);
+}
 
 /* Runs (or recalls) the model of `cls` for ev, forward or backward, with the
  * given kernels (their names feed GEMM kernel-name parsing). */

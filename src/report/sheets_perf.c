@@ -155,9 +155,10 @@ static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int
         tl_sb_printf(&buf, "%zu", nk);
         tl_table_set_str(tb, c_nk, r, buf.s);
         for (int p = 0; p < e->n_params; p++) {
-            long c = tl_table_col(tb, e->param_keys[p]);
-            if (c < 0) c = (long)tl_table_add_col(tb, e->param_keys[p], TL_COL_STR);
-            tl_table_set_str(tb, (size_t)c, r, e->param_str[p]);
+            const char *key = tl_perf_param_key(pe, e, p);
+            long c = tl_table_col(tb, key);
+            if (c < 0) c = (long)tl_table_add_col(tb, key, TL_COL_STR);
+            tl_table_set_str(tb, (size_t)c, r, tl_perf_param_str(pe, e, p));
         }
         tl_table_set_i64(tb, c_kl, r, (int64_t)klists_add(kl, k, nk));
     }

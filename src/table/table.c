@@ -237,6 +237,23 @@ void tl_table_sort(tl_table *t, const tl_sortkey *keys, size_t n)
     free(idx);
 }
 
+tl_table *tl_table_take(const tl_table *t, const char *name, const size_t *rows, size_t n)
+{
+    tl_table *d = tl_table_new(name);
+    for (size_t c = 0; c < t->ncols; c++) tl_table_add_col(d, t->cols[c].name, t->cols[c].type);
+    for (size_t i = 0; i < n; i++) {
+        size_t r = rows[i], o = tl_table_add_row(d);
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (tl_table_is_null(t, c, r)) continue;
+            const tl_col *col = &t->cols[c];
+            if (col->type == TL_COL_STR) tl_table_set_str(d, c, o, tl_table_str(t, c, r));
+            else if (col->type == TL_COL_F64) tl_table_set_f64(d, c, o, col->v.f[r]);
+            else tl_table_set_i64(d, c, o, col->v.i[r]);
+        }
+    }
+    return d;
+}
+
 void tl_table_head(tl_table *t, size_t n)
 {
     if (n < t->nrows) t->nrows = n;

@@ -107,6 +107,8 @@ typedef struct tl_sortkey {
 } tl_sortkey;
 /* Stable sort; missing values last whatever the direction. */
 void tl_table_sort(tl_table *t, const tl_sortkey *keys, size_t n);
+/* A new table with the given rows of t (in that order), same columns. */
+tl_table *tl_table_take(const tl_table *t, const char *name, const size_t *rows, size_t n);
 /* Keeps the first n rows. */
 void tl_table_head(tl_table *t, size_t n);
 /* Reorders columns to the given names (names absent from t are skipped;

@@ -226,7 +226,7 @@ void tl_es_append(tl_event_store *dst, tl_event_store *src)
     uint32_t *idv = tl_xmalloc((src->n_idvals ? src->n_idvals : 1) * sizeof *idv);
     for (uint32_t i = 0; i < src->n_idvals; i++) {
         tl_idval v = src->idvals[i];
-        if (v.kind == 1) v.i = names[v.i];
+        if (v.kind == 1 || v.kind == 3) v.i = names[v.i];
         idv[i] = tl_es_idval(dst, v.kind, v.i);
     }
     size_t base = dst->n, n = src->n;

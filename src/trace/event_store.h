@@ -64,8 +64,8 @@ typedef enum tl_key {
 
 /* pid/tid values: ints and strings are different identities (7 != "7"). */
 typedef struct tl_idval {
-    int64_t i;      /* the integer, or the string id for a string */
-    uint8_t kind;   /* 0 = int, 1 = string, 2 = absent/null */
+    int64_t i;      /* the integer, or the names id of the text */
+    uint8_t kind;   /* 0 = int, 1 = string, 2 = absent/null, 3 = other JSON value (text) */
 } tl_idval;
 
 /* args blob encoding (per event, consecutive): varint key id, then a tag:

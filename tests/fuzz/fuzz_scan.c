@@ -124,10 +124,23 @@ static void compare_top(const char *scan, const tl_event_store *a, const tl_even
     if (a->n_seq != b->n_seq) mismatch(scan, "sequence numbers", 0);
 }
 
+/* Known, reported differences, let through so fuzzing can find others;
+ * remove each with its reproducer under crashes/ once fixed.
+ * crashes/mismatch-empty-object-split-ws.json: `{` + whitespace + `}` with a
+ * refill inside the whitespace: the chunked scan goes on to expect a key. */
+static int known_difference(const tl_error *ea, const tl_error *eb)
+{
+    static int strict = -1; /* FUZZ_SCAN_STRICT=1 reports them too */
+    if (strict < 0) strict = getenv("FUZZ_SCAN_STRICT") != NULL;
+    return !strict && strstr(eb->msg, "expected a key string in the top-level object") &&
+           (strstr(ea->msg, "no traceEvents array") || strstr(ea->msg, "unexpected data after the end"));
+}
+
 /* a: the in-memory scan; b: a scan of the same bytes from a file. */
 static void compare_scans(const char *scan, const tl_event_store *a, int rca, const tl_error *ea,
                           const tl_event_store *b, int rcb, const tl_error *eb)
 {
+    if (rca != 0 && rcb != 0 && known_difference(ea, eb)) return;
     if (rca != rcb || (rca != 0 && strcmp(msg_tail(ea), msg_tail(eb)) != 0)) {
         fprintf(stderr, "buffer: %s\n%s: %s\n", rca ? ea->msg : "ok", scan, rcb ? eb->msg : "ok");
         mismatch(scan, rca != rcb ? "return code" : "error message", 0);

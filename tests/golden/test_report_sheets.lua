@@ -4,8 +4,11 @@
 -- perf-model values to 1e-9, time-derived values to 1e-4 relative or 1e-3
 -- absolute, Python-literal cells parsed and compared structurally, rows
 -- whose sort keys tie compared as a set. Known deviations (the spec's FIX
--- list) come from tests/golden/deviations.tsv: sheet<TAB>column<TAB>reason,
--- column "*" for the whole sheet's rows, "#rows" for the row count.
+-- list) come from tests/golden/deviations.tsv:
+--   trace<TAB>sheet<TAB>column<TAB>rows<TAB>reason
+-- trace "*" = every trace; column "*" = every cell of the selected rows,
+-- "#rows" = the row count; rows "*" = every row, else the rows whose `name`
+-- column equals it.
 local root, data, bin = arg[1], arg[2], arg[3]
 package.path = root .. "/tests/lib/?.lua;" .. package.path
 local T = require "testlib"
@@ -19,17 +22,27 @@ bin = bin or T.tracelens_bin()
 local IMPLEMENTED = {
   gpu_timeline = true, ops_summary_by_category = true, ops_summary = true, ops_unique_args = true,
   kernel_summary = true, short_kernel_histogram = true, short_kernels_summary = true, coll_analysis = true,
+  unified_perf_summary = true, GEMM = true, SDPA_fwd = true, SDPA_bwd = true, CONV_fwd = true, CONV_bwd = true,
+  UnaryElementwise = true, BinaryElementwise = true, Normalization = true, Reduce_fwd = true, Reduce_bwd = true,
 }
 
 local deviations = {}
 for line in io.lines(root .. "/tests/golden/deviations.tsv") do
   if not line:match("^#") and line:match("%S") then
-    local trace, sheet, col = line:match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t")
-    if sheet then deviations[trace .. "|" .. sheet .. "|" .. col] = true end
+    local trace, sheet, col, rows = line:match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t")
+    assert(sheet, "bad deviations.tsv line: " .. line)
+    deviations[#deviations + 1] = {trace = trace, sheet = sheet, col = col, rows = rows}
   end
 end
-local function deviates(trace, sheet, col)
-  return deviations["*|" .. sheet .. "|" .. col] or deviations[trace .. "|" .. sheet .. "|" .. col]
+-- Is (column, row name) of this sheet a listed deviation?
+local function deviates(trace, sheet, col, rowname)
+  for _, d in ipairs(deviations) do
+    if (d.trace == "*" or d.trace == trace) and d.sheet == sheet and (d.col == "*" or d.col == col)
+      and (d.rows == "*" or d.rows == rowname) and (col ~= "#rows" or d.col == "#rows") then
+      return true
+    end
+  end
+  return false
 end
 
 -- how a column compares
@@ -83,13 +96,17 @@ local SORT_KEY = {
 
 -- Rows of `ours` matched to `ref` in order; within a run of tied sort keys
 -- any permutation is accepted.
-local function compare_rows(trace, sheet, header, ours, ref, skip)
+local function compare_rows(trace, sheet, header, ours, ref)
   local key = SORT_KEY[sheet]
-  local kidx
-  for i, c in ipairs(header) do if c == key then kidx = i end end
+  local kidx, nidx
+  for i, c in ipairs(header) do
+    if c == key then kidx = i end
+    if c == "name" then nidx = i end
+  end
   local function row_eq(r1, r2)
+    local rowname = nidx and r2[nidx] or ""
     for i, c in ipairs(header) do
-      if not skip[c] and not cell_eq(kind_of(sheet, c), r1[i] or "", r2[i] or "") then
+      if not deviates(trace, sheet, c, rowname) and not cell_eq(kind_of(sheet, c), r1[i] or "", r2[i] or "") then
         return false, c, r1[i], r2[i]
       end
     end
@@ -127,7 +144,7 @@ for _, refdir in ipairs(refs) do
   local trace_path = refdir:gsub("_perf_report_csvs$", "") .. ".json.gz"
   local tname = trace_path:match("([^/]+/[^/]+)%.json%.gz$")
   local out = T.tmpdir()
-  local ok, code, _, err = T.run(T.q(bin) .. " report -q --no-xlsx " .. T.q(trace_path) .. " -o " .. T.q(out))
+  local ok, code, _, err = T.run(T.q(bin) .. " report -q --no-xlsx --platform none " .. T.q(trace_path) .. " -o " .. T.q(out))
   if T.check(ok, tname .. ": report failed (" .. tostring(code) .. "): " .. err) then
     for _, ref in ipairs(T.glob(refdir .. "/*.csv")) do
       local sheet = ref:match("([^/]+)%.csv$")
@@ -138,13 +155,9 @@ for _, refdir in ipairs(refs) do
         local h1, r1 = T.read_csv(mine)
         local h2, r2 = T.read_csv(ref)
         T.eq(table.concat(h1, "|"), table.concat(h2, "|"), tname .. " " .. sheet .. " header")
-        if not deviates(tname, sheet, "#rows") then
+        if not deviates(tname, sheet, "#rows", "*") then
           T.eq(#r1, #r2, tname .. " " .. sheet .. " row count")
-        end
-        if not deviates(tname, sheet, "*") then
-          local skip = {}
-          for _, c in ipairs(h2) do if deviates(tname, sheet, c) then skip[c] = true end end
-          compare_rows(tname, sheet, h2, r1, r2, skip)
+          compare_rows(tname, sheet, h2, r1, r2)
         end
       end
     end

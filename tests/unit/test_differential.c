@@ -18,10 +18,12 @@
  * every raw text of ours) become the string "\u0001num:TOKEN", so they
  * compare by their text.
  *
- * Documents: every *.json.gz under argv[1] (../shared/data), argv[2]
- * (examples/demo_trace.json) and generated edge cases. Prints one line per
- * document and "N passed, N failed"; exits 77 ("SKIP: ../shared/data not
- * found") when argv[1] is absent and everything else passed.
+ * Documents: every *.json.gz under argv[1] (../shared/data; also
+ * decompressed to a plain file and scanned in 4 parallel parts), argv[2]
+ * (examples/demo_trace.json, also in 4 parts) and generated edge cases (also
+ * with a 5-byte read buffer and in 3 parallel parts).
+ * Prints one line per document and "N passed, N failed"; exits 77 ("SKIP:
+ * ../shared/data not found") when argv[1] is absent and all else passed.
  * `test_differential --files PATH...` compares just the given documents. */
 #include <dirent.h>
 #include <errno.h>
@@ -529,18 +531,12 @@ static void check_top(diff *d, json_t *root)
 
 /* ------------------------------------------------------ one document */
 
-static json_t *load_jansson(const char *path, const char **why)
+/* jansson's tree of the document text (NULL with *why set on failure). */
+static json_t *load_jansson(const buf *text, const char **why)
 {
-    buf text = {0};
     static char msg[300];
-    if (read_all(path, &text) != 0) {
-        free(text.p);
-        *why = "cannot read (zlib)";
-        return NULL;
-    }
     json_error_t jerr;
-    json_t *root = load_text(text.p, text.n, &jerr);
-    free(text.p);
+    json_t *root = load_text(text->p, text->n, &jerr);
     if (!root) {
         snprintf(msg, sizeof msg, "jansson: line %d col %d: %s", jerr.line, jerr.column, jerr.text);
         *why = msg;
@@ -572,33 +568,79 @@ static void diff_free(diff *d)
     free(d->idv);
 }
 
-/* Loads path both ways and compares; returns the mismatch count (or 1 when
- * exactly one side fails to load). */
-static int run_doc(const char *path, const char *label, size_t buffer_bytes)
+/* Scans path with o and compares with jansson's root (NULL: jansson
+ * rejected it, for why); returns the mismatch count, or 1 when exactly one
+ * side rejected the document. */
+static int scan_and_compare(const char *path, const char *label, const tl_scan_opts *o, json_t *root,
+                            const char *why)
 {
     double t0 = now();
     tl_event_store es;
     tl_error err;
     tl_es_init(&es);
-    tl_scan_opts o = {.buffer_bytes = buffer_bytes};
-    int rc = tl_scan_file(path, &es, &o, &err);
-    const char *why = NULL;
-    json_t *root = load_jansson(path, &why);
+    int rc = tl_scan_file(path, &es, o, &err);
     int bad = 0;
     if (rc != 0 || !root) {
         bad = (rc != 0) != (root == NULL);
-        printf("%s %s: both rejected\n", bad ? "FAIL" : "ok  ", label);
+        printf("%s %s: %s\n", bad ? "FAIL" : "ok  ", label,
+               !bad ? "both rejected" : rc ? "we rejected, jansson accepted" : "we accepted, jansson rejected");
         if (rc != 0) fprintf(stderr, "  ours: %s\n", err.msg);
         if (!root) fprintf(stderr, "  %s\n", why);
     } else {
         diff d = {label, &es, calloc(es.values.n + 1, sizeof(json_t *)), calloc(es.n_idvals + 1, sizeof(json_t *)), 0, 0};
         compare_docs(&d, root);
         bad = d.mismatches;
-        printf("%s %s: %zu events, %d mismatches (%.2f s)\n", bad ? "FAIL" : "ok  ", label, es.n, bad, now() - t0);
+        printf("%s %s: %zu events, %d mismatches, %d parts joined (%.2f s)\n", bad ? "FAIL" : "ok  ", label, es.n,
+               bad, es.parts_joined, now() - t0);
         diff_free(&d);
     }
-    json_decref(root);
     tl_es_free(&es);
+    return bad;
+}
+
+/* Writes n bytes to a new temporary file; fills path (>= 32 bytes). */
+static int write_temp(const char *data, size_t n, char *path)
+{
+    strcpy(path, "/tmp/tl_differential_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, data + off, n - off);
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    close(fd);
+    return off == n ? 0 : -1;
+}
+
+/* Compares the document at path with each of the n_opts option sets; with
+ * plain_parts > 0 also its decompressed text, from a plain temporary file,
+ * in that many parallel parts (they apply to plain files only). Returns
+ * nonzero when any comparison failed. */
+static int run_doc(const char *path, const char *label, const tl_scan_opts *opts, size_t n_opts,
+                   int plain_parts)
+{
+    buf text = {0};
+    const char *why = "cannot read (zlib)";
+    json_t *root = read_all(path, &text) == 0 ? load_jansson(&text, &why) : NULL;
+    int bad = 0;
+    char lab[512];
+    for (size_t i = 0; i < n_opts; i++) {
+        const tl_scan_opts *o = &opts[i];
+        if (o->buffer_bytes || o->parts) snprintf(lab, sizeof lab, "%s (buffer %zu, %d parts)", label, o->buffer_bytes, o->parts);
+        else snprintf(lab, sizeof lab, "%s", label);
+        bad |= scan_and_compare(path, lab, o, root, why) != 0;
+    }
+    char tmp[32];
+    if (plain_parts && text.p && write_temp(text.p, text.n, tmp) == 0) {
+        tl_scan_opts o = {.parts = plain_parts};
+        snprintf(lab, sizeof lab, "%s (decompressed, %d parts)", label, plain_parts);
+        bad |= scan_and_compare(tmp, lab, &o, root, why) != 0;
+        unlink(tmp);
+    }
+    json_decref(root);
+    free(text.p);
     return bad;
 }
 
@@ -675,21 +717,15 @@ static const char *EDGE[] = {
     "\"pg_config\":[{\"ranks\":[0,1]}]},\"metadata\":{\"x\":[1,{\"y\":null}]},\"traceName\":\"t.json\"}",
 };
 
-/* Writes doc to a temporary file and compares it, with the default and a
- * tiny read buffer. */
+/* Compares an edge document: default options, a tiny read buffer, and the
+ * parallel scan in 3 parts. */
 static int run_edge(size_t k, const char *doc)
 {
-    char path[] = "/tmp/tl_differential_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return 1;
-    size_t len = strlen(doc);
-    int bad = write(fd, doc, len) != (ssize_t)len;
-    close(fd);
-    char label[64];
+    char path[32], label[64];
+    if (write_temp(doc, strlen(doc), path) != 0) return 1;
+    static const tl_scan_opts opts[] = {{.buffer_bytes = 0}, {.buffer_bytes = 5}, {.parts = 3}};
     snprintf(label, sizeof label, "edge case %zu", k);
-    bad |= run_doc(path, label, 0) != 0;
-    snprintf(label, sizeof label, "edge case %zu (5-byte buffer)", k);
-    bad |= run_doc(path, label, 5) != 0;
+    int bad = run_doc(path, label, opts, 3, 0);
     unlink(path);
     return bad;
 }
@@ -743,8 +779,9 @@ static int cmp_str(const void *a, const void *b)
 static int run_files(int argc, char **argv)
 {
     int passed = 0, failed = 0;
+    tl_scan_opts dflt = {0};
     for (int i = 2; i < argc; i++) {
-        if (run_doc(argv[i], argv[i], 0)) failed++;
+        if (run_doc(argv[i], argv[i], &dflt, 1, 0)) failed++;
         else passed++;
     }
     printf("%d passed, %d failed\n", passed, failed);
@@ -761,11 +798,13 @@ int main(int argc, char **argv)
         return 2;
     }
     int passed = 0, failed = 0;
+    tl_scan_opts dflt = {0};
     for (size_t k = 0; k < sizeof EDGE / sizeof *EDGE; k++) {
         if (run_edge(k, EDGE[k])) failed++;
         else passed++;
     }
-    if (run_doc(argv[2], argv[2], 0)) failed++;
+    static const tl_scan_opts demo[] = {{.parts = 0}, {.parts = 4}};
+    if (run_doc(argv[2], argv[2], demo, 2, 0)) failed++;
     else passed++;
     struct stat st;
     int have_data = stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode);
@@ -774,7 +813,7 @@ int main(int argc, char **argv)
     qsort(ps.v, ps.n, sizeof *ps.v, cmp_str);
     size_t skip = strlen(argv[1]) + 1;
     for (size_t i = 0; i < ps.n; i++) {
-        if (run_doc(ps.v[i], ps.v[i] + skip, 0)) failed++;
+        if (run_doc(ps.v[i], ps.v[i] + skip, &dflt, 1, 4)) failed++;
         else passed++;
         free(ps.v[i]);
     }

@@ -1,0 +1,331 @@
+#include "ltable.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../report/outfile.h"
+#include "../report/platform.h"
+#include "../report/report.h"
+#include "../util/msort.h"
+#include "../util/vec.h"
+#include "ltrace.h"
+
+typedef struct ltable {
+    tl_table *t;
+} ltable;
+
+static tl_table *check(lua_State *L, int idx)
+{
+    ltable *u = luaL_checkudata(L, idx, TL_TABLE_MT);
+    if (!u->t) luaL_error(L, "table is closed");
+    return u->t;
+}
+
+void tl_ltable_push(lua_State *L, tl_table *t)
+{
+    ltable *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->t = t;
+    luaL_setmetatable(L, TL_TABLE_MT);
+}
+
+static void push_cell(lua_State *L, const tl_table *t, size_t c, size_t r)
+{
+    if (tl_table_is_null(t, c, r)) {
+        lua_pushnil(L);
+        return;
+    }
+    const tl_col *col = &t->cols[c];
+    switch (col->type) {
+    case TL_COL_STR: lua_pushstring(L, tl_table_str(t, c, r)); break;
+    case TL_COL_F64: lua_pushnumber(L, col->v.f[r]); break;
+    case TL_COL_BOOL: lua_pushboolean(L, (int)col->v.i[r]); break;
+    case TL_COL_I64: lua_pushinteger(L, col->v.i[r]); break;
+    }
+}
+
+static void push_row(lua_State *L, const tl_table *t, size_t r)
+{
+    lua_createtable(L, 0, (int)t->ncols);
+    for (size_t c = 0; c < t->ncols; c++) {
+        push_cell(L, t, c, r);
+        lua_setfield(L, -2, t->cols[c].name);
+    }
+}
+
+static size_t check_row(lua_State *L, const tl_table *t, int idx)
+{
+    lua_Integer i = luaL_checkinteger(L, idx);
+    luaL_argcheck(L, i >= 1 && (size_t)i <= t->nrows, idx, "row out of range");
+    return (size_t)i - 1;
+}
+
+static size_t check_col(lua_State *L, const tl_table *t, int idx)
+{
+    const char *name = luaL_checkstring(L, idx);
+    long c = tl_table_col(t, name);
+    if (c < 0) luaL_error(L, "no column '%s' in table %s", name, t->name);
+    return (size_t)c;
+}
+
+static int t_columns(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    lua_createtable(L, (int)t->ncols, 0);
+    for (size_t c = 0; c < t->ncols; c++) {
+        lua_pushstring(L, t->cols[c].name);
+        lua_rawseti(L, -2, (lua_Integer)c + 1);
+    }
+    return 1;
+}
+
+static int t_nrows(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)check(L, 1)->nrows);
+    return 1;
+}
+
+static int t_name(lua_State *L)
+{
+    lua_pushstring(L, check(L, 1)->name);
+    return 1;
+}
+
+static int t_row(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    push_row(L, t, check_row(L, t, 2));
+    return 1;
+}
+
+static int rows_iter(lua_State *L)
+{
+    tl_table *t = check(L, lua_upvalueindex(1));
+    lua_Integer i = lua_tointeger(L, lua_upvalueindex(2));
+    if ((size_t)i >= t->nrows) return 0;
+    lua_pushinteger(L, i + 1);
+    lua_replace(L, lua_upvalueindex(2));
+    lua_pushinteger(L, i + 1);
+    push_row(L, t, (size_t)i);
+    return 2;
+}
+
+static int t_rows(lua_State *L)
+{
+    check(L, 1);
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 0);
+    lua_pushcclosure(L, rows_iter, 2);
+    return 1;
+}
+
+static int t_get(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    size_t r = check_row(L, t, 2);
+    push_cell(L, t, check_col(L, t, 3), r);
+    return 1;
+}
+
+static int t_column(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    size_t c = check_col(L, t, 2);
+    lua_createtable(L, (int)t->nrows, 0);
+    for (size_t r = 0; r < t->nrows; r++) {
+        push_cell(L, t, c, r);
+        lua_rawseti(L, -2, (lua_Integer)r + 1);
+    }
+    return 1;
+}
+
+/* t:filter(function(row) return bool end) -> new table */
+static int t_filter(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    size_t *keep = tl_xmalloc((t->nrows + 1) * sizeof *keep), n = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        lua_pushvalue(L, 2);
+        push_row(L, t, r);
+        if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+            free(keep);
+            return lua_error(L);
+        }
+        if (lua_toboolean(L, -1)) keep[n++] = r;
+        lua_pop(L, 1);
+    }
+    tl_ltable_push(L, tl_table_take(t, t->name, keep, n));
+    free(keep);
+    return 1;
+}
+
+/* t:sort(col [, desc]) or t:sort{{col, desc}, ...} -> new table (stable) */
+static int t_sort(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    tl_sortkey keys[16];
+    size_t nk = 0;
+    if (lua_istable(L, 2)) {
+        for (lua_Integer i = 1; nk < 16 && lua_rawgeti(L, 2, i) == LUA_TTABLE; i++) {
+            lua_rawgeti(L, -1, 1);
+            lua_rawgeti(L, -2, 2);
+            keys[nk].col = luaL_checkstring(L, -2);
+            keys[nk].desc = lua_toboolean(L, -1);
+            check_col(L, t, -2);
+            nk++;
+            lua_pop(L, 3);
+        }
+        lua_pop(L, 1);
+    } else {
+        keys[0].col = luaL_checkstring(L, 2);
+        keys[0].desc = lua_toboolean(L, 3);
+        check_col(L, t, 2);
+        nk = 1;
+    }
+    size_t *all = tl_xmalloc((t->nrows + 1) * sizeof *all);
+    for (size_t r = 0; r < t->nrows; r++) all[r] = r;
+    tl_table *c = tl_table_take(t, t->name, all, t->nrows);
+    free(all);
+    tl_table_sort(c, keys, nk);
+    tl_ltable_push(L, c);
+    return 1;
+}
+
+static int t_write_csv(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    tl_outfile of;
+    tl_error err;
+    if (tl_outfile_open(&of, path, &err) != 0) return luaL_error(L, "%s", err.msg);
+    tl_table_write_csv(t, of.f);
+    if (tl_outfile_commit(&of, &err) != 0) return luaL_error(L, "%s", err.msg);
+    return 0;
+}
+
+static int t_gc(lua_State *L)
+{
+    ltable *u = luaL_checkudata(L, 1, TL_TABLE_MT);
+    tl_table_free(u->t);
+    u->t = NULL;
+    return 0;
+}
+
+static int t_tostring(lua_State *L)
+{
+    ltable *u = luaL_checkudata(L, 1, TL_TABLE_MT);
+    if (!u->t) lua_pushliteral(L, "table (closed)");
+    else lua_pushfstring(L, "table %s (%d rows x %d columns)", u->t->name, (int)u->t->nrows, (int)u->t->ncols);
+    return 1;
+}
+
+static const luaL_Reg methods[] = {{"columns", t_columns}, {"nrows", t_nrows},   {"name", t_name},
+                                   {"row", t_row},         {"rows", t_rows},     {"get", t_get},
+                                   {"column", t_column},   {"filter", t_filter}, {"sort", t_sort},
+                                   {"write_csv", t_write_csv}, {NULL, NULL}};
+
+void tl_ltable_register(lua_State *L)
+{
+    if (luaL_newmetatable(L, TL_TABLE_MT)) {
+        luaL_newlib(L, methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, t_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, t_gc);
+        lua_setfield(L, -2, "__close");
+        lua_pushcfunction(L, t_nrows);
+        lua_setfield(L, -2, "__len");
+        lua_pushcfunction(L, t_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_pop(L, 1);
+}
+
+/* ------------------------------------------------- trace:report/table */
+
+static int opt_bool(lua_State *L, int idx, const char *k, int dflt)
+{
+    lua_getfield(L, idx, k);
+    int v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static double opt_num(lua_State *L, int idx, const char *k, double dflt)
+{
+    lua_getfield(L, idx, k);
+    double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : dflt;
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Builds every sheet with the options at idx (a table or nil); returns a
+ * Lua table name -> Table, plus the platform description. */
+static int build_report(lua_State *L, tl_trace *t, int idx)
+{
+    tl_report_opts o;
+    tl_report_opts_default(&o);
+    const char *platform = NULL, *arch_path = NULL;
+    if (lua_istable(L, idx)) {
+        o.include_unlinked = opt_bool(L, idx, "include_unlinked", 0);
+        double micro = opt_num(L, idx, "micro_idle_thresh_us", -1);
+        o.micro_idle_ns = micro >= 0 ? (int64_t)(micro * 1000.0 + 0.5) : -1;
+        o.kernel_summary = opt_bool(L, idx, "kernel_summary", 1);
+        o.short_kernel_study = opt_bool(L, idx, "short_kernel_study", 1);
+        o.short_threshold_us = opt_num(L, idx, "short_kernel_threshold_us", 10);
+        o.short_bins = (int)opt_num(L, idx, "short_kernel_histogram_bins", 100);
+        o.group_by_num_kernels = opt_bool(L, idx, "group_by_num_kernels", 0);
+        o.coll_analysis = opt_bool(L, idx, "coll_analysis", 1);
+        o.topk_ops = (long)opt_num(L, idx, "topk_ops", 0);
+        o.topk_roofline_ops = (long)opt_num(L, idx, "topk_roofline_ops", 0);
+        lua_getfield(L, idx, "platform");
+        platform = lua_tostring(L, -1);
+        lua_getfield(L, idx, "arch");
+        arch_path = lua_tostring(L, -1);
+        lua_pop(L, 2);
+    }
+    tl_arch arch;
+    memset(&arch, 0, sizeof arch);
+    tl_platform_choice pc;
+    tl_error err;
+    if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) return luaL_error(L, "%s", err.msg);
+    o.arch = pc.have_arch ? &arch : NULL;
+    tl_sheets s;
+    int rc = tl_report_build(t, &o, &s, &err);
+    if (pc.have_arch) tl_arch_free(&arch);
+    if (rc != 0) return luaL_error(L, "%s", err.msg);
+    lua_createtable(L, 0, (int)s.n);
+    lua_createtable(L, (int)s.n, 0); /* order */
+    for (size_t i = 0; i < s.n; i++) {
+        lua_pushstring(L, s.v[i].name);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+        tl_ltable_push(L, s.v[i].table);
+        lua_setfield(L, -3, s.v[i].name);
+        s.v[i].table = NULL; /* owned by Lua now */
+    }
+    lua_setfield(L, -2, "__order");
+    lua_pushstring(L, pc.how);
+    lua_setfield(L, -2, "__platform");
+    tl_sheets_free(&s);
+    return 1;
+}
+
+int tl_l_trace_report(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_test(L, 1);
+    if (!t) return luaL_typeerror(L, 1, TL_TRACE_MT);
+    return build_report(L, t, 2);
+}
+
+int tl_l_trace_table(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_test(L, 1);
+    if (!t) return luaL_typeerror(L, 1, TL_TRACE_MT);
+    const char *name = luaL_checkstring(L, 2);
+    build_report(L, t, 3);
+    lua_getfield(L, -1, name);
+    if (lua_isnil(L, -1)) return luaL_error(L, "no sheet '%s' in this trace's report", name);
+    return 1;
+}
