@@ -41,6 +41,19 @@ static int lit_word(lit_reader *l, const char *word, const char *json)
     return 1;
 }
 
+/* Decimal digits with Python's single '_' separators, copied to buf. */
+static const char *lit_digits(const char *s, char *buf, size_t *n, size_t cap, int *any)
+{
+    while (isdigit((unsigned char)*s)) {
+        if (*n + 2 >= cap) return NULL;
+        buf[(*n)++] = *s++;
+        *any = 1;
+        if (*s == '_' && isdigit((unsigned char)s[1])) s++;
+    }
+    return s;
+}
+
+/* [+-] int | float: "12", "-1", "0.", ".5", "1e-05", "1_000". */
 static int lit_number(lit_reader *l)
 {
     const char *s = l->p;
@@ -48,51 +61,52 @@ static int lit_number(lit_reader *l)
     if (*s == '+' || *s == '-') {
         neg = *s == '-';
         s++;
-        while (*s == ' ') s++;
+        while (*s == ' ' || *s == '\t') s++;
     }
-    const char *digits = s;
+    char num[400];
+    size_t n = 0;
     int is_float = 0, any = 0;
-    while (isdigit((unsigned char)*s)) s++, any = 1;
+    if (!(s = lit_digits(s, num, &n, sizeof num, &any))) return 0;
+    size_t int_len = n;
     if (*s == '.') {
         is_float = 1;
-        s++;
-        while (isdigit((unsigned char)*s)) s++, any = 1;
+        num[n++] = '.';
+        if (!(s = lit_digits(s + 1, num, &n, sizeof num, &any))) return 0;
     }
     if (!any) return 0;
     if (*s == 'e' || *s == 'E') {
-        const char *e = s + 1;
-        if (*e == '+' || *e == '-') e++;
-        if (!isdigit((unsigned char)*e)) return 0;
-        while (isdigit((unsigned char)*e)) e++;
-        s = e;
+        int exp_digits = 0;
+        num[n++] = 'e';
+        s++;
+        if (*s == '+' || *s == '-') num[n++] = *s++;
+        if (!(s = lit_digits(s, num, &n, sizeof num, &exp_digits)) || !exp_digits) return 0;
         is_float = 1;
     }
-    if (isalnum((unsigned char)*s) || *s == '_') return 0; /* 0x10, 1_000, 1j: not handled */
-    size_t len = (size_t)(s - digits);
+    num[n] = 0;
+    if (isalnum((unsigned char)*s) || *s == '_' || *s == '.') return 0; /* 0x10, 1j, 1.2.3 */
     l->p = s;
     if (!is_float) {
-        while (len > 1 && *digits == '0') digits++, len--; /* JSON has no leading zeros */
+        const char *d = num;
+        while (int_len > 1 && *d == '0') d++, int_len--;
+        if (*d != '0' && d != num) return 0; /* "007": Python has no leading zeros */
         if (neg) tl_sb_putc(l->out, '-');
-        tl_sb_putn(l->out, digits, len);
+        tl_sb_putn(l->out, d, int_len);
         return 1;
     }
-    char tmp[400];
-    if (len >= sizeof tmp) return 0;
-    memcpy(tmp, digits, len);
-    tmp[len] = 0;
-    double v = strtod(tmp, NULL);
+    double v = strtod(num, NULL);
     if (neg) v = -v;
     if (isinf(v)) {
         tl_sb_puts(l->out, v > 0 ? "Infinity" : "-Infinity");
         return 1;
     }
-    char num[40];
-    snprintf(num, sizeof num, "%.17g", v);
-    tl_sb_puts(l->out, num);
-    if (!strpbrk(num, ".eE")) tl_sb_puts(l->out, ".0"); /* stays a float */
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", v);
+    tl_sb_puts(l->out, text);
+    if (!strpbrk(text, ".eE")) tl_sb_puts(l->out, ".0"); /* stays a float */
     return 1;
 }
 
+/* '...' or "..." (adjacent literals concatenate, as in Python). */
 static int lit_string(lit_reader *l)
 {
     char q = *l->p++;
@@ -100,7 +114,14 @@ static int lit_string(lit_reader *l)
     for (;;) {
         char c = *l->p++;
         if (!c || c == '\n') return 0;
-        if (c == q) break;
+        if (c == q) {
+            const char *next = l->p;
+            while (*next == ' ' || *next == '\t') next++;
+            if (*next != '\'' && *next != '"') break;
+            q = *next;
+            l->p = next + 1;
+            continue;
+        }
         if (c == '\\') {
             char e = *l->p++;
             switch (e) {
@@ -124,12 +145,11 @@ static int lit_string(lit_reader *l)
     return 1;
 }
 
-/* [a, b] or (a, b, ): a list. "(x)" without a comma is x itself. */
-static int lit_sequence(lit_reader *l, int depth)
+/* Comma-separated items up to `close` ('\0': a bare top-level tuple such
+ * as "1, 2"), written as a JSON list. With tuple_rule, one item and no
+ * comma is that item itself: "(x)" and "x" are x. */
+static int lit_items(lit_reader *l, int depth, char close, int tuple_rule)
 {
-    char close = *l->p == '[' ? ']' : ')';
-    int paren = close == ')';
-    l->p++;
     size_t mark = l->out->len;
     tl_sb_putc(l->out, '[');
     size_t n = 0;
@@ -146,14 +166,23 @@ static int lit_sequence(lit_reader *l, int depth)
         if (comma) l->p++;
         else if (*l->p != close) return 0;
     }
-    l->p++;
-    if (paren && n == 1 && !comma) { /* a parenthesised value, not a tuple */
+    if (!close && !n) return 0; /* empty text */
+    if (tuple_rule && n == 1 && !comma) {
         memmove(l->out->s + mark, l->out->s + mark + 1, l->out->len - mark - 1);
         l->out->len--;
         l->out->s[l->out->len] = 0;
         return 1;
     }
     tl_sb_putc(l->out, ']');
+    return 1;
+}
+
+static int lit_sequence(lit_reader *l, int depth)
+{
+    char close = *l->p == '[' ? ']' : ')';
+    l->p++;
+    if (!lit_items(l, depth, close, close == ')')) return 0;
+    l->p++;
     return 1;
 }
 
@@ -176,11 +205,7 @@ const tl_pv *tl_core_literal(tl_perf_result *r, const char *text)
     tl_sbuf json;
     tl_sb_init(&json);
     lit_reader l = {text, &json};
-    int ok = lit_value(&l, 0);
-    if (ok) {
-        lit_ws(&l);
-        ok = *l.p == 0;
-    }
+    int ok = lit_items(&l, 0, '\0', 1);
     const tl_pv *v = ok ? tl_pv_parse(r->arena, json.s) : NULL;
     tl_sb_free(&json);
     return v;

@@ -22,6 +22,9 @@ void tl_argtext_init(tl_argtext *a, const tl_trace *t)
     a->list_of_value = tl_xmalloc(n * sizeof *a->list_of_value);
     memset(a->tuple_of_value, 0xff, n * sizeof *a->tuple_of_value);
     memset(a->list_of_value, 0xff, n * sizeof *a->list_of_value);
+    tl_map_init(&a->meta, 64);
+    a->meta_ids = NULL;
+    a->n_meta = a->cap_meta = 0;
 }
 
 void tl_argtext_free(tl_argtext *a)
@@ -29,6 +32,8 @@ void tl_argtext_free(tl_argtext *a)
     tl_strpool_free(&a->text);
     free(a->tuple_of_value);
     free(a->list_of_value);
+    tl_map_free(&a->meta);
+    free(a->meta_ids);
 }
 
 static const char *argtext(tl_argtext *a, uint32_t ev, uint32_t key, int tuple)
@@ -95,6 +100,27 @@ const char *tl_meta_thread_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf)
     return meta_text(t, t->es.pid[ev], t->es.tid[ev], "thread_name", buf);
 }
 
+const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
+{
+    const tl_event_store *es = &a->t->es;
+    uint32_t i = tl_map_get(&a->meta, es->pid[ev], es->tid[ev]);
+    if (i == UINT32_MAX) {
+        tl_sbuf b;
+        tl_sb_init(&b);
+        TL_GROW(a->meta_ids, a->cap_meta, 3 * (a->n_meta + 1));
+        const char *(*fn[3])(const tl_trace *, uint32_t, tl_sbuf *) = {tl_meta_process_name, tl_meta_process_label,
+                                                                       tl_meta_thread_name};
+        for (int k = 0; k < 3; k++) {
+            const char *s = fn[k](a->t, ev, &b);
+            a->meta_ids[3 * a->n_meta + (size_t)k] = tl_strpool_intern(&a->text, s, strlen(s));
+        }
+        tl_sb_free(&b);
+        i = (uint32_t)a->n_meta++;
+        tl_map_put(&a->meta, es->pid[ev], es->tid[ev], i);
+    }
+    return tl_strpool_get(&a->text, a->meta_ids[3 * i + (size_t)which]);
+}
+
 /* --------------------------------------------------------- launchers */
 
 static int by_ts(void *ctx, size_t a, size_t b)
@@ -121,17 +147,13 @@ void tl_launchers_build(const tl_trace *t, tl_launchers *out)
     const tl_tree *tr = &t->tree;
     memset(out, 0, sizeof *out);
     /* 1. kernels in UID order -> launcher (first-appearance order) */
-    uint8_t *comm_of_name = tl_xmalloc(es->names.n ? es->names.n : 1);
-    memset(comm_of_name, 0xff, es->names.n);
     tl_map index;
     tl_map_init(&index, 1024);
     TL_VEC(uint32_t) owner = {0}, kern = {0};
     TL_VEC(tl_launcher) ls = {0};
     for (size_t g = 0; g < es->n; g++) {
         if (!tl_is_gpu_cat(es->cat[g])) continue;
-        uint8_t *c = &comm_of_name[es->name[g]];
-        if (*c == 0xff) *c = (uint8_t)tl_name_is_comm(tl_es_name(es, g));
-        if (*c) continue;
+        if (tl_tree_is_comm(tr, es, (uint32_t)g)) continue;
         uint32_t l = tl_tree_launcher(tr, es, (uint32_t)g);
         if (l == TL_NOUID) continue;
         uint32_t li = tl_map_get(&index, l, 0);
@@ -145,7 +167,6 @@ void tl_launchers_build(const tl_trace *t, tl_launchers *out)
         TL_PUSH(owner, li);
         TL_PUSH(kern, (uint32_t)g);
     }
-    free(comm_of_name);
     tl_map_free(&index);
     /* 2. group kernels per launcher (UID order kept), then sort each by ts */
     uint32_t off = 0;
@@ -358,9 +379,9 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
         tl_table_set_str(tb, c_str, r, tl_argtext_tuple(at, u, TL_K_INPUT_STRIDES));
         tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, u, TL_K_CONCRETE_INPUTS));
         tl_table_set_i64(tb, c_nk, r, L->nk);
-        tl_table_set_str(tb, c_pn, r, tl_meta_process_name(t, u, &buf));
-        tl_table_set_str(tb, c_pl, r, tl_meta_process_label(t, u, &buf));
-        tl_table_set_str(tb, c_tn, r, tl_meta_thread_name(t, u, &buf));
+        tl_table_set_str(tb, c_pn, r, tl_argtext_meta(at, u, TL_META_PROCESS_NAME));
+        tl_table_set_str(tb, c_pl, r, tl_argtext_meta(at, u, TL_META_PROCESS_LABEL));
+        tl_table_set_str(tb, c_tn, r, tl_argtext_meta(at, u, TL_META_THREAD_NAME));
         tl_table_set_i64(tb, c_li, r, (int64_t)i);
     }
     tl_sb_free(&buf);

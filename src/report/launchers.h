@@ -10,6 +10,7 @@
 
 #include "../table/table.h"
 #include "../trace/trace.h"
+#include "../util/hashmap.h"
 #include "../util/sbuf.h"
 
 typedef struct tl_launcher {
@@ -28,6 +29,9 @@ typedef struct tl_argtext {
     tl_strpool text;           /* rendered strings */
     uint32_t *tuple_of_value;  /* values id -> text id (UINT32_MAX = not yet) */
     uint32_t *list_of_value;   /* values id -> text id, list form [[1, 2]] */
+    tl_map meta;               /* (pid, tid) -> index of 3 text ids in meta_ids */
+    uint32_t *meta_ids;
+    size_t n_meta, cap_meta;
 } tl_argtext;
 
 void tl_argtext_init(tl_argtext *a, const tl_trace *t);
@@ -36,6 +40,10 @@ void tl_argtext_free(tl_argtext *a);
 const char *tl_argtext_tuple(tl_argtext *a, uint32_t ev, uint32_t key);
 /* repr of args[key] with lists kept (perf sheets' *_first columns). */
 const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key);
+/* process_name (0), process_label (1) or thread_name (2) of an event,
+ * "Unknown" by default, cached per (pid, tid). */
+enum { TL_META_PROCESS_NAME, TL_META_PROCESS_LABEL, TL_META_THREAD_NAME };
+const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which);
 /* process_name / process_label / thread_name of an event ("Unknown" default). */
 const char *tl_meta_process_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
 const char *tl_meta_process_label(const tl_trace *t, uint32_t ev, tl_sbuf *buf);

@@ -291,7 +291,7 @@ tl_table *tl_sheet_coll_analysis(const tl_trace *t)
     size_t c_id = tl_table_add_col(w, "collective_id", TL_COL_I64);
     int any_pg = 0;
     for (size_t k = 0; k < es->n; k++) {
-        if (es->cat[k] != TL_CAT_KERNEL || !tl_name_is_comm(tl_es_name(es, k))) continue;
+        if (es->cat[k] != TL_CAT_KERNEL || !tl_tree_is_comm(&t->tree, es, (uint32_t)k)) continue;
         size_t r = tl_table_add_row(w);
         tl_table_set_i64(w, c_rank, r, 0);
         int64_t iv[10];

@@ -143,9 +143,9 @@ static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int
         size_t r = tl_table_add_row(tb);
         tl_table_set_str(tb, c_name, r, tl_es_name(es, ev));
         tl_table_set_i64(tb, c_uid, r, ev);
-        tl_table_set_str(tb, c_pn, r, tl_meta_process_name(t, ev, &buf));
-        tl_table_set_str(tb, c_pl, r, tl_meta_process_label(t, ev, &buf));
-        tl_table_set_str(tb, c_tn, r, tl_meta_thread_name(t, ev, &buf));
+        tl_table_set_str(tb, c_pn, r, tl_argtext_meta(at, ev, TL_META_PROCESS_NAME));
+        tl_table_set_str(tb, c_pl, r, tl_argtext_meta(at, ev, TL_META_PROCESS_LABEL));
+        tl_table_set_str(tb, c_tn, r, tl_argtext_meta(at, ev, TL_META_THREAD_NAME));
         tl_table_set_str(tb, c_dims, r, tl_argtext_list(at, ev, TL_K_INPUT_DIMS));
         tl_table_set_str(tb, c_type, r, tl_argtext_list(at, ev, TL_K_INPUT_TYPE));
         tl_table_set_str(tb, c_str, r, tl_argtext_list(at, ev, TL_K_INPUT_STRIDES));
@@ -281,19 +281,33 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
     (void)l;
     const tl_trace *t = pe->t;
     const tl_event_store *es = &t->es;
-    /* sheet family of every distinct name */
-    const char **fam = tl_xcalloc(es->names.n + 1, sizeof *fam);
+    /* the sheet family of every distinct name, then the events of each
+     * family in UID order (one pass over the events) */
+    const char *const *families = tl_sheet_families();
+    size_t nfam = 0;
+    while (families[nfam]) nfam++;
+    int16_t *fam = tl_xmalloc((es->names.n + 1) * sizeof *fam);
     for (uint32_t id = 0; id < es->names.n; id++) {
         const tl_perf_op_entry *e = tl_perf_op_find(tl_strpool_get(&es->names, id));
-        fam[id] = e && e->cls ? e->sheet : NULL;
+        fam[id] = -1;
+        for (size_t f = 0; e && e->cls && e->sheet && f < nfam; f++)
+            if (!strcmp(e->sheet, families[f])) fam[id] = (int16_t)f;
     }
-    const char *const *families = tl_sheet_families();
-    uint32_t *evs = tl_xmalloc((es->n + 1) * sizeof *evs);
-    for (size_t f = 0; families[f]; f++) {
-        size_t n = 0, nb = 0;
-        for (size_t i = 0; i < es->n; i++)
-            if (fam[es->name[i]] && !strcmp(fam[es->name[i]], families[f])) evs[n++] = (uint32_t)i;
+    size_t *count = tl_xcalloc(nfam + 1, sizeof *count), *start = tl_xcalloc(nfam + 1, sizeof *start);
+    for (size_t i = 0; i < es->n; i++)
+        if (fam[es->name[i]] >= 0) count[fam[es->name[i]]]++;
+    for (size_t f = 1; f <= nfam; f++) start[f] = start[f - 1] + count[f - 1];
+    uint32_t *bucket = tl_xmalloc((start[nfam] + 1) * sizeof *bucket);
+    size_t *fill = tl_xcalloc(nfam + 1, sizeof *fill);
+    for (size_t i = 0; i < es->n; i++) {
+        int f = fam[es->name[i]];
+        if (f >= 0) bucket[start[f] + fill[f]++] = (uint32_t)i;
+    }
+    uint32_t *evs = tl_xmalloc((start[nfam] + 1) * sizeof *evs);
+    for (size_t f = 0; f < nfam; f++) {
+        size_t n = count[f], nb = 0;
         if (!n) continue;
+        memcpy(evs, bucket + start[f], n * sizeof *evs);
         klists kl = {0};
         tl_table *raw = build_rows(pe, evs, n, 0, at, &kl);
         tl_table *fwd = summarize(raw, families[f], t, &kl, o, pe->arch != NULL);
@@ -323,6 +337,10 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
         klists_free(&klb);
     }
     free(evs);
+    free(bucket);
+    free(fill);
+    free(count);
+    free(start);
     free(fam);
 }
 
@@ -440,7 +458,7 @@ static int launches_comm(const tl_trace *t, uint32_t u)
 {
     const tl_tree *tr = &t->tree;
     for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1]; k++)
-        if (tl_name_is_comm(tl_es_name(&t->es, tr->gpu[k]))) return 1;
+        if (tl_tree_is_comm(tr, &t->es, tr->gpu[k])) return 1;
     return 0;
 }
 
@@ -534,7 +552,7 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     }
     TL_VEC(urow) orphans = {0}, withop = {0};
     for (size_t g = 0; g < es->n; g++) {
-        if (!is_gpu(t, (uint32_t)g) || covered[g] || tl_name_is_comm(tl_es_name(es, g))) continue;
+        if (!is_gpu(t, (uint32_t)g) || covered[g] || tl_tree_is_comm(tr, es, (uint32_t)g)) continue;
         uint32_t op = TL_NOUID;
         for (uint32_t p = tr->parent[g]; p != TL_NOUID && op == TL_NOUID; p = tr->parent[p])
             if (es->cat[p] == TL_CAT_CPU_OP) op = p;
@@ -607,9 +625,9 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
             cat = tl_categorize_op(tl_es_name(es, u), launcher_first_kernel(t, l, lidx, u));
             tl_table_set_i64(tb, c_uid, r, u);
         }
-        tl_table_set_str(tb, c_pn, r, tl_meta_process_name(t, u, &buf));
-        tl_table_set_str(tb, c_pl, r, tl_meta_process_label(t, u, &buf));
-        tl_table_set_str(tb, c_tn, r, tl_meta_thread_name(t, u, &buf));
+        tl_table_set_str(tb, c_pn, r, tl_argtext_meta(at, u, TL_META_PROCESS_NAME));
+        tl_table_set_str(tb, c_pl, r, tl_argtext_meta(at, u, TL_META_PROCESS_LABEL));
+        tl_table_set_str(tb, c_tn, r, tl_argtext_meta(at, u, TL_META_THREAD_NAME));
         tl_table_set_str(tb, c_dims, r, tl_argtext_tuple(at, u, TL_K_INPUT_DIMS));
         tl_table_set_str(tb, c_type, r, tl_argtext_tuple(at, u, TL_K_INPUT_TYPE));
         tl_table_set_str(tb, c_str, r, tl_argtext_tuple(at, u, TL_K_INPUT_STRIDES));

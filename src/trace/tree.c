@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../util/hashmap.h"
+#include "timeline.h"
 #include "../util/vec.h"
 
 enum { BLEED_NS = 1000 };
@@ -319,6 +320,9 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
         if (es->cat[i] == TL_CAT_CPU_OP || es->cat[i] == TL_CAT_PYTHON_FUNCTION) t->gpu_only = 0;
         if (tl_is_gpu_cat(es->cat[i])) t->n_gpu++;
     }
+    t->name_comm = tl_xcalloc(es->names.n + 1, 1);
+    for (uint32_t id = 0; id < es->names.n; id++)
+        t->name_comm[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&es->names, id));
     choose_link_key(t, es);
     edgevec edges = {0}, gpu_pairs = {0};
     build_stacks(t, es, &edges);
@@ -339,6 +343,7 @@ void tl_tree_free(tl_tree *t)
     free(t->gpu_off);
     free(t->gpu);
     free(t->in_tree);
+    free(t->name_comm);
     free(t->fwd_links);
     free(t->bwd_links);
     memset(t, 0, sizeof *t);

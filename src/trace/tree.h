@@ -29,6 +29,7 @@ typedef struct tl_tree {
     size_t n_discarded;             /* events dropped by the bleed rule */
     size_t n_linked_gpu, n_gpu;     /* GPU-set events linked / total */
     int gpu_only;                   /* no cpu_op nor python_function event */
+    uint8_t *name_comm;             /* per names id: matches the communication regexes */
 } tl_tree;
 
 typedef struct tl_tree_opts {
@@ -47,6 +48,12 @@ static inline int tl_is_gpu_cat(uint8_t c)
  * runtime call (skipping cpu_ops named "execute", passing python functions),
  * else the runtime call itself; TL_NOUID when g is not linked. */
 uint32_t tl_tree_launcher(const tl_tree *t, const tl_event_store *es, uint32_t g);
+
+/* Is GPU event g's name a communication kernel's (nccl|rccl|cross_device_reduce)? */
+static inline int tl_tree_is_comm(const tl_tree *t, const tl_event_store *es, uint32_t g)
+{
+    return t->name_comm[es->name[g]];
+}
 
 uint32_t tl_tree_fwd_of(const tl_tree *t, uint32_t bwd);
 uint32_t tl_tree_bwd_of(const tl_tree *t, uint32_t fwd);

@@ -154,7 +154,11 @@ static void test_literals(void)
     CHECK_STR(lit(&f, "2.0"), "2.0");
     CHECK_STR(lit(&f, "-128"), "-128");
     CHECK_STR(lit(&f, "+7"), "7");
-    CHECK_STR(lit(&f, "007"), "7");
+    CHECK_STR(lit(&f, "007"), "<none>"); /* no leading zeros in Python ints */
+    CHECK_STR(lit(&f, "00"), "0");
+    CHECK_STR(lit(&f, "1_000"), "1000");
+    CHECK_STR(lit(&f, "1, 2"), "(1, 2)"); /* a bare tuple */
+    CHECK_STR(lit(&f, "'a' \"b\""), "'ab'");
     CHECK_STR(lit(&f, "123456789012345678901234"), "123456789012345678901234");
     CHECK_STR(lit(&f, "'a\"b'"), "'a\"b'");
     CHECK_STR(lit(&f, "\"it's\""), "\"it's\"");
