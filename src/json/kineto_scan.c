@@ -43,6 +43,7 @@ typedef struct scanner {
     uint8_t *stack;           /* container stack for skip_value */
     size_t stack_cap;
 
+    tl_icache names_cache, keys_cache, values_cache;
     uint8_t *cat_map;         /* cats id -> tl_cat */
     size_t cat_map_cap;
     uint64_t next_progress;
@@ -754,7 +755,7 @@ static int parse_args(scanner *s, const char **pp)
         const char *key;
         size_t klen;
         if ((st = parse_string(s, &p, &key, &klen)) != OK) return st;
-        uint32_t kid = tl_strpool_intern(&s->es->keys, key, klen);
+        uint32_t kid = tl_strpool_intern_cached(&s->es->keys, &s->keys_cache, key, klen);
         p = skip_ws(p);
         if (*p != ':') {
             if (*p == 0) return at_zero(s, p, "expected ':' in args");
@@ -782,7 +783,7 @@ static int parse_args(scanner *s, const char **pp)
             }
         } else {
             if (kid == TL_K_CORRELATION) s->e_corr = TL_NONE;
-            tb_put_raw(s, kid, tl_strpool_intern(&s->es->values, vstart, (size_t)(p - vstart)));
+            tb_put_raw(s, kid, tl_strpool_intern_cached(&s->es->values, &s->values_cache, vstart, (size_t)(p - vstart)));
         }
         p = skip_ws(p);
         if (*p == ',') {
@@ -955,7 +956,7 @@ static int parse_event(scanner *s, const char **pp)
                 size_t n;
                 p++;
                 if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
-                s->e_name = tl_strpool_intern(&s->es->names, str, n);
+                s->e_name = tl_strpool_intern_cached(&s->es->names, &s->names_cache, str, n);
                 s->e_has_name = 1;
             } else {
                 const char *start = p;
@@ -1300,7 +1301,7 @@ typedef struct part {
 static void scanner_setup(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts,
                           tl_error *err)
 {
-    memset(s, 0, sizeof *s);
+    memset(s, 0, sizeof *s); /* also empties the intern caches */
     s->path = path;
     s->es = es;
     s->err = err;

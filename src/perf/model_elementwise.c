@@ -4,7 +4,6 @@
 #include "model_elementwise.h"
 
 #include <math.h>
-#include <stdio.h>
 
 #include "model_core_misc.h"
 
@@ -108,7 +107,7 @@ static int aten_unary(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     int64_t n;
     if (!ok || !tl_core_numel(shape, &n)) return tl_perf_error(r, "%s: missing input args", ev->name);
     unary_params(r, shape, tl_pv_cstr(in), tl_pv_cstr(out), stride_in, stride_out);
-    return unary_metrics(r, n, n, tl_pv_cstr(in), out ? tl_pv_cstr(out) : NULL);
+    return unary_metrics(r, n, n, tl_pv_cstr(in), tl_pv_cstr(out));
 }
 
 const tl_perf_class tl_pc_aten_unary_elementwise = {"aten_unary_elementwise", "elementwise", NULL, "UnaryElementwise",

@@ -14,6 +14,16 @@ void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch)
     pe->arch = arch;
     tl_map_init(&pe->cache, 1024);
     tl_strpool_init(&pe->strings);
+    const tl_event_store *es = &t->es;
+    pe->volatile_key = tl_xcalloc(es->keys.n + 1, 1);
+    static const char *const vol[] = {"External id", "Record function id", "Ev Idx", "Sequence number",
+                                      "Fwd thread id", NULL};
+    for (int i = 0; vol[i]; i++) {
+        uint32_t k = tl_strpool_find(&es->keys, vol[i], strlen(vol[i]));
+        if (k != UINT32_MAX) pe->volatile_key[k] = 1;
+    }
+    pe->cls_of_name = tl_xcalloc(es->names.n + 1, sizeof *pe->cls_of_name);
+    pe->cls_known = tl_xcalloc(es->names.n + 1, 1);
 }
 
 void tl_perf_eval_free(tl_perf_eval *pe)
@@ -25,15 +35,23 @@ void tl_perf_eval_free(tl_perf_eval *pe)
     }
     free(pe->entries);
     free(pe->keys);
+    free(pe->volatile_key);
+    free(pe->cls_of_name);
+    free(pe->cls_known);
     tl_map_free(&pe->cache);
     tl_strpool_free(&pe->strings);
     memset(pe, 0, sizeof *pe);
 }
 
-const tl_perf_class *tl_perf_class_of(const tl_perf_eval *pe, uint32_t ev)
+const tl_perf_class *tl_perf_class_of(tl_perf_eval *pe, uint32_t ev)
 {
-    const tl_perf_class *c = tl_perf_lookup(tl_es_name(&pe->t->es, ev));
-    return c && c->fn ? c : NULL;
+    uint32_t id = pe->t->es.name[ev];
+    if (!pe->cls_known[id]) {
+        const tl_perf_class *c = tl_perf_lookup(tl_strpool_get(&pe->t->es.names, id));
+        pe->cls_of_name[id] = c && c->fn ? c : NULL;
+        pe->cls_known[id] = 1;
+    }
+    return pe->cls_of_name[id];
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -90,17 +108,6 @@ size_t tl_perf_bwd_ops(const tl_trace *t, uint32_t ev, uint32_t **out)
 
 /* ---------------------------------------------------------- the model */
 
-static const char *const VOLATILE_KEYS[] = {"External id", "Record function id", "Ev Idx", "Sequence number",
-                                            "Fwd thread id", NULL};
-
-static int is_volatile(const tl_event_store *es, uint32_t key)
-{
-    const char *k = tl_strpool_get(&es->keys, key);
-    for (int i = 0; VOLATILE_KEYS[i]; i++)
-        if (!strcmp(k, VOLATILE_KEYS[i])) return 1;
-    return 0;
-}
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -118,7 +125,7 @@ static void signature(const tl_perf_eval *pe, const tl_perf_class *cls, uint32_t
     tl_arg arg;
     tl_es_args_begin(es, ev, &it);
     while (tl_es_args_next(&it, &arg)) {
-        if (is_volatile(es, arg.key)) continue;
+        if (pe->volatile_key[arg.key]) continue;
         a = mix(a, arg.key);
         b = mix(b, (uint64_t)arg.tag ^ ((uint64_t)arg.i << 1));
         a = mix(a, (uint64_t)arg.i);

@@ -34,6 +34,9 @@ typedef struct tl_perf_eval {
     size_t n, cap;
     uint64_t *keys;             /* full 128-bit key check, 2 per entry */
     tl_strpool strings;         /* param keys and texts */
+    uint8_t *volatile_key;      /* per args key id: differs per instance (External id, ...) */
+    const tl_perf_class **cls_of_name; /* per names id, filled on first use */
+    uint8_t *cls_known;
 } tl_perf_eval;
 
 void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch);
@@ -41,7 +44,7 @@ void tl_perf_eval_free(tl_perf_eval *pe);
 
 /* The model class of an event name (exact table then Triton), honouring the
  * Triton can_model rule; NULL when the op has no model. */
-const tl_perf_class *tl_perf_class_of(const tl_perf_eval *pe, uint32_t ev);
+const tl_perf_class *tl_perf_class_of(tl_perf_eval *pe, uint32_t ev);
 
 /* Kernels of the ops in `ops` (their subtree GPU events), sorted by ts,
  * deduplicated. The caller frees *out. */
