@@ -4,13 +4,15 @@
  * traceEvents, in order, the test checks: ph, cat (a missing or non-string
  * cat is TL_CAT_NONE with the empty string, a string is classified as the
  * core does), name (a non-string name keeps its JSON text), pid/tid (int,
- * string, or absent/null: int 7 and "7" are different identities, and one
- * idval never stands for two different values), ts/dur (integers exactly
+ * string, absent/null, or any other value as text: int 7, "7" and 7.0 are
+ * different identities, and one idval never stands for two different
+ * values), ts/dur (integers exactly
  * x1000 ns; reals within 1 ns plus half an ulp of the double, scaled to ns;
  * negative dur stored as 0 with TL_F_NEGDUR), the flow id of ph s/f (in
  * `corr`), and every args key (TL_AV_INT = jansson integer, TL_AV_RAW text
  * parses to a json_equal value; an integer args.correlation of a non-flow
- * event lives in `corr`, not in the blob). It also checks the kept
+ * event lives in `corr`, not in the blob). INT64_MIN, the typed columns'
+ * TL_NONE, is not stored as an integer anywhere: it stays raw text. It also checks the kept
  * top-level keys (raw text) and that a top-level `metadata` key is dropped.
  *
  * jansson cannot hold integers beyond int64, reals that overflow a double,
@@ -278,6 +280,38 @@ static void check_name(diff *d, json_t *ev)
     }
 }
 
+/* An integer the store keeps as one: INT64_MIN is TL_NONE in the typed
+ * columns, so the scanner keeps it as text like any other wide number. */
+static int is_int64(const json_t *v)
+{
+    return json_is_integer(v) && json_integer_value(v) != INT64_MIN;
+}
+
+/* The number a value stands for (markers included); 0 when not a number. */
+static int number_of(const json_t *v, double *out)
+{
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+        return 1;
+    }
+    if (!is_marker(v)) return 0;
+    char *end;
+    *out = strtod(json_string_value(v) + MARK_LEN, &end);
+    return *end == 0;
+}
+
+/* Our text of an "other" pid/tid value (kind 3) stands for v: the same JSON
+ * value, or the same double (the scanner canonicalises reals, and 1e400
+ * becomes "inf"). */
+static int other_equals(const char *t, size_t n, const json_t *v)
+{
+    if (text_equals(t, n, v)) return 1;
+    double a, b;
+    char *end;
+    a = strtod(t, &end);
+    return end == t + n && n && number_of(v, &b) && (a == b || (isnan(a) && isnan(b)));
+}
+
 /* pid / tid: the idval must match the value, and stand for one value only. */
 static void check_idval(diff *d, json_t *ev, const char *key, uint32_t idx)
 {
@@ -286,12 +320,12 @@ static void check_idval(diff *d, json_t *ev, const char *key, uint32_t idx)
     json_t *v = json_object_get(ev, key);
     int ok;
     if (!v || json_is_null(v)) ok = iv->kind == 2;
-    else if (json_is_integer(v)) ok = iv->kind == 0 && iv->i == json_integer_value(v);
+    else if (is_int64(v)) ok = iv->kind == 0 && iv->i == json_integer_value(v);
     else if (json_is_string(v) && !is_marker(v))
         ok = iv->kind == 1 && pool_equals(&es->names, (uint32_t)iv->i, json_string_value(v), json_string_length(v));
     else
-        ok = iv->kind == 1 && text_equals(tl_strpool_get(&es->names, (uint32_t)iv->i),
-                                          tl_strpool_len(&es->names, (uint32_t)iv->i), v);
+        ok = iv->kind == 3 && other_equals(tl_strpool_get(&es->names, (uint32_t)iv->i),
+                                           tl_strpool_len(&es->names, (uint32_t)iv->i), v);
     if (!ok) {
         char *js = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
         report(d, "%s kind %d value %lld, jansson %s", key, iv->kind, (long long)iv->i, js ? js : "(absent)");
@@ -361,9 +395,8 @@ static void check_flow_id(diff *d, json_t *ev)
     size_t i = d->event;
     if (!is_flow(es, i)) return;
     json_t *v = json_object_get(ev, "id");
-    int64_t want = json_is_integer(v) ? json_integer_value(v) : TL_NONE;
-    if (json_is_integer(v) && want == TL_NONE) report(d, "flow id INT64_MIN reads as TL_NONE (absent)");
-    else if (es->corr[i] != want)
+    int64_t want = is_int64(v) ? json_integer_value(v) : TL_NONE;
+    if (es->corr[i] != want)
         report(d, "flow id %lld, jansson %lld", (long long)es->corr[i], (long long)want);
 }
 
@@ -433,10 +466,9 @@ static int check_corr(diff *d, json_t *args, const our_arg *v, size_t n)
     size_t i = d->event;
     json_t *jc = json_is_object(args) ? json_object_get(args, "correlation") : NULL;
     if (is_flow(es, i)) return 0;
-    int in_corr = json_is_integer(jc);
+    int in_corr = is_int64(jc);
     int64_t want = in_corr ? json_integer_value(jc) : TL_NONE;
-    if (in_corr && want == TL_NONE) report(d, "correlation INT64_MIN reads as TL_NONE (absent) and is lost");
-    else if (es->corr[i] != want) report(d, "corr %lld, jansson correlation %lld", (long long)es->corr[i], (long long)want);
+    if (es->corr[i] != want) report(d, "corr %lld, jansson correlation %lld", (long long)es->corr[i], (long long)want);
     if (in_corr && find_arg(es, v, n, "correlation", 11)) report(d, "an integer correlation is also in the args blob");
     return in_corr;
 }
