@@ -121,6 +121,30 @@ const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
     return tl_strpool_get(&a->text, a->meta_ids[3 * i + (size_t)which]);
 }
 
+void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form)
+{
+    c->pn = tl_table_add_col(t, "process_name", TL_COL_STR);
+    c->pl = tl_table_add_col(t, "process_label", TL_COL_STR);
+    c->tn = tl_table_add_col(t, "thread_name", TL_COL_STR);
+    c->dims = tl_table_add_col(t, "Input Dims", TL_COL_STR);
+    c->type = tl_table_add_col(t, "Input type", TL_COL_STR);
+    c->strides = tl_table_add_col(t, "Input Strides", TL_COL_STR);
+    c->conc = tl_table_add_col(t, "Concrete Inputs", TL_COL_STR);
+    c->list_form = list_form;
+}
+
+void tl_event_cols_set(tl_table *t, const tl_event_cols *c, size_t row, tl_argtext *at, uint32_t ev)
+{
+    const char *(*text)(tl_argtext *, uint32_t, uint32_t) = c->list_form ? tl_argtext_list : tl_argtext_tuple;
+    tl_table_set_str(t, c->pn, row, tl_argtext_meta(at, ev, TL_META_PROCESS_NAME));
+    tl_table_set_str(t, c->pl, row, tl_argtext_meta(at, ev, TL_META_PROCESS_LABEL));
+    tl_table_set_str(t, c->tn, row, tl_argtext_meta(at, ev, TL_META_THREAD_NAME));
+    tl_table_set_str(t, c->dims, row, text(at, ev, TL_K_INPUT_DIMS));
+    tl_table_set_str(t, c->type, row, text(at, ev, TL_K_INPUT_TYPE));
+    tl_table_set_str(t, c->strides, row, text(at, ev, TL_K_INPUT_STRIDES));
+    tl_table_set_str(t, c->conc, row, text(at, ev, TL_K_CONCRETE_INPUTS));
+}
+
 /* --------------------------------------------------------- launchers */
 
 static int by_ts(void *ctx, size_t a, size_t b)
@@ -352,17 +376,10 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
     size_t c_sub = tl_table_add_col(tb, "total_subtree_kernel_time", TL_COL_F64);
     size_t c_cnt = tl_table_add_col(tb, "direct_kernel_count", TL_COL_I64);
     size_t c_ts = tl_table_add_col(tb, "ts", TL_COL_F64);
-    size_t c_dims = tl_table_add_col(tb, "Input Dims", TL_COL_STR);
-    size_t c_type = tl_table_add_col(tb, "Input type", TL_COL_STR);
-    size_t c_str = tl_table_add_col(tb, "Input Strides", TL_COL_STR);
-    size_t c_conc = tl_table_add_col(tb, "Concrete Inputs", TL_COL_STR);
+    tl_event_cols ec;
+    tl_event_cols_add(tb, &ec, 0);
     size_t c_nk = tl_table_add_col(tb, "num_kernels", TL_COL_I64);
-    size_t c_pn = tl_table_add_col(tb, "process_name", TL_COL_STR);
-    size_t c_pl = tl_table_add_col(tb, "process_label", TL_COL_STR);
-    size_t c_tn = tl_table_add_col(tb, "thread_name", TL_COL_STR);
     size_t c_li = tl_table_add_col(tb, "__klist", TL_COL_I64);
-    tl_sbuf buf;
-    tl_sb_init(&buf);
     for (size_t i = 0; i < l->n; i++) {
         const tl_launcher *L = &l->v[i];
         uint32_t u = L->uid;
@@ -374,16 +391,9 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
         tl_table_set_f64(tb, c_sub, r, (double)L->subtree_ns / 1000.0);
         tl_table_set_i64(tb, c_cnt, r, L->nk);
         tl_table_set_f64(tb, c_ts, r, (double)es->ts[u] / 1000.0);
-        tl_table_set_str(tb, c_dims, r, tl_argtext_tuple(at, u, TL_K_INPUT_DIMS));
-        tl_table_set_str(tb, c_type, r, tl_argtext_tuple(at, u, TL_K_INPUT_TYPE));
-        tl_table_set_str(tb, c_str, r, tl_argtext_tuple(at, u, TL_K_INPUT_STRIDES));
-        tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, u, TL_K_CONCRETE_INPUTS));
+        tl_event_cols_set(tb, &ec, r, at, u);
         tl_table_set_i64(tb, c_nk, r, L->nk);
-        tl_table_set_str(tb, c_pn, r, tl_argtext_meta(at, u, TL_META_PROCESS_NAME));
-        tl_table_set_str(tb, c_pl, r, tl_argtext_meta(at, u, TL_META_PROCESS_LABEL));
-        tl_table_set_str(tb, c_tn, r, tl_argtext_meta(at, u, TL_META_THREAD_NAME));
         tl_table_set_i64(tb, c_li, r, (int64_t)i);
     }
-    tl_sb_free(&buf);
     return tb;
 }

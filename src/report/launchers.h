@@ -49,6 +49,16 @@ const char *tl_meta_process_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
 const char *tl_meta_process_label(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
 const char *tl_meta_thread_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
 
+/* The per-event text columns every raw op table carries: process_name,
+ * process_label, thread_name and the four shape args (tuple form, or list
+ * form for the perf sheets' *_first columns). */
+typedef struct tl_event_cols {
+    size_t pn, pl, tn, dims, type, strides, conc;
+    int list_form;
+} tl_event_cols;
+void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form);
+void tl_event_cols_set(tl_table *t, const tl_event_cols *c, size_t row, tl_argtext *at, uint32_t ev);
+
 typedef struct tl_launchers {
     tl_launcher *v;
     size_t n;

@@ -105,13 +105,8 @@ static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int
     tl_table *tb = tl_table_new("raw");
     size_t c_name = tl_table_add_col(tb, "name", TL_COL_STR);
     size_t c_uid = tl_table_add_col(tb, "UID", TL_COL_I64);
-    size_t c_pn = tl_table_add_col(tb, "process_name", TL_COL_STR);
-    size_t c_pl = tl_table_add_col(tb, "process_label", TL_COL_STR);
-    size_t c_tn = tl_table_add_col(tb, "thread_name", TL_COL_STR);
-    size_t c_dims = tl_table_add_col(tb, "Input Dims", TL_COL_STR);
-    size_t c_type = tl_table_add_col(tb, "Input type", TL_COL_STR);
-    size_t c_str = tl_table_add_col(tb, "Input Strides", TL_COL_STR);
-    size_t c_conc = tl_table_add_col(tb, "Concrete Inputs", TL_COL_STR);
+    tl_event_cols ec;
+    tl_event_cols_add(tb, &ec, 1);
     metric_cols m;
     add_metric_cols(tb, &m, pe->arch != NULL);
     size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
@@ -143,13 +138,7 @@ static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int
         size_t r = tl_table_add_row(tb);
         tl_table_set_str(tb, c_name, r, tl_es_name(es, ev));
         tl_table_set_i64(tb, c_uid, r, ev);
-        tl_table_set_str(tb, c_pn, r, tl_argtext_meta(at, ev, TL_META_PROCESS_NAME));
-        tl_table_set_str(tb, c_pl, r, tl_argtext_meta(at, ev, TL_META_PROCESS_LABEL));
-        tl_table_set_str(tb, c_tn, r, tl_argtext_meta(at, ev, TL_META_THREAD_NAME));
-        tl_table_set_str(tb, c_dims, r, tl_argtext_list(at, ev, TL_K_INPUT_DIMS));
-        tl_table_set_str(tb, c_type, r, tl_argtext_list(at, ev, TL_K_INPUT_TYPE));
-        tl_table_set_str(tb, c_str, r, tl_argtext_list(at, ev, TL_K_INPUT_STRIDES));
-        tl_table_set_str(tb, c_conc, r, tl_argtext_list(at, ev, TL_K_CONCRETE_INPUTS));
+        tl_event_cols_set(tb, &ec, r, at, ev);
         set_metrics(tb, &m, r, e, busy_us(t, k, nk), pe->arch);
         tl_sb_clear(&buf);
         tl_sb_printf(&buf, "%zu", nk);
@@ -590,13 +579,8 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     size_t c_name = tl_table_add_col(tb, "name", TL_COL_STR);
     size_t c_cat = tl_table_add_col(tb, "op category", TL_COL_STR);
     size_t c_uid = tl_table_add_col(tb, "UID", TL_COL_I64);
-    size_t c_pn = tl_table_add_col(tb, "process_name", TL_COL_STR);
-    size_t c_pl = tl_table_add_col(tb, "process_label", TL_COL_STR);
-    size_t c_tn = tl_table_add_col(tb, "thread_name", TL_COL_STR);
-    size_t c_dims = tl_table_add_col(tb, "Input Dims", TL_COL_STR);
-    size_t c_type = tl_table_add_col(tb, "Input type", TL_COL_STR);
-    size_t c_str = tl_table_add_col(tb, "Input Strides", TL_COL_STR);
-    size_t c_conc = tl_table_add_col(tb, "Concrete Inputs", TL_COL_STR);
+    tl_event_cols ec;
+    tl_event_cols_add(tb, &ec, 0);
     size_t c_dur = tl_table_add_col(tb, "duration_us", TL_COL_F64);
     size_t c_hpm = tl_table_add_col(tb, "has_perf_model", TL_COL_BOOL);
     metric_cols m;
@@ -625,13 +609,7 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
             cat = tl_categorize_op(tl_es_name(es, u), launcher_first_kernel(t, l, lidx, u));
             tl_table_set_i64(tb, c_uid, r, u);
         }
-        tl_table_set_str(tb, c_pn, r, tl_argtext_meta(at, u, TL_META_PROCESS_NAME));
-        tl_table_set_str(tb, c_pl, r, tl_argtext_meta(at, u, TL_META_PROCESS_LABEL));
-        tl_table_set_str(tb, c_tn, r, tl_argtext_meta(at, u, TL_META_THREAD_NAME));
-        tl_table_set_str(tb, c_dims, r, tl_argtext_tuple(at, u, TL_K_INPUT_DIMS));
-        tl_table_set_str(tb, c_type, r, tl_argtext_tuple(at, u, TL_K_INPUT_TYPE));
-        tl_table_set_str(tb, c_str, r, tl_argtext_tuple(at, u, TL_K_INPUT_STRIDES));
-        tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, u, TL_K_CONCRETE_INPUTS));
+        tl_event_cols_set(tb, &ec, r, at, u);
         if (es->flags[u] & TL_F_DUR) tl_table_set_f64(tb, c_dur, r, (double)es->dur[u] / 1000.0);
         /* the row's kernels: gpu_events order (not sorted), GPU-set only */
         uint32_t *gk;
