@@ -405,6 +405,12 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
     }
     const tl_col *c = &src->cols[col];
     size_t n = 0;
+    if (a->fn == TL_AGG_COUNT) {
+        for (size_t i = 0; i < g->n; i++) n += !tl_table_is_null(src, (size_t)col, g->v[i]);
+        tl_table_set_i64(dst, oc, orow, (int64_t)n);
+        return;
+    }
+    if (c->type == TL_COL_STR) return; /* numeric aggregates of text: missing */
     int64_t isum = 0, imin = INT64_MAX, imax = INT64_MIN;
     for (size_t i = 0; i < g->n; i++) {
         size_t r = g->v[i];
@@ -415,10 +421,6 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
             if (c->v.i[r] > imax) imax = c->v.i[r];
         }
         buf[n++] = tl_table_num(src, (size_t)col, r);
-    }
-    if (a->fn == TL_AGG_COUNT) {
-        tl_table_set_i64(dst, oc, orow, (int64_t)n);
-        return;
     }
     int int_out = dst->cols[oc].type == TL_COL_I64;
     switch (a->fn) {

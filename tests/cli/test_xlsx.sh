@@ -27,8 +27,10 @@ pass=0 fail=0
 check() {
   local name=$1 trace=$2 out=$TMP/$1
   shift 2
-  if ! "$TL" report "$trace" -o "$out" -q "$@" 2>"$TMP/$name.err"; then
-    echo "FAIL $name: tracelens report exited $?: $(head -c 500 "$TMP/$name.err")"
+  "$TL" report "$trace" -o "$out" -q "$@" 2>"$TMP/$name.err"
+  local rc=$? res
+  if [ $rc -ne 0 ]; then
+    echo "FAIL $name: tracelens report exited $rc: $(head -c 500 "$TMP/$name.err")"
     fail=$((fail + 1))
     return
   fi
@@ -116,7 +118,7 @@ for sheet in wb.sheetnames:
 print(f"{name}: {len(wb.sheetnames)} sheets, {npass} passed, {nfail} failed")
 print(f"RESULT {npass} {nfail}")
 EOF
-  local rc=$? res
+  rc=$?
   res=$(sed -n 's/^RESULT //p' "$TMP/$name.log")
   grep -v '^RESULT ' "$TMP/$name.log"
   if [ $rc -ne 0 ] || [ -z "$res" ]; then
@@ -128,8 +130,8 @@ EOF
 }
 
 check demo "$ROOT/examples/demo_trace.json"
-# No roofline, no short kernels: header-only histogram, empty summary.
-check demo_plain "$ROOT/examples/demo_trace.json" --platform none --short-kernel-threshold-us 0
+# No roofline, no short kernels (header-only histogram, empty summary), num_kernels keys.
+check demo_plain "$ROOT/examples/demo_trace.json" --platform none --short-kernel-threshold-us 0 --group-by-num-kernels
 QWEN=$DATA/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz
 if [ -f "$QWEN" ]; then
   check mi300_qwen "$QWEN" --platform MI300X
