@@ -75,7 +75,11 @@ static const char *const REPORT_HELP =
     "  --group-by-num-kernels         num_kernels as a grouping key\n"
     "                                 [--group_by_num_kernels]\n"
     "  --no-coll-analysis             omit coll_analysis [--disable_coll_analysis]\n"
+    "  --include-first-occurrence-time  ops_unique_args gets first_occurrence_time (us\n"
+    "                                 after the earliest group) [--include_first_occurrence_time]\n"
     "other:\n"
+    "  --threads N                    threads that scan a plain .json file\n"
+    "                                 (default: one per core for files >= 64 MB)\n"
     "  -q, --quiet                    no progress messages\n"
     "  -h, --help                     this help\n";
 
@@ -188,6 +192,8 @@ static int cmd_report(int argc, char **argv)
         } else if (is_opt(a, "--topk-roofline-ops", "--topk_roofline_ops")) {
             if (opt_number(argc, argv, &i, &v)) return usage_error("--topk-roofline-ops needs a count", REPORT_HELP);
             ro.topk_roofline_ops = (long)v;
+        } else if (is_opt(a, "--include-first-occurrence-time", "--include_first_occurrence_time")) {
+            ro.first_occurrence_time = 1;
         } else if (is_opt(a, "--group-by-num-kernels", "--group_by_num_kernels")) {
             ro.group_by_num_kernels = 1;
         } else if (is_opt(a, "--no-coll-analysis", "--disable_coll_analysis")) {
@@ -195,6 +201,9 @@ static int cmd_report(int argc, char **argv)
         } else if (is_opt(a, "--profile_json_path", NULL)) {
             if (++i >= argc) return usage_error("--profile_json_path needs a trace", REPORT_HELP);
             trace = argv[i];
+        } else if (is_opt(a, "--threads", NULL)) {
+            if (opt_number(argc, argv, &i, &v) || v < 1) return usage_error("--threads needs a count", REPORT_HELP);
+            lo.threads = (int)v;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {

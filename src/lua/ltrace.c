@@ -200,7 +200,9 @@ int tl_l_load(lua_State *L)
         o.with_python = lua_toboolean(L, -1);
         lua_getfield(L, 2, "progress");
         o.progress = lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        lua_getfield(L, 2, "threads");
+        o.threads = (int)luaL_optinteger(L, -1, 0);
+        lua_pop(L, 3);
     }
     tl_error err = {{0}};
     tl_trace *t = tl_trace_load(path, &o, &err);

@@ -98,7 +98,7 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     tl_launchers_build(t, &l);
     tl_table *lt = tl_launcher_table(t, &l, &at);
     if (!gpu_only) {
-        tl_ops_opts oo = {o->group_by_num_kernels, o->topk_ops};
+        tl_ops_opts oo = {o->group_by_num_kernels, o->topk_ops, o->first_occurrence_time};
         add_sheet(out, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt), 0);
         add_sheet(out, "ops_summary", tl_sheet_ops_summary(lt), 0);
         add_sheet(out, "ops_unique_args", tl_sheet_ops_unique_args(t, &l, lt, &oo), 0);

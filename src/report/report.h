@@ -21,6 +21,7 @@ typedef struct tl_report_opts {
     long topk_roofline_ops;    /* 0 = all */
     const struct tl_arch *arch; /* roofline columns when set */
     int group_by_num_kernels;
+    int first_occurrence_time; /* --include_first_occurrence_time */
     int coll_analysis;         /* default on */
     int csv;                   /* write CSVs (default on) */
     int xlsx;                  /* write the xlsx (default on) */

@@ -132,6 +132,7 @@ tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, con
         }
     aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "ex_UID", NULL, NULL};
     aggs[na++] = (tl_agg){"UID", TL_AGG_COUNT, "operation_count", NULL, NULL};
+    if (o && o->first_occurrence_time) aggs[na++] = (tl_agg){"ts", TL_AGG_MIN, "first_occurrence_time", NULL, NULL};
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details_summary", tl_agg_kernel_stats, &full};
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
     tl_groupby g = {keys, nkeys, 0, 0, aggs, na};
@@ -141,12 +142,20 @@ tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, con
         tl_table_free(tb);
         return NULL;
     }
+    if (o && o->first_occurrence_time) {
+        /* minus the minimum over all groups (µs) */
+        size_t fc = (size_t)tl_table_col(tb, "first_occurrence_time");
+        double lo = INFINITY;
+        for (size_t r = 0; r < tb->nrows; r++) lo = fmin(lo, tl_table_num(tb, fc, r));
+        for (size_t r = 0; r < tb->nrows; r++) tl_table_set_f64(tb, fc, r, tl_table_num(tb, fc, r) - lo);
+    }
     tl_sortkey sk[2] = {{"total_direct_kernel_time_sum", 1}, {"ex_UID", 0}};
     tl_table_sort(tb, sk, 2);
     const char *order[48];
     size_t no = 0;
     for (size_t k = 0; k < nkeys; k++) order[no++] = keys[k];
     order[no++] = "operation_count";
+    if (o && o->first_occurrence_time) order[no++] = "first_occurrence_time";
     for (int s = 0; s < 6; s++)
         for (int c = 0; c < 2; c++) order[no++] = names[c][s];
     order[no++] = "ex_UID";

@@ -10,6 +10,7 @@
 typedef struct tl_ops_opts {
     int group_by_num_kernels;  /* --group_by_num_kernels */
     long topk_ops;             /* --topk_ops N (0 = all) [FIX: the reference ignores it] */
+    int first_occurrence_time; /* --include_first_occurrence_time */
 } tl_ops_opts;
 
 tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers);

@@ -32,6 +32,7 @@ tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *er
     t->path = tl_xstrdup(path);
     tl_es_init(&t->es);
     tl_scan_opts so = {0};
+    so.parts = t->opts.threads;
     int show = t->opts.progress && isatty(2);
     if (show) so.progress = progress;
     double t0 = now();

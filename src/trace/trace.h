@@ -14,6 +14,7 @@
 typedef struct tl_load_opts {
     int with_python;        /* python functions in the tree (--include_call_stack) */
     int progress;           /* print progress to stderr */
+    int threads;            /* scan threads for plain files (0 = one per core) */
 } tl_load_opts;
 
 typedef struct tl_trace {
