@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "../util/bigmem.h"
 #include "../util/hashmap.h"
 #include "timeline.h"
 #include "../util/vec.h"
@@ -221,14 +222,15 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *edges, edgev
 /* Counting-sort edges into CSR, keeping their order per parent. */
 static void to_csr(size_t n, const edgevec *edges, uint32_t **off_out, uint32_t **arr_out)
 {
-    uint32_t *off = tl_xcalloc(n + 1, sizeof *off);
+    uint32_t *off = tl_big_realloc(NULL, (n + 1) * sizeof *off); /* zero-filled */
     for (size_t k = 0; k < edges->n; k++) off[edges->v[k].p + 1]++;
     for (size_t i = 0; i < n; i++) off[i + 1] += off[i];
-    uint32_t *arr = tl_xmalloc((edges->n ? edges->n : 1) * sizeof *arr);
-    uint32_t *pos = tl_xmalloc((n + 1) * sizeof *pos);
-    memcpy(pos, off, (n + 1) * sizeof *pos);
-    for (size_t k = 0; k < edges->n; k++) arr[pos[edges->v[k].p]++] = edges->v[k].c;
-    free(pos);
+    uint32_t *arr = tl_big_realloc(NULL, (edges->n ? edges->n : 1) * sizeof *arr);
+    /* fill each bucket from its end (order kept): off[p + 1] walks down to
+     * the start of bucket p; one shift makes off[] the start offsets */
+    for (size_t k = edges->n; k-- > 0;) arr[--off[edges->v[k].p + 1]] = edges->v[k].c;
+    memmove(off, off + 1, n * sizeof *off);
+    off[n] = (uint32_t)edges->n;
     *off_out = off;
     *arr_out = arr;
 }
@@ -312,9 +314,9 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     memset(t, 0, sizeof *t);
     t->n = es->n;
     t->with_python = opts && opts->with_python;
-    t->parent = tl_xmalloc((es->n ? es->n : 1) * sizeof *t->parent);
+    t->parent = tl_big_realloc(NULL, (es->n ? es->n : 1) * sizeof *t->parent);
     memset(t->parent, 0xff, es->n * sizeof *t->parent);
-    t->in_tree = tl_xcalloc(es->n ? es->n : 1, 1);
+    t->in_tree = tl_big_realloc(NULL, es->n ? es->n : 1);
     t->gpu_only = 1;
     for (size_t i = 0; i < es->n; i++) {
         if (es->cat[i] == TL_CAT_CPU_OP || es->cat[i] == TL_CAT_PYTHON_FUNCTION) t->gpu_only = 0;
@@ -337,12 +339,12 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
 
 void tl_tree_free(tl_tree *t)
 {
-    free(t->parent);
-    free(t->child_off);
-    free(t->child);
-    free(t->gpu_off);
-    free(t->gpu);
-    free(t->in_tree);
+    tl_big_free(t->parent);
+    tl_big_free(t->child_off);
+    tl_big_free(t->child);
+    tl_big_free(t->gpu_off);
+    tl_big_free(t->gpu);
+    tl_big_free(t->in_tree);
     free(t->name_comm);
     free(t->fwd_links);
     free(t->bwd_links);
