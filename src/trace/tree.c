@@ -1,5 +1,6 @@
 #include "tree.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "../util/bigmem.h"
@@ -137,8 +138,10 @@ static int is_graph_launch(const char *nm)
 }
 
 /* §3.4: runtime -> GPU work via ac2g flows and, for graph launches, the
- * shared correlation. Returns the (runtime, gpu) pairs in runtime-UID order. */
-static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *edges, edgevec *gpu_pairs)
+ * shared correlation. Returns the (runtime, gpu) pairs in runtime-UID order
+ * and sets the parent of each linked GPU event. It touches only GPU events'
+ * entries, so it runs concurrently with build_stacks (host events). */
+static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
 {
     tl_map flow_s, flow_f, pid_tid_link;
     size_t nflow = 0, nlink = 0, ngraph = 0;
@@ -207,7 +210,6 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *edges, edgev
         edge e = gpu_pairs->v[k];
         t->parent[e.c] = e.p;
         t->in_tree[e.c] = 1;
-        TL_PUSH(*edges, e);
     }
     tl_map_free(&flow_s);
     tl_map_free(&flow_f);
@@ -309,6 +311,19 @@ static void link_fwd_bwd(tl_tree *t, const tl_event_store *es)
     free(sp);
 }
 
+typedef struct gpu_job {
+    tl_tree *t;
+    const tl_event_store *es;
+    edgevec pairs;
+} gpu_job;
+
+static void *gpu_job_main(void *arg)
+{
+    gpu_job *j = arg;
+    link_gpu(j->t, j->es, &j->pairs);
+    return NULL;
+}
+
 void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opts)
 {
     memset(t, 0, sizeof *t);
@@ -326,9 +341,15 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     for (uint32_t id = 0; id < es->names.n; id++)
         t->name_comm[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&es->names, id));
     choose_link_key(t, es);
-    edgevec edges = {0}, gpu_pairs = {0};
+    edgevec edges = {0};
+    gpu_job job = {t, es, {0}};
+    pthread_t th;
+    int threaded = es->n >= 100000 && pthread_create(&th, NULL, gpu_job_main, &job) == 0;
+    if (!threaded) gpu_job_main(&job);
     build_stacks(t, es, &edges);
-    link_gpu(t, es, &edges, &gpu_pairs);
+    if (threaded) pthread_join(th, NULL);
+    edgevec gpu_pairs = job.pairs;
+    for (size_t k = 0; k < gpu_pairs.n; k++) TL_PUSH(edges, gpu_pairs.v[k]); /* GPU children come last */
     t->n_linked_gpu = gpu_pairs.n;
     to_csr(es->n, &edges, &t->child_off, &t->child);
     build_gpu_events(t, &gpu_pairs);
