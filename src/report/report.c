@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,31 @@ static tl_table *timeline_table(const tl_timeline *tlv)
     return t;
 }
 
+/* The roofline half of the report (unified_perf_summary and the perf
+ * sheets) runs on a second thread, beside the launcher and kernel sheets:
+ * both only read the trace and the launcher list; each has its own caches. */
+typedef struct perf_job {
+    const tl_trace *t;
+    const tl_report_opts *o;
+    const tl_launchers *l;
+    tl_sheets sheets;
+} perf_job;
+
+static void *perf_job_main(void *arg)
+{
+    perf_job *j = arg;
+    tl_argtext at;
+    tl_argtext_init(&at, j->t);
+    tl_perf_eval pe;
+    tl_perf_eval_init(&pe, j->t, j->o->arch);
+    add_sheet(&j->sheets, "unified_perf_summary", tl_sheet_unified(&pe, j->l, &at), 0);
+    tl_perf_sheet_opts po = {j->o->group_by_num_kernels, j->o->topk_roofline_ops};
+    tl_perf_sheets(&pe, j->l, &at, &po, sheet_sink, &j->sheets);
+    tl_perf_eval_free(&pe);
+    tl_argtext_free(&at);
+    return NULL;
+}
+
 int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -92,36 +118,49 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     add_sheet(out, "gpu_timeline", timeline_table(&tlv), 0);
 
     int gpu_only = t->tree.gpu_only;
-    tl_argtext at;
-    tl_argtext_init(&at, t);
     tl_launchers l;
     tl_launchers_build(t, &l);
+    perf_job job = {t, o, &l, {0}};
+    pthread_t th;
+    int threaded = 0;
+    if (!gpu_only) {
+        threaded = pthread_create(&th, NULL, perf_job_main, &job) == 0;
+        if (!threaded) perf_job_main(&job);
+    }
+    tl_argtext at;
+    tl_argtext_init(&at, t);
     tl_table *lt = tl_launcher_table(t, &l, &at);
+    tl_sheets ops = {0}, kernels = {0};
     if (!gpu_only) {
         tl_ops_opts oo = {o->group_by_num_kernels, o->topk_ops, o->first_occurrence_time};
-        add_sheet(out, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt), 0);
-        add_sheet(out, "ops_summary", tl_sheet_ops_summary(lt), 0);
-        add_sheet(out, "ops_unique_args", tl_sheet_ops_unique_args(t, &l, lt, &oo), 0);
-        tl_perf_eval pe;
-        tl_perf_eval_init(&pe, t, o->arch);
-        add_sheet(out, "unified_perf_summary", tl_sheet_unified(&pe, &l, &at), 0);
-        tl_perf_sheet_opts po = {o->group_by_num_kernels, o->topk_roofline_ops};
-        tl_perf_sheets(&pe, &l, &at, &po, sheet_sink, out);
-        tl_perf_eval_free(&pe);
+        add_sheet(&ops, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt), 0);
+        add_sheet(&ops, "ops_summary", tl_sheet_ops_summary(lt), 0);
+        add_sheet(&ops, "ops_unique_args", tl_sheet_ops_unique_args(t, &l, lt, &oo), 0);
     }
     tl_table *kt = NULL;
     if (o->kernel_summary || o->short_kernel_study) kt = tl_kernel_table(t, &l, &at);
-    if (o->kernel_summary) add_sheet(out, "kernel_summary", tl_sheet_kernel_summary(kt, total_us, gpu_only), 0);
+    if (o->kernel_summary)
+        add_sheet(&kernels, "kernel_summary", tl_sheet_kernel_summary(kt, total_us, gpu_only), 0);
     if (o->short_kernel_study) {
         tl_short_opts so = {o->short_threshold_us, o->short_bins, o->topk_short};
-        add_sheet(out, "short_kernel_histogram", tl_sheet_short_kernel_histogram(kt, &so), 0);
-        add_sheet(out, "short_kernels_summary", tl_sheet_short_kernels_summary(kt, total_us, gpu_only, &so), 1);
+        add_sheet(&kernels, "short_kernel_histogram", tl_sheet_short_kernel_histogram(kt, &so), 0);
+        add_sheet(&kernels, "short_kernels_summary", tl_sheet_short_kernels_summary(kt, total_us, gpu_only, &so),
+                  1);
     }
-    if (o->coll_analysis && !gpu_only) add_sheet(out, "coll_analysis", tl_sheet_coll_analysis(t), 0);
+    if (o->coll_analysis && !gpu_only) add_sheet(&kernels, "coll_analysis", tl_sheet_coll_analysis(t), 0);
     tl_table_free(kt);
     tl_table_free(lt);
-    tl_launchers_free(&l);
     tl_argtext_free(&at);
+    if (threaded) pthread_join(th, NULL);
+    tl_launchers_free(&l);
+    /* the reference's sheet order: ops, unified, perf sheets, kernel sheets */
+    const tl_sheets *parts[3] = {&ops, &job.sheets, &kernels};
+    for (int p = 0; p < 3; p++) {
+        for (size_t i = 0; i < parts[p]->n; i++)
+            add_sheet(out, parts[p]->v[i].name, parts[p]->v[i].table, parts[p]->v[i].write_empty_as_newline);
+        for (size_t i = 0; i < parts[p]->n; i++) free(parts[p]->v[i].name);
+        free(parts[p]->v);
+    }
     return 0;
 }
 
