@@ -616,9 +616,9 @@ static void tb_put_raw(scanner *s, uint32_t key, uint32_t vid)
  * the last one wins). */
 static void tb_remove_key(scanner *s, uint32_t key)
 {
+    if (!s->tb) return;
     size_t o = 0;
     const uint8_t *p = s->tb, *end = s->tb + s->tb_len;
-    if (!s->tb) return;
     while (p < end) {
         const uint8_t *start = p;
         uint32_t k = (uint32_t)tl_get_varint(&p);
@@ -783,6 +783,7 @@ static int parse_args(scanner *s, const char **pp)
             }
         } else {
             if (kid == TL_K_CORRELATION) s->e_corr = TL_NONE;
+            if (kid == TL_K_SEQUENCE_NUMBER) s->e_has_seq = 0; /* the last duplicate wins */
             tb_put_raw(s, kid, tl_strpool_intern_cached(&s->es->values, &s->values_cache, vstart, (size_t)(p - vstart)));
         }
         p = skip_ws(p);
@@ -1081,7 +1082,9 @@ static int scan(scanner *s)
             p = skip_ws(p);
             if (*p == '{') {
                 p = skip_ws(p + 1);
-                if (*p == '}') {
+                if (*p == 0 && p >= s->buf + s->len) {
+                    st = NEED; /* whitespace up to the end of the buffered data */
+                } else if (*p == '}') {
                     p++;
                     state = T_END;
                 } else {

@@ -69,7 +69,8 @@ typedef struct tl_idval {
 } tl_idval;
 
 /* args blob encoding (per event, consecutive): varint key id, then a tag:
- *   TL_AV_INT  : zigzag varint (an integer that fits int64)
+ *   TL_AV_INT  : zigzag varint (an integer that fits int64, except INT64_MIN,
+ *                which is TL_NONE in the typed columns and so stays raw text)
  *   TL_AV_RAW  : varint id into `values` (raw JSON text of any other value,
  *                exactly as in the file: strings keep their quotes)        */
 enum { TL_AV_INT = 0, TL_AV_RAW = 1 };
@@ -89,7 +90,7 @@ typedef struct tl_top_entry {
 typedef struct tl_event_store {
     size_t n, cap;
     int64_t *ts, *dur;      /* ns; dur >= 0 (negative in file -> 0 + TL_F_NEGDUR) */
-    int64_t *corr;          /* args.correlation, or the flow `id` for ph s/f */
+    int64_t *corr;          /* args.correlation, or the flow `id` for ph s/f (integers; INT64_MIN stays raw) */
     uint32_t *name;         /* names id */
     uint32_t *cat_id;       /* cats id (the category string) */
     uint8_t *cat;           /* tl_cat */

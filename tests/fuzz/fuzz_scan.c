@@ -72,7 +72,7 @@ static int same_idval(const tl_event_store *a, uint32_t ia, const tl_event_store
 {
     const tl_idval *x = &a->idvals[ia], *y = &b->idvals[ib];
     if (x->kind != y->kind) return 0;
-    if (x->kind == 1) return same_str(&a->names, (uint32_t)x->i, &b->names, (uint32_t)y->i);
+    if (x->kind == 1 || x->kind == 3) return same_str(&a->names, (uint32_t)x->i, &b->names, (uint32_t)y->i);
     return x->kind == 2 || x->i == y->i;
 }
 

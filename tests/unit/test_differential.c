@@ -1,19 +1,22 @@
 /* test_differential.c — the Kineto scanner against an independent JSON parser
  * (jansson). Every document is loaded twice, with tl_scan_file and with
  * jansson (gzip decompressed here with zlib), and for every element of
- * traceEvents, in order, the test checks: ph, cat (a missing or non-string
- * cat is TL_CAT_NONE with the empty string, a string is classified as the
- * core does), name (a non-string name keeps its JSON text), pid/tid (int,
- * string, absent/null, or any other value as text: int 7, "7" and 7.0 are
- * different identities, and one idval never stands for two different
- * values), ts/dur (integers exactly
- * x1000 ns; reals within 1 ns plus half an ulp of the double, scaled to ns;
- * negative dur stored as 0 with TL_F_NEGDUR), the flow id of ph s/f (in
- * `corr`), and every args key (TL_AV_INT = jansson integer, TL_AV_RAW text
- * parses to a json_equal value; an integer args.correlation of a non-flow
- * event lives in `corr`, not in the blob). INT64_MIN, the typed columns'
- * TL_NONE, is not stored as an integer anywhere: it stays raw text. It also checks the kept
- * top-level keys (raw text) and that a top-level `metadata` key is dropped.
+ * traceEvents, in order, the test checks:
+ *   - ph; cat (a missing or non-string cat is TL_CAT_NONE with the empty
+ *     string, a string is classified as the core does); name (a non-string
+ *     name keeps its JSON text);
+ *   - pid/tid: int, string, absent/null, or any other value as text (int 7,
+ *     "7" and 7.0 are different identities), and one idval never stands for
+ *     two different values;
+ *   - ts/dur: integers exactly x1000 ns, reals within 1 ns plus half an ulp
+ *     of the double (scaled to ns); a negative dur is 0 with TL_F_NEGDUR;
+ *   - the flow id of ph s/f (in `corr`);
+ *   - every args key: TL_AV_INT equals jansson's integer, TL_AV_RAW text
+ *     parses to a json_equal value; an integer args.correlation of a
+ *     non-flow event lives in `corr`, not in the blob. INT64_MIN, the typed
+ *     columns' TL_NONE, is never stored as an integer: it stays raw text.
+ * It also checks the kept top-level keys (raw text) and that a top-level
+ * `metadata` key is dropped.
  *
  * jansson cannot hold integers beyond int64, reals that overflow a double,
  * NaN or Infinity: before parsing, such number tokens (in the document and in
@@ -820,6 +823,22 @@ static int run_files(int argc, char **argv)
     return failed ? 1 : 0;
 }
 
+/* Every *.json.gz under dir, in name order, counted into passed / failed. */
+static void run_shared(const char *dir, int *passed, int *failed)
+{
+    static const tl_scan_opts dflt = {0};
+    paths ps = {0};
+    find_gz(dir, &ps);
+    if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_str);
+    size_t skip = strlen(dir) + 1;
+    for (size_t i = 0; i < ps.n; i++) {
+        if (run_doc(ps.v[i], ps.v[i] + skip, &dflt, 1, 4)) ++*failed;
+        else ++*passed;
+        free(ps.v[i]);
+    }
+    free(ps.v);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -830,7 +849,6 @@ int main(int argc, char **argv)
         return 2;
     }
     int passed = 0, failed = 0;
-    tl_scan_opts dflt = {0};
     for (size_t k = 0; k < sizeof EDGE / sizeof *EDGE; k++) {
         if (run_edge(k, EDGE[k])) failed++;
         else passed++;
@@ -840,16 +858,7 @@ int main(int argc, char **argv)
     else passed++;
     struct stat st;
     int have_data = stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode);
-    paths ps = {0};
-    if (have_data) find_gz(argv[1], &ps);
-    qsort(ps.v, ps.n, sizeof *ps.v, cmp_str);
-    size_t skip = strlen(argv[1]) + 1;
-    for (size_t i = 0; i < ps.n; i++) {
-        if (run_doc(ps.v[i], ps.v[i] + skip, &dflt, 1, 4)) failed++;
-        else passed++;
-        free(ps.v[i]);
-    }
-    free(ps.v);
+    if (have_data) run_shared(argv[1], &passed, &failed);
     printf("%d passed, %d failed\n", passed, failed);
     if (failed) return 1;
     if (!have_data) {
