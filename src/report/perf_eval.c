@@ -1,11 +1,20 @@
 #include "perf_eval.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../perf/categorize.h"
+#include "../perf/perf_util.h"
 #include "../util/msort.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
+
+static int by_seq_uid(const void *a, const void *b)
+{
+    const tl_seq_uid *x = a, *y = b;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return (x->uid > y->uid) - (x->uid < y->uid);
+}
 
 void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch)
 {
@@ -24,6 +33,10 @@ void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch)
     }
     pe->cls_of_name = tl_xcalloc(es->names.n + 1, sizeof *pe->cls_of_name);
     pe->cls_known = tl_xcalloc(es->names.n + 1, 1);
+    pe->n_seq = es->n_seq;
+    pe->seq_index = tl_xmalloc((es->n_seq + 1) * sizeof *pe->seq_index);
+    for (size_t i = 0; i < es->n_seq; i++) pe->seq_index[i] = (tl_seq_uid){es->seq_pairs[i].seq, es->seq_pairs[i].uid};
+    qsort(pe->seq_index, pe->n_seq, sizeof *pe->seq_index, by_seq_uid);
 }
 
 void tl_perf_eval_free(tl_perf_eval *pe)
@@ -38,6 +51,7 @@ void tl_perf_eval_free(tl_perf_eval *pe)
     free(pe->volatile_key);
     free(pe->cls_of_name);
     free(pe->cls_known);
+    free(pe->seq_index);
     tl_map_free(&pe->cache);
     tl_strpool_free(&pe->strings);
     memset(pe, 0, sizeof *pe);
@@ -52,6 +66,31 @@ const tl_perf_class *tl_perf_class_of(tl_perf_eval *pe, uint32_t ev)
         pe->cls_known[id] = 1;
     }
     return pe->cls_of_name[id];
+}
+
+uint32_t tl_perf_seq_forward(const tl_perf_eval *pe, uint32_t ev)
+{
+    static const char suffix[] = "Backward";
+    const size_t ns = sizeof suffix - 1;
+    const tl_event_store *es = &pe->t->es;
+    const char *name = tl_es_name(es, ev);
+    size_t n = strlen(name);
+    int64_t seq, s;
+    if (n < ns || strcmp(name + n - ns, suffix) || !tl_es_arg_int(es, ev, TL_K_SEQUENCE_NUMBER, &seq)) return TL_NOUID;
+    uint32_t want = tl_strpool_find(&es->names, name, n - ns);
+    if (want == UINT32_MAX) return TL_NOUID;
+    size_t lo = 0, hi = pe->n_seq; /* the first entry not below (seq, ev) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const tl_seq_uid *m = &pe->seq_index[mid];
+        if (m->seq < seq || (m->seq == seq && m->uid < ev)) lo = mid + 1;
+        else hi = mid;
+    }
+    while (lo-- > 0 && pe->seq_index[lo].seq == seq) { /* latest first */
+        uint32_t u = pe->seq_index[lo].uid;
+        if (es->name[u] == want && tl_es_arg_int(es, u, TL_K_SEQUENCE_NUMBER, &s) && s == seq) return u;
+    }
+    return TL_NOUID;
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -114,21 +153,38 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xbf58476d1ce4e5b9ull;
 }
 
-/* The signature of everything a model can read. */
-static void signature(const tl_perf_eval *pe, const tl_perf_class *cls, uint32_t ev, int bwd, const uint32_t *k,
-                      size_t nk, uint64_t *h1, uint64_t *h2)
+/* Mixes the args of ev that can change a model's result (all but the
+ * per-instance ids) into the two halves of a signature. */
+static void mix_args(const tl_perf_eval *pe, uint32_t ev, uint64_t *a, uint64_t *b)
 {
     const tl_event_store *es = &pe->t->es;
-    uint64_t a = mix(0x1234, (uint64_t)(uintptr_t)cls), b = mix(0x9876, es->name[ev]);
-    a = mix(a, (uint64_t)bwd);
     tl_arg_iter it;
     tl_arg arg;
     tl_es_args_begin(es, ev, &it);
     while (tl_es_args_next(&it, &arg)) {
         if (pe->volatile_key[arg.key]) continue;
-        a = mix(a, arg.key);
-        b = mix(b, (uint64_t)arg.tag ^ ((uint64_t)arg.i << 1));
-        a = mix(a, (uint64_t)arg.i);
+        *a = mix(*a, arg.key);
+        *b = mix(*b, (uint64_t)arg.tag ^ ((uint64_t)arg.i << 1));
+        *a = mix(*a, (uint64_t)arg.i);
+    }
+}
+
+/* The signature of everything a model can read: its class, direction, the
+ * event's name and args, the kernel names, and the forward op's name and
+ * args for a seq_forward class (fwd, TL_NOUID when none). */
+static void signature(const tl_perf_eval *pe, const tl_perf_class *cls, uint32_t ev, uint32_t fwd, int bwd,
+                      const uint32_t *k, size_t nk, uint64_t *h1, uint64_t *h2)
+{
+    const tl_event_store *es = &pe->t->es;
+    uint64_t a = mix(0x1234, (uint64_t)(uintptr_t)cls), b = mix(0x9876, es->name[ev]);
+    a = mix(a, (uint64_t)bwd);
+    mix_args(pe, ev, &a, &b);
+    if (cls->seq_forward) {
+        a = mix(a, fwd == TL_NOUID ? 1 : 2);
+        if (fwd != TL_NOUID) {
+            b = mix(b, es->name[fwd]);
+            mix_args(pe, fwd, &a, &b);
+        }
     }
     for (size_t i = 0; i < nk; i++) {
         a = mix(a, es->name[k[i]]);
@@ -165,14 +221,22 @@ static void args_json(const tl_event_store *es, uint32_t ev, tl_sbuf *b)
     tl_sb_putc(b, '}');
 }
 
-static const tl_pv *arg_pv(tl_pv_arena *ar, const tl_pv *args, const char *key)
+/* An event as a model sees it, its args parsed into ar (no kernels). */
+static tl_perf_event perf_event(const tl_event_store *es, uint32_t ev, tl_pv_arena *ar)
 {
-    if (!args || args->kind != TL_PV_DICT) return NULL;
-    const tl_pv *found = NULL;
-    for (size_t i = 0; i + 1 < args->n; i += 2)
-        if (args->items[i].kind == TL_PV_STR && !strcmp(args->items[i].s, key)) found = &args->items[i + 1];
-    (void)ar;
-    return found;
+    tl_sbuf b;
+    tl_sb_init(&b);
+    args_json(es, ev, &b);
+    const tl_pv *args = tl_pv_parse(ar, b.s);
+    tl_sb_free(&b);
+    return (tl_perf_event){
+        .name = tl_es_name(es, ev),
+        .dims = tl_pv_dict_get(args, "Input Dims"),
+        .types = tl_pv_dict_get(args, "Input type"),
+        .strides = tl_pv_dict_get(args, "Input Strides"),
+        .concrete = tl_pv_dict_get(args, "Concrete Inputs"),
+        .args = args,
+    };
 }
 
 /* str() of a param value: a top-level string is raw, containers as tuples. */
@@ -218,30 +282,23 @@ static void fill_entry(tl_perf_eval *pe, tl_perf_entry *e, const tl_perf_result 
 const tl_perf_entry *tl_perf_eval_run(tl_perf_eval *pe, const tl_perf_class *cls, uint32_t ev, int bwd,
                                       const uint32_t *kernels, size_t nk)
 {
+    uint32_t fwd = cls->seq_forward ? tl_perf_seq_forward(pe, ev) : TL_NOUID;
     uint64_t h1, h2;
-    signature(pe, cls, ev, bwd, kernels, nk, &h1, &h2);
+    signature(pe, cls, ev, fwd, bwd, kernels, nk, &h1, &h2);
     uint32_t hit = tl_map_get(&pe->cache, h1, h2);
     if (hit != UINT32_MAX) return &pe->entries[hit];
 
     const tl_event_store *es = &pe->t->es;
     tl_pv_arena *ar = tl_pv_arena_new();
-    tl_sbuf b;
-    tl_sb_init(&b);
-    args_json(es, ev, &b);
-    const tl_pv *args = tl_pv_parse(ar, b.s);
-    tl_sb_free(&b);
     const char **knames = tl_xmalloc((nk + 1) * sizeof *knames);
     for (size_t i = 0; i < nk; i++) knames[i] = tl_es_name(es, kernels[i]);
-    tl_perf_event pev = {
-        .name = tl_es_name(es, ev),
-        .dims = arg_pv(ar, args, "Input Dims"),
-        .types = arg_pv(ar, args, "Input type"),
-        .strides = arg_pv(ar, args, "Input Strides"),
-        .concrete = arg_pv(ar, args, "Concrete Inputs"),
-        .args = args,
-        .kernels = knames,
-        .n_kernels = nk,
-    };
+    tl_perf_event pev = perf_event(es, ev, ar), fev;
+    pev.kernels = knames;
+    pev.n_kernels = nk;
+    if (fwd != TL_NOUID) {
+        fev = perf_event(es, fwd, ar);
+        pev.seq_forward = &fev;
+    }
     tl_perf_result r;
     tl_perf_result_init(&r);
     tl_perf_run(cls, &pev, bwd, &r);

@@ -2,8 +2,10 @@
  * §7.5 build / §7.6 step B): the kernels an op's metrics are measured on
  * (its subtree, or for backward the kernels of its linked backward ops),
  * and the model result, cached per distinct (name, args, kernel names) so a
- * model runs once per unique op signature, not once per instance.
- * Owns the cache and the parsed-args arenas; used by one thread. */
+ * model runs once per unique op signature, not once per instance; and for
+ * the classes that read a forward op by Sequence number (tl_perf_class
+ * .seq_forward) that forward event, found through a (seq, uid) index.
+ * Owns the cache, the index and the parsed-args arenas; used by one thread. */
 #ifndef TL_PERF_EVAL_H
 #define TL_PERF_EVAL_H
 
@@ -26,6 +28,12 @@ typedef struct tl_perf_entry {
     char *perf_params;          /* repr of the params dict, NULL when none */
 } tl_perf_entry;
 
+/* An event with an integer args["Sequence number"]. */
+typedef struct tl_seq_uid {
+    int64_t seq;
+    uint32_t uid;
+} tl_seq_uid;
+
 typedef struct tl_perf_eval {
     const tl_trace *t;
     const tl_arch *arch;        /* NULL: no roofline columns */
@@ -37,6 +45,8 @@ typedef struct tl_perf_eval {
     uint8_t *volatile_key;      /* per args key id: differs per instance (External id, ...) */
     const tl_perf_class **cls_of_name; /* per names id, filled on first use */
     uint8_t *cls_known;
+    tl_seq_uid *seq_index;      /* sorted by (seq, uid) */
+    size_t n_seq;
 } tl_perf_eval;
 
 void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch);
@@ -65,7 +75,14 @@ static inline const char *tl_perf_param_str(const tl_perf_eval *pe, const tl_per
 }
 
 /* Runs (or recalls) the model of `cls` for ev, forward or backward, with the
- * given kernels (their names feed GEMM kernel-name parsing). */
+ * given kernels (their names feed GEMM kernel-name parsing). For a class
+ * with seq_forward set the model also sees tl_perf_seq_forward(pe, ev). */
+/* The forward op of a backward op by Sequence number (perf-model spec
+ * §4.2): the latest event before ev (a smaller UID) with the same integer
+ * args["Sequence number"] whose name is ev's without its trailing
+ * "Backward" ("ConvBias_Backward" -> "ConvBias_"); TL_NOUID when none. */
+uint32_t tl_perf_seq_forward(const tl_perf_eval *pe, uint32_t ev);
+
 const tl_perf_entry *tl_perf_eval_run(tl_perf_eval *pe, const tl_perf_class *cls, uint32_t ev, int bwd,
                                       const uint32_t *kernels, size_t nk);
 

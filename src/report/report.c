@@ -99,7 +99,7 @@ static void *perf_job_main(void *arg)
     tl_perf_eval_init(&pe, j->t, j->o->arch);
     add_sheet(&j->sheets, "unified_perf_summary", tl_sheet_unified(&pe, j->l, &at), 0);
     tl_perf_sheet_opts po = {j->o->group_by_num_kernels, j->o->topk_roofline_ops};
-    tl_perf_sheets(&pe, j->l, &at, &po, sheet_sink, &j->sheets);
+    tl_perf_sheets(&pe, &at, &po, sheet_sink, &j->sheets);
     tl_perf_eval_free(&pe);
     tl_argtext_free(&at);
     return NULL;
@@ -140,7 +140,7 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     tl_table *kt = NULL;
     if (o->kernel_summary || o->short_kernel_study) kt = tl_kernel_table(t, &l, &at);
     if (o->kernel_summary)
-        add_sheet(&kernels, "kernel_summary", tl_sheet_kernel_summary(kt, total_us, gpu_only), 0);
+        add_sheet(&kernels, "kernel_summary", tl_sheet_kernel_summary(kt, total_us), 0);
     if (o->short_kernel_study) {
         tl_short_opts so = {o->short_threshold_us, o->short_bins, o->topk_short};
         add_sheet(&kernels, "short_kernel_histogram", tl_sheet_short_kernel_histogram(kt, &so), 0);

@@ -72,7 +72,7 @@ tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *
     return tb;
 }
 
-tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us, int gpu_only)
+tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us)
 {
     /* work on a copy: the fill-ins belong to this sheet only */
     size_t c_launcher = (size_t)tl_table_col(kernels, "Launcher");
@@ -105,7 +105,6 @@ tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us, int 
         tl_table_set_f64(w, w_dur, o, d);
         all += d;
     }
-    (void)gpu_only;
     const char *keys[4] = {"Parent op category", "Parent cpu_op", "Kernel name", "Kernel stream"};
     const char *keys_np[3] = {"Parent op category", "Kernel name", "Kernel stream"};
     const char *dur = "Kernel duration (\xc2\xb5s)";
@@ -119,7 +118,6 @@ tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us, int 
     tl_groupby g = {have_parent ? keys : keys_np, have_parent ? 4 : 3, 1, 0, aggs, 5};
     tl_table *t = tl_table_group(w, "kernel_summary", &g);
     tl_table_free(w);
-    (void)w_dur;
     if (!t->nrows) {
         tl_table_free(t);
         return NULL;

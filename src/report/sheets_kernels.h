@@ -13,7 +13,7 @@
 tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at);
 
 /* total_us: the gpu_timeline total_time in µs. */
-tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us, int gpu_only);
+tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us);
 
 typedef struct tl_short_opts {
     double threshold_us;  /* --short_kernel_threshold_us (default 10), strict < */

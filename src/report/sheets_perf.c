@@ -264,10 +264,8 @@ static void emit(tl_sheet_sink sink, void *ctx, const char *name, tl_table *t)
     else tl_table_free(t);
 }
 
-void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_perf_sheet_opts *o,
-                    tl_sheet_sink sink, void *ctx)
+void tl_perf_sheets(tl_perf_eval *pe, tl_argtext *at, const tl_perf_sheet_opts *o, tl_sheet_sink sink, void *ctx)
 {
-    (void)l;
     const tl_trace *t = pe->t;
     const tl_event_store *es = &t->es;
     /* the sheet family of every distinct name, then the events of each

@@ -16,8 +16,7 @@ typedef struct tl_perf_sheet_opts {
 /* Appends the perf sheets, in the reference's sheet order, to out (names and
  * tables; empty sheets are skipped). */
 typedef void (*tl_sheet_sink)(void *ctx, const char *name, tl_table *t);
-void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_perf_sheet_opts *o,
-                    tl_sheet_sink sink, void *ctx);
+void tl_perf_sheets(tl_perf_eval *pe, tl_argtext *at, const tl_perf_sheet_opts *o, tl_sheet_sink sink, void *ctx);
 
 /* unified_perf_summary; NULL when empty. */
 tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at);
