@@ -279,17 +279,18 @@ static double round2(double x)
     return nearbyint(x * 100.0) / 100.0;
 }
 
-int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out)
+/* The per-position statistics of a group's kernel lists and their summary
+ * order (total, then name, ascending). Returns the template row index, or -1
+ * when every list is empty. */
+static long kstats_compute(const tl_trace *t, const tl_klist *rows, size_t n, kstat **ks_out, size_t *m_out,
+                           size_t **order_out)
 {
     const tl_event_store *es = &t->es;
-    const tl_klist *tmpl = NULL;
-    for (size_t i = 0; i < n && !tmpl; i++)
-        if (rows[i].n) tmpl = &rows[i];
-    if (!tmpl) {
-        if (trunc) return 0;
-        tl_sb_puts(out, "[]");
-        return 1;
-    }
+    long ti = -1;
+    for (size_t i = 0; i < n && ti < 0; i++)
+        if (rows[i].n) ti = (long)i;
+    if (ti < 0) return -1;
+    const tl_klist *tmpl = &rows[ti];
     size_t m = tmpl->n;
     kstat *ks = tl_xcalloc(m, sizeof *ks);
     for (size_t p = 0; p < m; p++) {
@@ -318,6 +319,40 @@ int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int 
     for (size_t p = 0; p < m; p++) order[p] = p;
     kst_sort sc = {ks, es};
     tl_msort(order, m, kstat_order, &sc);
+    *ks_out = ks;
+    *m_out = m;
+    *order_out = order;
+    return ti;
+}
+
+static void kstats_free(kstat *ks, size_t m, size_t *order)
+{
+    for (size_t p = 0; p < m; p++) free(ks[p].durs);
+    free(ks);
+    free(order);
+}
+
+long tl_kernel_stats_order(const tl_trace *t, const tl_klist *rows, size_t n, size_t **order, size_t *m)
+{
+    kstat *ks;
+    long ti = kstats_compute(t, rows, n, &ks, m, order);
+    if (ti >= 0) {
+        for (size_t p = 0; p < *m; p++) free(ks[p].durs);
+        free(ks);
+    }
+    return ti;
+}
+
+int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out)
+{
+    const tl_event_store *es = &t->es;
+    kstat *ks;
+    size_t m, *order;
+    if (kstats_compute(t, rows, n, &ks, &m, &order) < 0) {
+        if (trunc) return 0;
+        tl_sb_puts(out, "[]");
+        return 1;
+    }
     tl_sb_putc(out, '[');
     for (size_t q = 0; q < m; q++) {
         const kstat *k = &ks[order[q]];
@@ -357,9 +392,7 @@ int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int 
         tl_sb_putc(out, '}');
     }
     tl_sb_putc(out, ']');
-    for (size_t p = 0; p < m; p++) free(ks[p].durs);
-    free(ks);
-    free(order);
+    kstats_free(ks, m, order);
     return 1;
 }
 

@@ -79,6 +79,11 @@ typedef struct tl_klist {
  * the cell is empty (trunc of an empty summary). */
 int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out);
 
+/* The kernel positions of a group's summary in summary order (into the
+ * template row's list); returns the template row index (-1: no kernels).
+ * The caller frees *order. */
+long tl_kernel_stats_order(const tl_trace *t, const tl_klist *rows, size_t n, size_t **order, size_t *m);
+
 /* The raw launcher table: one row per launcher in launcher order, with the
  * columns of §5 (kernel_details replaced by the hidden "__klist" index:
  * the launcher index). */

@@ -1,5 +1,6 @@
 #include "sheets_perf.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -339,7 +340,44 @@ typedef struct unified {
     uint8_t *visited;
     TL_VEC(uint32_t) collected;
     int8_t *model_memo; /* -1 unknown, 0/1 */
+    /* --include_call_stack (§7.6.1): the running stack of frame names
+     * (ids into `frames`), and the stack each collected event saw */
+    int callstack;
+    tl_strpool frames;
+    TL_VEC(uint32_t) stack;
+    TL_VEC(uint32_t) bases;     /* concatenated stacks of the collected events */
+    TL_VEC(size_t) base_off;    /* per collected event: offset in bases (n+1) */
 } unified;
+
+/* A frame of the call stack: re.sub(r"_\d+", "", name), for cpu_ops and
+ * for names containing "nn.Module", "::" or "/"; UINT32_MAX for others. */
+static uint32_t frame_of(unified *U, uint32_t u)
+{
+    const char *nm = tl_es_name(&U->t->es, u);
+    if (U->t->es.cat[u] != TL_CAT_CPU_OP && !strstr(nm, "nn.Module") && !strstr(nm, "::") && !strchr(nm, '/'))
+        return UINT32_MAX;
+    tl_sbuf b;
+    tl_sb_init(&b);
+    for (const char *c = nm; *c;) {
+        if (c[0] == '_' && c[1] >= '0' && c[1] <= '9') {
+            c++;
+            while (*c >= '0' && *c <= '9') c++;
+            continue;
+        }
+        tl_sb_putc(&b, *c++);
+    }
+    uint32_t id = tl_strpool_intern(&U->frames, b.s ? b.s : "", b.len);
+    tl_sb_free(&b);
+    return id;
+}
+
+static void collect(unified *U, uint32_t u)
+{
+    TL_PUSH(U->collected, u);
+    if (!U->callstack) return;
+    for (size_t i = 0; i < U->stack.n; i++) TL_PUSH(U->bases, U->stack.v[i]);
+    TL_PUSH(U->base_off, U->bases.n);
+}
 
 static int launches(const tl_trace *t, uint32_t u) { return t->tree.gpu_off[u + 1] > t->tree.gpu_off[u]; }
 
@@ -449,20 +487,33 @@ static int launches_comm(const tl_trace *t, uint32_t u)
     return 0;
 }
 
+static void visit_node(unified *U, uint32_t u);
+
 static void visit(unified *U, uint32_t u)
 {
-    const tl_trace *t = U->t;
     if (U->visited[u]) return;
     U->visited[u] = 1;
-    if (!t->tree.with_python && t->es.cat[u] != TL_CAT_CPU_OP) return;
+    if (!U->t->tree.with_python) {
+        if (U->t->es.cat[u] == TL_CAT_CPU_OP) visit_node(U, u);
+        return;
+    }
+    uint32_t f = U->callstack ? frame_of(U, u) : UINT32_MAX;
+    if (f != UINT32_MAX) TL_PUSH(U->stack, f);
+    visit_node(U, u);
+    if (f != UINT32_MAX) U->stack.n--;
+}
+
+static void visit_node(unified *U, uint32_t u)
+{
+    const tl_trace *t = U->t;
     if (!launches(t, u)) return;
     if (has_model(U, u)) {
-        TL_PUSH(U->collected, u);
+        collect(U, u);
         return;
     }
     if (sole_bwd(U, u) != TL_NOUID) {
         if (desc_has_model(U, u)) visit_children(U, u, 0);
-        else TL_PUSH(U->collected, u);
+        else collect(U, u);
         return;
     }
     if (desc_has_model(U, u)) {
@@ -477,7 +528,7 @@ static void visit(unified *U, uint32_t u)
             direct_model = t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(t, c);
         }
         if (direct_model) visit_children(U, u, 1);
-        else if (!launches_comm(t, u)) TL_PUSH(U->collected, u);
+        else if (!launches_comm(t, u)) collect(U, u);
         return;
     }
     visit_children(U, u, 0);
@@ -502,12 +553,219 @@ static const char *launcher_first_kernel(const tl_trace *t, const tl_launchers *
     return tl_es_name(&t->es, l->kernels[l->v[i].first_k]);
 }
 
+/* Call stacks of every unified row's kernels (§7.6.1): per row, per kernel
+ * (gpu_events order), the frame ids. */
+typedef struct callstacks {
+    TL_VEC(uint32_t) frames;
+    TL_VEC(size_t) kernel_off;  /* per kernel: start in frames; one extra at the end */
+    TL_VEC(size_t) row_off;     /* per row: first kernel index; one extra at the end */
+} callstacks;
+
+typedef struct cs_ctx {
+    const tl_trace *t;
+    const klists *kl;
+    const unified *U;
+    const callstacks *cs;
+    int entry_point; /* 0: call_stack_full, 1: entry_point */
+} cs_ctx;
+
+/* Appends the stack of row `row`'s kernels: base, then the frames from each
+ * kernel up to (not including) `top`. */
+static void add_row_stacks(unified *U, callstacks *cs, const uint32_t *base, size_t nbase, uint32_t top,
+                           const uint32_t *gk, size_t ng)
+{
+    TL_PUSH(cs->row_off, cs->kernel_off.n);
+    for (size_t k = 0; k < ng; k++) {
+        TL_PUSH(cs->kernel_off, cs->frames.n);
+        for (size_t i = 0; i < nbase; i++) TL_PUSH(cs->frames, base[i]);
+        size_t from = cs->frames.n;
+        for (uint32_t p = U->t->tree.parent[gk[k]]; p != TL_NOUID && p != top; p = U->t->tree.parent[p]) {
+            uint32_t f = frame_of(U, p);
+            if (f != UINT32_MAX) TL_PUSH(cs->frames, f);
+        }
+        for (size_t a = from, b = cs->frames.n; a + 1 < b; a++, b--) { /* root -> leaf */
+            uint32_t x = cs->frames.v[a];
+            cs->frames.v[a] = cs->frames.v[b - 1];
+            cs->frames.v[b - 1] = x;
+        }
+    }
+}
+
+/* The chains (stack + kernel name) of a group, in kernel-summary order;
+ * returns the count, fills per-chain frame ranges (kernel name last). */
+typedef struct chain {
+    const uint32_t *f;
+    size_t n;
+    const char *kernel;
+} chain;
+
+static size_t group_chains(const cs_ctx *c, const tl_table *src, const size_t *rows, size_t n, chain **out)
+{
+    long li = tl_table_col(src, "__klist");
+    tl_klist *kl = tl_xmalloc((n + 1) * sizeof *kl);
+    for (size_t i = 0; i < n; i++) kl[i] = c->kl->v[src->cols[li].v.i[rows[i]]];
+    size_t *order, m = 0;
+    long ti = tl_kernel_stats_order(c->t, kl, n, &order, &m);
+    free(kl);
+    if (ti < 0) return 0;
+    size_t row = (size_t)src->cols[li].v.i[rows[ti]];
+    size_t k0 = c->cs->row_off.v[row];
+    chain *ch = tl_xmalloc(m * sizeof *ch);
+    for (size_t q = 0; q < m; q++) {
+        size_t k = k0 + order[q];
+        ch[q].f = c->cs->frames.v + c->cs->kernel_off.v[k];
+        ch[q].n = c->cs->kernel_off.v[k + 1] - c->cs->kernel_off.v[k];
+        ch[q].kernel = tl_es_name(&c->t->es, c->kl->v[row].uids[order[q]]);
+    }
+    free(order);
+    *out = ch;
+    return m;
+}
+
+static const char *chain_item(const cs_ctx *c, const chain *ch, size_t i)
+{
+    return i < ch->n ? tl_strpool_get(&c->U->frames, ch->f[i]) : ch->kernel;
+}
+
+static int items_eq(const cs_ctx *c, const chain *a, const chain *b, size_t i)
+{
+    return !strcmp(chain_item(c, a, i), chain_item(c, b, i));
+}
+
+/* call_stack_full: one chain as a list; several as the common prefix
+ * followed by the distinct tails as sub-lists. Also its flattening. */
+typedef TL_VEC(const char *) strvec;
+
+static void render_stack(const cs_ctx *c, const chain *ch, size_t m, tl_sbuf *out, strvec *flat)
+{
+    size_t pre = ch[0].n + 1;
+    for (size_t q = 1; q < m; q++) {
+        size_t len = ch[q].n + 1, i = 0;
+        while (i < pre && i < len && items_eq(c, &ch[0], &ch[q], i)) i++;
+        pre = i;
+    }
+    if (m == 1) pre = ch[0].n + 1;
+    tl_sb_putc(out, '[');
+    size_t w = 0;
+    for (size_t i = 0; i < pre; i++) {
+        const char *it = chain_item(c, &ch[0], i);
+        if (w++) tl_sb_puts(out, ", ");
+        tl_sb_pystr(out, it, strlen(it));
+        TL_PUSH(*flat, it);
+    }
+    for (size_t q = 0; m > 1 && q < m; q++) {
+        int dup = 0; /* a tail equal to an earlier one is listed once */
+        for (size_t r = 0; r < q && !dup; r++) {
+            if (ch[r].n != ch[q].n) continue;
+            size_t i = pre;
+            while (i < ch[q].n + 1 && items_eq(c, &ch[r], &ch[q], i)) i++;
+            dup = i == ch[q].n + 1;
+        }
+        if (dup) continue;
+        if (w++) tl_sb_puts(out, ", ");
+        tl_sb_putc(out, '[');
+        for (size_t i = pre; i < ch[q].n + 1; i++) {
+            const char *it = chain_item(c, &ch[q], i);
+            if (i > pre) tl_sb_puts(out, ", ");
+            tl_sb_pystr(out, it, strlen(it));
+            TL_PUSH(*flat, it);
+        }
+        tl_sb_putc(out, ']');
+    }
+    tl_sb_putc(out, ']');
+}
+
+static int is_wrapper(const char *f)
+{
+    static const char *const prefix[] = {"<built-in", "pybind11_builtins", "nn.Module:", NULL};
+    static const char *const path[] = {"torch/_ops.py", "torch/nn/modules/module.py", "torch/utils/_contextlib.py",
+                                       "torch/utils/_device.py", "torch/_tensor.py", "torch/functional.py",
+                                       "torch/overrides.py", "torch/_inductor/", "torch/_functorch/",
+                                       "torch/distributed/c10d_logger.py", "triton/backends/", NULL};
+    static const char *const fn[] = {"__torch_function__", "_call_impl", "_wrapped_call_impl", "decorate_context",
+                                     "dispatch_wrapper", "handle_torch_function", "wrapper", "custom_wrapper",
+                                     "wrapper_custom", "outer_wrapper", NULL};
+    for (int i = 0; prefix[i]; i++)
+        if (!strncmp(f, prefix[i], strlen(prefix[i]))) return 1;
+    for (int i = 0; path[i]; i++)
+        if (strstr(f, path[i])) return 1;
+    const char *sep = strstr(f, "): ");
+    for (int i = 0; sep && fn[i]; i++)
+        if (!strcmp(sep + 3, fn[i])) return 1;
+    return 0;
+}
+
+/* _find_entry_point of §7.6.1 over the flattened stack. */
+static void entry_point(const char *const *flat, size_t n, const char *name, tl_sbuf *out)
+{
+    char base[512];
+    snprintf(base, sizeof base, "%s", name);
+    size_t bl = strlen(base), k = bl;
+    while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9') k--;
+    if (k < bl && k > 0 && base[k - 1] == '_') base[k - 1] = 0;
+    long op = -1;
+    for (size_t i = n; i-- > 0 && op < 0;)
+        if (!strcmp(flat[i], name) || !strcmp(flat[i], base)) op = (long)i;
+    if (op >= 0) {
+        const char *local = strstr(name, "::");
+        local = local ? local + 2 : name;
+        char low[256];
+        size_t j = 0;
+        for (; local[j] && j + 1 < sizeof low; j++) low[j] = (char)tolower((unsigned char)local[j]);
+        low[j] = 0;
+        for (size_t i = (size_t)op + 1; i < n; i++) {
+            const char *sep = strstr(flat[i], "): ");
+            if (strstr(flat[i], ".py") && sep && strstr(sep + 3, low)) {
+                tl_sb_puts(out, flat[i]);
+                return;
+            }
+        }
+        for (long i = op - 1; i >= 0; i--)
+            if (strstr(flat[i], ".py") && !is_wrapper(flat[i])) {
+                tl_sb_puts(out, flat[i]);
+                return;
+            }
+    }
+    tl_sb_puts(out, "Not found");
+}
+
+static void free_callstacks(callstacks *cs, unified *U)
+{
+    free(cs->frames.v);
+    free(cs->kernel_off.v);
+    free(cs->row_off.v);
+    tl_strpool_free(&U->frames);
+}
+
+static int agg_call_stack(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out)
+{
+    const cs_ctx *c = ctx;
+    chain *ch;
+    size_t m = group_chains(c, src, rows, n, &ch);
+    if (!m) {
+        tl_sb_puts(out, "Not found");
+        return 1;
+    }
+    strvec flat = {0};
+    tl_sbuf text;
+    tl_sb_init(&text);
+    render_stack(c, ch, m, &text, &flat);
+    if (c->entry_point) entry_point(flat.v, flat.n, tl_table_str(src, (size_t)tl_table_col(src, "name"), rows[0]), out);
+    else tl_sb_putn(out, text.s, text.len);
+    tl_sb_free(&text);
+    free(flat.v);
+    free(ch);
+    return 1;
+}
+
 tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at)
 {
     const tl_trace *t = pe->t;
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
-    unified U = {.pe = pe, .t = t};
+    unified U = {.pe = pe, .t = t, .callstack = tr->with_python};
+    tl_strpool_init(&U.frames);
+    TL_PUSH(U.base_off, 0);
     U.visited = tl_xcalloc(es->n + 1, 1);
     U.model_memo = tl_xmalloc(es->n + 1);
     memset(U.model_memo, 0xff, es->n + 1);
@@ -587,6 +845,7 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
     int any_metrics = 0, any_roofline = 0;
     klists kl = {0};
+    callstacks cs = {0};
     tl_sbuf buf;
     tl_sb_init(&buf);
     uint32_t next_uid = (uint32_t)es->n;
@@ -658,7 +917,29 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
         } else {
             tl_table_set_f64(tb, m.kt, r, t_us);
         }
+        if (U.callstack) {
+            if (synthetic) { /* its stack: the frames above its parent, and the parent */
+                TL_VEC(uint32_t) anc = {0};
+                for (uint32_t p = u; p != TL_NOUID; p = tr->parent[p]) {
+                    uint32_t f = frame_of(&U, p);
+                    if (f != UINT32_MAX) TL_PUSH(anc, f);
+                }
+                for (size_t a = 0, b = anc.n; a + 1 < b; a++, b--) {
+                    uint32_t x = anc.v[a];
+                    anc.v[a] = anc.v[b - 1];
+                    anc.v[b - 1] = x;
+                }
+                add_row_stacks(&U, &cs, anc.v, anc.n, u, gk, ng);
+                free(anc.v);
+            } else {
+                add_row_stacks(&U, &cs, U.bases.v + U.base_off.v[i], U.base_off.v[i + 1] - U.base_off.v[i], u, gk, ng);
+            }
+        }
         tl_table_set_i64(tb, c_kl, r, (int64_t)klists_add(&kl, gk, ng));
+    }
+    if (U.callstack) {
+        TL_PUSH(cs.row_off, cs.kernel_off.n);
+        TL_PUSH(cs.kernel_off, cs.frames.n);
     }
     tl_sb_free(&buf);
     free(rows.v);
@@ -666,6 +947,9 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     free(U.visited);
     free(U.model_memo);
     free(U.collected.v);
+    free(U.stack.v);
+    free(U.bases.v);
+    free(U.base_off.v);
 
     /* step C: the summary */
     static const char *const keys[] = {"name",          "op category", "process_name",  "process_label",
@@ -699,12 +983,18 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
     aggs[na++] = (tl_agg){"perf_params", TL_AGG_FIRST, "perf_params", NULL, NULL};
     aggs[na++] = (tl_agg){"has_perf_model", TL_AGG_FIRST, "has_perf_model", NULL, NULL};
+    cs_ctx csf = {t, &kl, &U, &cs, 0}, cse = {t, &kl, &U, &cs, 1};
+    if (U.callstack) {
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "entry_point", agg_call_stack, &cse};
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "call_stack_full", agg_call_stack, &csf};
+    }
     tl_groupby g = {keys, 9, 0, 0, aggs, na};
     tl_table *s = tl_table_group(tb, "unified_perf_summary", &g);
     tl_table_free(tb);
     if (!s->nrows) {
         tl_table_free(s);
         klists_free(&kl);
+        free_callstacks(&cs, &U);
         return NULL;
     }
     tl_sortkey sk[2] = {{KT "_sum", 1}, {"ex_UID", 0}};
@@ -749,8 +1039,13 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     order[no++] = "trunc_kernel_details";
     order[no++] = "perf_params";
     order[no++] = "has_perf_model";
+    if (U.callstack) {
+        order[no++] = "entry_point";
+        order[no++] = "call_stack_full";
+    }
     tl_table_select(s, order, no);
     tl_add_percentages(s, KT "_sum");
     klists_free(&kl);
+    free_callstacks(&cs, &U);
     return s;
 }

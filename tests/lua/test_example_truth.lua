@@ -65,4 +65,21 @@ for ev in tp:events{cat = "cpu_op", name = "aten::addmm"} do
   break
 end
 T.eq(trace:node(0):module_stack()[1], "root", "module stack without python functions")
+-- with call stacks, unified_perf_summary gains entry_point and call_stack_full (§7.6.1)
+local u = tp:report{platform = "none"}.unified_perf_summary
+local cols = u:columns()
+T.eq(cols[#cols - 2], "call_stack_full", "call_stack_full before the percentages")
+T.eq(cols[#cols - 3], "entry_point", "entry_point before call_stack_full")
+local seen = false
+for _, row in u:rows() do
+  if row.name == "aten::addmm" then
+    seen = true
+    T.check(row.call_stack_full:find("'nn.Module: Linear', 'aten::linear', 'aten::addmm', 'nvjet", 1, true),
+      "addmm call stack: " .. row.call_stack_full)
+    T.check(not row.call_stack_full:find("Linear_0", 1, true), "_N suffixes removed")
+  end
+end
+T.check(seen, "aten::addmm row present")
+local plain = trace:report{platform = "none"}.unified_perf_summary:columns()
+T.eq(plain[#plain - 2], "has_perf_model", "no call-stack columns without include_call_stack")
 T.finish()
