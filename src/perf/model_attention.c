@@ -5,7 +5,7 @@
  * varlen arguments sit) run through the shared parser and the canonical
  * formulas. Arithmetic follows Python: exact integers until a float (the
  * varlen max_seqlen, a causal halving) enters, then doubles in the spec's
- * operation order (tl_pn, model_conv.h).
+ * operation order (tl_pn, perf_util.h).
  * FIXes: bytes use q's element size (2 when unknown), and every class sets
  * dtype_A_B (so all get a Compute Spec).
  *
@@ -19,10 +19,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "model_conv.h"
+#include "perf_util.h"
 
 /* ------------------------------------------------------------------------
- * Python numbers (tl_pn of model_conv.h) under short names
+ * Python numbers (tl_pn of perf_util.h) under short names
  * ------------------------------------------------------------------------ */
 
 typedef tl_pn pn;
@@ -43,19 +43,14 @@ static int floordiv(pn a, pn b, pn *out) { return tl_pn_floordiv(a, b, out); }
 /* D[i][j]; a negative j counts from the end (Python indexing). */
 static int dim(const tl_perf_event *ev, size_t i, long j, int64_t *out)
 {
-    const tl_pv *s = tl_pe_dim(ev, i);
-    long n = (long)tl_pv_len(s);
-    if (j < 0) j += n;
-    return j >= 0 && j < n && tl_pv_int(&s->items[j], out);
+    return tl_pv_int(tl_pv_item(tl_pe_dim(ev, i), j), out);
 }
 
+/* int(args[key]) (an int or its text), or dflt. */
 static int64_t int_arg(const tl_perf_event *ev, const char *key, int64_t dflt)
 {
-    const tl_pv *v = tl_lit_arg(ev, key);
     int64_t x;
-    if (tl_pv_int(v, &x)) return x;
-    if (tl_pv_cstr(v) && tl_lit_int(v->s, &x)) return x;
-    return dflt;
+    return tl_pv_int_text(tl_pe_arg(ev, key), &x) ? x : dflt;
 }
 
 /* dtype_A_B: up to n Input types from index i (a Python slice). */
@@ -66,12 +61,6 @@ static void dtype_tuple(const tl_perf_event *ev, const char *key, size_t i, size
     size_t k = have > i ? (have - i < n ? have - i : n) : 0;
     for (size_t j = 0; j < k; j++) t[j] = tl_pe_type(ev, i + j);
     tl_pm_str_tuple(r, key, t, k);
-}
-
-static int bpe_or(const char *dtype, int dflt)
-{
-    int b = tl_dtype_bpe(dtype);
-    return b ? b : dflt;
 }
 
 static void set_work(tl_perf_result *r, pn flops, int has_bytes, pn bytes)
@@ -234,10 +223,10 @@ static int parse_dropout(const tl_perf_event *ev, const sdpa_op *op, double *d, 
     if (op->drop_mode == DROP_OPTIONAL && (!s || !*s)) return TL_PERF_OK;
     if (!s) return tl_perf_error(r, "%s: dropout missing", ev->name);
     if (op->drop_mode == DROP_ATEN) { /* "", "None" and parse failures give 0.0 */
-        if (!tl_lit_float(s, d)) *d = 0.0;
+        if (!tl_py_float(s, d)) *d = 0.0;
         return TL_PERF_OK;
     }
-    return tl_lit_float(s, d) ? TL_PERF_OK : tl_perf_error(r, "%s: dropout %s is not a float", ev->name, s);
+    return tl_py_float(s, d) ? TL_PERF_OK : tl_perf_error(r, "%s: dropout %s is not a float", ev->name, s);
 }
 
 static int parse_causal(const tl_perf_event *ev, const sdpa_op *op, int *causal, tl_perf_result *r)
@@ -252,7 +241,7 @@ static int parse_causal(const tl_perf_event *ev, const sdpa_op *op, int *causal,
         *causal = !strcasecmp(s, "true");
         return TL_PERF_OK;
     }
-    return tl_lit_truth(s, causal) ? TL_PERF_OK : tl_perf_error(r, "%s: causal %s is not a literal", ev->name, s);
+    return tl_py_truth(s, causal) ? TL_PERF_OK : tl_perf_error(r, "%s: causal %s is not a literal", ev->name, s);
 }
 
 static int parse_varlen(const tl_perf_event *ev, const sdpa_op *op, varlen *v, tl_perf_result *r)
@@ -262,8 +251,8 @@ static int parse_varlen(const tl_perf_event *ev, const sdpa_op *op, varlen *v, t
         return tl_perf_error(r, "%s: cu_seqlens missing", ev->name);
     v->nq = cq - 1;
     v->nk = ck - 1;
-    if (!tl_lit_float(tl_pe_concrete(ev, (size_t)op->max_ci), &v->max_q) ||
-        !tl_lit_float(tl_pe_concrete(ev, (size_t)op->max_ci + 1), &v->max_k))
+    if (!tl_py_float(tl_pe_concrete(ev, (size_t)op->max_ci), &v->max_q) ||
+        !tl_py_float(tl_pe_concrete(ev, (size_t)op->max_ci + 1), &v->max_k))
         return tl_perf_error(r, "%s: max_seqlen is not a float", ev->name);
     return TL_PERF_OK;
 }
@@ -331,11 +320,9 @@ static int sdpa_run(const sdpa_op *op, const tl_perf_event *ev, int bwd, tl_perf
     st = vl ? varlen_flops(&c, vl, bwd_work, &flops, r) : flops_any(&c, bwd_work, &flops, r);
     if (st) return st;
     const char *dtype = tl_pe_type(ev, (size_t)op->ti);
-    int bpe = bpe_or(dtype, 2); /* FIX: q's element size, not always 2 */
+    int bpe = tl_dtype_bpe_or(dtype, 2); /* FIX: q's element size, not always 2 */
     set_work(r, flops, 1, bwd_work ? bytes_bwd(&c, bpe) : bytes_fwd(&c, bpe));
-    r->maf = "matrix";
-    r->precision = tl_dtype_precision(dtype);
-    return r->status = TL_PERF_OK;
+    return tl_perf_ok(r, "matrix", dtype);
 }
 
 #define BNHD .layout = L_BNHD
@@ -369,7 +356,7 @@ static const sdpa_op op_evoformer = {.layout = L_EVO};
     {                                                                                   \
         return sdpa_run(&op, ev, bwd, r);                                               \
     }                                                                                   \
-    const tl_perf_class tl_pc_##cls = {#cls, category, "SDPA_bwd", "SDPA", 1, fn_##cls};
+    const tl_perf_class tl_pc_##cls = {#cls, category, "SDPA_bwd", "SDPA", 1, fn_##cls, 0};
 
 SDPA_CLASS(flash_attention, op_flash_attention, "SDPA_fwd")
 SDPA_CLASS(flash_attention_backward, op_flash_attention_backward, "SDPA_bwd")
@@ -473,7 +460,7 @@ static int pair_int(const char *v, size_t vn, int64_t *out)
     if (vn >= sizeof buf) return 0;
     memcpy(buf, v, vn);
     buf[vn] = 0;
-    return tl_lit_int(buf, out);
+    return tl_py_int(buf, out);
 }
 
 /* step[EXTEND|DECODE|MIXED ... sqsq=N ...] with c_sq=, c_sk=, ... keys (missing = 0). */
@@ -561,12 +548,8 @@ static const char *const BF16 = "c10::BFloat16";
 /* attention_perf_meta.k_cache_dtype, else T[1] when set, else T[0]. */
 static const char *kv_dtype(const tl_perf_event *ev)
 {
-    const tl_pv *meta = tl_lit_arg(ev, "attention_perf_meta");
-    if (meta && meta->kind == TL_PV_DICT)
-        for (size_t i = 0; i + 1 < meta->n; i += 2)
-            if (tl_pv_cstr(&meta->items[i]) && !strcmp(meta->items[i].s, "k_cache_dtype") &&
-                tl_pv_cstr(&meta->items[i + 1]) && *meta->items[i + 1].s)
-                return meta->items[i + 1].s;
+    const char *k = tl_pv_cstr(tl_pv_dict_get(tl_pe_arg(ev, "attention_perf_meta"), "k_cache_dtype"));
+    if (k && *k) return k;
     const char *t1 = tl_pe_type(ev, 1);
     return t1 && *t1 ? t1 : tl_pe_type(ev, 0);
 }
@@ -581,7 +564,7 @@ static int ia_base_dims(const tl_perf_event *ev, size_t qi, ia_cfg *c)
 
 static int v4_is_pro(const tl_perf_event *ev)
 {
-    const char *m = tl_pv_cstr(tl_lit_arg(ev, "v4_model_name"));
+    const char *m = tl_pv_cstr(tl_pe_arg(ev, "v4_model_name"));
     return m && strcasestr(m, "pro");
 }
 
@@ -589,7 +572,7 @@ static int v4_is_pro(const tl_perf_event *ev)
 static int v4_geometry(const tl_perf_event *ev, ia_cfg *c)
 {
     pn hq;
-    if (!tl_lit_arg(ev, "v4_H_Q")) { /* n_heads // v4_tp */
+    if (!tl_pe_arg(ev, "v4_H_Q")) { /* n_heads // v4_tp */
         if (!floordiv(pi(v4_is_pro(ev) ? 128 : 64), pi(int_arg(ev, "v4_tp", 1)), &hq)) return 0;
         c->HQ = (int64_t)hq.i;
     } else {
@@ -631,7 +614,7 @@ static int ia_geometry(const tl_perf_event *ev, ia_kind kind, ia_cfg *c)
     case IA_DV_FROM_V: return ia_base_dims(ev, 0, c) && dim(ev, 2, -1, &c->dv);
     case IA_TILELANG: /* FIX: args' Concrete Inputs, not the event's top level */
         if (!ia_base_dims(ev, 0, c)) return 0;
-        c->dv = tl_lit_int(tl_pe_concrete(ev, 4), &v) ? v : 512;
+        c->dv = tl_py_int(tl_pe_concrete(ev, 4), &v) ? v : 512;
         return 1;
     case IA_RAGGED:
         c->dtype_q = tl_pe_type(ev, 2);
@@ -642,7 +625,7 @@ static int ia_geometry(const tl_perf_event *ev, ia_kind kind, ia_cfg *c)
         if (!ia_base_dims(ev, 0, c) || !dim(ev, 2, 1, &c->HKV)) return 0;
         c->dv = c->dqk;
         c->dtype_kv = tl_pe_type(ev, 2);
-        c->window = tl_lit_int(tl_pe_concrete(ev, 19), &v) ? v : 0;
+        c->window = tl_py_int(tl_pe_concrete(ev, 19), &v) ? v : 0;
         c->with_window = 1;
         return 1;
     default: return v4_geometry(ev, c);
@@ -687,7 +670,7 @@ static void ia_work(const ia_cfg *c, tl_perf_result *r)
     pn gen = add(mul3(two, gsqsk, dqk), mul3(two, gsqsk, dv));
     pn flops = add(mul(HQ, ctx), mul(HQ, gen));
 
-    int bpe = bpe_or(c->dtype_q, 2), bpe_kv = c->with_kv ? bpe_or(c->dtype_kv, bpe) : bpe;
+    int bpe = tl_dtype_bpe_or(c->dtype_q, 2), bpe_kv = c->with_kv ? tl_dtype_bpe_or(c->dtype_kv, bpe) : bpe;
     pn per_token = add(add(add(mul(HQ, dqk), mul(HQ, dv)), mul(HKV, dqk)), mul(HKV, dv));
     pn qkvo = mul(add(mul(pi(s[CSQ]), per_token), mul(pi(s[GSQ]), per_token)), pi(bpe));
     pn cached = add(sub(pi(s[CSK]), pi(s[CSQ])), sub(gsk, pi(s[GSQ])));
@@ -699,7 +682,7 @@ static int ia_run(ia_kind kind, const tl_perf_event *ev, tl_perf_result *r)
 {
     ia_cfg c;
     if (!ia_geometry(ev, kind, &c)) return tl_perf_error(r, "%s: unexpected Input Dims or args", ev->name);
-    if (!tl_attention_chunk_stats(tl_pv_cstr(tl_lit_arg(ev, "annotation")), c.st))
+    if (!tl_attention_chunk_stats(tl_pv_cstr(tl_pe_arg(ev, "annotation")), c.st))
         return tl_perf_error(r, "%s: no detailed iteration annotation (no workload data)", ev->name);
     if (kind == IA_GLUON || kind >= IA_V4_SWA) memset(c.st, 0, 4 * sizeof *c.st); /* decode only */
     if (kind == IA_RAGGED && !tl_pn_int64(add(pi(c.st[CSK]), pi(c.st[GSK])), &c.NKV))
@@ -711,9 +694,7 @@ static int ia_run(ia_kind kind, const tl_perf_event *ev, tl_perf_result *r)
     ia_params(&c, r);
     if (c.st[CSQ] == 0 && c.st[GSQ] == 0) return tl_perf_not_implemented(r);
     ia_work(&c, r);
-    r->maf = "matrix";
-    r->precision = tl_dtype_precision(c.dtype_q);
-    return r->status = TL_PERF_OK;
+    return tl_perf_ok(r, "matrix", c.dtype_q);
 }
 
 #define IA_CLASS(cls, kind)                                                                       \
@@ -722,7 +703,7 @@ static int ia_run(ia_kind kind, const tl_perf_event *ev, tl_perf_result *r)
         (void)bwd;                                                                                \
         return ia_run(kind, ev, r);                                                               \
     }                                                                                             \
-    const tl_perf_class tl_pc_##cls = {#cls, "InferenceAttention", NULL, "InferenceAttention", 0, fn_##cls};
+    const tl_perf_class tl_pc_##cls = {#cls, "InferenceAttention", NULL, "InferenceAttention", 0, fn_##cls, 0};
 
 IA_CLASS(vllm_unified_attention_with_output, IA_BASE)
 IA_CLASS(mha_varlen_fwd, IA_BASE)
@@ -750,13 +731,11 @@ static int fn_pa_sparse_prefill_opus_fwd(const tl_perf_event *ev, int bwd, tl_pe
     pn pairs = add(pi(p0), pi(p1)), dqk = pi(c.dqk), dv = pi(c.dv);
     ia_params(&c, r);
     pm_pn(r, "pairs", pairs);
-    int bpe = bpe_or(c.dtype_q, 2), bpe_kv = bpe_or(c.dtype_kv, bpe);
+    int bpe = tl_dtype_bpe_or(c.dtype_q, 2), bpe_kv = tl_dtype_bpe_or(c.dtype_kv, bpe);
     pn flops = mul(mul3(pairs, pi(c.HQ), pi(2)), add(dqk, dv));
     pn q = mul(mul(mul3(pi(2), pi(c.NQ), pi(c.HQ)), dqk), pi(bpe));
     set_work(r, flops, 1, add(q, mul3(pairs, dv, pi(bpe_kv))));
-    r->maf = "matrix";
-    r->precision = tl_dtype_precision(c.dtype_q);
-    return r->status = TL_PERF_OK;
+    return tl_perf_ok(r, "matrix", c.dtype_q);
 }
 
 /* Gated Delta Net (vllm::gdn_attention_core, aiter::linear_attention_with_output_base). */
@@ -764,7 +743,7 @@ static int fn_gdn_attention_core(const tl_perf_event *ev, int bwd, tl_perf_resul
 {
     (void)bwd;
     int64_t st[NSTATS], D, HV, dv;
-    if (!tl_attention_chunk_stats(tl_pv_cstr(tl_lit_arg(ev, "annotation")), st))
+    if (!tl_attention_chunk_stats(tl_pv_cstr(tl_pe_arg(ev, "annotation")), st))
         return tl_perf_not_implemented(r); /* chunk_stats' NotImplementedError escapes */
     if (!dim(ev, 0, 1, &D) || !dim(ev, 1, 1, &HV) || !dim(ev, 3, 2, &dv))
         return tl_perf_error(r, "%s: unexpected Input Dims", ev->name);
@@ -786,9 +765,7 @@ static int fn_gdn_attention_core(const tl_perf_event *ev, int bwd, tl_perf_resul
     pn flops = mul(mul3(n, pi(7), pi(dv)), dk);
     pn bytes = mul(mul(n, add(add(dk, mul(pi(2), pi(dv))), pi(2))), pi(2));
     set_work(r, flops, 1, bytes);
-    r->maf = "matrix";
-    r->precision = tl_dtype_precision(tl_pe_type(ev, 0));
-    return r->status = TL_PERF_OK;
+    return tl_perf_ok(r, "matrix", tl_pe_type(ev, 0));
 }
 
 /* sglang::store_cache: a KV-cache write, 4 tensors of prod(D[0]) elements. */
@@ -807,15 +784,13 @@ static int fn_sglang_store_cache(const tl_perf_event *ev, int bwd, tl_perf_resul
     tl_pm_pv(r, "op_shape", shape);
     pm_pn(r, "nelems", n);
     tl_pm_str(r, "dtype", dtype);
-    set_work(r, pi(0), 1, mul3(pi(4), n, pi(bpe_or(dtype, 2))));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(dtype);
-    return r->status = TL_PERF_OK;
+    set_work(r, pi(0), 1, mul3(pi(4), n, pi(tl_dtype_bpe_or(dtype, 2))));
+    return tl_perf_ok(r, "vector", dtype);
 }
 
 const tl_perf_class tl_pc_pa_sparse_prefill_opus_fwd = {"pa_sparse_prefill_opus_fwd", "InferenceAttention", NULL,
-                                                        "InferenceAttention", 0, fn_pa_sparse_prefill_opus_fwd};
+                                                        "InferenceAttention", 0, fn_pa_sparse_prefill_opus_fwd, 0};
 const tl_perf_class tl_pc_gdn_attention_core = {"gdn_attention_core", "InferenceAttention", NULL,
-                                                "InferenceAttention", 0, fn_gdn_attention_core};
+                                                "InferenceAttention", 0, fn_gdn_attention_core, 0};
 const tl_perf_class tl_pc_sglang_store_cache = {"sglang_store_cache", "InferenceAttention", NULL,
-                                                "InferenceAttention", 0, fn_sglang_store_cache};
+                                                "InferenceAttention", 0, fn_sglang_store_cache, 0};

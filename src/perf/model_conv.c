@@ -1,6 +1,6 @@
 /* model_conv.c — convolution perf models (perf-model spec §4.2): aten_conv,
  * aten_conv_bwd, ConvBias_, ConvBiasReLU_, ConvBias_Backward,
- * ConvBiasReLU_Backward; plus the Python-literal parsers of model_conv.h.
+ * ConvBiasReLU_Backward.
  *
  * All classes share one geometry (conv_cfg) and two formula pairs:
  * flops/bytes (forward) and flops_bwd/bytes_bwd. FIXes applied: the
@@ -9,231 +9,11 @@
 #include "model_conv.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "../util/hashmap.h"
-#include "../util/sbuf.h"
-#include "../util/vec.h"
+#include "perf_util.h"
 
-/* ------------------------------------------------------------------------
- * Python literal parsing
- * ------------------------------------------------------------------------ */
-
-/* Copies s without surrounding ASCII whitespace into buf; 0 if too long. */
-static int trimmed(const char *s, char *buf, size_t cap)
-{
-    if (!s) return 0;
-    while (isspace((unsigned char)*s)) s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1])) n--;
-    if (n >= cap) return 0;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    return 1;
-}
-
-/* Removes '_' between two digits (Python numeric strings); 0 on a misplaced one. */
-static int drop_underscores(char *s)
-{
-    char *o = s;
-    for (char *p = s; *p; p++) {
-        if (*p != '_') {
-            *o++ = *p;
-            continue;
-        }
-        if (p == s || !isdigit((unsigned char)p[-1]) || !isdigit((unsigned char)p[1])) return 0;
-    }
-    *o = 0;
-    return 1;
-}
-
-int tl_lit_int(const char *s, int64_t *out)
-{
-    char buf[64];
-    if (!trimmed(s, buf, sizeof buf) || !drop_underscores(buf)) return 0;
-    const char *p = buf + (buf[0] == '+' || buf[0] == '-');
-    if (!*p) return 0;
-    for (const char *c = p; *c; c++)
-        if (!isdigit((unsigned char)*c)) return 0;
-    errno = 0;
-    long long v = strtoll(buf, NULL, 10);
-    if (errno == ERANGE) return 0;
-    *out = v;
-    return 1;
-}
-
-/* digits [. digits] [e [sign] digits], at least one mantissa digit. */
-static int decimal_syntax(const char *p)
-{
-    int digits = 0;
-    while (isdigit((unsigned char)*p)) p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (isdigit((unsigned char)*p)) p++, digits++;
-    }
-    if (!digits) return 0;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-') p++;
-        if (!isdigit((unsigned char)*p)) return 0;
-        while (isdigit((unsigned char)*p)) p++;
-    }
-    return *p == 0;
-}
-
-int tl_lit_float(const char *s, double *out)
-{
-    char buf[128];
-    if (!trimmed(s, buf, sizeof buf) || !drop_underscores(buf)) return 0;
-    const char *p = buf + (buf[0] == '+' || buf[0] == '-');
-    double sign = buf[0] == '-' ? -1.0 : 1.0;
-    if (!strcasecmp(p, "inf") || !strcasecmp(p, "infinity")) {
-        *out = sign * INFINITY;
-        return 1;
-    }
-    if (!strcasecmp(p, "nan")) {
-        *out = NAN;
-        return 1;
-    }
-    if (!decimal_syntax(p)) return 0;
-    *out = strtod(buf, NULL);
-    return 1;
-}
-
-/* Inside of a bracketed literal: is there anything but whitespace? */
-static int has_content(const char *open, size_t len)
-{
-    for (size_t i = 1; i + 1 < len; i++)
-        if (!isspace((unsigned char)open[i])) return 1;
-    return 0;
-}
-
-int tl_lit_truth(const char *s, int *truth)
-{
-    char buf[256];
-    if (!trimmed(s, buf, sizeof buf) || !*buf) return 0;
-    size_t n = strlen(buf);
-    if (!strcmp(buf, "True")) return *truth = 1, 1;
-    if (!strcmp(buf, "False") || !strcmp(buf, "None")) return *truth = 0, 1;
-    char o = buf[0], c = buf[n - 1];
-    if (n >= 2 && ((o == '[' && c == ']') || (o == '(' && c == ')') || (o == '{' && c == '}'))) {
-        *truth = has_content(buf, n);
-        if (o == '(' && *truth) { /* "(x)" is x itself: a parenthesised scalar */
-            buf[n - 1] = 0;
-            if (!strchr(buf + 1, ',')) return tl_lit_truth(buf + 1, truth);
-        }
-        return 1;
-    }
-    if (n >= 2 && (o == '\'' || o == '"') && c == o) return *truth = n > 2, 1;
-    const char *p = buf + (o == '+' || o == '-');
-    if (!isdigit((unsigned char)*p) && *p != '.') return 0;
-    double v;
-    if (!tl_lit_float(buf, &v)) return 0;
-    *truth = v != 0;
-    return 1;
-}
-
-int tl_lit_int_tuple(const char *s, int64_t *v, size_t max, size_t *n)
-{
-    char outer[512], buf[512];
-    *n = 0;
-    if (!trimmed(s, outer, sizeof outer)) return 0;
-    char *p = outer, *end = outer + strlen(outer);
-    if (p < end && (*p == '[' || *p == '(')) p++;
-    if (end > p && (end[-1] == ']' || end[-1] == ')')) *--end = 0;
-    if (!trimmed(p, buf, sizeof buf)) return 0;
-    if (!*buf) return 1;
-    for (char *piece = buf;;) {
-        char *comma = strchr(piece, ',');
-        if (comma) *comma = 0;
-        char tmp[64];
-        int trailing = !comma && *n > 0 && trimmed(piece, tmp, sizeof tmp) && !*tmp;
-        if (!trailing) { /* "(2,)": a trailing comma ends the tuple */
-            if (*n >= max || !tl_lit_int(piece, &v[*n])) return 0;
-            (*n)++;
-        }
-        if (!comma) return 1;
-        piece = comma + 1;
-    }
-}
-
-const tl_pv *tl_lit_arg(const tl_perf_event *ev, const char *key)
-{
-    const tl_pv *a = ev->args;
-    if (!a || a->kind != TL_PV_DICT) return NULL;
-    for (size_t i = 0; i + 1 < a->n; i += 2)
-        if (a->items[i].kind == TL_PV_STR && !strcmp(a->items[i].s, key)) return &a->items[i + 1];
-    return NULL;
-}
-
-/* ------------------------------------------------------------------------
- * Python numbers
- * ------------------------------------------------------------------------ */
-
-static const __int128 PN_MAX = (__int128)(((unsigned __int128)1 << 127) - 1);
-
-tl_pn tl_pn_int(int64_t v) { return (tl_pn){.i = v}; }
-tl_pn tl_pn_float(double v) { return (tl_pn){.f = v, .is_f = 1}; }
-double tl_pn_double(tl_pn a) { return a.is_f ? a.f : (double)a.i; }
-
-static __int128 abs128(__int128 a) { return a < 0 ? -a : a; } /* |a| <= PN_MAX: see below */
-
-tl_pn tl_pn_mul(tl_pn a, tl_pn b)
-{
-    /* ints stay within (-PN_MAX, PN_MAX], so abs128 cannot overflow */
-    if (!a.is_f && !b.is_f && (b.i == 0 || abs128(a.i) <= PN_MAX / abs128(b.i))) return (tl_pn){.i = a.i * b.i};
-    return tl_pn_float(tl_pn_double(a) * tl_pn_double(b));
-}
-
-tl_pn tl_pn_add(tl_pn a, tl_pn b)
-{
-    if (!a.is_f && !b.is_f && (b.i >= 0 ? a.i <= PN_MAX - b.i : a.i >= -PN_MAX - b.i)) return (tl_pn){.i = a.i + b.i};
-    return tl_pn_float(tl_pn_double(a) + tl_pn_double(b));
-}
-
-tl_pn tl_pn_sub(tl_pn a, tl_pn b)
-{
-    if (!b.is_f) b.i = -b.i; /* b.i > -PN_MAX always holds */
-    else b.f = -b.f;
-    return tl_pn_add(a, b);
-}
-
-int tl_pn_eq(tl_pn a, tl_pn b) { return a.is_f || b.is_f ? tl_pn_double(a) == tl_pn_double(b) : a.i == b.i; }
-
-int tl_pn_floordiv(tl_pn a, tl_pn b, tl_pn *out)
-{
-    if (!a.is_f && !b.is_f) {
-        if (b.i == 0) return 0;
-        __int128 q = a.i / b.i;
-        if (a.i % b.i != 0 && (a.i < 0) != (b.i < 0)) q--;
-        *out = (tl_pn){.i = q};
-        return 1;
-    }
-    double x = tl_pn_double(a), y = tl_pn_double(b), fl;
-    if (y == 0) return 0;
-    double mod = fmod(x, y), div = (x - mod) / y; /* CPython's float floor division */
-    if (mod != 0 && (y < 0) != (mod < 0)) div -= 1.0;
-    if (div != 0) {
-        fl = floor(div);
-        if (div - fl > 0.5) fl += 1.0;
-    } else {
-        fl = copysign(0.0, x / y);
-    }
-    *out = tl_pn_float(fl);
-    return 1;
-}
-
-int tl_pn_int64(tl_pn a, int64_t *out)
-{
-    if (a.is_f || a.i > INT64_MAX || a.i < INT64_MIN) return 0;
-    *out = (int64_t)a.i;
-    return 1;
-}
 
 /* ------------------------------------------------------------------------
  * Geometry
@@ -322,12 +102,12 @@ static int parse_aten_args(const tl_perf_event *ev, const conv_layout *L, conv_c
     const int64_t dflt[4] = {1, 0, 1, 0};
     for (int i = 0; i < 4; i++) {
         const char *s = tl_pe_concrete(ev, (size_t)at[i]);
-        if (!tl_lit_int_tuple(s ? s : "", t[i]->v, MAX_DIMS, &t[i]->n) || !expand(t[i], c->nd, dflt[i]))
+        if (!tl_py_int_tuple(s ? s : "", t[i]->v, MAX_DIMS, &t[i]->n) || !expand(t[i], c->nd, dflt[i]))
             return tl_perf_error(r, "convolution: bad int tuple %s in Concrete Inputs[%d]", s ? s : "", at[i]);
     }
     const char *tr = tl_pe_concrete(ev, (size_t)L->ci + 3), *g = tl_pe_concrete(ev, (size_t)L->ci + 5);
-    if (!tl_lit_truth(tr, &c->transposed)) return tl_perf_error(r, "convolution: transposed is not a literal");
-    if (!tl_lit_int(g, &c->groups)) return tl_perf_error(r, "convolution: groups is not an int");
+    if (!tl_py_truth(tr, &c->transposed)) return tl_perf_error(r, "convolution: transposed is not a literal");
+    if (!tl_py_int(g, &c->groups)) return tl_perf_error(r, "convolution: groups is not an int");
     return TL_PERF_OK;
 }
 
@@ -339,7 +119,7 @@ static int parse_fused_args(const tl_perf_event *ev, conv_cfg *c, tl_perf_result
         const char *s = tl_pe_concrete(ev, 3 + (size_t)i);
         t[i]->n = 0;
         if (s && *s) {
-            if (!tl_lit_int(s, &t[i]->v[0])) return tl_perf_error(r, "%s: bad int %s", ev->name, s);
+            if (!tl_py_int(s, &t[i]->v[0])) return tl_perf_error(r, "%s: bad int %s", ev->name, s);
             t[i]->n = 1;
         }
         expand(t[i], c->nd, i == 0 ? 1 : 0);
@@ -361,7 +141,7 @@ static int parse_bias(const tl_perf_event *ev, const conv_layout *L)
     if (s) while (isspace((unsigned char)*s)) s++;
     if (s) c0 = *s;
     int truth = 0;
-    return (c0 == '[' || c0 == '(') && tl_lit_truth(s, &truth) && truth;
+    return (c0 == '[' || c0 == '(') && tl_py_truth(s, &truth) && truth;
 }
 
 /* out_i per spatial dim: float division then truncation (or the transposed formula). */
@@ -489,71 +269,6 @@ static int run_layout(const tl_perf_event *ev, const conv_layout *L, int bwd, tl
 }
 
 /* ------------------------------------------------------------------------
- * ConvBias_ forward inputs by Sequence number
- * ------------------------------------------------------------------------ */
-
-static pthread_mutex_t seq_mu = PTHREAD_MUTEX_INITIALIZER;
-static tl_map seq_map;      /* (seq, 0) -> index into seq_txt */
-static char **seq_txt;      /* JSON [dims, types, strides, concrete] */
-static size_t seq_n, seq_cap;
-
-static int seq_of(const tl_perf_event *ev, int64_t *seq) { return tl_pv_int(tl_lit_arg(ev, "Sequence number"), seq); }
-
-static void seq_put(const tl_perf_event *ev)
-{
-    int64_t seq;
-    if (!seq_of(ev, &seq)) return;
-    tl_sbuf b;
-    tl_sb_init(&b);
-    const tl_pv *parts[4] = {ev->dims, ev->types, ev->strides, ev->concrete};
-    tl_sb_putc(&b, '[');
-    for (int i = 0; i < 4; i++) {
-        if (i) tl_sb_putc(&b, ',');
-        tl_pv_to_json(&b, parts[i]);
-    }
-    tl_sb_putc(&b, ']');
-    pthread_mutex_lock(&seq_mu);
-    if (!seq_map.cap) tl_map_init(&seq_map, 64);
-    uint32_t at = tl_map_get(&seq_map, (uint64_t)seq, 0);
-    if (at == UINT32_MAX) {
-        if (seq_n == seq_cap) {
-            seq_cap = seq_cap ? 2 * seq_cap : 64;
-            seq_txt = tl_xrealloc(seq_txt, seq_cap * sizeof *seq_txt);
-        }
-        at = (uint32_t)seq_n++;
-        tl_map_put(&seq_map, (uint64_t)seq, 0, at);
-    } else {
-        free(seq_txt[at]);
-    }
-    seq_txt[at] = tl_sb_take(&b);
-    pthread_mutex_unlock(&seq_mu);
-    tl_sb_free(&b);
-}
-
-/* The remembered forward inputs, parsed into a; NULL when unknown. */
-static const tl_pv *seq_get(int64_t seq, tl_pv_arena *a)
-{
-    const tl_pv *v = NULL;
-    pthread_mutex_lock(&seq_mu);
-    uint32_t at = seq_map.cap ? tl_map_get(&seq_map, (uint64_t)seq, 0) : UINT32_MAX;
-    if (at != UINT32_MAX) v = tl_pv_parse(a, seq_txt[at]);
-    pthread_mutex_unlock(&seq_mu);
-    return v;
-}
-
-void tl_conv_seq_cache_clear(void)
-{
-    pthread_mutex_lock(&seq_mu);
-    for (size_t i = 0; i < seq_n; i++) free(seq_txt[i]);
-    free(seq_txt);
-    if (seq_map.cap) tl_map_free(&seq_map);
-    memset(&seq_map, 0, sizeof seq_map);
-    seq_txt = NULL;
-    seq_n = seq_cap = 0;
-    pthread_mutex_unlock(&seq_mu);
-}
-
-/* ------------------------------------------------------------------------
  * Classes
  * ------------------------------------------------------------------------ */
 
@@ -571,40 +286,31 @@ static int fn_aten_conv_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 
 static int fn_conv_bias(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
-    int st = run_layout(ev, &fused_fwd, bwd, r);
-    if (st == TL_PERF_OK) seq_put(ev);
-    return st;
+    return run_layout(ev, &fused_fwd, bwd, r);
 }
 
-/* The backward op has no shapes of its own: it takes the forward's. */
+/* The backward op has no shapes of its own: it takes those of its forward,
+ * the ConvBias_ / ConvBiasReLU_ op of the same Sequence number
+ * (ev->seq_forward); without one flops and bytes are None: a failure. */
 static int fn_conv_bias_backward(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
     (void)bwd;
-    int64_t seq;
-    if (!seq_of(ev, &seq)) return tl_perf_error(r, "%s: no Sequence number", ev->name);
-    tl_pv_arena *a = tl_pv_arena_new();
-    const tl_pv *fwd = seq_get(seq, a);
-    int st;
-    if (!fwd) {
-        st = tl_perf_error(r, "%s: no forward op with Sequence number %lld", ev->name, (long long)seq);
-    } else {
-        tl_perf_event f = {.name = ev->name,
-                           .dims = tl_pv_at(fwd, 0),
-                           .types = tl_pv_at(fwd, 1),
-                           .strides = tl_pv_at(fwd, 2),
-                           .concrete = tl_pv_at(fwd, 3),
-                           .args = ev->args};
-        st = run_layout(&f, &fused_bwd, 1, r); /* params are deep-copied into r */
-    }
-    tl_pv_arena_free(a);
-    return st;
+    const tl_perf_event *fwd = ev->seq_forward;
+    if (!fwd) return tl_perf_error(r, "%s: no forward op with its Sequence number", ev->name);
+    tl_perf_event f = {.name = ev->name,
+                       .dims = fwd->dims,
+                       .types = fwd->types,
+                       .strides = fwd->strides,
+                       .concrete = fwd->concrete,
+                       .args = ev->args};
+    return run_layout(&f, &fused_bwd, 1, r);
 }
 
-const tl_perf_class tl_pc_aten_conv = {"aten_conv", "CONV_fwd", "CONV_bwd", "CONV", 1, fn_aten_conv};
-const tl_perf_class tl_pc_aten_conv_bwd = {"aten_conv_bwd", "CONV_bwd", "CONV_bwd", "CONV", 1, fn_aten_conv_bwd};
-const tl_perf_class tl_pc_ConvBias_ = {"ConvBias_", "CONV_fwd", "CONV_bwd", "CONV", 1, fn_conv_bias};
-const tl_perf_class tl_pc_ConvBiasReLU_ = {"ConvBiasReLU_", "CONV_fwd", "CONV_bwd", "CONV", 1, fn_conv_bias};
+const tl_perf_class tl_pc_aten_conv = {"aten_conv", "CONV_fwd", "CONV_bwd", "CONV", 1, fn_aten_conv, 0};
+const tl_perf_class tl_pc_aten_conv_bwd = {"aten_conv_bwd", "CONV_bwd", "CONV_bwd", "CONV", 1, fn_aten_conv_bwd, 0};
+const tl_perf_class tl_pc_ConvBias_ = {"ConvBias_", "CONV_fwd", "CONV_bwd", "CONV", 1, fn_conv_bias, 0};
+const tl_perf_class tl_pc_ConvBiasReLU_ = {"ConvBiasReLU_", "CONV_fwd", "CONV_bwd", "CONV", 1, fn_conv_bias, 0};
 const tl_perf_class tl_pc_ConvBias_Backward = {"ConvBias_Backward", "CONV_bwd", "CONV_bwd", "CONV", 1,
-                                               fn_conv_bias_backward};
+                                               fn_conv_bias_backward, 1};
 const tl_perf_class tl_pc_ConvBiasReLU_Backward = {"ConvBiasReLU_Backward", "CONV_bwd", "CONV_bwd", "CONV", 1,
-                                                   fn_conv_bias_backward};
+                                                   fn_conv_bias_backward, 1};

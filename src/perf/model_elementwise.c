@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "model_core_misc.h"
+#include "perf_util.h"
 
 enum { MAX_DIMS = 64 };
 
@@ -17,14 +17,14 @@ static const tl_pv *at(const tl_pv *list, size_t i, int *ok)
     return v;
 }
 
-/* A list of ints in [lo, TL_CORE_MAX_DIM] into out[]; 0 when it is not
+/* A list of ints in [lo, TL_SHAPE_MAX_DIM] into out[]; 0 when it is not
  * one (or too long). */
 static int ints_in(const tl_pv *list, int64_t lo, int64_t *out, size_t *n)
 {
     if (!tl_pv_is_list(list) || list->n > MAX_DIMS) return 0;
     for (size_t i = 0; i < list->n; i++) {
         const tl_pv *v = &list->items[i];
-        if (v->kind != TL_PV_INT || v->i < lo || v->i > TL_CORE_MAX_DIM) return 0;
+        if (v->kind != TL_PV_INT || v->i < lo || v->i > TL_SHAPE_MAX_DIM) return 0;
         out[i] = v->i;
     }
     *n = list->n;
@@ -44,33 +44,9 @@ static int prod_ints(const int64_t *v, size_t n, int64_t *out)
     return 1;
 }
 
-/* ints as a list value in r's arena (for shapes the model computes). */
-static const tl_pv *int_list(tl_perf_result *r, const int64_t *v, size_t n)
-{
-    tl_sbuf j;
-    tl_sb_init(&j);
-    tl_sb_putc(&j, '[');
-    for (size_t i = 0; i < n; i++) tl_sb_printf(&j, "%s%lld", i ? "," : "", (long long)v[i]);
-    tl_sb_putc(&j, ']');
-    const tl_pv *pv = tl_pv_parse(r->arena, j.s);
-    tl_sb_free(&j);
-    return pv;
-}
-
 /* ===================================================================== */
 /* Unary base                                                             */
 /* ===================================================================== */
-
-/* op_shape, dtype_in_out = (in, out), stride_input, stride_output. */
-static void unary_params(tl_perf_result *r, const tl_pv *op_shape, const char *in, const char *out,
-                         const tl_pv *stride_in, const tl_pv *stride_out)
-{
-    const char *dtypes[2] = {in, out};
-    tl_pm_pv(r, "op_shape", op_shape);
-    tl_pm_str_tuple(r, "dtype_in_out", dtypes, 2);
-    tl_pm_pv(r, "stride_input", stride_in);
-    tl_pm_pv(r, "stride_output", stride_out);
-}
 
 /* flops = n_out; bytes = n_in·bpe(in) + n_out·bpe(out or in), None when a
  * bpe is unknown. out NULL is the reference's None. */
@@ -79,13 +55,8 @@ static int unary_metrics(tl_perf_result *r, int64_t n_in, int64_t n_out, const c
     int bpe_in = tl_dtype_bpe(in);
     int bpe_out = out ? tl_dtype_bpe(out) : bpe_in;
     r->flops = (double)n_out;
-    if (bpe_in && bpe_out) {
-        r->has_bytes = 1;
-        r->bytes = (double)((__int128)n_in * bpe_in + (__int128)n_out * bpe_out);
-    }
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(in);
-    return r->status = TL_PERF_OK;
+    if (bpe_in && bpe_out) tl_perf_set_bytes(r, (double)((__int128)n_in * bpe_in + (__int128)n_out * bpe_out));
+    return tl_perf_ok(r, "vector", in);
 }
 
 /* --- aten unary ops --------------------------------------------------- */
@@ -105,13 +76,13 @@ static int aten_unary(const tl_perf_event *ev, int bwd, tl_perf_result *r)
         stride_out = at(ev->strides, 1, &ok);
     }
     int64_t n;
-    if (!ok || !tl_core_numel(shape, &n)) return tl_perf_error(r, "%s: missing input args", ev->name);
-    unary_params(r, shape, tl_pv_cstr(in), tl_pv_cstr(out), stride_in, stride_out);
+    if (!ok || !tl_shape_numel(shape, &n)) return tl_perf_error(r, "%s: missing input args", ev->name);
+    tl_pm_unary(r, shape, tl_pv_cstr(in), tl_pv_cstr(out), stride_in, stride_out);
     return unary_metrics(r, n, n, tl_pv_cstr(in), tl_pv_cstr(out));
 }
 
 const tl_perf_class tl_pc_aten_unary_elementwise = {"aten_unary_elementwise", "elementwise", NULL, "UnaryElementwise",
-                                                    0, aten_unary};
+                                                    0, aten_unary, 0};
 
 /* --- shape-changing unary ops: pad, upsample ------------------------- */
 
@@ -143,11 +114,11 @@ static int resize_finish(tl_perf_result *r, const tl_perf_event *ev, const resiz
     int64_t n_in, n_out;
     if (!prod_ints(x->dims, x->ndim, &n_in) || !prod_ints(out, nout, &n_out))
         return tl_perf_error(r, "%s: element count out of range", ev->name);
-    const tl_pv *out_shape = int_list(r, out, nout);
+    const tl_pv *out_shape = tl_pv_int_list(r->arena, out, nout);
     tl_pm_pv(r, "input_shape", x->shape);
     tl_pm_pv(r, "output_shape", out_shape);
     if (padding) tl_pm_pv(r, "padding", padding);
-    unary_params(r, out_shape, x->dtype, x->dtype, x->stride, NULL);
+    tl_pm_unary(r, out_shape, x->dtype, x->dtype, x->stride, NULL);
     return unary_metrics(r, n_in, n_out, x->dtype, x->dtype);
 }
 
@@ -158,10 +129,10 @@ static int aten_replication_pad(const tl_perf_event *ev, int bwd, tl_perf_result
     (void)bwd;
     resize_in x;
     if (!resize_read(ev, &x)) return tl_perf_error(r, "%s: missing input args", ev->name);
-    const tl_pv *pad = tl_core_literal(r, tl_pe_concrete(ev, 1));
+    const tl_pv *pad = tl_pe_literal(r, ev, 1);
     int64_t p[MAX_DIMS], out[MAX_DIMS];
     size_t np;
-    if (!ints_in(pad, -TL_CORE_MAX_DIM, p, &np)) return tl_perf_error(r, "%s: padding is not an int list", ev->name);
+    if (!ints_in(pad, -TL_SHAPE_MAX_DIM, p, &np)) return tl_perf_error(r, "%s: padding is not an int list", ev->name);
     if (np / 2 > x.ndim) return tl_perf_error(r, "%s: padding longer than the input rank", ev->name);
     for (size_t i = 0; i < x.ndim; i++) out[i] = x.dims[i];
     for (size_t i = 0; i < np / 2; i++) {
@@ -173,7 +144,7 @@ static int aten_replication_pad(const tl_perf_event *ev, int bwd, tl_perf_result
 }
 
 const tl_perf_class tl_pc_aten_replication_pad = {"aten_replication_pad", "elementwise", NULL, "UnaryElementwise", 0,
-                                                  aten_replication_pad};
+                                                  aten_replication_pad, 0};
 
 /* A Python int or float literal as a double (bool excluded). */
 static int number(const tl_pv *v, double *out)
@@ -191,18 +162,18 @@ static int upsample_scales(tl_perf_result *r, const tl_perf_event *ev, const res
 {
     size_t nsp = x->ndim - 2;
     double scale[MAX_DIMS];
-    const tl_pv *vec = tl_core_literal(r, tl_pe_concrete(ev, 2));
+    const tl_pv *vec = tl_pe_literal(r, ev, 2);
     if (tl_pv_is_list(vec)) {
         if (vec->n != nsp) return 0;
         for (size_t i = 0; i < nsp; i++)
             if (!number(&vec->items[i], &scale[i])) return 0;
     } else {
         for (size_t i = 0; i < nsp; i++)
-            if (!number(tl_core_literal(r, tl_pe_concrete(ev, 2 + i)), &scale[i])) return 0;
+            if (!number(tl_pe_literal(r, ev, 2 + i), &scale[i])) return 0;
     }
     for (size_t i = 0; i < nsp; i++) {
         double d = floor((double)x->dims[2 + i] * scale[i]);
-        if (!(d >= 0 && d <= (double)TL_CORE_MAX_DIM)) return 0;
+        if (!(d >= 0 && d <= (double)TL_SHAPE_MAX_DIM)) return 0;
         out[2 + i] = (int64_t)d;
     }
     return 1;
@@ -219,7 +190,7 @@ static int aten_upsample_nearest(const tl_perf_event *ev, int bwd, tl_perf_resul
     size_t nlead = x.ndim < 2 ? x.ndim : 2, nsize;
     for (size_t i = 0; i < nlead; i++) out[i] = x.dims[i];
     const char *c1 = tl_pe_concrete(ev, 1);
-    const tl_pv *osize = tl_core_literal(r, c1);
+    const tl_pv *osize = tl_py_literal(r, c1);
     if (shape_ints(osize, size, &nsize) && nlead + nsize <= MAX_DIMS) {
         for (size_t i = 0; i < nsize; i++) out[nlead + i] = size[i];
         return resize_finish(r, ev, &x, out, nlead + nsize, NULL);
@@ -231,7 +202,7 @@ static int aten_upsample_nearest(const tl_perf_event *ev, int bwd, tl_perf_resul
 }
 
 const tl_perf_class tl_pc_aten_upsample_nearest = {"aten_upsample_nearest", "elementwise", NULL, "UnaryElementwise", 0,
-                                                   aten_upsample_nearest};
+                                                   aten_upsample_nearest, 0};
 
 /* --- primus quantizers (§4.8) ----------------------------------------- */
 
@@ -245,13 +216,13 @@ static int primus_quantize_fp8(const tl_perf_event *ev, int bwd, tl_perf_result 
     const tl_pv *shape = at(ev->dims, 0, &ok);
     const char *in = tl_pv_cstr(at(ev->types, 0, &ok));
     int64_t n;
-    if (!ok || !tl_core_numel(shape, &n)) return tl_perf_error(r, "%s: missing input args", ev->name);
-    unary_params(r, shape, in, out, tl_pe_stride(ev, 0), NULL);
+    if (!ok || !tl_shape_numel(shape, &n)) return tl_perf_error(r, "%s: missing input args", ev->name);
+    tl_pm_unary(r, shape, in, out, tl_pe_stride(ev, 0), NULL);
     return unary_metrics(r, n, n, in, out);
 }
 
 const tl_perf_class tl_pc_primus_turbo_quantize_fp8 = {"primus_turbo_quantize_fp8", "elementwise", NULL,
-                                                       "UnaryElementwise", 0, primus_quantize_fp8};
+                                                       "UnaryElementwise", 0, primus_quantize_fp8, 0};
 
 /* quantize_mxfp4_dual of an (M, N) tensor: reads it once, writes two fp4
  * copies (row- and column-wise, 2 per byte) and their e8m0 block scales
@@ -264,25 +235,22 @@ static int primus_quantize_mxfp4_dual(const tl_perf_event *ev, int bwd, tl_perf_
     const tl_pv *shape = at(ev->dims, 0, &ok);
     const char *in = tl_pv_cstr(at(ev->types, 0, &ok));
     int64_t M, N;
-    if (!ok || tl_pv_len(shape) != 2 || !tl_core_dim(shape, 0, &M) || !tl_core_dim(shape, 1, &N) || M < 0 || N < 0)
+    if (!ok || tl_pv_len(shape) != 2 || !tl_shape_dim(shape, 0, &M) || !tl_shape_dim(shape, 1, &N) || M < 0 || N < 0)
         return tl_perf_error(r, "%s: Input Dims[0] needs (M, N)", ev->name);
-    unary_params(r, shape, in, NULL, tl_pe_stride(ev, 0), NULL);
+    tl_pm_unary(r, shape, in, NULL, tl_pe_stride(ev, 0), NULL);
     __int128 mn = (__int128)M * N;
     int bpe = tl_dtype_bpe(in);
     r->flops = (double)mn;
     if (bpe) {
         __int128 packed = 2 * ((mn + 1) / 2);
         __int128 scales = (__int128)M * ((N + 31) / 32) + (__int128)N * ((M + 31) / 32);
-        r->has_bytes = 1;
-        r->bytes = (double)(mn * bpe + packed + scales);
+        tl_perf_set_bytes(r, (double)(mn * bpe + packed + scales));
     }
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(in);
-    return r->status = TL_PERF_OK;
+    return tl_perf_ok(r, "vector", in);
 }
 
 const tl_perf_class tl_pc_primus_turbo_quantize_mxfp4_dual = {"primus_turbo_quantize_mxfp4_dual", "elementwise", NULL,
-                                                              "UnaryElementwise", 0, primus_quantize_mxfp4_dual};
+                                                              "UnaryElementwise", 0, primus_quantize_mxfp4_dual, 0};
 
 /* ===================================================================== */
 /* Binary base                                                            */
@@ -340,13 +308,20 @@ static int binary_run(const tl_perf_event *ev, const binary *b, tl_perf_result *
         return tl_perf_error(r, "%s: element count out of range", ev->name);
     int bpe1 = tl_dtype_bpe(b->dtype1), bpe2 = tl_dtype_bpe(b->dtype2), bpe_out = binary_bpe_out(b, bpe1, bpe2);
     r->flops = (double)n_out;
-    if (bpe1 && bpe2 && bpe_out) {
-        r->has_bytes = 1;
-        r->bytes = (double)((__int128)n1 * bpe1 + (__int128)n2 * bpe2 + (__int128)n_out * bpe_out);
-    }
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(b->dtype1);
-    return r->status = TL_PERF_OK;
+    if (bpe1 && bpe2 && bpe_out)
+        tl_perf_set_bytes(r, (double)((__int128)n1 * bpe1 + (__int128)n2 * bpe2 + (__int128)n_out * bpe_out));
+    return tl_perf_ok(r, "vector", b->dtype1);
+}
+
+/* Shapes and dtypes of arguments 0 and 1 (clears *ok when one is absent). */
+static binary binary_operands(const tl_perf_event *ev, int *ok)
+{
+    binary b = {0};
+    b.shape1 = at(ev->dims, 0, ok);
+    b.shape2 = at(ev->dims, 1, ok);
+    b.dtype1 = tl_pv_cstr(at(ev->types, 0, ok));
+    b.dtype2 = tl_pv_cstr(at(ev->types, 1, ok));
+    return b;
 }
 
 /* add/mul/div(self, other[, alpha]), sigmoid_backward, threshold_backward:
@@ -355,11 +330,7 @@ static int aten_binary(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
     (void)bwd;
     int ok = ev->types && ev->strides;
-    binary b = {0};
-    b.shape1 = at(ev->dims, 0, &ok);
-    b.shape2 = at(ev->dims, 1, &ok);
-    b.dtype1 = tl_pv_cstr(at(ev->types, 0, &ok));
-    b.dtype2 = tl_pv_cstr(at(ev->types, 1, &ok));
+    binary b = binary_operands(ev, &ok);
     b.stride1 = at(ev->strides, 0, &ok);
     b.stride2 = at(ev->strides, 1, &ok);
     if (tl_pv_nonempty(tl_pe_dim(ev, 2))) {
@@ -371,7 +342,7 @@ static int aten_binary(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 }
 
 const tl_perf_class tl_pc_aten_binary_elementwise = {"aten_binary_elementwise", "elementwise", NULL,
-                                                     "BinaryElementwise", 0, aten_binary};
+                                                     "BinaryElementwise", 0, aten_binary, 0};
 
 /* LigerSiLUMulFunction(a, b): silu(a)·b, the output dtype follows a. The
  * strides are optional. */
@@ -379,11 +350,7 @@ static int liger_silu_mul(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
     (void)bwd;
     int ok = ev->types != NULL;
-    binary b = {0};
-    b.shape1 = at(ev->dims, 0, &ok);
-    b.shape2 = at(ev->dims, 1, &ok);
-    b.dtype1 = tl_pv_cstr(at(ev->types, 0, &ok));
-    b.dtype2 = tl_pv_cstr(at(ev->types, 1, &ok));
+    binary b = binary_operands(ev, &ok);
     b.stride1 = tl_pe_stride(ev, 0);
     b.stride2 = tl_pe_stride(ev, 1);
     if (!ok) return tl_perf_error(r, "%s: missing input args", ev->name);
@@ -391,4 +358,4 @@ static int liger_silu_mul(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 }
 
 const tl_perf_class tl_pc_liger_silu_mul_function = {"liger_silu_mul_function", "elementwise", NULL,
-                                                     "BinaryElementwise", 0, liger_silu_mul};
+                                                     "BinaryElementwise", 0, liger_silu_mul, 0};

@@ -10,188 +10,22 @@
  * quantizer terms, the 2.59375 constant) the double steps follow the
  * spec's operation order. A dtype of unknown size makes bytes None
  * (has_bytes = 0) unless the spec gives a default ("bpe or 2"). */
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "model_ext.h"
-
-/* ======================================================================
- * Strict accessors
- * ====================================================================== */
-
-void tl_px_init(tl_px *p, const tl_perf_event *ev, tl_perf_result *r)
-{
-    memset(p, 0, sizeof *p);
-    p->ev = ev;
-    p->r = r;
-}
-
-int tl_px_fail(tl_px *p, const char *fmt, ...)
-{
-    if (p->bad) return 0;
-    p->bad = 1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->why, sizeof p->why, fmt, ap);
-    va_end(ap);
-    return 0;
-}
-
-int tl_px_done(tl_px *p) { return p->bad ? tl_perf_error(p->r, "%s", p->why) : TL_PERF_OK; }
-
-const tl_pv *tl_pv_item(const tl_pv *list, long i)
-{
-    if (!tl_pv_is_list(list)) return NULL;
-    long n = (long)list->n;
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) return NULL;
-    return &list->items[i];
-}
-
-const tl_pv *tl_px_shape(tl_px *p, long i)
-{
-    if (p->bad) return NULL;
-    const tl_pv *v = tl_pv_item(p->ev->dims, i);
-    if (!tl_pv_is_list(v)) {
-        tl_px_fail(p, "Input Dims[%ld] is missing", i);
-        return NULL;
-    }
-    return v;
-}
-
-int64_t tl_px_dim(tl_px *p, long i, long j)
-{
-    const tl_pv *s = tl_px_shape(p, i);
-    int64_t v = 0;
-    if (s && !tl_pv_int(tl_pv_item(s, j), &v)) tl_px_fail(p, "Input Dims[%ld][%ld] is missing", i, j);
-    return v;
-}
-
-void tl_px_unpack(tl_px *p, long i, int64_t *out, size_t n)
-{
-    memset(out, 0, n * sizeof *out);
-    const tl_pv *s = tl_px_shape(p, i);
-    if (!s) return;
-    if (s->n != n) {
-        tl_px_fail(p, "Input Dims[%ld] has %zu entries, expected %zu", i, s->n, n);
-        return;
-    }
-    for (size_t j = 0; j < n; j++)
-        if (!tl_pv_int(&s->items[j], &out[j])) tl_px_fail(p, "Input Dims[%ld][%zu] is not an int", i, j);
-}
-
-/* An entry of a per-argument list: a failure when the list or index is
- * missing; JSON null reads as None (NULL) without failing. */
-static const char *text_at(tl_px *p, const tl_pv *list, long i, const char *what)
-{
-    if (p->bad) return NULL;
-    const tl_pv *v = tl_pv_item(list, i);
-    if (!v) {
-        tl_px_fail(p, "%s[%ld] is missing", what, i);
-        return NULL;
-    }
-    return tl_pv_cstr(v);
-}
-
-const char *tl_px_type(tl_px *p, long i) { return text_at(p, p->ev->types, i, "Input type"); }
-
-const char *tl_px_concrete(tl_px *p, long i) { return text_at(p, p->ev->concrete, i, "Concrete Inputs"); }
-
-const tl_pv *tl_px_stride(tl_px *p, long i) { return tl_pv_item(p->ev->strides, i); }
-
-const char *tl_px_type_opt(const tl_perf_event *ev, long i)
-{
-    const char *s = tl_pv_cstr(tl_pv_item(ev->types, i));
-    return s && *s ? s : NULL;
-}
-
-const tl_pv *tl_px_shape_opt(const tl_perf_event *ev, long i)
-{
-    const tl_pv *s = tl_pv_item(ev->dims, i);
-    return tl_pv_is_list(s) && s->n ? s : NULL;
-}
-
-const tl_pv *tl_px_arg(const tl_perf_event *ev, const char *key)
-{
-    const tl_pv *a = ev->args;
-    if (!a || a->kind != TL_PV_DICT) return NULL;
-    for (size_t i = 0; i + 1 < a->n; i += 2) {
-        const char *k = tl_pv_cstr(&a->items[i]);
-        if (k && !strcmp(k, key)) return &a->items[i + 1];
-    }
-    return NULL;
-}
-
-int tl_py_int(const char *s, int64_t *out)
-{
-    if (!s) return 0;
-    while (isspace((unsigned char)*s)) s++;
-    int neg = *s == '-';
-    if (*s == '-' || *s == '+') s++;
-    if (!isdigit((unsigned char)*s)) return 0;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        if (*s == '_') {
-            if (!isdigit((unsigned char)s[1])) return 0;
-            continue;
-        }
-        if (!isdigit((unsigned char)*s)) break;
-        if (v > (UINT64_C(1) << 63) / 10) return 0;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    while (isspace((unsigned char)*s)) s++;
-    if (*s || v > (UINT64_C(1) << 63) - (neg ? 0 : 1)) return 0;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return 1;
-}
-
-int64_t tl_floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t tl_ceil_div(int64_t a, int64_t b) { return -tl_floor_div(-a, b); }
+#include "perf_util.h"
 
 /* ======================================================================
  * Shared bits
  * ====================================================================== */
 
-#define CLASS(cls, cat, sheet, fn) const tl_perf_class tl_pc_##cls = {#cls, cat, NULL, sheet, 0, fn}
-
-static void set_bytes(tl_perf_result *r, double b)
-{
-    r->has_bytes = 1;
-    r->bytes = b;
-}
+#define CLASS(cls, cat, sheet, fn) const tl_perf_class tl_pc_##cls = {#cls, cat, NULL, sheet, 0, fn, 0}
 
 static void pm_dtypes(tl_perf_result *r, const char *key, const char *a, const char *b, const char *c, size_t n)
 {
     const char *items[3] = {a, b, c};
     tl_pm_str_tuple(r, key, items, n);
-}
-
-/* The unary elementwise params: op_shape, dtype_in_out, stride_input, stride_output. */
-static void unary_params(tl_perf_result *r, const tl_pv *shape, const char *din, const char *dout,
-                         const tl_pv *sin, const tl_pv *sout)
-{
-    tl_pm_pv(r, "op_shape", shape);
-    pm_dtypes(r, "dtype_in_out", din, dout, NULL, 2);
-    tl_pm_pv(r, "stride_input", sin);
-    tl_pm_pv(r, "stride_output", sout);
-}
-
-/* bpe of a dtype, or dflt when unknown (the spec's "bpe(x) or 2"). */
-static int bpe_or(const char *dtype, int dflt)
-{
-    int b = tl_dtype_bpe(dtype);
-    return b ? b : dflt;
 }
 
 /* ======================================================================
@@ -205,14 +39,12 @@ static int act_and_mul(const tl_perf_event *ev, tl_perf_result *r, int64_t flops
     const tl_pv *shape = tl_px_shape(&p, 0);
     const char *dout = tl_px_type(&p, 0), *din = tl_px_type(&p, 1);
     if (tl_px_done(&p)) return r->status;
-    unary_params(r, shape, din, dout, tl_px_stride(&p, 1), tl_px_stride(&p, 0));
+    tl_pm_unary(r, shape, din, dout, tl_px_stride(&p, 1), tl_px_stride(&p, 0));
     int64_t n = tl_pv_prod(shape);
     int bi = tl_dtype_bpe(din), bo = dout ? tl_dtype_bpe(dout) : bi;
     r->flops = (double)(flops_per_elem * n);
-    if (bi && bo) set_bytes(r, (double)(2 * n * bi + n * bo));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(din);
-    return TL_PERF_OK;
+    if (bi && bo) tl_perf_set_bytes(r, (double)(2 * n * bi + n * bo));
+    return tl_perf_ok(r, "vector", din);
 }
 
 #define ACT_CLASS(cls, k)                                                        \
@@ -251,10 +83,8 @@ static int per_group_quant_fn(const tl_perf_event *ev, int bwd, tl_perf_result *
     int64_t n_out = tl_pv_prod(out);
     int bo = tl_dtype_bpe(dout), b1 = tl_dtype_bpe(d1), b2 = tl_dtype_bpe(d2);
     r->flops = (double)n_out * 2.59375;
-    if (bo && b1 && b2) set_bytes(r, (double)(n_out * bo + tl_pv_prod(in1) * b1 + tl_pv_prod(in2) * b2));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(d1);
-    return TL_PERF_OK;
+    if (bo && b1 && b2) tl_perf_set_bytes(r, (double)(n_out * bo + tl_pv_prod(in1) * b1 + tl_pv_prod(in2) * b2));
+    return tl_perf_ok(r, "vector", d1);
 }
 
 /* group_size = int(C[1]) when given (not empty, not "none"), else 128. */
@@ -296,10 +126,8 @@ static int per_token_group_quant_fp8_fn(const tl_perf_event *ev, int bwd, tl_per
     tl_pm_str(r, "dtype_in", din);
     int bi = tl_dtype_bpe(din);
     r->flops = (double)(6 * M * N);
-    if (bi) set_bytes(r, (double)(M * N * bi + M * N + M * ng * 4));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(din);
-    return TL_PERF_OK;
+    if (bi) tl_perf_set_bytes(r, (double)(M * N * bi + M * N + M * ng * 4));
+    return tl_perf_ok(r, "vector", din);
 }
 
 /* mxfp4 quantizers: n elements in, n/2 bytes of fp4 out, one e8m0 scale
@@ -317,10 +145,8 @@ static int mxfp4_quant(const tl_perf_event *ev, tl_perf_result *r, long in)
     tl_pm_str(r, "dtype_in", din);
     int bi = tl_dtype_bpe(din);
     r->flops = (double)(2 * n);
-    if (bi) set_bytes(r, (double)(n * bi) + (double)n * 0.5 + (double)tl_floor_div(n, 32));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(din);
-    return TL_PERF_OK;
+    if (bi) tl_perf_set_bytes(r, (double)(n * bi) + (double)n * 0.5 + (double)tl_floor_div(n, 32));
+    return tl_perf_ok(r, "vector", din);
 }
 
 #define MXFP4_CLASS(cls, in)                                                     \
@@ -343,13 +169,12 @@ MXFP4_CLASS(aiter_dynamic_per_group_scaled_quant_fp4, 1);
  * RoPE
  * ====================================================================== */
 
-static void rope_finish(tl_perf_result *r, int64_t n, const char *dtype)
+static int rope_finish(tl_perf_result *r, int64_t n, const char *dtype)
 {
     tl_pm_int(r, "num_elements", n);
     r->flops = (double)(3 * n);
-    set_bytes(r, (double)(2 * n * bpe_or(dtype, 2)));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(dtype);
+    tl_perf_set_bytes(r, (double)(2 * n * tl_dtype_bpe_or(dtype, 2)));
+    return tl_perf_ok(r, "vector", dtype);
 }
 
 /* aiter::rope_cached_positions_2c_fwd_impl: x = D[2], y = D[3]. */
@@ -360,8 +185,7 @@ static int rope_cached_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     tl_px_init(&p, ev, r);
     const tl_pv *x = tl_px_shape(&p, 2), *y = tl_px_shape(&p, 3);
     if (tl_px_done(&p)) return r->status;
-    rope_finish(r, tl_pv_prod(x) + tl_pv_prod(y), tl_pe_type(ev, 0));
-    return TL_PERF_OK;
+    return rope_finish(r, tl_pv_prod(x) + tl_pv_prod(y), tl_pe_type(ev, 0));
 }
 
 /* head_size = int(C[3]) when given, else q[-1]. */
@@ -391,8 +215,7 @@ static int rotary_embedding_fn(const tl_perf_event *ev, int bwd, tl_perf_result 
     if (tl_pv_len(cache) > 1) rot = tl_px_dim(&p, 4, 1);
     if (tl_px_done(&p)) return r->status;
     int64_t n = q0 * (tl_floor_div(q1, head) + tl_floor_div(k1, head)) * rot;
-    rope_finish(r, n, tl_pe_type(ev, 1));
-    return TL_PERF_OK;
+    return rope_finish(r, n, tl_pe_type(ev, 1));
 }
 
 /* fused_qk_rope_{cat,concat}_and_cache_mla: q_nope (T, QH, D_lora) = D[0],
@@ -424,10 +247,9 @@ static int qk_rope(const tl_perf_event *ev, tl_perf_result *r, const qk_rope_spe
     if (s->concat) tl_pm_str(r, "dtype_out", dout);
     int bi = tl_dtype_bpe(din), bkv = tl_dtype_bpe(dkv), bo = tl_dtype_bpe(dout);
     r->flops = (double)(3 * (T * QH * Dpe + T * KH * Dpe));
-    if (bi && bkv && bo) set_bytes(r, (double)((T * QH * D + T * KH * D) * bi + T * QH * D * bo + T * KH * D * bkv));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(din);
-    return TL_PERF_OK;
+    if (bi && bkv && bo)
+        tl_perf_set_bytes(r, (double)((T * QH * D + T * KH * D) * bi + T * QH * D * bo + T * KH * D * bkv));
+    return tl_perf_ok(r, "vector", din);
 }
 
 static int qk_rope_cat_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
@@ -482,14 +304,6 @@ static int64_t concrete_int_or0(const tl_perf_event *ev, long slot)
     return tl_py_int(tl_pe_concrete(ev, slot), &v) ? v : 0;
 }
 
-static int64_t concrete_int(tl_px *p, long slot)
-{
-    const char *c = tl_px_concrete(p, slot);
-    int64_t v = 0;
-    if (!p->bad && !tl_py_int(c, &v)) tl_px_fail(p, "Concrete Inputs[%ld] is not an int", slot);
-    return v;
-}
-
 /* Bytes of the per-group scales: rows * ceil(C / gs) * 4. */
 static int64_t group_scale_bytes(const rms_ctx *c, int64_t gs) { return c->rows_int * tl_ceil_div(c->C, gs) * 4; }
 
@@ -500,39 +314,39 @@ static int rms_variant(const tl_perf_event *ev, tl_perf_result *r, const rms_spe
     switch (s->kind) {
     case RMS_PLAIN:
         r->flops = rms;
-        if (b) set_bytes(r, (double)(E * b + E * b + C * b));
+        if (b) tl_perf_set_bytes(r, (double)(E * b + E * b + C * b));
         break;
     case RMS_ADD:
         r->flops = (double)E + rms;
-        if (b) set_bytes(r, (double)(4 * E * b + C * b));
+        if (b) tl_perf_set_bytes(r, (double)(4 * E * b + C * b));
         break;
     case RMS_DYNQUANT:
         r->flops = rms + (double)(2 * E);
-        if (b) set_bytes(r, (double)(E * b + C * b + E + rows * 4));
+        if (b) tl_perf_set_bytes(r, (double)(E * b + C * b + E + rows * 4));
         break;
     case RMS_QUANT: {
         int64_t gs = concrete_int_or0(ev, s->arg);
         if (gs <= 0) gs = C;
         r->flops = rms + (double)(2 * E);
-        if (b) set_bytes(r, (double)(E * b + C * b + E + group_scale_bytes(c, gs)));
+        if (b) tl_perf_set_bytes(r, (double)(E * b + C * b + E + group_scale_bytes(c, gs)));
         break;
     }
     case RMS_FP8_GROUP:
     case RMS_FP8_GROUP_ADD: {
-        int64_t gs = concrete_int(p, s->arg);
+        int64_t gs = tl_px_concrete_int(p, s->arg);
         if (!p->bad && gs == 0) tl_px_fail(p, "group_size is 0");
         if (p->bad) return tl_px_done(p);
         int add = s->kind == RMS_FP8_GROUP_ADD;
         r->flops = rms + (double)((add ? 3 : 2) * E);
-        if (b) set_bytes(r, (double)((add ? 3 : 1) * E * b + C * b + E + group_scale_bytes(c, gs)));
+        if (b) tl_perf_set_bytes(r, (double)((add ? 3 : 1) * E * b + C * b + E + group_scale_bytes(c, gs)));
         break;
     }
     case RMS_PAD: {
-        int64_t pad = concrete_int(p, s->arg);
+        int64_t pad = tl_px_concrete_int(p, s->arg);
         if (p->bad) return tl_px_done(p);
         int64_t n_out = pad > 0 ? tl_ceil_div(C, pad) * pad : C;
         r->flops = (double)E + rms;
-        if (b) set_bytes(r, (double)(2 * E * b + C * b + rows * n_out * b + rows * C * b));
+        if (b) tl_perf_set_bytes(r, (double)(2 * E * b + C * b + rows * n_out * b + rows * C * b));
         break;
     }
     case RMS_MXFP4: {
@@ -550,7 +364,7 @@ static int rms_variant(const tl_perf_event *ev, tl_perf_result *r, const rms_spe
             double by = (double)(E * b + C * b) + (double)E * 0.5 + (double)tl_floor_div(E, 32);
             if (has_res) by += (double)(2 * E * b);
             if (has_x2) by += (double)(rows * n2 * b + n2 * b + rows * n2 * b);
-            set_bytes(r, by);
+            tl_perf_set_bytes(r, by);
         }
         break;
     }
@@ -627,7 +441,7 @@ static int coll_gather(tl_px *p, tl_perf_result *r, const coll_spec *s)
     tl_pm_str(r, "dtype", d);
     int b = tl_dtype_bpe(d);
     r->flops = 0;
-    if (b) set_bytes(r, (double)((tl_pv_prod(in) + tl_pv_prod(out)) * b));
+    if (b) tl_perf_set_bytes(r, (double)((tl_pv_prod(in) + tl_pv_prod(out)) * b));
     return TL_PERF_OK;
 }
 
@@ -647,7 +461,7 @@ static int collective(const tl_perf_event *ev, tl_perf_result *r, const coll_spe
     tl_pm_str(r, "dtype", d);
     int64_t E = tl_pv_prod(in), b = tl_dtype_bpe(d);
     r->flops = rmsnorm ? (double)(E + tl_floor_div(E, C) * (2 * C + 2) + 2 * E) : 0.0;
-    if (b) set_bytes(r, rmsnorm ? (double)(4 * E * b + C * b) : (double)(2 * E * b));
+    if (b) tl_perf_set_bytes(r, rmsnorm ? (double)(4 * E * b + C * b) : (double)(2 * E * b));
     return TL_PERF_OK;
 }
 
@@ -699,10 +513,8 @@ static int mhc_finish(tl_perf_result *r, const mhc_dims *d, const char *maf, int
     mhc_params(r, d);
     int64_t b = tl_dtype_bpe(d->dtype);
     r->flops = (double)flops;
-    if (b) set_bytes(r, (double)(bytes_per_bpe * b + bytes_fixed));
-    r->maf = maf;
-    r->precision = tl_dtype_precision(d->dtype);
-    return TL_PERF_OK;
+    if (b) tl_perf_set_bytes(r, (double)(bytes_per_bpe * b + bytes_fixed));
+    return tl_perf_ok(r, maf, d->dtype);
 }
 
 /* mhc_post: (M, C) = D[1], n = D[0][1], dtype T[1]. */
@@ -796,10 +608,8 @@ static int mixed_sample_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     tl_pm_int(r, "vocab_size", V);
     tl_pm_str(r, "dtype", dl);
     r->flops = (double)(2 * T * V);
-    set_bytes(r, (double)(T * V * bpe_or(dl, 2) + T * V * bpe_or(dx, 4) + 4 * T));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(dl);
-    return TL_PERF_OK;
+    tl_perf_set_bytes(r, (double)(T * V * tl_dtype_bpe_or(dl, 2) + T * V * tl_dtype_bpe_or(dx, 4) + 4 * T));
+    return tl_perf_ok(r, "vector", dl);
 }
 
 CLASS(mixed_sample_outer_exponential, "elementwise", "elementwise", mixed_sample_fn);

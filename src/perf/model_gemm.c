@@ -16,6 +16,7 @@
 
 #include "../util/vec.h"
 #include "kernel_name.h"
+#include "perf_util.h"
 
 __extension__ typedef __int128 i128;
 
@@ -40,14 +41,6 @@ static void fail(rd *a, const char *what, long i)
     else tl_perf_error(a->r, "%s: %s", a->ev->name ? a->ev->name : "GEMM", what);
 }
 
-/* Item j of a list (j < 0 counts from the end, as in Python). */
-static const tl_pv *item(const tl_pv *list, long j)
-{
-    size_t n = tl_pv_len(list);
-    if (j < 0) j += (long)n;
-    return j < 0 ? NULL : tl_pv_at(list, (size_t)j);
-}
-
 /* D[i]: must be a list (a shape). */
 static const tl_pv *shape(rd *a, size_t i)
 {
@@ -60,7 +53,7 @@ static const tl_pv *shape(rd *a, size_t i)
 static int64_t elem(rd *a, const tl_pv *shape_, long j)
 {
     int64_t v = 0;
-    const tl_pv *x = item(shape_, j);
+    const tl_pv *x = tl_pv_item(shape_, j);
     if (a->bad) return 0;
     if (!tl_pv_int(x, &v)) fail(a, x ? "not an int: dim" : "missing dim", j);
     else if (v > DIM_LIMIT || v < -DIM_LIMIT) fail(a, "dimension out of range: dim", j);
@@ -174,19 +167,10 @@ static int bytes_base(const gemm *g, double *out)
     return 1;
 }
 
-/* Python's // and ceil(x / y) on ints. */
-static int64_t floordiv(int64_t x, int64_t y)
-{
-    int64_t q = x / y;
-    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-}
-
-static int64_t ceildiv(int64_t x, int64_t y) { return -floordiv(-x, y); }
-
 /* FP4 (K logical): M·(K//2)·a + N·(K//2)·b + M·ceil(K/32)·sA + N·ceil(K/32)·sB + MN·2. */
 static int bytes_fp4(const gemm *g, double *out)
 {
-    int64_t kh = floordiv(g->K, 2), ks = ceildiv(g->K, 32);
+    int64_t kh = tl_floor_div(g->K, 2), ks = tl_ceil_div(g->K, 32);
     i128 t = (i128)g->M * kh * g->bpe_a + (i128)g->N * kh * g->bpe_b + (i128)g->M * ks * g->bpe_sa +
              (i128)g->N * ks * g->bpe_sb + (i128)g->M * g->N * 2;
     *out = (double)t;
@@ -278,7 +262,7 @@ static int gemm_run(const tl_perf_event *ev, int bwd, tl_perf_result *r, gemm_pa
     {                                                                             \
         return gemm_run(ev, bwd, r, parse);                                       \
     }                                                                             \
-    const tl_perf_class tl_pc_##cls = {#cls, "GEMM", NULL, "GEMM", 0, fn_##cls}
+    const tl_perf_class tl_pc_##cls = {#cls, "GEMM", NULL, "GEMM", 0, fn_##cls, 0}
 
 /* --- aten::mm / addmm / bmm / baddbmm ------------------------------------- */
 
@@ -434,13 +418,6 @@ static int parse_bool(const tl_pv *v)
     return 1;
 }
 
-/* A scale tensor's element size: bpe or 1. */
-static int scale_bpe(const char *t)
-{
-    int b = tl_dtype_bpe(t);
-    return b ? b : 1;
-}
-
 /* hipblaslt_gemm_fp8/fp4 (A, scaleA_inv, B, scaleB_inv, out_dtype, transA,
  * transB, transC, granularity); fp4 doubles the packed K. */
 static void parse_hipblaslt(rd *a, gemm *g, int fp4)
@@ -459,7 +436,7 @@ static void parse_hipblaslt(rd *a, gemm *g, int fp4)
     if (a->bad) return;
     if (fp4) {
         g->K *= 2;
-        g->bpe_a = ba, g->bpe_b = bb, g->bpe_sa = scale_bpe(sa), g->bpe_sb = scale_bpe(sb);
+        g->bpe_a = ba, g->bpe_b = bb, g->bpe_sa = tl_dtype_bpe_or(sa, 1), g->bpe_sb = tl_dtype_bpe_or(sb, 1);
         g->bytes = bytes_fp4;
     } else {
         set_bpe(g, ba, bb, ba, ba == 1 ? 2 : ba);
@@ -489,7 +466,7 @@ static void parse_a4w4(rd *a, gemm *g)
     g->bpe_a = need_bpe(a, tl_dtype_bpe(t[0]), "TypeError: unknown A dtype");
     g->bpe_b = need_bpe(a, tl_dtype_bpe(t[1]), "TypeError: unknown B dtype");
     if (a->bad) return;
-    g->bpe_sa = scale_bpe(sa), g->bpe_sb = scale_bpe(sb);
+    g->bpe_sa = tl_dtype_bpe_or(sa, 1), g->bpe_sb = tl_dtype_bpe_or(sb, 1);
     g->bytes = bytes_fp4;
     g->precision = tl_dtype_precision(t[0]);
     p_mnk(a->r, g);
@@ -517,8 +494,8 @@ static void p_blockscale(rd *a, const gemm *g)
     const char *st = type_opt(a, 2);
     tl_pm_str(a->r, "quant_scheme", "a8w8_blockscale");
     tl_pm_str(a->r, "quant_granularity", "per_block");
-    tl_pm_int(a->r, "block_k", ceildiv(g->K, kb));
-    tl_pm_int(a->r, "block_n", ceildiv(g->N, nb));
+    tl_pm_int(a->r, "block_k", tl_ceil_div(g->K, kb));
+    tl_pm_int(a->r, "block_n", tl_ceil_div(g->N, nb));
     tl_pm_str(a->r, "scale_dtype", st && *st ? st : "float32");
     tl_pm_int_tuple(a->r, "output_shape", (const int64_t[]){g->M, g->N}, 2);
     tl_pm_str(a->r, "output_dtype", "c10::bfloat16");
@@ -732,12 +709,8 @@ static void gg_bpe(rd *a, int *in, int *out)
 static int gg_finish(tl_perf_result *r, const rd *a, i128 flops, i128 bytes)
 {
     r->flops = (double)flops;
-    r->bytes = (double)bytes;
-    r->has_bytes = 1;
-    r->maf = "matrix";
-    r->precision = tl_dtype_precision(type_opt(a, 0));
-    r->status = TL_PERF_OK;
-    return TL_PERF_OK;
+    tl_perf_set_bytes(r, (double)bytes);
+    return tl_perf_ok(r, "matrix", type_opt(a, 0));
 }
 
 static int gg_fail(tl_perf_result *r)
@@ -815,7 +788,7 @@ static int fn_grouped_variable_k(const tl_perf_event *ev, int bwd, tl_perf_resul
 }
 
 const tl_perf_class tl_pc_primus_turbo_grouped_gemm = {
-    "primus_turbo_grouped_gemm", "GroupedGEMM_fwd", "GroupedGEMM_bwd", "GroupedGEMM", 0, fn_grouped};
+    "primus_turbo_grouped_gemm", "GroupedGEMM_fwd", "GroupedGEMM_bwd", "GroupedGEMM", 0, fn_grouped, 0};
 const tl_perf_class tl_pc_primus_turbo_grouped_gemm_variable_k = {
     "primus_turbo_grouped_gemm_variable_k", "GroupedGEMM_fwd", "GroupedGEMM_bwd", "GroupedGEMM", 0,
-    fn_grouped_variable_k};
+    fn_grouped_variable_k, 0};

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "model_ext.h"
 #include "model_moe.h"
+#include "perf_util.h"
 
 __extension__ typedef __int128 i128;
 
@@ -96,17 +96,47 @@ static void packed_inter(tl_px *p, moe_gemm *g, long w1, int64_t N0)
     g->gated = rows == 2 * g->N;
 }
 
+/* Every expert-GEMM class: a parser filling the record (0, or the failure
+ * status it set on r), then one formula set. */
+typedef int (*moe_parse)(tl_px *p, moe_gemm *g);
+
+static int moe_run(const tl_perf_event *ev, tl_perf_result *r, moe_parse parse, moe_form form)
+{
+    tl_px p;
+    tl_px_init(&p, ev, r);
+    moe_gemm g = {0};
+    if (parse(&p, &g)) return r->status;
+    return moe_finish(r, &g, form);
+}
+
+#define CLASS(cls, cat, fn) const tl_perf_class tl_pc_##cls = {#cls, cat, NULL, cat, 0, fn, 0}
+
+#define MOE_CLASS(cls, cat, parse, form)                                         \
+    static int cls##_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)     \
+    {                                                                            \
+        (void)bwd;                                                               \
+        return moe_run(ev, r, parse, form);                                      \
+    }                                                                            \
+    CLASS(cls, cat, cls##_fn)
+
+/* M = D[0][0], (E, K, N0) = w2 = D[w2], and the packed inter size from
+ * w1 = D[w2 - 1] (the fused_1stage, blockscale and ck_moe_stage1 layout). */
+static void expert_dims(tl_px *p, moe_gemm *g, long w2)
+{
+    int64_t ekn[3];
+    g->M = tl_px_dim(p, 0, 0);
+    tl_px_unpack(p, w2, ekn, 3);
+    g->E = ekn[0];
+    g->K = ekn[1];
+    packed_inter(p, g, w2 - 1, ekn[2]);
+}
+
 /* ---- fused_1stage, flydsl stage1/2: x = D[0], w1 = D[1], w2 = D[2] = [E, K, N0], topk = D[3][1] */
 static int parse_1stage(tl_px *p, moe_gemm *g)
 {
     const tl_perf_event *ev = p->ev;
-    int64_t w2[3];
-    g->M = tl_px_dim(p, 0, 0);
-    tl_px_unpack(p, 2, w2, 3);
-    g->E = w2[0];
-    g->K = w2[1];
+    expert_dims(p, g, 2);
     g->topk = tl_px_dim(p, 3, 1);
-    packed_inter(p, g, 1, w2[2]);
     g->in_dtype = tl_pe_type(ev, 0);
     g->w_dtype = tl_pe_type(ev, 1);
     g->bpe_in = tl_dtype_bytes_moe(g->in_dtype, 2);
@@ -115,156 +145,96 @@ static int parse_1stage(tl_px *p, moe_gemm *g)
     return tl_px_done(p);
 }
 
-static int fused_1stage_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+/* fused_1stage: precision from the input dtype */
+static int parse_fused_1stage(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
-    if (parse_1stage(&p, &g)) return r->status;
-    g.prec_dtype = g.in_dtype;
-    return moe_finish(r, &g, MOE_FUSED);
+    g->prec_dtype = tl_pe_type(p->ev, 0);
+    return parse_1stage(p, g);
 }
 
-static int flydsl_stage(const tl_perf_event *ev, tl_perf_result *r, moe_form form)
+/* flydsl: precision from the weight dtype */
+static int parse_flydsl(tl_px *p, moe_gemm *g)
 {
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
-    if (parse_1stage(&p, &g)) return r->status;
-    g.prec_dtype = g.w_dtype;
-    return moe_finish(r, &g, form);
-}
-
-static int flydsl_stage1_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
-{
-    (void)bwd;
-    return flydsl_stage(ev, r, MOE_UP);
-}
-
-static int flydsl_stage2_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
-{
-    (void)bwd;
-    return flydsl_stage(ev, r, MOE_DOWN);
+    g->prec_dtype = tl_pe_type(p->ev, 1);
+    return parse_1stage(p, g);
 }
 
 /* ---- fmoe_fp8_blockscale_g1u1 / fmoe_g1u1: (out, input, w1, w2, ...), topk = int(C[8]) */
-static int fused_blockscale_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+static int parse_blockscale(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
-    int64_t w2[3];
-    g.M = tl_px_dim(&p, 0, 0);
-    tl_px_unpack(&p, 3, w2, 3);
-    g.E = w2[0];
-    g.K = w2[1];
-    packed_inter(&p, &g, 2, w2[2]);
-    const char *c = tl_px_concrete(&p, 8);
-    if (!p.bad && !tl_py_int(c, &g.topk)) tl_px_fail(&p, "topk (Concrete Inputs[8]) is not an int");
-    if (tl_px_done(&p)) return r->status;
-    g.in_dtype = tl_pe_type(ev, 1);
-    g.w_dtype = tl_pe_type(ev, 2);
-    g.bpe_in = tl_dtype_bytes_moe(g.in_dtype, 1);
-    g.bpe_w = tl_dtype_bytes_moe(g.w_dtype, 1);
-    g.bpe_out = tl_dtype_bytes_moe(tl_pe_type(ev, 0), 2);
-    int literal_fp8 = g.in_dtype && (!strcmp(g.in_dtype, "fp8") || !strcmp(g.in_dtype, "bf16"));
-    g.prec = literal_fp8 ? "fp8" : NULL;
-    g.prec_dtype = g.in_dtype;
-    return moe_finish(r, &g, MOE_FUSED);
+    const tl_perf_event *ev = p->ev;
+    expert_dims(p, g, 3);
+    g->topk = tl_px_concrete_int(p, 8);
+    if (tl_px_done(p)) return p->r->status;
+    g->in_dtype = tl_pe_type(ev, 1);
+    g->w_dtype = tl_pe_type(ev, 2);
+    g->bpe_in = tl_dtype_bytes_moe(g->in_dtype, 1);
+    g->bpe_w = tl_dtype_bytes_moe(g->w_dtype, 1);
+    g->bpe_out = tl_dtype_bytes_moe(tl_pe_type(ev, 0), 2);
+    int literal_fp8 = g->in_dtype && (!strcmp(g->in_dtype, "fp8") || !strcmp(g->in_dtype, "bf16"));
+    g->prec = literal_fp8 ? "fp8" : NULL;
+    g->prec_dtype = g->in_dtype;
+    return TL_PERF_OK;
 }
 
-/* ---- cktile 2-stage: gemm1 (up) and gemm2 (down); dtypes in T[0], w T[1], out T[2] */
-static void ck_dtypes(const tl_perf_event *ev, moe_gemm *g, long w)
+/* ---- cktile 2-stage and ck_moe_stage1/2: input dtype T[0], weight T[w]; the
+ * output element size bpe(T[2]) or 2 (out_slot), or a fixed 2 (ck_moe) */
+static int ck_finish(tl_px *p, moe_gemm *g, long w, int out_slot)
 {
+    if (tl_px_done(p)) return p->r->status;
+    const tl_perf_event *ev = p->ev;
     g->in_dtype = tl_pe_type(ev, 0);
     g->w_dtype = tl_pe_type(ev, w);
     g->bpe_in = tl_dtype_bytes_moe(g->in_dtype, 2);
     g->bpe_w = tl_dtype_bytes_moe(g->w_dtype, 1);
     g->prec_dtype = g->in_dtype;
+    g->bpe_out = out_slot ? tl_dtype_bytes_moe(tl_pe_type(ev, 2), 2) : 2;
+    return TL_PERF_OK;
 }
 
-static int cktile_gemm1_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+/* cktile gemm1 (up): (M, K) = D[0], (E, rows) = D[1][0..1], (., topk, N) = D[2] */
+static int parse_cktile_gemm1(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
     int64_t mk[2], out[3];
-    tl_px_unpack(&p, 0, mk, 2);
-    g.E = tl_px_dim(&p, 1, 0);
-    int64_t rows = tl_px_dim(&p, 1, 1);
-    tl_px_unpack(&p, 2, out, 3);
-    if (tl_px_done(&p)) return r->status;
-    g.M = mk[0], g.K = mk[1], g.topk = out[1], g.N = out[2];
-    g.gated = rows == 2 * g.N;
-    ck_dtypes(ev, &g, 1);
-    g.bpe_out = tl_dtype_bytes_moe(tl_pe_type(ev, 2), 2);
-    return moe_finish(r, &g, MOE_UP);
+    tl_px_unpack(p, 0, mk, 2);
+    g->E = tl_px_dim(p, 1, 0);
+    int64_t rows = tl_px_dim(p, 1, 1);
+    tl_px_unpack(p, 2, out, 3);
+    g->M = mk[0], g->K = mk[1], g->topk = out[1], g->N = out[2];
+    g->gated = rows == 2 * g->N;
+    return ck_finish(p, g, 1, 1);
 }
 
-static int cktile_gemm2_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+/* cktile gemm2 (down): (M, topk, N) = D[0], (E, K, .) = D[1] */
+static int parse_cktile_gemm2(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
     int64_t mtn[3], w2[3];
-    tl_px_unpack(&p, 0, mtn, 3);
-    tl_px_unpack(&p, 1, w2, 3);
-    if (tl_px_done(&p)) return r->status;
-    g.M = mtn[0], g.topk = mtn[1], g.N = mtn[2], g.E = w2[0], g.K = w2[1];
-    ck_dtypes(ev, &g, 1);
-    g.bpe_out = tl_dtype_bytes_moe(tl_pe_type(ev, 2), 2);
-    return moe_finish(r, &g, MOE_DOWN);
+    tl_px_unpack(p, 0, mtn, 3);
+    tl_px_unpack(p, 1, w2, 3);
+    g->M = mtn[0], g->topk = mtn[1], g->N = mtn[2], g->E = w2[0], g->K = w2[1];
+    return ck_finish(p, g, 1, 1);
 }
 
 /* ---- ck_moe_stage1 (up): M = D[0][0], (E, K, N0) = D[2], w1 = D[1], topk = D[6][1] */
-static int ck_stage1_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+static int parse_ck_stage1(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
-    int64_t w2[3];
-    g.M = tl_px_dim(&p, 0, 0);
-    tl_px_unpack(&p, 2, w2, 3);
-    g.E = w2[0], g.K = w2[1];
-    packed_inter(&p, &g, 1, w2[2]);
-    g.topk = tl_px_dim(&p, 6, 1);
-    if (tl_px_done(&p)) return r->status;
-    ck_dtypes(ev, &g, 1);
-    g.bpe_out = 2;
-    return moe_finish(r, &g, MOE_UP);
+    expert_dims(p, g, 2);
+    g->topk = tl_px_dim(p, 6, 1);
+    return ck_finish(p, g, 1, 0);
 }
 
 /* ---- ck_moe_stage2 (down): (M, topk, N0) = D[0], w1 = D[1], (E, K, .) = D[2]; w dtype T[2] */
-static int ck_stage2_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+static int parse_ck_stage2(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
     int64_t mtn[3], w2[3];
-    tl_px_unpack(&p, 0, mtn, 3);
-    tl_px_unpack(&p, 2, w2, 3);
-    g.M = mtn[0], g.topk = mtn[1], g.E = w2[0], g.K = w2[1];
-    packed_inter(&p, &g, 1, mtn[2]);
-    if (tl_px_done(&p)) return r->status;
-    ck_dtypes(ev, &g, 2);
-    g.bpe_out = 2;
-    return moe_finish(r, &g, MOE_DOWN);
+    tl_px_unpack(p, 0, mtn, 3);
+    tl_px_unpack(p, 2, w2, 3);
+    g->M = mtn[0], g->topk = mtn[1], g->E = w2[0], g->K = w2[1];
+    packed_inter(p, g, 1, mtn[2]);
+    return ck_finish(p, g, 2, 0);
 }
 
 /* ---- Triton unfused (matmul_ogs) pseudo ops ----------------------------- */
-
-/* An int arg injected by the pseudo-op pass (an int, or its text). */
-static int arg_int(const tl_pv *v, int64_t *out)
-{
-    if (tl_pv_int(v, out)) return 1;
-    return tl_py_int(tl_pv_cstr(v), out);
-}
 
 /* A bool arg: a bool/int, or the text True/False/1/0. */
 static int arg_bool(const tl_pv *v, int *out)
@@ -297,51 +267,44 @@ static const char *kernel_weight_dtype(const tl_perf_event *ev)
     return NULL;
 }
 
-static int triton_unfused(const tl_perf_event *ev, tl_perf_result *r, moe_form form)
+/* (M, K) = D[0], E = D[1][1]; topk and gated from the args the pseudo-op
+ * pass injects (an int or its text). */
+static int parse_triton_unfused(tl_px *p, moe_gemm *g)
 {
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
+    const tl_perf_event *ev = p->ev;
+    tl_perf_result *r = p->r;
     int64_t mk[2];
-    tl_px_unpack(&p, 0, mk, 2);
-    g.E = tl_px_dim(&p, 1, 1);
-    const char *din = tl_px_type(&p, 0);
-    if (tl_px_done(&p)) return r->status;
-    g.M = mk[0], g.K = mk[1], g.N = mk[1]; /* N = K: the inter size is not in the args */
-    if (!arg_int(tl_px_arg(ev, "MoE topk"), &g.topk)) return tl_perf_error(r, "args['MoE topk'] is missing");
-    if (!arg_bool(tl_px_arg(ev, "MoE GEMM gated"), &g.gated))
+    tl_px_unpack(p, 0, mk, 2);
+    g->E = tl_px_dim(p, 1, 1);
+    const char *din = tl_px_type(p, 0);
+    if (tl_px_done(p)) return r->status;
+    g->M = mk[0], g->K = mk[1], g->N = mk[1]; /* N = K: the inter size is not in the args */
+    if (!tl_pv_int_text(tl_pe_arg(ev, "MoE topk"), &g->topk)) return tl_perf_error(r, "args['MoE topk'] is missing");
+    if (!arg_bool(tl_pe_arg(ev, "MoE GEMM gated"), &g->gated))
         return tl_perf_error(r, "args['MoE GEMM gated'] is missing");
-    g.w_dtype = kernel_weight_dtype(ev);
-    if (!g.w_dtype) return tl_perf_error(r, "cannot tell the MoE weight dtype from the kernel names");
-    g.in_dtype = din;
-    g.bpe_in = tl_dtype_bytes_moe(din, 0);
-    if (g.bpe_in == 0) return tl_perf_error(r, "unknown input dtype %.40s", din ? din : "None");
-    g.bpe_w = tl_dtype_bytes_moe(g.w_dtype, 0);
-    g.bpe_out = g.bpe_in;
-    g.prec_dtype = g.w_dtype;
-    return moe_finish(r, &g, form);
-}
-
-static int triton_unfused_up_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
-{
-    (void)bwd;
-    return triton_unfused(ev, r, MOE_UP);
-}
-
-static int triton_unfused_down_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
-{
-    (void)bwd;
-    return triton_unfused(ev, r, MOE_DOWN);
+    g->w_dtype = kernel_weight_dtype(ev);
+    if (!g->w_dtype) return tl_perf_error(r, "cannot tell the MoE weight dtype from the kernel names");
+    g->in_dtype = din;
+    g->bpe_in = tl_dtype_bytes_moe(din, 0);
+    if (g->bpe_in == 0) return tl_perf_error(r, "unknown input dtype %.40s", din ? din : "None");
+    g->bpe_w = tl_dtype_bytes_moe(g->w_dtype, 0);
+    g->bpe_out = g->bpe_in;
+    g->prec_dtype = g->w_dtype;
+    return TL_PERF_OK;
 }
 
 /* ---- GPTQ / AWQ (int4 weights, 0.5 byte) pseudo ops ---------------------- */
 
-static void gptq_common(const tl_perf_event *ev, moe_gemm *g, int gated_default, long w)
+/* (M, K) = mk; topk (default 8) and gated from the args; weight dtype T[w]. */
+static int gptq_common(tl_px *p, moe_gemm *g, const int64_t *mk, int gated_default, long w)
 {
+    if (tl_px_done(p)) return p->r->status;
+    const tl_perf_event *ev = p->ev;
     int64_t topk = 8;
     int gated = gated_default;
-    arg_int(tl_px_arg(ev, "MoE topk"), &topk);
-    arg_bool(tl_px_arg(ev, "MoE GEMM gated"), &gated);
+    tl_pv_int_text(tl_pe_arg(ev, "MoE topk"), &topk);
+    arg_bool(tl_pe_arg(ev, "MoE GEMM gated"), &gated);
+    g->M = mk[0], g->K = mk[1];
     g->topk = topk;
     g->gated = gated;
     g->in_dtype = tl_pe_type(ev, 0);
@@ -349,81 +312,64 @@ static void gptq_common(const tl_perf_event *ev, moe_gemm *g, int gated_default,
     g->bpe_in = g->bpe_out = tl_dtype_bytes_moe(g->in_dtype, 2);
     g->bpe_w = 0.5;
     g->prec_dtype = g->in_dtype;
+    return TL_PERF_OK;
 }
 
 /* up: (M, K) = D[0], (E, N_rows) = D[1][0..1]; N = N_rows // 2 when gated */
-static int gptq_up_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+static int parse_gptq_up(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
     int64_t mk[2];
-    tl_px_unpack(&p, 0, mk, 2);
-    g.E = tl_px_dim(&p, 1, 0);
-    int64_t rows = tl_px_dim(&p, 1, 1);
-    if (tl_px_done(&p)) return r->status;
-    gptq_common(ev, &g, 1, 1);
-    g.M = mk[0], g.K = mk[1];
-    g.N = g.gated ? tl_floor_div(rows, 2) : rows;
-    return moe_finish(r, &g, MOE_UP);
+    tl_px_unpack(p, 0, mk, 2);
+    g->E = tl_px_dim(p, 1, 0);
+    int64_t rows = tl_px_dim(p, 1, 1);
+    int st = gptq_common(p, g, mk, 1, 1);
+    g->N = g->gated ? tl_floor_div(rows, 2) : rows;
+    return st;
 }
 
 /* down: (M, K) = D[0], E = D[2][0], N = 2 * D[2][2] (packed int4 pairs) */
-static int gptq_down_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+static int parse_gptq_down(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
     int64_t mk[2];
-    tl_px_unpack(&p, 0, mk, 2);
-    g.E = tl_px_dim(&p, 2, 0);
-    g.N = 2 * tl_px_dim(&p, 2, 2);
-    if (tl_px_done(&p)) return r->status;
-    gptq_common(ev, &g, 0, 2);
-    g.M = mk[0], g.K = mk[1];
-    return moe_finish(r, &g, MOE_DOWN);
+    tl_px_unpack(p, 0, mk, 2);
+    g->E = tl_px_dim(p, 2, 0);
+    g->N = 2 * tl_px_dim(p, 2, 2);
+    return gptq_common(p, g, mk, 0, 2);
 }
 
 /* ---- sglang invoke_fused_moe_kernel: (E, N, K) = D[1], (tokens, topk) = D[8] */
-static int invoke_grouped_gemm_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
+static int parse_invoke_grouped_gemm(tl_px *p, moe_gemm *g)
 {
-    (void)bwd;
-    if (tl_pv_len(ev->dims) < 9) return tl_perf_error(r, "expected at least 9 Input Dims");
-    tl_px p;
-    tl_px_init(&p, ev, r);
-    moe_gemm g = {0};
+    const tl_perf_event *ev = p->ev;
+    if (tl_pv_len(ev->dims) < 9) return tl_perf_error(p->r, "expected at least 9 Input Dims");
     int64_t enk[3], tt[2];
-    tl_px_unpack(&p, 1, enk, 3);
-    tl_px_unpack(&p, 8, tt, 2);
-    if (tl_px_done(&p)) return r->status;
-    g.E = enk[0], g.N = enk[1], g.K = enk[2], g.M = tt[0], g.topk = tt[1];
-    g.in_dtype = tl_pe_type(ev, 0);
-    g.w_dtype = tl_pe_type(ev, 1);
+    tl_px_unpack(p, 1, enk, 3);
+    tl_px_unpack(p, 8, tt, 2);
+    if (tl_px_done(p)) return p->r->status;
+    g->E = enk[0], g->N = enk[1], g->K = enk[2], g->M = tt[0], g->topk = tt[1];
+    g->in_dtype = tl_pe_type(ev, 0);
+    g->w_dtype = tl_pe_type(ev, 1);
     const char *dout = tl_px_type_opt(ev, 3);
-    g.bpe_in = tl_dtype_bytes_moe(g.in_dtype, 2);
-    g.bpe_w = tl_dtype_bytes_moe(g.w_dtype, 1);
-    g.bpe_out = dout ? tl_dtype_bytes_moe(dout, 2) : g.bpe_in;
-    g.prec_dtype = g.in_dtype;
-    return moe_finish(r, &g, MOE_GROUPED);
+    g->bpe_in = tl_dtype_bytes_moe(g->in_dtype, 2);
+    g->bpe_w = tl_dtype_bytes_moe(g->w_dtype, 1);
+    g->bpe_out = dout ? tl_dtype_bytes_moe(dout, 2) : g->bpe_in;
+    g->prec_dtype = g->in_dtype;
+    return TL_PERF_OK;
 }
 
-#define CLASS(cls, cat, fn) const tl_perf_class tl_pc_##cls = {#cls, cat, NULL, cat, 0, fn}
-
-CLASS(moe_aiter_fused_1stage, "MoE_fused", fused_1stage_fn);
-CLASS(moe_aiter_fused_blockscale, "MoE_fused", fused_blockscale_fn);
-CLASS(moe_aiter_unfused_up, "MoE_unfused", cktile_gemm1_fn);
-CLASS(moe_aiter_unfused_down, "MoE_unfused", cktile_gemm2_fn);
-CLASS(moe_aiter_ck_stage1, "MoE_unfused", ck_stage1_fn);
-CLASS(moe_aiter_ck_stage2, "MoE_unfused", ck_stage2_fn);
-CLASS(moe_triton_unfused_up, "MoE_unfused", triton_unfused_up_fn);
-CLASS(moe_triton_unfused_down, "MoE_unfused", triton_unfused_down_fn);
-CLASS(moe_gptq_awq_up, "MoE_unfused", gptq_up_fn);
-CLASS(moe_gptq_awq_down, "MoE_unfused", gptq_down_fn);
-CLASS(moe_flydsl_stage1, "MoE_unfused", flydsl_stage1_fn);
-CLASS(moe_flydsl_stage2, "MoE_unfused", flydsl_stage2_fn);
-CLASS(moe_triton_invoke_grouped_gemm, "MoE_unfused", invoke_grouped_gemm_fn);
+MOE_CLASS(moe_aiter_fused_1stage, "MoE_fused", parse_fused_1stage, MOE_FUSED);
+MOE_CLASS(moe_aiter_fused_blockscale, "MoE_fused", parse_blockscale, MOE_FUSED);
+MOE_CLASS(moe_aiter_unfused_up, "MoE_unfused", parse_cktile_gemm1, MOE_UP);
+MOE_CLASS(moe_aiter_unfused_down, "MoE_unfused", parse_cktile_gemm2, MOE_DOWN);
+MOE_CLASS(moe_aiter_ck_stage1, "MoE_unfused", parse_ck_stage1, MOE_UP);
+MOE_CLASS(moe_aiter_ck_stage2, "MoE_unfused", parse_ck_stage2, MOE_DOWN);
+MOE_CLASS(moe_triton_unfused_up, "MoE_unfused", parse_triton_unfused, MOE_UP);
+MOE_CLASS(moe_triton_unfused_down, "MoE_unfused", parse_triton_unfused, MOE_DOWN);
+MOE_CLASS(moe_gptq_awq_up, "MoE_unfused", parse_gptq_up, MOE_UP);
+MOE_CLASS(moe_gptq_awq_down, "MoE_unfused", parse_gptq_down, MOE_DOWN);
+MOE_CLASS(moe_flydsl_stage1, "MoE_unfused", parse_flydsl, MOE_UP);
+MOE_CLASS(moe_flydsl_stage2, "MoE_unfused", parse_flydsl, MOE_DOWN);
+MOE_CLASS(moe_triton_invoke_grouped_gemm, "MoE_unfused", parse_invoke_grouped_gemm, MOE_GROUPED);
 
 /* ======================================================================
  * MoE_aux (maf vector)
@@ -440,7 +386,8 @@ static int all_ints(const tl_pv *shape)
 /* biased_grouped_topk / moe_sorting / mxfp4_moe_sort: every non-empty
  * all-int shape of Input Dims is an operand (shape, dtype); flops = the
  * largest operand's size, bytes = the sizes of the operands of known
- * dtype. The `operands` param is a list of (shape, dtype) pairs. */
+ * dtype. The `operands` param is a Python list of (shape, dtype) tuples:
+ * [((4096, 8192), 'c10::bfloat16'), ...]. */
 static int operands_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
     (void)bwd;
@@ -468,13 +415,11 @@ static int operands_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
         tl_sb_free(&j);
         return tl_perf_error(r, "no tensor operands");
     }
-    tl_pm_pv(r, "operands", tl_pv_parse(r->arena, j.s));
+    tl_pm_pylist(r, "operands", tl_pv_parse(r->arena, j.s));
     tl_sb_free(&j);
     r->flops = (double)best;
-    if (bytes) r->has_bytes = 1, r->bytes = (double)bytes;
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(best_dtype);
-    return TL_PERF_OK;
+    if (bytes) tl_perf_set_bytes(r, (double)bytes);
+    return tl_perf_ok(r, "vector", best_dtype);
 }
 
 /* sglang fused_append_shared_experts: ids = D[0], weights = D[1] (or ids). */
@@ -495,11 +440,8 @@ static int append_shared_experts_fn(const tl_perf_event *ev, int bwd, tl_perf_re
     int bi = tl_dtype_bpe(dids), bw = tl_dtype_bpe(dwts);
     int64_t ni = tl_pv_prod(ids), nw = tl_pv_prod(wts);
     r->flops = (double)ni;
-    r->has_bytes = 1;
-    r->bytes = (double)(2 * (ni * (bi ? bi : 4) + nw * (bw ? bw : 4)));
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(dids);
-    return TL_PERF_OK;
+    tl_perf_set_bytes(r, (double)(2 * (ni * (bi ? bi : 4) + nw * (bw ? bw : 4))));
+    return tl_perf_ok(r, "vector", dids);
 }
 
 /* aiter::topk_softplus(topk_weights, topk_ids, gating_output, ...): (M, E) = D[2], topk = D[0][1]. */
@@ -519,10 +461,8 @@ static int topk_softplus_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     tl_pm_int(r, "topk", topk);
     tl_pm_str(r, "dtype", d);
     r->flops = (double)(6 * M * E);
-    if (b) r->has_bytes = 1, r->bytes = (double)(M * E * b + E * 4 + M * topk * 4 + M * topk * 4);
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(d);
-    return TL_PERF_OK;
+    if (b) tl_perf_set_bytes(r, (double)(M * E * b + E * 4 + M * topk * 4 + M * topk * 4));
+    return tl_perf_ok(r, "vector", d);
 }
 
 CLASS(BiasedGroupedTopk, "MoE_aux", operands_fn);

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "model_core_misc.h"
+#include "perf_util.h"
 
 enum { MAX_MASK = 16 };
 
@@ -37,34 +37,41 @@ static int norm_input(const tl_perf_event *ev, size_t idx, norm *n)
     n->shape = tl_pe_dim(ev, idx);
     n->dtype = tl_pe_type(ev, idx);
     n->stride = tl_pe_stride(ev, idx);
-    return tl_pv_at(ev->types, idx) && tl_core_numel(n->shape, &n->E);
+    return tl_pv_at(ev->types, idx) && tl_shape_numel(n->shape, &n->E);
 }
 
 /* num_channels = op_shape[1]. */
-static int channels_dim1(norm *n) { return tl_core_dim(n->shape, 1, &n->C); }
+static int channels_dim1(norm *n) { return tl_shape_dim(n->shape, 1, &n->C); }
 
 /* num_channels = prod(literal C[i]), the normalized_shape. */
 static int channels_literal(tl_perf_result *r, const tl_perf_event *ev, size_t i, norm *n)
 {
-    return tl_core_numel(tl_core_literal(r, tl_pe_concrete(ev, i)), &n->C);
+    return tl_shape_numel(tl_pe_literal(r, ev, i), &n->C);
 }
 
 /* output_mask = [bool(x) for x in literal C[i]]. */
 static int mask_literal(tl_perf_result *r, const tl_perf_event *ev, size_t i, norm *n)
 {
     n->has_mask = 1;
-    return tl_core_literal_bools(r, tl_pe_concrete(ev, i), n->mask, MAX_MASK, &n->n_mask);
+    return tl_py_literal_bools(r, tl_pe_concrete(ev, i), n->mask, MAX_MASK, &n->n_mask);
 }
 
 /* Optional tensor i is present: a non-empty shape [FIX]. */
 static int present(const tl_perf_event *ev, size_t i) { return tl_pv_nonempty(tl_pe_dim(ev, i)); }
+
+/* Optional weight at argument w and bias at w + 1. */
+static void affine_at(const tl_perf_event *ev, size_t w, norm *n)
+{
+    n->is_affine = present(ev, w);
+    n->has_bias = present(ev, w + 1);
+}
 
 /* is_training from the literal of C[i] [FIX] ("False" is False); the
  * argument must exist. */
 static int training_literal(tl_perf_result *r, const tl_perf_event *ev, size_t i, int *out)
 {
     if (!tl_pv_at(ev->concrete, i)) return 0;
-    *out = tl_core_literal_truth(r, tl_pe_concrete(ev, i));
+    *out = tl_py_literal_truth(r, tl_pe_concrete(ev, i));
     return 1;
 }
 
@@ -82,14 +89,12 @@ static void norm_params(tl_perf_result *r, const norm *n)
     tl_pm_bool(r, "has_bias", n->has_bias);
     tl_pm_bool(r, "is_affine", n->is_affine);
     tl_pm_bool(r, "is_training", n->is_training);
-    if (n->has_mask) tl_core_pm_bools(r, "output_mask", n->mask, n->n_mask < MAX_MASK ? n->n_mask : MAX_MASK);
+    if (n->has_mask) tl_pm_bool_tuple(r, "output_mask", n->mask, n->n_mask < MAX_MASK ? n->n_mask : MAX_MASK);
 }
 
 static int norm_done(tl_perf_result *r, const norm *n)
 {
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(n->dtype);
-    return r->status = TL_PERF_OK;
+    return tl_perf_ok(r, "vector", n->dtype);
 }
 
 /* Forward: flops = 3C + (3E if training) + 3C + 2E; bytes = 2E·bpe +
@@ -101,8 +106,7 @@ static int norm_fwd(tl_perf_result *r, const norm *n)
     int bpe = tl_dtype_bpe(n->dtype);
     if (bpe) {
         int W = 2 + (n->is_affine ? 1 : 0) + (n->is_affine && n->has_bias ? 1 : 0) + (n->is_training ? 2 : 0);
-        r->has_bytes = 1;
-        r->bytes = (double)(E * bpe + E * bpe + W * C * bpe);
+        tl_perf_set_bytes(r, (double)(E * bpe + E * bpe + W * C * bpe));
     }
     return norm_done(r, n);
 }
@@ -132,15 +136,15 @@ static int norm_bwd(tl_perf_result *r, const norm *n, const char *name)
     if (bpe) {
         __int128 ebytes = (__int128)n->E * bpe + (__int128)n->E * bpe * (m0 && n->is_training ? 2 : 1);
         int kb = n->has_bias ? 2 : 1;
-        r->has_bytes = 1;
         if (!n->c_float) {
             __int128 cb = (__int128)n->C * bpe;
-            r->bytes = (double)(ebytes + (n->is_training ? cb : 0) + (n->is_affine ? cb + (n->is_training ? cb * kb : 0) : 0));
+            tl_perf_set_bytes(r, (double)(ebytes + (n->is_training ? cb : 0) +
+                                          (n->is_affine ? cb + (n->is_training ? cb * kb : 0) : 0)));
         } else {
             double cb = n->Cf * bpe, b = (double)ebytes;
             if (n->is_training) b += cb;
             if (n->is_affine) b += cb + (n->is_training ? cb * kb : 0);
-            r->bytes = b;
+            tl_perf_set_bytes(r, b);
         }
     }
     return norm_done(r, n);
@@ -168,12 +172,11 @@ static int batch_norm(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     norm n;
     if (!norm_input(ev, 0, &n) || !channels_dim1(&n) || !training_literal(r, ev, 5, &n.is_training))
         return bad_args(r, ev);
-    n.is_affine = present(ev, 1);
-    n.has_bias = present(ev, 2);
+    affine_at(ev, 1, &n);
     return norm_run(r, &n, 0, ev->name);
 }
 
-const tl_perf_class tl_pc_BatchNorm = {"BatchNorm", NORM_CAT, 0, batch_norm};
+const tl_perf_class tl_pc_BatchNorm = {"BatchNorm", NORM_CAT, 0, batch_norm, 0};
 
 /* native_batch_norm_backward(grad_out, input, weight?, running_mean?,
  * running_var?, save_mean?, save_invstd?, train, eps, output_mask);
@@ -195,7 +198,7 @@ static int batch_norm_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     return norm_run(r, &n, 1, ev->name);
 }
 
-const tl_perf_class tl_pc_BatchNormBwd = {"BatchNormBwd", NORM_BWD_CAT, 1, batch_norm_bwd};
+const tl_perf_class tl_pc_BatchNormBwd = {"BatchNormBwd", NORM_BWD_CAT, 1, batch_norm_bwd, 0};
 
 /* --- LayerNorm -------------------------------------------------------- */
 
@@ -204,13 +207,12 @@ static int layer_norm(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
     norm n;
     if (!norm_input(ev, 0, &n) || !channels_literal(r, ev, 1, &n)) return bad_args(r, ev);
-    n.is_affine = present(ev, 2);
-    n.has_bias = present(ev, 3);
+    affine_at(ev, 2, &n);
     n.is_training = 1;
     return norm_run(r, &n, bwd, ev->name);
 }
 
-const tl_perf_class tl_pc_LayerNorm = {"LayerNorm", NORM_CAT, 1, layer_norm};
+const tl_perf_class tl_pc_LayerNorm = {"LayerNorm", NORM_CAT, 1, layer_norm, 0};
 
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean,
  * rstd, weight?, bias?, output_mask): affine and bias from the mask. */
@@ -226,7 +228,7 @@ static int layer_norm_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     return norm_run(r, &n, 1, ev->name);
 }
 
-const tl_perf_class tl_pc_LayerNormBwd = {"LayerNormBwd", NORM_BWD_CAT, 1, layer_norm_bwd};
+const tl_perf_class tl_pc_LayerNormBwd = {"LayerNormBwd", NORM_BWD_CAT, 1, layer_norm_bwd, 0};
 
 /* --- GroupNorm -------------------------------------------------------- */
 
@@ -240,21 +242,19 @@ static int group_norm(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     if (!norm_input(ev, 0, &n) || !channels_dim1(&n)) return bad_args(r, ev);
     const char *name = ev->name ? ev->name : "";
     if (!strcmp(name, "aten::native_group_norm")) {
-        n.is_affine = present(ev, 1);
-        n.has_bias = present(ev, 2);
+        affine_at(ev, 1, &n);
     } else if (!strcmp(name, "aiter::_groupnorm_run")) {
         if (!tl_pe_dim(ev, 2)) return bad_args(r, ev);
         n.is_affine = 1;
         n.has_bias = 1;
     } else {
-        n.is_affine = present(ev, 2);
-        n.has_bias = present(ev, 3);
+        affine_at(ev, 2, &n);
     }
     n.is_training = 1;
     return norm_run(r, &n, bwd, ev->name);
 }
 
-const tl_perf_class tl_pc_GroupNorm = {"GroupNorm", NORM_CAT, 1, group_norm};
+const tl_perf_class tl_pc_GroupNorm = {"GroupNorm", NORM_CAT, 1, group_norm, 0};
 
 /* native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C,
  * HxW, group, output_mask): num_channels = C / group, a float. */
@@ -263,7 +263,7 @@ static int group_norm_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     (void)bwd;
     norm n;
     int64_t groups;
-    if (!norm_input(ev, 1, &n) || !channels_dim1(&n) || !tl_core_literal_int(r, tl_pe_concrete(ev, 8), &groups) ||
+    if (!norm_input(ev, 1, &n) || !channels_dim1(&n) || !tl_py_literal_int(r, tl_pe_concrete(ev, 8), &groups) ||
         !mask_literal(r, ev, 9, &n))
         return bad_args(r, ev);
     if (groups == 0) return tl_perf_error(r, "%s: group is 0", ev->name);
@@ -275,7 +275,7 @@ static int group_norm_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     return norm_run(r, &n, 1, ev->name);
 }
 
-const tl_perf_class tl_pc_GroupNormBwd = {"GroupNormBwd", NORM_BWD_CAT, 1, group_norm_bwd};
+const tl_perf_class tl_pc_GroupNormBwd = {"GroupNormBwd", NORM_BWD_CAT, 1, group_norm_bwd, 0};
 
 /* --- InstanceNorm ----------------------------------------------------- */
 
@@ -286,12 +286,11 @@ static int instance_norm(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     norm n;
     if (!norm_input(ev, 0, &n) || !channels_dim1(&n) || !training_literal(r, ev, 5, &n.is_training))
         return bad_args(r, ev);
-    n.is_affine = present(ev, 1);
-    n.has_bias = present(ev, 2);
+    affine_at(ev, 1, &n);
     return norm_run(r, &n, bwd, ev->name);
 }
 
-const tl_perf_class tl_pc_InstanceNorm = {"InstanceNorm", NORM_CAT, 1, instance_norm};
+const tl_perf_class tl_pc_InstanceNorm = {"InstanceNorm", NORM_CAT, 1, instance_norm, 0};
 
 /* Not modelled by the reference: no row. */
 static int instance_norm_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
@@ -301,7 +300,7 @@ static int instance_norm_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r
     return tl_perf_not_implemented(r);
 }
 
-const tl_perf_class tl_pc_InstanceNormBwd = {"InstanceNormBwd", NORM_BWD_CAT, 0, instance_norm_bwd};
+const tl_perf_class tl_pc_InstanceNormBwd = {"InstanceNormBwd", NORM_BWD_CAT, 0, instance_norm_bwd, 0};
 
 /* --- RMSNorm ---------------------------------------------------------- */
 
@@ -320,14 +319,11 @@ static int rms_norm(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     double rows = (double)n.E / (double)n.C;
     r->flops = rows * (double)(2 * (__int128)n.C + 2) + (double)((__int128)n.E * (n.is_affine ? 2 : 1));
     int bpe = tl_dtype_bpe(n.dtype);
-    if (bpe) {
-        r->has_bytes = 1;
-        r->bytes = (double)((__int128)n.E * bpe * 2 + (n.is_affine ? (__int128)n.C * bpe : 0));
-    }
+    if (bpe) tl_perf_set_bytes(r, (double)((__int128)n.E * bpe * 2 + (n.is_affine ? (__int128)n.C * bpe : 0)));
     return norm_done(r, &n);
 }
 
-const tl_perf_class tl_pc_RMSNorm = {"RMSNorm", NORM_CAT, 1, rms_norm};
+const tl_perf_class tl_pc_RMSNorm = {"RMSNorm", NORM_CAT, 1, rms_norm, 0};
 
 /* _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd,
  * weight?, output_mask):
@@ -349,64 +345,47 @@ static int rms_norm_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     if (n.mask[1] && n.is_affine) f += E + ((double)n.E / (double)n.C > 1 ? E : 0);
     r->flops = (double)f;
     int bpe = tl_dtype_bpe(n.dtype);
-    if (bpe) {
-        r->has_bytes = 1;
-        r->bytes = (double)(E * bpe + 2 * E * bpe + (n.is_affine ? 2 * (__int128)n.C * bpe : 0));
-    }
+    if (bpe) tl_perf_set_bytes(r, (double)(E * bpe + 2 * E * bpe + (n.is_affine ? 2 * (__int128)n.C * bpe : 0)));
     return norm_done(r, &n);
 }
 
-const tl_perf_class tl_pc_RMSNormBwd = {"RMSNormBwd", NORM_BWD_CAT, 1, rms_norm_bwd};
+const tl_perf_class tl_pc_RMSNormBwd = {"RMSNormBwd", NORM_BWD_CAT, 1, rms_norm_bwd, 0};
 
 /* --- primus fused LN + modulate --------------------------------------- */
 
 /* x = D[0] = [T, B, H]: LN over H without its own affine, then x·(1 +
  * scale) + shift with per-(B, H) scale and shift; fp32 mean/rstd per
- * (T, B) row. */
-static int fused_ln_modulate_read(const tl_perf_event *ev, norm *n, int64_t *T, int64_t *B)
+ * (T, B) row.
+ *   forward:  flops = 12E; bytes = 2E·bpe + 2·B·H·bpe + 2·T·B·4
+ *   backward: flops = 15E; bytes = 2E·bpe + 2·B·T·4 + E·bpe + 2·B·H·bpe + B·H·bpe */
+static int fused_ln_modulate_run(const tl_perf_event *ev, tl_perf_result *r, int backward)
 {
-    if (!norm_input(ev, 0, n) || tl_pv_len(n->shape) != 3) return 0;
-    int ok = tl_core_dim(n->shape, 0, T) && tl_core_dim(n->shape, 1, B) && tl_core_dim(n->shape, 2, &n->C);
-    n->is_training = 1;
-    return ok;
+    norm n;
+    int64_t T, B;
+    if (!norm_input(ev, 0, &n) || tl_pv_len(n.shape) != 3 || !tl_shape_dim(n.shape, 0, &T) ||
+        !tl_shape_dim(n.shape, 1, &B) || !tl_shape_dim(n.shape, 2, &n.C))
+        return bad_args(r, ev);
+    n.is_training = 1;
+    norm_params(r, &n);
+    __int128 E = n.E, BH = (__int128)B * n.C, stats = 2 * (__int128)T * B * 4;
+    r->flops = (double)((backward ? 15 : 12) * E);
+    int bpe = tl_dtype_bpe(n.dtype);
+    if (bpe) tl_perf_set_bytes(r, (double)(2 * E * bpe + 2 * BH * bpe + stats + (backward ? E * bpe + BH * bpe : 0)));
+    return norm_done(r, &n);
 }
 
-/* flops = 12E; bytes = 2E·bpe + 2·B·H·bpe + 2·T·B·4. */
 static int fused_ln_modulate(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
     (void)bwd;
-    norm n;
-    int64_t T, B;
-    if (!fused_ln_modulate_read(ev, &n, &T, &B)) return bad_args(r, ev);
-    norm_params(r, &n);
-    __int128 E = n.E, BH = (__int128)B * n.C;
-    r->flops = (double)(12 * E);
-    int bpe = tl_dtype_bpe(n.dtype);
-    if (bpe) {
-        r->has_bytes = 1;
-        r->bytes = (double)(2 * E * bpe + 2 * BH * bpe + 2 * (__int128)T * B * 4);
-    }
-    return norm_done(r, &n);
+    return fused_ln_modulate_run(ev, r, 0);
 }
 
-const tl_perf_class tl_pc_FusedLnModulate = {"FusedLnModulate", NORM_CAT, 0, fused_ln_modulate};
-
-/* flops = 15E; bytes = 2E·bpe + 2·B·T·4 + E·bpe + 2·B·H·bpe + B·H·bpe. */
 static int fused_ln_modulate_bwd(const tl_perf_event *ev, int bwd, tl_perf_result *r)
 {
     (void)bwd;
-    norm n;
-    int64_t T, B;
-    if (!fused_ln_modulate_read(ev, &n, &T, &B)) return bad_args(r, ev);
-    norm_params(r, &n);
-    __int128 E = n.E, BH = (__int128)B * n.C;
-    r->flops = (double)(15 * E);
-    int bpe = tl_dtype_bpe(n.dtype);
-    if (bpe) {
-        r->has_bytes = 1;
-        r->bytes = (double)(2 * E * bpe + 2 * (__int128)B * T * 4 + E * bpe + 2 * BH * bpe + BH * bpe);
-    }
-    return norm_done(r, &n);
+    return fused_ln_modulate_run(ev, r, 1);
 }
 
-const tl_perf_class tl_pc_FusedLnModulateBackward = {"FusedLnModulateBackward", NORM_BWD_CAT, 0, fused_ln_modulate_bwd};
+const tl_perf_class tl_pc_FusedLnModulate = {"FusedLnModulate", NORM_CAT, 0, fused_ln_modulate, 0};
+const tl_perf_class tl_pc_FusedLnModulateBackward = {"FusedLnModulateBackward", NORM_BWD_CAT, 0,
+                                                     fused_ln_modulate_bwd, 0};

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "model_core_misc.h"
+#include "perf_util.h"
 
 enum { MAX_DIMS = 64 };
 
@@ -19,12 +19,6 @@ static const char *reduce_type(const char *name)
     return "sum";
 }
 
-/* The literal of Concrete Inputs[i], NULL when it is not one. */
-static const tl_pv *concrete_literal(tl_perf_result *r, const tl_perf_event *ev, size_t i)
-{
-    return tl_core_literal(r, tl_pe_concrete(ev, i));
-}
-
 /* [FIX] the reduced dims from the parsed Concrete Inputs: keepdim is the
  * last bool of C[1:], dim the nearest int or int list before it. NULL (a
  * full reduction) when there is no bool or no dim. */
@@ -32,15 +26,15 @@ static const tl_pv *reduce_dims(tl_perf_result *r, const tl_perf_event *ev)
 {
     size_t n = tl_pv_len(ev->concrete), keep = 0;
     for (size_t i = n; i-- > 1;) {
-        const tl_pv *v = concrete_literal(r, ev, i);
+        const tl_pv *v = tl_pe_literal(r, ev, i);
         if (v && v->kind == TL_PV_BOOL) {
             keep = i;
             break;
         }
     }
     for (size_t i = keep; i-- > 1;) {
-        const tl_pv *v = concrete_literal(r, ev, i);
-        if (tl_core_is_int(v) || tl_core_is_int_list(v)) return v;
+        const tl_pv *v = tl_pe_literal(r, ev, i);
+        if (tl_py_is_int(v) || tl_py_is_int_list(v)) return v;
     }
     return NULL;
 }
@@ -76,7 +70,7 @@ static int output_elems(tl_perf_result *r, const tl_perf_event *ev, int64_t n_in
 /* args["Output type"][0] when that key holds a non-empty list, else None. */
 static const char *output_dtype(const tl_perf_event *ev)
 {
-    const tl_pv *t = tl_core_arg(ev, "Output type");
+    const tl_pv *t = tl_pe_arg(ev, "Output type");
     return tl_pv_cstr(tl_pv_at(t, 0));
 }
 
@@ -86,7 +80,7 @@ static int aten_reduce(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     int64_t n_in = 0, n_out = 0;
     const char *dtypes[2] = {NULL, NULL};
     if (tl_pv_len(ev->dims) > 0) {
-        if (!tl_core_numel(tl_pe_dim(ev, 0), &n_in) || !tl_pv_at(ev->types, 0))
+        if (!tl_shape_numel(tl_pe_dim(ev, 0), &n_in) || !tl_pv_at(ev->types, 0))
             return tl_perf_error(r, "%s: Input Dims[0]/Input type[0] missing", ev->name);
         if (!output_elems(r, ev, n_in, &n_out)) return tl_perf_error(r, "%s: output size out of range", ev->name);
         dtypes[0] = tl_pe_type(ev, 0);
@@ -100,13 +94,8 @@ static int aten_reduce(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     int bpe_in = tl_dtype_bpe(dtypes[0]);
     int bpe_out = dtypes[1] ? tl_dtype_bpe(dtypes[1]) : bpe_in;
     r->flops = (double)n_in;
-    if (bpe_in && bpe_out) {
-        r->has_bytes = 1;
-        r->bytes = (double)((__int128)n_in * bpe_in + (__int128)n_out * bpe_out);
-    }
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(dtypes[0]);
-    return r->status = TL_PERF_OK;
+    if (bpe_in && bpe_out) tl_perf_set_bytes(r, (double)((__int128)n_in * bpe_in + (__int128)n_out * bpe_out));
+    return tl_perf_ok(r, "vector", dtypes[0]);
 }
 
-const tl_perf_class tl_pc_aten_reduce = {"aten_reduce", "reduce", NULL, "Reduce", 1, aten_reduce};
+const tl_perf_class tl_pc_aten_reduce = {"aten_reduce", "reduce", NULL, "Reduce", 1, aten_reduce, 0};

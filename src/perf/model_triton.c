@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_ext.h"
 #include "model_triton.h"
+#include "perf_util.h"
 
 typedef enum triton_kind { TK_NONE, TK_POINTWISE, TK_REDUCTION } triton_kind;
 
@@ -159,14 +159,6 @@ static size_t concrete_ints(const tl_pv *concrete, int64_t last2[2])
     return n;
 }
 
-static int int_shape(const tl_pv *d)
-{
-    if (!tl_pv_is_list(d)) return 0;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->items[i].kind != TL_PV_INT) return 0;
-    return 1;
-}
-
 static int parse_v2(const tl_perf_event *ev, triton_v2 *v)
 {
     memset(v, 0, sizeof *v);
@@ -186,7 +178,7 @@ static int parse_v2(const tl_perf_event *ev, triton_v2 *v)
         const tl_pv *d = &ev->dims->items[i];
         const char *t = tl_pv_cstr(&ev->types->items[i]);
         if ((t && !strcmp(t, "Scalar")) || !tl_pv_nonempty(d)) continue;
-        if (!int_shape(d)) return 0; /* prod() of a non-shape: the parse fails */
+        if (!tl_pv_is_int64_list(d)) return 0; /* prod() of a non-shape: the parse fails */
         int64_t b = triton_bpe(t);
         if (first_bpe < 0) first_bpe = b;
         v->bytes += tl_pv_prod(d) * b;
@@ -216,11 +208,8 @@ static int triton_fn(const tl_perf_event *ev, int bwd, tl_perf_result *r)
     tl_pm_int(r, "xnumel", v.xnumel);
     tl_pm_int(r, "rnumel", v.rnumel);
     r->flops = (double)((__int128)fpe * v.xnumel * v.rnumel);
-    r->has_bytes = 1;
-    r->bytes = (double)v.bytes;
-    r->maf = "vector";
-    r->precision = tl_dtype_precision(v.dtype);
-    return TL_PERF_OK;
+    tl_perf_set_bytes(r, (double)v.bytes);
+    return tl_perf_ok(r, "vector", v.dtype);
 }
 
-const tl_perf_class tl_pc_TritonCompiledPerfModel = {"TritonCompiledPerfModel", "triton", NULL, NULL, 0, triton_fn};
+const tl_perf_class tl_pc_TritonCompiledPerfModel = {"TritonCompiledPerfModel", "triton", NULL, NULL, 0, triton_fn, 0};

@@ -95,42 +95,37 @@ void tl_pm_pv(tl_perf_result *r, const char *key, const tl_pv *v)
     tl_pv_to_json(&j, v);
     *s = *tl_pv_parse(r->arena, j.s);
     tl_sb_free(&j);
+    tl_pv_copy_marks(s, v);
+}
+
+void tl_pm_pylist(tl_perf_result *r, const char *key, const tl_pv *v)
+{
+    tl_pm_pv(r, key, v);
+    tl_perf_param *p = tl_pm_find(r, key);
+    if (p && p->value.kind == TL_PV_LIST) p->value.pylist = 1;
 }
 
 void tl_pm_str_tuple(tl_perf_result *r, const char *key, const char *const *items, size_t n)
 {
-    tl_sbuf j;
-    tl_sb_init(&j);
-    tl_sb_putc(&j, '[');
-    for (size_t i = 0; i < n; i++) {
-        if (i) tl_sb_putc(&j, ',');
-        if (!items[i]) {
-            tl_sb_puts(&j, "null");
-            continue;
-        }
-        tl_sb_putc(&j, '"');
-        for (const char *c = items[i]; *c; c++) {
-            if (*c == '"' || *c == '\\') tl_sb_putc(&j, '\\');
-            tl_sb_putc(&j, *c);
-        }
-        tl_sb_putc(&j, '"');
-    }
-    tl_sb_putc(&j, ']');
     tl_pv *s = slot(r, key);
-    if (s) *s = *tl_pv_parse(r->arena, j.s);
-    tl_sb_free(&j);
+    if (!s) return;
+    *s = *tl_pv_new_list(r->arena, n);
+    for (size_t i = 0; i < n; i++)
+        if (items[i]) s->items[i] = *arena_string(r, items[i]);
 }
 
 void tl_pm_int_tuple(tl_perf_result *r, const char *key, const int64_t *items, size_t n)
 {
-    tl_sbuf j;
-    tl_sb_init(&j);
-    tl_sb_putc(&j, '[');
-    for (size_t i = 0; i < n; i++) tl_sb_printf(&j, "%s%lld", i ? "," : "", (long long)items[i]);
-    tl_sb_putc(&j, ']');
     tl_pv *s = slot(r, key);
-    if (s) *s = *tl_pv_parse(r->arena, j.s);
-    tl_sb_free(&j);
+    if (s) *s = *tl_pv_int_list(r->arena, items, n);
+}
+
+void tl_pm_bool_tuple(tl_perf_result *r, const char *key, const int *items, size_t n)
+{
+    tl_pv *s = slot(r, key);
+    if (!s) return;
+    *s = *tl_pv_new_list(r->arena, n);
+    for (size_t i = 0; i < n; i++) s->items[i].kind = TL_PV_BOOL, s->items[i].i = items[i] != 0;
 }
 
 int tl_perf_error(tl_perf_result *r, const char *fmt, ...)

@@ -22,6 +22,10 @@ typedef struct tl_perf_event {
     const tl_pv *args;      /* the whole args object (DICT), for the few models that read other keys */
     const char *const *kernels; /* names of the op's subtree kernels, sorted by ts */
     size_t n_kernels;
+    /* For classes with seq_forward set (backward ops that look up their
+     * forward by Sequence number, spec §4.2): the forward op's event, or
+     * NULL when there is none. NULL for every other class. */
+    const struct tl_perf_event *seq_forward;
 } tl_perf_event;
 
 enum {
@@ -61,6 +65,7 @@ typedef struct tl_perf_class {
     const char *sheet;         /* sheet family (spec §3.2): "GEMM", "SDPA", "UnaryElementwise", ... */
     int has_bwd;               /* flops_bwd/bytes_bwd are defined (not NotImplementedError) */
     tl_perf_fn fn;
+    int seq_forward;           /* fn reads ev->seq_forward: the caller fills it (perf_eval.c) */
 } tl_perf_class;
 
 /* --- running a model ------------------------------------------------ */
@@ -76,10 +81,14 @@ void tl_pm_float(tl_perf_result *r, const char *key, double v);
 void tl_pm_str(tl_perf_result *r, const char *key, const char *s);   /* NULL -> None */
 void tl_pm_none(tl_perf_result *r, const char *key);
 void tl_pm_pv(tl_perf_result *r, const char *key, const tl_pv *v);  /* deep copy; NULL -> None */
+/* tl_pm_pv of a LIST that the reference keeps a Python list: its `param:`
+ * text is [..] where other lists show as tuples. */
+void tl_pm_pylist(tl_perf_result *r, const char *key, const tl_pv *v);
 /* A tuple of strings, e.g. ('c10::BFloat16', 'c10::BFloat16'); NULL items are None. */
 void tl_pm_str_tuple(tl_perf_result *r, const char *key, const char *const *items, size_t n);
 /* A tuple of ints / of bools. */
 void tl_pm_int_tuple(tl_perf_result *r, const char *key, const int64_t *items, size_t n);
+void tl_pm_bool_tuple(tl_perf_result *r, const char *key, const int *items, size_t n);
 /* Set or replace a param in place (keeps its position when it exists). */
 tl_perf_param *tl_pm_find(tl_perf_result *r, const char *key);
 /* Fail helpers: set status and message, return it. */

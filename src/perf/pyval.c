@@ -150,6 +150,26 @@ const tl_pv *tl_pv_parse(tl_pv_arena *a, const char *json)
     return v;
 }
 
+tl_pv *tl_pv_new_list(tl_pv_arena *a, size_t n)
+{
+    tl_pv *v = alloc(a, sizeof *v);
+    memset(v, 0, sizeof *v);
+    v->kind = TL_PV_LIST;
+    v->n = n;
+    if (n) {
+        v->items = alloc(a, n * sizeof *v->items);
+        memset(v->items, 0, n * sizeof *v->items);
+    }
+    return v;
+}
+
+const tl_pv *tl_pv_int_list(tl_pv_arena *a, const int64_t *v, size_t n)
+{
+    tl_pv *l = tl_pv_new_list(a, n);
+    for (size_t i = 0; i < n; i++) l->items[i].kind = TL_PV_INT, l->items[i].i = v[i];
+    return l;
+}
+
 const tl_pv *tl_pv_at(const tl_pv *v, size_t i)
 {
     if (!v || v->kind != TL_PV_LIST || i >= v->n) return NULL;
@@ -207,15 +227,17 @@ static void render(tl_sbuf *b, const tl_pv *v, int tuple)
     case TL_PV_BIGINT: tl_sb_puts(b, v->s); break;
     case TL_PV_FLOAT: tl_sb_pyfloat(b, v->f); break;
     case TL_PV_STR: tl_sb_pystr(b, v->s, v->n); break;
-    case TL_PV_LIST:
-        tl_sb_putc(b, tuple ? '(' : '[');
+    case TL_PV_LIST: {
+        int paren = tuple && !v->pylist;
+        tl_sb_putc(b, paren ? '(' : '[');
         for (size_t i = 0; i < v->n; i++) {
             if (i) tl_sb_puts(b, ", ");
             render(b, &v->items[i], tuple);
         }
-        if (tuple && v->n == 1) tl_sb_putc(b, ',');
-        tl_sb_putc(b, tuple ? ')' : ']');
+        if (paren && v->n == 1) tl_sb_putc(b, ',');
+        tl_sb_putc(b, paren ? ')' : ']');
         break;
+    }
     case TL_PV_DICT:
         tl_sb_putc(b, '{');
         for (size_t i = 0; i + 1 < v->n; i += 2) {
@@ -231,6 +253,15 @@ static void render(tl_sbuf *b, const tl_pv *v, int tuple)
 
 void tl_pv_str_tuple(tl_sbuf *b, const tl_pv *v) { render(b, v, 1); }
 void tl_pv_str_list(tl_sbuf *b, const tl_pv *v) { render(b, v, 0); }
+
+void tl_pv_copy_marks(tl_pv *dst, const tl_pv *src)
+{
+    if (!dst || !src || dst->kind != src->kind) return;
+    if (dst->kind != TL_PV_LIST && dst->kind != TL_PV_DICT) return;
+    if (dst->n != src->n) return;
+    dst->pylist = src->pylist;
+    for (size_t i = 0; i < dst->n; i++) tl_pv_copy_marks(&dst->items[i], &src->items[i]);
+}
 
 void tl_pv_to_json(tl_sbuf *b, const tl_pv *v)
 {

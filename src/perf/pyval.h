@@ -3,7 +3,8 @@
  * reference sees them after json.loads. Owns nothing global: a tl_pv_arena
  * holds every node of the values parsed into it and frees them at once.
  * Also renders values as Python's str() does after the reference turns lists
- * into tuples: ((512,), (141, 512), (), ()). */
+ * into tuples: ((512,), (141, 512), (), ()), except the lists a model marks
+ * as Python lists (pylist): [((4096, 8192), 'c10::bfloat16')]. */
 #ifndef TL_PYVAL_H
 #define TL_PYVAL_H
 
@@ -25,6 +26,7 @@ typedef enum tl_pv_kind {
 
 typedef struct tl_pv {
     uint8_t kind;
+    uint8_t pylist;      /* LIST: a Python list, shown [..] by tl_pv_str_tuple too */
     int64_t i;           /* INT, BOOL */
     double f;            /* FLOAT */
     const char *s;       /* STR, BIGINT (NUL-terminated, in the arena) */
@@ -39,6 +41,11 @@ void tl_pv_arena_free(tl_pv_arena *a);
 /* Parses validated JSON text; never fails on text the scanner accepted. */
 const tl_pv *tl_pv_parse(tl_pv_arena *a, const char *json);
 
+/* A LIST of n items, all None, for the caller to fill. */
+tl_pv *tl_pv_new_list(tl_pv_arena *a, size_t n);
+/* A LIST of n ints. */
+const tl_pv *tl_pv_int_list(tl_pv_arena *a, const int64_t *v, size_t n);
+
 /* Accessors that tolerate absence: NULL/out of range give NULL. */
 const tl_pv *tl_pv_at(const tl_pv *v, size_t i);
 size_t tl_pv_len(const tl_pv *v);                 /* 0 unless LIST */
@@ -50,10 +57,15 @@ int tl_pv_int(const tl_pv *v, int64_t *out);      /* INT (or BOOL) */
 const char *tl_pv_cstr(const tl_pv *v);           /* STR text or NULL */
 
 /* Python str() of the value with lists shown as tuples (the reference's
- * list_to_tuple): ((512,), (141, 512)); strings quoted as repr does. */
+ * list_to_tuple): ((512,), (141, 512)); strings quoted as repr does. Lists
+ * marked pylist stay lists: [(512,), (141, 512)]. */
 void tl_pv_str_tuple(tl_sbuf *b, const tl_pv *v);
-/* JSON text of the value (round-trips through tl_pv_parse). */
+/* JSON text of the value (round-trips through tl_pv_parse, but for the
+ * pylist marks: tl_pv_copy_marks puts them back). */
 void tl_pv_to_json(tl_sbuf *b, const tl_pv *v);
+/* Copies the pylist marks of src onto dst, a copy of it of the same
+ * structure (e.g. parsed from its JSON text); stops where they differ. */
+void tl_pv_copy_marks(tl_pv *dst, const tl_pv *src);
 /* Python repr with lists kept as lists: [[512, 1], []]. */
 void tl_pv_str_list(tl_sbuf *b, const tl_pv *v);
 

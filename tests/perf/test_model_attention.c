@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "perf/model_attention.h"
-#include "test.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -617,25 +617,17 @@ static void test_chunk_stats(void)
     CHECK(!tl_attention_chunk_stats(NULL, st));
 }
 
+static void new_arena(void) { arena = tl_pv_arena_new(); }
+static void free_arena(void) { tl_pv_arena_free(arena); }
+
 int main(void)
 {
-    void (*tests[])(void) = {
-        test_sdpa_qwen_causal,       test_sdpa_reference_rows,   test_sdpa_efficient_fp32,
-        test_flash_attention_gqa,    test_flash_attention_backward, test_flash_attention_varlen,
-        test_aiter_classes,          test_evoformer_and_checks,  test_vllm_unified_attention,
-        test_inference_worked_example, test_sglang_rows,         test_dv_variants,
-        test_pa_decode_gluon,        test_v4_paged_decode,       test_pa_sparse_and_gdn,
-        test_huge_values,            test_chunk_stats,
+    static const tl_perf_test_fn tests[] = {
+        test_sdpa_qwen_causal, test_sdpa_reference_rows, test_sdpa_efficient_fp32, test_flash_attention_gqa,
+        test_flash_attention_backward, test_flash_attention_varlen, test_aiter_classes,
+        test_evoformer_and_checks, test_vllm_unified_attention, test_inference_worked_example,
+        test_sglang_rows, test_dv_variants, test_pa_decode_gluon, test_v4_paged_decode, test_pa_sparse_and_gdn,
+        test_huge_values, test_chunk_stats
     };
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        arena = tl_pv_arena_new();
-        tests[i]();
-        tl_pv_arena_free(arena);
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return TL_PERF_TEST_RUN(tests, new_arena, free_arena);
 }

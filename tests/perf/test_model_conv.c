@@ -1,13 +1,14 @@
 /* test_model_conv.c — the convolution perf models (perf-model spec §4.2)
  * against hand-checked numbers: the h100 / agent-case reference CSV rows,
  * the bias FIX of §7 E5, backward formulas, ConvBias_ by sequence number,
- * error paths, and the literal parsers of model_conv.h. */
+ * error paths, and the literal parsers and Python numbers of perf_util.h. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "perf/model_conv.h"
-#include "test.h"
+#include "perf/perf_util.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -238,10 +239,10 @@ static void test_convolution_backward(void)
     tl_perf_result_free(&r);
 }
 
-/* ConvBias_ forward; ConvBias_Backward finds it by Sequence number. */
+/* ConvBias_ forward; ConvBias_Backward reads it through ev->seq_forward (the
+ * caller's lookup by Sequence number, report/perf_eval.c). */
 static void test_conv_bias_sequence(void)
 {
-    tl_conv_seq_cache_clear();
     const char *dims = "[[8, 64, 56, 56], [64, 64, 3, 3], [1, 64, 1, 1], [], []]";
     const char *types = "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"Scalar\", \"Scalar\"]";
     tl_perf_event fwd = event("ConvBiasReLU_", dims, types, NULL, "[\"\", \"\", \"\", \"1\", \"1\"]",
@@ -249,7 +250,9 @@ static void test_conv_bias_sequence(void)
     tl_perf_event bwd = event("ConvBiasReLU_Backward", "[]", "[]", NULL, "[]", "{\"Sequence number\": 4242}");
     tl_perf_result r;
 
-    CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_ERROR); /* forward not seen yet */
+    CHECK(tl_pc_ConvBias_Backward.seq_forward && tl_pc_ConvBiasReLU_Backward.seq_forward);
+    CHECK(!tl_pc_ConvBias_.seq_forward && !tl_pc_aten_conv_bwd.seq_forward);
+    CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_ERROR); /* no forward op */
     tl_perf_result_free(&r);
 
     CHECK_I64(run(&tl_pc_ConvBiasReLU_, &fwd, 0, &r), TL_PERF_OK);
@@ -261,11 +264,15 @@ static void test_conv_bias_sequence(void)
     CHECK_STR(param(&r, "groups"), "1");
     tl_perf_result_free(&r);
 
+    bwd.seq_forward = &fwd;
     CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 3.70098176);
     CHECK_DBL(r.bytes / 1048576, 15.4532470703125);
     CHECK_STR(param(&r, "input_shape"), "(8, 64, 56, 56)");
     CHECK_STR(r.precision, "fp16");
+    tl_perf_result_free(&r);
+    CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 1, &r), TL_PERF_OK); /* the same work */
+    CHECK_DBL(r.flops / 1e9, 3.70098176);
     tl_perf_result_free(&r);
 
     /* ConvBias_ with empty stride/padding texts: defaults 1 and 0 */
@@ -275,11 +282,11 @@ static void test_conv_bias_sequence(void)
     CHECK_STR(param(&r, "padding"), "(0, 0)");
     tl_perf_result_free(&r);
 
+    /* a forward whose shapes do not parse fails the backward too */
+    tl_perf_event broken = event("ConvBias_", "[[8, 64], [64, 64]]", types, NULL, "[]", NULL);
     tl_perf_event other = event("ConvBias_Backward", "[]", "[]", NULL, "[]", "{\"Sequence number\": 7}");
+    other.seq_forward = &broken;
     CHECK_I64(run(&tl_pc_ConvBias_Backward, &other, 0, &r), TL_PERF_ERROR);
-    tl_perf_result_free(&r);
-    tl_conv_seq_cache_clear();
-    CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_ERROR); /* cleared */
     tl_perf_result_free(&r);
 }
 
@@ -381,45 +388,39 @@ static void test_literals(void)
     size_t n;
     double d;
     int t;
-    CHECK(tl_lit_int(" 12 ", &i) && i == 12);
-    CHECK(tl_lit_int("-1_000", &i) && i == -1000);
-    CHECK(!tl_lit_int("1.0", &i) && !tl_lit_int("", &i) && !tl_lit_int(NULL, &i) && !tl_lit_int("1__0", &i));
-    CHECK(tl_lit_float("0.", &d) && d == 0.0);
-    CHECK(tl_lit_float("1e-05", &d) && d == 1e-05);
-    CHECK(tl_lit_float("-Infinity", &d) && isinf(d) && d < 0);
-    CHECK(!tl_lit_float("", &d) && !tl_lit_float("None", &d) && !tl_lit_float("0x10", &d));
-    CHECK(tl_lit_truth("True", &t) && t == 1);
-    CHECK(tl_lit_truth("False", &t) && t == 0);
-    CHECK(tl_lit_truth("None", &t) && t == 0);
-    CHECK(tl_lit_truth("[768]", &t) && t == 1);
-    CHECK(tl_lit_truth("[]", &t) && t == 0);
-    CHECK(tl_lit_truth("(0)", &t) && t == 0);
-    CHECK(tl_lit_truth("0.5", &t) && t == 1);
-    CHECK(tl_lit_truth("''", &t) && t == 0);
-    CHECK(!tl_lit_truth("", &t) && !tl_lit_truth("true", &t));
-    CHECK(tl_lit_int_tuple("[16, 16]", v, 8, &n) && n == 2 && v[0] == 16 && v[1] == 16);
-    CHECK(tl_lit_int_tuple("(2,)", v, 8, &n) && n == 1 && v[0] == 2);
-    CHECK(tl_lit_int_tuple("3", v, 8, &n) && n == 1 && v[0] == 3);
-    CHECK(tl_lit_int_tuple("", v, 8, &n) && n == 0);
-    CHECK(tl_lit_int_tuple("[]", v, 8, &n) && n == 0);
-    CHECK(!tl_lit_int_tuple("[1, x]", v, 8, &n) && !tl_lit_int_tuple("[1,,2]", v, 8, &n));
+    CHECK(tl_py_int(" 12 ", &i) && i == 12);
+    CHECK(tl_py_int("-1_000", &i) && i == -1000);
+    CHECK(!tl_py_int("1.0", &i) && !tl_py_int("", &i) && !tl_py_int(NULL, &i) && !tl_py_int("1__0", &i));
+    CHECK(tl_py_float("0.", &d) && d == 0.0);
+    CHECK(tl_py_float("1e-05", &d) && d == 1e-05);
+    CHECK(tl_py_float("-Infinity", &d) && isinf(d) && d < 0);
+    CHECK(!tl_py_float("", &d) && !tl_py_float("None", &d) && !tl_py_float("0x10", &d));
+    CHECK(tl_py_truth("True", &t) && t == 1);
+    CHECK(tl_py_truth("False", &t) && t == 0);
+    CHECK(tl_py_truth("None", &t) && t == 0);
+    CHECK(tl_py_truth("[768]", &t) && t == 1);
+    CHECK(tl_py_truth("[]", &t) && t == 0);
+    CHECK(tl_py_truth("(0)", &t) && t == 0);
+    CHECK(tl_py_truth("0.5", &t) && t == 1);
+    CHECK(tl_py_truth("''", &t) && t == 0);
+    CHECK(!tl_py_truth("", &t) && !tl_py_truth("true", &t));
+    CHECK(tl_py_int_tuple("[16, 16]", v, 8, &n) && n == 2 && v[0] == 16 && v[1] == 16);
+    CHECK(tl_py_int_tuple("(2,)", v, 8, &n) && n == 1 && v[0] == 2);
+    CHECK(tl_py_int_tuple("3", v, 8, &n) && n == 1 && v[0] == 3);
+    CHECK(tl_py_int_tuple("", v, 8, &n) && n == 0);
+    CHECK(tl_py_int_tuple("[]", v, 8, &n) && n == 0);
+    CHECK(!tl_py_int_tuple("[1, x]", v, 8, &n) && !tl_py_int_tuple("[1,,2]", v, 8, &n));
 }
+
+static void new_arena(void) { arena = tl_pv_arena_new(); }
+static void free_arena(void) { tl_pv_arena_free(arena); }
 
 int main(void)
 {
-    void (*tests[])(void) = {test_falconsai_bias_fix, test_timesformer_bias_fix, test_owlv2_reference_row,
-                             test_agent_case_rows,    test_conv1d_and_defaults,  test_transposed,
-                             test_convolution_backward, test_conv_bias_sequence, test_errors_and_unknown_dtype,
-                             test_huge_values,        test_python_numbers, test_descriptors, test_literals};
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        arena = tl_pv_arena_new();
-        tests[i]();
-        tl_pv_arena_free(arena);
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    static const tl_perf_test_fn tests[] = {
+        test_falconsai_bias_fix, test_timesformer_bias_fix, test_owlv2_reference_row, test_agent_case_rows,
+        test_conv1d_and_defaults, test_transposed, test_convolution_backward, test_conv_bias_sequence,
+        test_errors_and_unknown_dtype, test_huge_values, test_python_numbers, test_descriptors, test_literals
+    };
+    return TL_PERF_TEST_RUN(tests, new_arena, free_arena);
 }

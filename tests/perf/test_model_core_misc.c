@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "perf/model_core_misc.h"
-#include "test.h"
+#include "perf/perf_util.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -129,7 +130,7 @@ static void test_classes(void)
 static const char *lit(fx *f, const char *s)
 {
     tl_sb_clear(&f->s);
-    const tl_pv *v = tl_core_literal(&f->r, s);
+    const tl_pv *v = tl_py_literal(&f->r, s);
     if (!v) return "<none>";
     tl_pv_str_tuple(&f->s, v);
     return f->s.s;
@@ -183,23 +184,23 @@ static void test_literals(void)
     CHECK_STR(lit(&f, deep), "<none>");
     CHECK_STR(lit(&f, deep + 190), "<none>"); /* unbalanced */
     CHECK_STR(lit(&f, "[[[[[[[[1]]]]]]]]"), "((((((((1,),),),),),),),)");
-    CHECK(tl_core_literal(&f.r, NULL) == NULL);
+    CHECK(tl_py_literal(&f.r, NULL) == NULL);
 
-    CHECK_I64(tl_core_literal_truth(&f.r, "False"), 0);
-    CHECK_I64(tl_core_literal_truth(&f.r, "True"), 1);
-    CHECK_I64(tl_core_literal_truth(&f.r, ""), 0);
-    CHECK_I64(tl_core_literal_truth(&f.r, "0."), 0);
-    CHECK_I64(tl_core_literal_truth(&f.r, "1"), 1);
-    CHECK_I64(tl_core_literal_truth(&f.r, "x"), 1);
-    CHECK_I64(tl_core_literal_truth(&f.r, NULL), 0);
+    CHECK_I64(tl_py_literal_truth(&f.r, "False"), 0);
+    CHECK_I64(tl_py_literal_truth(&f.r, "True"), 1);
+    CHECK_I64(tl_py_literal_truth(&f.r, ""), 0);
+    CHECK_I64(tl_py_literal_truth(&f.r, "0."), 0);
+    CHECK_I64(tl_py_literal_truth(&f.r, "1"), 1);
+    CHECK_I64(tl_py_literal_truth(&f.r, "x"), 1);
+    CHECK_I64(tl_py_literal_truth(&f.r, NULL), 0);
     int64_t v = 0;
-    CHECK(tl_core_literal_int(&f.r, "32", &v) && v == 32);
-    CHECK(!tl_core_literal_int(&f.r, "True", &v));
-    CHECK(!tl_core_literal_int(&f.r, "3.0", &v));
+    CHECK(tl_py_literal_int(&f.r, "32", &v) && v == 32);
+    CHECK(!tl_py_literal_int(&f.r, "True", &v));
+    CHECK(!tl_py_literal_int(&f.r, "3.0", &v));
     int m[4];
     size_t n = 0;
-    CHECK(tl_core_literal_bools(&f.r, "[True, False, 1]", m, 4, &n) && n == 3 && m[0] && !m[1] && m[2]);
-    CHECK(!tl_core_literal_bools(&f.r, "True", m, 4, &n));
+    CHECK(tl_py_literal_bools(&f.r, "[True, False, 1]", m, 4, &n) && n == 3 && m[0] && !m[1] && m[2]);
+    CHECK(!tl_py_literal_bools(&f.r, "True", m, 4, &n));
     done(&f);
 }
 
@@ -209,16 +210,23 @@ static void test_shape_helpers(void)
     run(&f, &tl_pc_fused_rope_fwd, 0, "x", "[[2, 3], [], [1, \"a\"], [4611686018427387904, 4]]", "[\"float\"]", NULL,
         NULL);
     int64_t n = 0;
-    CHECK(tl_core_numel(tl_pe_dim(&f.ev, 0), &n) && n == 6);
-    CHECK(tl_core_numel(tl_pe_dim(&f.ev, 1), &n) && n == 1);
-    CHECK(!tl_core_numel(tl_pe_dim(&f.ev, 2), &n));
-    CHECK(!tl_core_numel(tl_pe_dim(&f.ev, 3), &n)); /* leaves int64 */
-    CHECK(!tl_core_numel(NULL, &n));
-    CHECK(tl_core_dim(tl_pe_dim(&f.ev, 0), -1, &n) && n == 3);
-    CHECK(!tl_core_dim(tl_pe_dim(&f.ev, 0), 2, &n));
-    CHECK(!tl_core_dim(tl_pe_dim(&f.ev, 0), -3, &n));
-    CHECK(tl_core_arg(&f.ev, "Input type") == f.ev.types);
-    CHECK(tl_core_arg(&f.ev, "Output type") == NULL);
+    CHECK(tl_shape_numel(tl_pe_dim(&f.ev, 0), &n) && n == 6);
+    CHECK(tl_shape_numel(tl_pe_dim(&f.ev, 1), &n) && n == 1);
+    CHECK(!tl_shape_numel(tl_pe_dim(&f.ev, 2), &n));
+    CHECK(!tl_shape_numel(tl_pe_dim(&f.ev, 3), &n)); /* leaves int64 */
+    CHECK(!tl_shape_numel(NULL, &n));
+    CHECK(tl_shape_dim(tl_pe_dim(&f.ev, 0), -1, &n) && n == 3);
+    CHECK(!tl_shape_dim(tl_pe_dim(&f.ev, 0), 2, &n));
+    CHECK(!tl_shape_dim(tl_pe_dim(&f.ev, 0), -3, &n));
+    CHECK(tl_pe_arg(&f.ev, "Input type") == f.ev.types);
+    CHECK(tl_pe_arg(&f.ev, "Output type") == NULL);
+    tl_pv_arena *a = tl_pv_arena_new();
+    const tl_pv *d = tl_pv_parse(a, "{\"k\": 1, \"j\": 2, \"k\": 3}"); /* json.loads keeps the last k */
+    int64_t v = 0;
+    CHECK(tl_pv_int(tl_pv_dict_get(d, "k"), &v) && v == 3);
+    CHECK(tl_pv_int(tl_pv_dict_get(d, "j"), &v) && v == 2);
+    CHECK(tl_pv_dict_get(d, "x") == NULL && tl_pv_dict_get(tl_pv_parse(a, "[1]"), "k") == NULL);
+    tl_pv_arena_free(a);
     done(&f);
 }
 
@@ -347,16 +355,9 @@ static void test_cross_entropy(void)
 
 int main(void)
 {
-    static void (*const tests[])(void) = {test_classes,     test_literals,      test_shape_helpers,
-                                          test_moe_comm,    test_causal_conv1d, test_mamba_ssd,
-                                          test_fused_rope,  test_cross_entropy};
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i]();
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    static const tl_perf_test_fn tests[] = {
+        test_classes, test_literals, test_shape_helpers, test_moe_comm, test_causal_conv1d, test_mamba_ssd,
+        test_fused_rope, test_cross_entropy
+    };
+    return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "perf/model_elementwise.h"
-#include "test.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -408,17 +408,10 @@ static void test_primus_quantizers(void)
 
 int main(void)
 {
-    static void (*const tests[])(void) = {test_classes,         test_unary_copy,           test_unary_scalar_args,
-                                          test_unary_errors,    test_upsample_output_size, test_upsample_scales,
-                                          test_replication_pad, test_binary_scalar,        test_binary_broadcast,
-                                          test_binary_out_and_errors, test_liger_silu_mul, test_primus_quantizers};
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i]();
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    static const tl_perf_test_fn tests[] = {
+        test_classes, test_unary_copy, test_unary_scalar_args, test_unary_errors, test_upsample_output_size,
+        test_upsample_scales, test_replication_pad, test_binary_scalar, test_binary_broadcast,
+        test_binary_out_and_errors, test_liger_silu_mul, test_primus_quantizers
+    };
+    return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "perf/model_ext.h"
-#include "test.h"
+#include "perf/perf_util.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -595,27 +596,25 @@ static void test_py_int(void)
     CHECK(!tl_py_int("", &v));
     CHECK(!tl_py_int(NULL, &v));
     CHECK(!tl_py_int("99999999999999999999", &v));
+    /* int() takes any number of leading zeros */
+    CHECK(tl_py_int("0000000000000000000000000000000000000000000000000000000000000000000012", &v) && v == 12);
+    CHECK(tl_py_int("-9223372036854775808", &v) && v == INT64_MIN);
+    CHECK(!tl_py_int("9223372036854775808", &v));
     CHECK_I64(tl_ceil_div(4096, 128), 32);
     CHECK_I64(tl_ceil_div(2880, 256), 12);
     CHECK_I64(tl_floor_div(-7, 2), -4);
+    CHECK_I64(tl_floor_div(7, -1), -7);
+    CHECK_I64(tl_floor_div(INT64_MIN, -1), INT64_MIN); /* no SIGFPE */
 }
 
 int main(void)
 {
-    void (*tests[])(void) = {
-        test_silu_and_mul_reference_row, test_activation_variants,
-        test_per_group_quant, test_per_token_group_quant_fp8, test_mxfp4_quant_family,
-        test_rotary_embedding_reference_row, test_rope_cached, test_fused_qk_rope,
-        test_rmsnorm_reference_rows, test_rmsnorm_quant_variants, test_rmsnorm_pad_and_mxfp4,
-        test_custom_collectives, test_mhc, test_mixed_sample, test_no_bwd, test_py_int,
+    static const tl_perf_test_fn tests[] = {
+        test_silu_and_mul_reference_row, test_activation_variants, test_per_group_quant,
+        test_per_token_group_quant_fp8, test_mxfp4_quant_family, test_rotary_embedding_reference_row,
+        test_rope_cached, test_fused_qk_rope, test_rmsnorm_reference_rows, test_rmsnorm_quant_variants,
+        test_rmsnorm_pad_and_mxfp4, test_custom_collectives, test_mhc, test_mixed_sample, test_no_bwd,
+        test_py_int
     };
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i]();
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "perf/model_moe.h"
-#include "test.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -369,8 +369,8 @@ static void test_moe_sorting_reference_row(void)
     CHECK_STR(f.r.maf, "vector");
     CHECK_STR(f.r.precision, "bf16");
     CHECK_STR(keys(&f), "operands");
-    /* the reference shows a list of tuples; pyval renders every list as a tuple */
-    CHECK_STR(param(&f, "operands"), "(((4096, 8192), 'c10::bfloat16'), ((8, 8192, 22016), 'c10::bfloat16'))");
+    /* the reference's text: a list of tuples */
+    CHECK_STR(param(&f, "operands"), "[((4096, 8192), 'c10::bfloat16'), ((8, 8192, 22016), 'c10::bfloat16')]");
     done(&f);
     /* scalars and empty shapes are not operands; unknown dtypes add no bytes */
     CHECK_I64(run(&f, &tl_pc_BiasedGroupedTopk,
@@ -387,6 +387,38 @@ static void test_moe_sorting_reference_row(void)
     done(&f);
     CHECK_I64(run(&f, &tl_pc_MoeSortScatterGather, "{\"Input Dims\": [[], []], \"Input type\": [\"\", \"\"]}"),
               TL_PERF_ERROR); /* max() of nothing */
+    done(&f);
+    /* one operand: a one-item list (no tuple comma), its shape a 1-tuple */
+    CHECK_I64(run(&f, &tl_pc_MoeSortScatterGather, "{\"Input Dims\": [[16], []], \"Input type\": [\"float\", \"\"]}"),
+              TL_PERF_OK);
+    CHECK_STR(param(&f, "operands"), "[((16,), 'float')]");
+    done(&f);
+}
+
+/* The pylist mark: kept by tl_pm_pv's copy (also inside other values),
+ * shown [..] by tl_pv_str_tuple and tl_pv_str_list, not in JSON. */
+static void test_pylist_mark(void)
+{
+    fixture f;
+    CHECK_I64(run(&f, &tl_pc_topk_softplus, "{\"Input Dims\": [[4, 2], [4, 2], [4, 8]], \"Input type\": [\"\", \"\", \"float\"]}"),
+              TL_PERF_OK);
+    tl_pv *v = (tl_pv *)tl_pv_parse(f.a, "[[1, [2]], [3], []]");
+    v->items[0].pylist = 1;
+    v->items[2].pylist = 1;
+    tl_pm_pv(&f.r, "nested", v);
+    CHECK_STR(param(&f, "nested"), "([1, (2,)], (3,), [])");
+    tl_pm_pylist(&f.r, "top", v);
+    CHECK_STR(param(&f, "top"), "[[1, (2,)], (3,), []]");
+    tl_pm_pylist(&f.r, "scalar", tl_pv_parse(f.a, "7")); /* not a list: no mark */
+    CHECK_STR(param(&f, "scalar"), "7");
+    tl_sbuf b;
+    tl_sb_init(&b);
+    tl_pv_to_json(&b, &tl_pm_find(&f.r, "top")->value);
+    CHECK_STR(b.s, "[[1,[2]],[3],[]]");
+    tl_sb_clear(&b);
+    tl_pv_str_list(&b, &tl_pm_find(&f.r, "top")->value);
+    CHECK_STR(b.s, "[[1, [2]], [3], []]");
+    tl_sb_free(&b);
     done(&f);
 }
 
@@ -438,18 +470,11 @@ static void test_no_bwd(void)
 
 int main(void)
 {
-    void (*tests[])(void) = {
-        test_triton_unfused_reference_rows, test_triton_unfused_errors, test_fused_1stage, test_fused_blockscale,
-        test_cktile_two_stage, test_ck_stage, test_flydsl, test_gptq_awq, test_invoke_grouped_gemm,
-        test_moe_sorting_reference_row, test_append_shared_experts, test_topk_softplus, test_no_bwd,
+    static const tl_perf_test_fn tests[] = {
+        test_triton_unfused_reference_rows, test_triton_unfused_errors, test_fused_1stage,
+        test_fused_blockscale, test_cktile_two_stage, test_ck_stage, test_flydsl, test_gptq_awq,
+        test_invoke_grouped_gemm, test_moe_sorting_reference_row, test_pylist_mark, test_append_shared_experts,
+        test_topk_softplus, test_no_bwd
     };
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i]();
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "perf/model_norm.h"
-#include "test.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -476,17 +476,10 @@ static void test_fused_ln_modulate(void)
 
 int main(void)
 {
-    static void (*const tests[])(void) = {
-        test_classes,        test_layer_norm_rows, test_layer_norm_fix_and_bwd, test_layer_norm_bwd,
-        test_batch_norm,     test_batch_norm_bwd,  test_group_norm,             test_group_norm_bwd,
-        test_instance_norm,  test_rms_norm,        test_rms_norm_bwd,           test_fused_ln_modulate};
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i]();
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    static const tl_perf_test_fn tests[] = {
+        test_classes, test_layer_norm_rows, test_layer_norm_fix_and_bwd, test_layer_norm_bwd, test_batch_norm,
+        test_batch_norm_bwd, test_group_norm, test_group_norm_bwd, test_instance_norm, test_rms_norm,
+        test_rms_norm_bwd, test_fused_ln_modulate
+    };
+    return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "perf/model_reduce.h"
-#include "test.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -282,15 +282,9 @@ static void test_dtypes_and_errors(void)
 
 int main(void)
 {
-    static void (*const tests[])(void) = {test_class,           test_mean_keepdim, test_norm_and_max,
-                                          test_cumsum_and_full, test_dim_walk,     test_dtypes_and_errors};
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i]();
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    static const tl_perf_test_fn tests[] = {
+        test_class, test_mean_keepdim, test_norm_and_max, test_cumsum_and_full, test_dim_walk,
+        test_dtypes_and_errors
+    };
+    return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }

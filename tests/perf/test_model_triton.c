@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "perf/model_triton.h"
-#include "test.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
 
@@ -274,17 +274,9 @@ static void test_known_ops(void)
 
 int main(void)
 {
-    void (*tests[])(void) = {
+    static const tl_perf_test_fn tests[] = {
         test_e8_pointwise, test_reference_rows, test_float_fix_and_unknown_ops, test_numel_rules,
-        test_not_modelled, test_segmentation,  test_known_ops,
+        test_not_modelled, test_segmentation, test_known_ops
     };
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i]();
-        if (tl_test_state.failures == before) passed++;
-        else failed++;
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }
