@@ -34,15 +34,13 @@ static void derive_div(tl_table *t, const char *from, const char *to, double div
     for (size_t r = 0; c >= 0 && r < t->nrows; r++) tl_table_set_f64(t, d, r, tl_table_num(t, (size_t)c, r) / div);
 }
 
-tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers)
+/* Launchers grouped by one key (sorted keys, missing keys dropped), sorted
+ * by total direct kernel time, with the time in ms added; NULL if empty. */
+static tl_table *by_direct_time(const tl_table *launchers, const char *name, const char *key, const tl_agg *aggs,
+                                size_t naggs)
 {
-    static const char *const keys[] = {"op category"};
-    const tl_agg aggs[] = {
-        {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
-        {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
-    };
-    tl_groupby g = {keys, 1, 1, 1, aggs, 2};
-    tl_table *t = tl_table_group(launchers, "ops_summary_by_category", &g);
+    tl_groupby g = {&key, 1, 1, 1, aggs, naggs};
+    tl_table *t = tl_table_group(launchers, name, &g);
     if (!t->nrows) {
         tl_table_free(t);
         return NULL;
@@ -50,6 +48,17 @@ tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers)
     tl_sortkey sk = {"total_direct_kernel_time_sum", 1};
     tl_table_sort(t, &sk, 1);
     derive_div(t, "total_direct_kernel_time_sum", "total_direct_kernel_time_ms", 1000.0);
+    return t;
+}
+
+tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers)
+{
+    const tl_agg aggs[] = {
+        {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
+        {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
+    };
+    tl_table *t = by_direct_time(launchers, "ops_summary_by_category", "op category", aggs, 2);
+    if (!t) return NULL;
     tl_table_drop(t, "total_direct_kernel_time_sum");
     tl_add_percentages(t, "total_direct_kernel_time_ms");
     return t;
@@ -57,22 +66,14 @@ tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers)
 
 tl_table *tl_sheet_ops_summary(const tl_table *launchers)
 {
-    static const char *const keys[] = {"name"};
     const tl_agg aggs[] = {
         {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
         {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
         {"op category", TL_AGG_SET, "Categories", NULL, NULL},
         {"total_subtree_kernel_time", TL_AGG_SUM, "total_subtree_kernel_time_sum", NULL, NULL},
     };
-    tl_groupby g = {keys, 1, 1, 1, aggs, 4};
-    tl_table *t = tl_table_group(launchers, "ops_summary", &g);
-    if (!t->nrows) {
-        tl_table_free(t);
-        return NULL;
-    }
-    tl_sortkey sk = {"total_direct_kernel_time_sum", 1};
-    tl_table_sort(t, &sk, 1);
-    derive_div(t, "total_direct_kernel_time_sum", "total_direct_kernel_time_ms", 1000.0);
+    tl_table *t = by_direct_time(launchers, "ops_summary", "name", aggs, 4);
+    if (!t) return NULL;
     tl_add_percentages(t, "total_direct_kernel_time_ms");
     derive_div(t, "total_subtree_kernel_time_sum", "total_subtree_kernel_time_ms", 1000.0);
     static const char *const order[] = {"name",
