@@ -23,6 +23,7 @@ void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch)
     pe->arch = arch;
     tl_map_init(&pe->cache, 1024);
     tl_strpool_init(&pe->strings);
+    tl_annotations_init(&pe->ann, t);
     const tl_event_store *es = &t->es;
     pe->volatile_key = tl_xcalloc(es->keys.n + 1, 1);
     static const char *const vol[] = {"External id", "Record function id", "Ev Idx", "Sequence number",
@@ -54,6 +55,7 @@ void tl_perf_eval_free(tl_perf_eval *pe)
     free(pe->seq_index);
     tl_map_free(&pe->cache);
     tl_strpool_free(&pe->strings);
+    tl_annotations_free(&pe->ann);
     memset(pe, 0, sizeof *pe);
 }
 
@@ -173,11 +175,12 @@ static void mix_args(const tl_perf_eval *pe, uint32_t ev, uint64_t *a, uint64_t 
  * event's name and args, the kernel names, and the forward op's name and
  * args for a seq_forward class (fwd, TL_NOUID when none). */
 static void signature(const tl_perf_eval *pe, const tl_perf_class *cls, uint32_t ev, uint32_t fwd, int bwd,
-                      const uint32_t *k, size_t nk, uint64_t *h1, uint64_t *h2)
+                      const char *annotation, const uint32_t *k, size_t nk, uint64_t *h1, uint64_t *h2)
 {
     const tl_event_store *es = &pe->t->es;
     uint64_t a = mix(0x1234, (uint64_t)(uintptr_t)cls), b = mix(0x9876, es->name[ev]);
     a = mix(a, (uint64_t)bwd);
+    if (annotation) b = mix(b, tl_hash_bytes(annotation, strlen(annotation)));
     mix_args(pe, ev, &a, &b);
     if (cls->seq_forward) {
         a = mix(a, fwd == TL_NOUID ? 1 : 2);
@@ -194,11 +197,27 @@ static void signature(const tl_perf_eval *pe, const tl_perf_class *cls, uint32_t
     *h2 = b ^ (uint64_t)nk;
 }
 
-/* The args object of an event as JSON text (typed columns included). */
-static void args_json(const tl_event_store *es, uint32_t ev, tl_sbuf *b)
+static void json_str(tl_sbuf *b, const char *s)
+{
+    tl_sb_putc(b, '"');
+    for (const char *c = s; *c; c++) {
+        if (*c == '"' || *c == '\\') tl_sb_putc(b, '\\');
+        tl_sb_putc(b, *c);
+    }
+    tl_sb_putc(b, '"');
+}
+
+/* The args object of an event as JSON text (typed columns included), plus
+ * "annotation" for the ops of the annotation step (perf-report §3.12). */
+static void args_json(const tl_event_store *es, uint32_t ev, const char *annotation, tl_sbuf *b)
 {
     tl_sb_putc(b, '{');
     int first = 1;
+    if (annotation) {
+        tl_sb_puts(b, "\"annotation\":");
+        json_str(b, annotation);
+        first = 0;
+    }
     if (es->corr[ev] != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
         tl_sb_printf(b, "\"correlation\":%lld", (long long)es->corr[ev]);
         first = 0;
@@ -209,12 +228,8 @@ static void args_json(const tl_event_store *es, uint32_t ev, tl_sbuf *b)
     while (tl_es_args_next(&it, &a)) {
         if (!first) tl_sb_putc(b, ',');
         first = 0;
-        tl_sb_putc(b, '"');
-        for (const char *c = tl_strpool_get(&es->keys, a.key); *c; c++) {
-            if (*c == '"' || *c == '\\') tl_sb_putc(b, '\\');
-            tl_sb_putc(b, *c);
-        }
-        tl_sb_puts(b, "\":");
+        json_str(b, tl_strpool_get(&es->keys, a.key));
+        tl_sb_putc(b, ':');
         if (a.tag == TL_AV_INT) tl_sb_printf(b, "%lld", (long long)a.i);
         else tl_sb_puts(b, tl_strpool_get(&es->values, (uint32_t)a.i));
     }
@@ -222,11 +237,11 @@ static void args_json(const tl_event_store *es, uint32_t ev, tl_sbuf *b)
 }
 
 /* An event as a model sees it, its args parsed into ar (no kernels). */
-static tl_perf_event perf_event(const tl_event_store *es, uint32_t ev, tl_pv_arena *ar)
+static tl_perf_event perf_event(const tl_event_store *es, uint32_t ev, const char *annotation, tl_pv_arena *ar)
 {
     tl_sbuf b;
     tl_sb_init(&b);
-    args_json(es, ev, &b);
+    args_json(es, ev, annotation, &b);
     const tl_pv *args = tl_pv_parse(ar, b.s);
     tl_sb_free(&b);
     return (tl_perf_event){
@@ -283,8 +298,11 @@ const tl_perf_entry *tl_perf_eval_run(tl_perf_eval *pe, const tl_perf_class *cls
                                       const uint32_t *kernels, size_t nk)
 {
     uint32_t fwd = cls->seq_forward ? tl_perf_seq_forward(pe, ev) : TL_NOUID;
+    const char *ann = NULL;
+    if (!strncmp(tl_es_name(&pe->t->es, ev), "vllm::unified_attention_with_output", 35))
+        ann = tl_event_annotation(&pe->ann, ev);
     uint64_t h1, h2;
-    signature(pe, cls, ev, fwd, bwd, kernels, nk, &h1, &h2);
+    signature(pe, cls, ev, fwd, bwd, ann, kernels, nk, &h1, &h2);
     uint32_t hit = tl_map_get(&pe->cache, h1, h2);
     if (hit != UINT32_MAX) return &pe->entries[hit];
 
@@ -292,11 +310,11 @@ const tl_perf_entry *tl_perf_eval_run(tl_perf_eval *pe, const tl_perf_class *cls
     tl_pv_arena *ar = tl_pv_arena_new();
     const char **knames = tl_xmalloc((nk + 1) * sizeof *knames);
     for (size_t i = 0; i < nk; i++) knames[i] = tl_es_name(es, kernels[i]);
-    tl_perf_event pev = perf_event(es, ev, ar), fev;
+    tl_perf_event pev = perf_event(es, ev, ann, ar), fev;
     pev.kernels = knames;
     pev.n_kernels = nk;
     if (fwd != TL_NOUID) {
-        fev = perf_event(es, fwd, ar);
+        fev = perf_event(es, fwd, NULL, ar);
         pev.seq_forward = &fev;
     }
     tl_perf_result r;

@@ -12,6 +12,7 @@
 #include "../perf/arch.h"
 #include "../perf/perf_model.h"
 #include "../perf/roofline.h"
+#include "../trace/annotation.h"
 #include "../trace/trace.h"
 #include "../util/hashmap.h"
 
@@ -42,6 +43,7 @@ typedef struct tl_perf_eval {
     size_t n, cap;
     uint64_t *keys;             /* full 128-bit key check, 2 per entry */
     tl_strpool strings;         /* param keys and texts */
+    tl_annotations ann;         /* the annotation step's candidates (§3.12) */
     uint8_t *volatile_key;      /* per args key id: differs per instance (External id, ...) */
     const tl_perf_class **cls_of_name; /* per names id, filled on first use */
     uint8_t *cls_known;
