@@ -131,6 +131,22 @@ static int is_opt(const char *a, const char *ours, const char *ref)
     return !strcmp(a, ours) || (ref && !strcmp(a, ref));
 }
 
+/* Reference flags tracelens does not offer (yet): why, or NULL. */
+static const char *unsupported_reference_flag(const char *a)
+{
+    static const struct { const char *flag, *why; } t[] = {
+        {"--enable_pseudo_ops", "pseudo-op injection comes with the inference mode"},
+        {"--extension_file", "extensions will be Lua modules"},
+        {"--comparison_json_path", "TraceDiff comes with the comparative analysis"},
+        {"--enable-origami", "this build has no GEMM/SDPA simulator"},
+        {"--python_path", "this build has no external GEMM simulator"},
+        {"--inductor_cache_dir", "the Triton model reads the trace args only"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!strcmp(a, t[i].flag)) return t[i].why;
+    return NULL;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     if (wants_help(argc, argv)) {
@@ -206,6 +222,9 @@ static int cmd_report(int argc, char **argv)
             lo.threads = (int)v;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (unsupported_reference_flag(a)) {
+            snprintf(msg, sizeof msg, "report: %s is not supported yet (%s)", a, unsupported_reference_flag(a));
+            return usage_error(msg, REPORT_HELP);
         } else if (a[0] == '-' && a[1]) {
             snprintf(msg, sizeof msg, "report: unknown option '%s'", a);
             return usage_error(msg, REPORT_HELP);
