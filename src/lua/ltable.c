@@ -312,11 +312,24 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
     return 1;
 }
 
+/* The report with options at idx; without options it is built once per
+ * trace handle and cached (its Tables are never modified in place). */
+static int report_of(lua_State *L, tl_trace *t, int idx)
+{
+    if (!lua_isnoneornil(L, idx)) return build_report(L, t, idx);
+    if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) return 1;
+    lua_pop(L, 1);
+    build_report(L, t, idx);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, 1, 1);
+    return 1;
+}
+
 int tl_l_trace_report(lua_State *L)
 {
     tl_trace *t = tl_ltrace_test(L, 1);
     if (!t) return luaL_typeerror(L, 1, TL_TRACE_MT);
-    return build_report(L, t, 2);
+    return report_of(L, t, 2);
 }
 
 int tl_l_trace_table(lua_State *L)
@@ -324,7 +337,7 @@ int tl_l_trace_table(lua_State *L)
     tl_trace *t = tl_ltrace_test(L, 1);
     if (!t) return luaL_typeerror(L, 1, TL_TRACE_MT);
     const char *name = luaL_checkstring(L, 2);
-    build_report(L, t, 3);
+    report_of(L, t, 3);
     lua_getfield(L, -1, name);
     if (lua_isnil(L, -1)) return luaL_error(L, "no sheet '%s' in this trace's report", name);
     return 1;

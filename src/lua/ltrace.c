@@ -144,7 +144,7 @@ static tl_trace *check_trace(lua_State *L, int idx)
 
 void tl_ltrace_push(lua_State *L, tl_trace *t)
 {
-    ltrace *h = lua_newuserdatauv(L, sizeof *h, 0);
+    ltrace *h = lua_newuserdatauv(L, sizeof *h, 1); /* uservalue 1: the cached default report */
     h->t = t;
     tl_trace_retain(t);
     luaL_setmetatable(L, TL_TRACE_MT);
