@@ -11,52 +11,6 @@
 
 tl_test_ctx tl_test_state;
 
-static tl_pv_arena *arena;
-
-static const tl_pv *pv(const char *json) { return json ? tl_pv_parse(arena, json) : NULL; }
-
-static tl_perf_event event(const char *name, const char *dims, const char *types, const char *strides,
-                           const char *concrete, const char *args)
-{
-    return (tl_perf_event){.name = name,
-                           .dims = pv(dims),
-                           .types = pv(types),
-                           .strides = pv(strides),
-                           .concrete = pv(concrete),
-                           .args = pv(args)};
-}
-
-static const char *param(tl_perf_result *r, const char *key)
-{
-    static char out[512];
-    tl_perf_param *p = tl_pm_find(r, key);
-    if (!p) return "(absent)";
-    tl_sbuf b;
-    tl_sb_init(&b);
-    tl_pv_str_tuple(&b, &p->value);
-    snprintf(out, sizeof out, "%s", b.s);
-    tl_sb_free(&b);
-    return out;
-}
-
-static const char *param_keys(tl_perf_result *r)
-{
-    static char out[1024];
-    out[0] = 0;
-    for (int i = 0; i < r->n_params; i++) {
-        if (i) strcat(out, ",");
-        strcat(out, r->params[i].key);
-    }
-    return out;
-}
-
-static int run(const tl_perf_class *c, const tl_perf_event *ev, int bwd, tl_perf_result *r)
-{
-    tl_perf_result_init(r);
-    return tl_perf_run(c, ev, bwd, r);
-}
-
-#define CHECK_DBL(a, b) CHECK((a) == (b))
 #define BF16 "\"c10::BFloat16\""
 #define SDPA_KEYS "B,N_Q,H_Q,N_KV,H_KV,d_h_qk,d_h_v,dropout,causal,flash_impl,dtype_A_B"
 #define IA_KEYS                                                                                               \
@@ -69,9 +23,9 @@ static tl_perf_event sdpa_flash(const char *shape, const char *causal)
     static char dims[256], concrete[256];
     snprintf(dims, sizeof dims, "[%s, %s, %s, [], [], [], []]", shape, shape, shape);
     snprintf(concrete, sizeof concrete, "[\"\", \"\", \"\", \"0.\", \"%s\", \"False\", \"0.125\"]", causal);
-    return event("aten::_scaled_dot_product_flash_attention", dims,
-                 "[" BF16 ", " BF16 ", " BF16 ", \"Scalar\", \"Scalar\", \"Scalar\", \"Scalar\"]", NULL, concrete,
-                 NULL);
+    return tl_pt_event("aten::_scaled_dot_product_flash_attention", dims,
+                       "[" BF16 ", " BF16 ", " BF16 ", \"Scalar\", \"Scalar\", \"Scalar\", \"Scalar\"]", NULL, concrete,
+                       NULL);
 }
 
 /* §7 E3: Qwen SDPA_fwd (causal). */
@@ -79,24 +33,24 @@ static void test_sdpa_qwen_causal(void)
 {
     tl_perf_event ev = sdpa_flash("[16, 16, 559, 64]", "True");
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 10.239377408);
     CHECK_DBL(r.bytes / 1048576, 69.875);
     CHECK_DBL((r.flops / 1e9 * 1e9) / r.bytes, 139.75);
     CHECK_STR(r.maf, "matrix");
     CHECK_STR(r.precision, "bf16");
-    CHECK_STR(param_keys(&r), SDPA_KEYS);
-    CHECK_STR(param(&r, "B"), "16");
-    CHECK_STR(param(&r, "N_Q"), "559");
-    CHECK_STR(param(&r, "H_Q"), "16");
-    CHECK_STR(param(&r, "d_h_v"), "64");
-    CHECK_STR(param(&r, "dropout"), "0.0");
-    CHECK_STR(param(&r, "causal"), "True");
-    CHECK_STR(param(&r, "flash_impl"), "True");
-    CHECK_STR(param(&r, "dtype_A_B"), "('c10::BFloat16', 'c10::BFloat16')");
+    CHECK_STR(tl_pt_keys(&r), SDPA_KEYS);
+    CHECK_STR(tl_pt_param_repr(&r, "B"), "16");
+    CHECK_STR(tl_pt_param_repr(&r, "N_Q"), "559");
+    CHECK_STR(tl_pt_param_repr(&r, "H_Q"), "16");
+    CHECK_STR(tl_pt_param_repr(&r, "d_h_v"), "64");
+    CHECK_STR(tl_pt_param_repr(&r, "dropout"), "0.0");
+    CHECK_STR(tl_pt_param_repr(&r, "causal"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "flash_impl"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_A_B"), "('c10::BFloat16', 'c10::BFloat16')");
     tl_perf_result_free(&r);
     /* SDPA_bwd metrics of the same op */
-    CHECK_I64(run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 1, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 1, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 25.59844352);
     CHECK_DBL(r.bytes / 1048576, 122.28125);
     tl_perf_result_free(&r);
@@ -117,11 +71,11 @@ static void test_sdpa_reference_rows(void)
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         tl_perf_event ev = sdpa_flash(rows[i].shape, "False");
         tl_perf_result r;
-        CHECK_I64(run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_OK);
+        CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_OK);
         CHECK_DBL(r.flops / 1e9, rows[i].gflops);
         CHECK_DBL(r.bytes / 1048576, rows[i].mb);
         CHECK_DBL((r.flops / 1e9 * 1e9) / r.bytes, rows[i].intensity);
-        CHECK_STR(param(&r, "causal"), "False");
+        CHECK_STR(tl_pt_param_repr(&r, "causal"), "False");
         tl_perf_result_free(&r);
     }
 }
@@ -129,24 +83,24 @@ static void test_sdpa_reference_rows(void)
 /* Efficient attention in fp32: flash_impl False, and the FIX counts 4 bytes. */
 static void test_sdpa_efficient_fp32(void)
 {
-    tl_perf_event ev = event("aten::_scaled_dot_product_efficient_attention",
-                             "[[2, 4, 100, 32], [2, 4, 100, 32], [2, 4, 100, 32], [], [], [], [], []]",
-                             "[\"float\", \"float\", \"float\", \"\", \"Scalar\", \"Scalar\", \"Scalar\"]", NULL,
-                             "[\"\", \"\", \"\", \"\", \"False\", \"None\", \"\", \"\"]", NULL);
+    tl_perf_event ev = tl_pt_event("aten::_scaled_dot_product_efficient_attention",
+                                   "[[2, 4, 100, 32], [2, 4, 100, 32], [2, 4, 100, 32], [], [], [], [], []]",
+                                   "[\"float\", \"float\", \"float\", \"\", \"Scalar\", \"Scalar\", \"Scalar\"]", NULL,
+                                   "[\"\", \"\", \"\", \"\", \"False\", \"None\", \"\", \"\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten__scaled_dot_product_efficient_attention, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_efficient_attention, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 10240000.0);
     CHECK_DBL(r.bytes, 409600.0); /* the reference: 204800 (2 bytes) */
     CHECK_STR(r.precision, "fp32");
-    CHECK_STR(param(&r, "flash_impl"), "False");
-    CHECK_STR(param(&r, "dropout"), "0.0");
-    CHECK_STR(param(&r, "causal"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "flash_impl"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "dropout"), "0.0");
+    CHECK_STR(tl_pt_param_repr(&r, "causal"), "False");
     tl_perf_result_free(&r);
-    CHECK_I64(run(&tl_pc_aten__scaled_dot_product_efficient_attention, &ev, 1, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_efficient_attention, &ev, 1, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 20480000.0); /* no recompute term */
     CHECK_DBL(r.bytes, 716800.0);
     tl_perf_result_free(&r);
-    CHECK_I64(run(&tl_pc_aten__scaled_dot_product_cudnn_attention, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_cudnn_attention, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 10240000.0);
     tl_perf_result_free(&r);
 }
@@ -156,31 +110,31 @@ static void test_flash_attention_gqa(void)
 {
     const char *dims = "[[2, 128, 8, 64], [2, 256, 2, 64], [2, 256, 2, 64], [], [], []]";
     const char *concrete = "[\"\", \"\", \"\", \"0.0\", \"0.125\", \"False\"]";
-    tl_perf_event ev = event("FlashAttnFunc", dims, "[" BF16 ", " BF16 ", " BF16 "]",
-                             "[[65536, 512, 64, 1], [32768, 128, 64, 1], [32768, 128, 64, 1]]", concrete, NULL);
+    tl_perf_event ev = tl_pt_event("FlashAttnFunc", dims, "[" BF16 ", " BF16 ", " BF16 "]",
+                                   "[[65536, 512, 64, 1], [32768, 128, 64, 1], [32768, 128, 64, 1]]", concrete, NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_flash_attention, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.134217728);
     CHECK_DBL(r.bytes / 1048576, 0.75);
-    CHECK_STR(param(&r, "N_Q"), "128");
-    CHECK_STR(param(&r, "H_Q"), "8");
-    CHECK_STR(param(&r, "N_KV"), "256");
-    CHECK_STR(param(&r, "H_KV"), "2");
+    CHECK_STR(tl_pt_param_repr(&r, "N_Q"), "128");
+    CHECK_STR(tl_pt_param_repr(&r, "H_Q"), "8");
+    CHECK_STR(tl_pt_param_repr(&r, "N_KV"), "256");
+    CHECK_STR(tl_pt_param_repr(&r, "H_KV"), "2");
     tl_perf_result_free(&r);
-    CHECK_I64(run(&tl_pc_flash_attention, &ev, 1, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention, &ev, 1, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 335740928.0); /* includes the GQA reduction terms */
     CHECK_DBL(r.bytes, 1310720.0);
     tl_perf_result_free(&r);
 
-    ev = event("FlashAttnFunc", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL, concrete, NULL);
-    CHECK_I64(run(&tl_pc_flash_attention, &ev, 0, &r), TL_PERF_ERROR); /* KeyError: no strides */
+    ev = tl_pt_event("FlashAttnFunc", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL, concrete, NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention, &ev, 0, &r), TL_PERF_ERROR); /* KeyError: no strides */
     tl_perf_result_free(&r);
 
     /* causal with N_Q != N_KV: ValueError [KEEP] */
-    ev = event("FlashAttnFunc", dims, "[" BF16 ", " BF16 ", " BF16 "]",
-               "[[65536, 512, 64, 1], [32768, 128, 64, 1], [32768, 128, 64, 1]]",
-               "[\"\", \"\", \"\", \"0.0\", \"0.125\", \"True\"]", NULL);
-    CHECK_I64(run(&tl_pc_flash_attention, &ev, 0, &r), TL_PERF_ERROR);
+    ev = tl_pt_event("FlashAttnFunc", dims, "[" BF16 ", " BF16 ", " BF16 "]",
+                     "[[65536, 512, 64, 1], [32768, 128, 64, 1], [32768, 128, 64, 1]]",
+                     "[\"\", \"\", \"\", \"0.0\", \"0.125\", \"True\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
 }
 
@@ -190,14 +144,14 @@ static void test_flash_attention_backward(void)
     const char *s = "[2, 256, 8, 128]";
     char dims[256];
     snprintf(dims, sizeof dims, "[%s, %s, %s, %s]", s, s, s, s);
-    tl_perf_event ev = event("flash_attn::_flash_attn_backward", dims, "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]",
-                             NULL, "[\"\", \"\", \"\", \"\"]", NULL);
+    tl_perf_event ev = tl_pt_event("flash_attn::_flash_attn_backward", dims, "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]",
+                                   NULL, "[\"\", \"\", \"\", \"\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_flash_attention_backward, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention_backward, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.67108864);
     CHECK_DBL(r.bytes / 1048576, 7.0);
-    CHECK_STR(param(&r, "causal"), "True");
-    CHECK_STR(param(&r, "dropout"), "0.0");
+    CHECK_STR(tl_pt_param_repr(&r, "causal"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "dropout"), "0.0");
     CHECK_STR(tl_pc_flash_attention_backward.category, "SDPA_bwd");
     tl_perf_result_free(&r);
 }
@@ -205,39 +159,40 @@ static void test_flash_attention_backward(void)
 /* flash_attn varlen forward / backward: the max + average decomposition. */
 static void test_flash_attention_varlen(void)
 {
-    tl_perf_event ev = event("flash_attn::_flash_attn_varlen_forward",
-                             "[[1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [5], [5], [], [], [], [], []]",
-                             "[" BF16 ", " BF16 ", " BF16 ", \"int\", \"int\"]", NULL,
-                             "[\"\", \"\", \"\", \"\", \"\", \"400\", \"400\", \"0.0\", \"0.125\", \"True\"]", NULL);
+    tl_perf_event ev =
+        tl_pt_event("flash_attn::_flash_attn_varlen_forward",
+                    "[[1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [5], [5], [], [], [], [], []]",
+                    "[" BF16 ", " BF16 ", " BF16 ", \"int\", \"int\"]", NULL,
+                    "[\"\", \"\", \"\", \"\", \"\", \"400\", \"400\", \"0.0\", \"0.125\", \"True\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_flash_attention_varlen_forward, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention_varlen_forward, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 286720000.0);
     CHECK_DBL(r.bytes, 4096000.0);
-    CHECK_STR(param_keys(&r), SDPA_KEYS ",num_seqs_q,num_seqs_kv,max_seqlen_q,max_seqlen_kv");
-    CHECK_STR(param(&r, "B"), "1");
-    CHECK_STR(param(&r, "N_Q"), "1000");
-    CHECK_STR(param(&r, "num_seqs_q"), "4");
-    CHECK_STR(param(&r, "max_seqlen_q"), "400.0");
+    CHECK_STR(tl_pt_keys(&r), SDPA_KEYS ",num_seqs_q,num_seqs_kv,max_seqlen_q,max_seqlen_kv");
+    CHECK_STR(tl_pt_param_repr(&r, "B"), "1");
+    CHECK_STR(tl_pt_param_repr(&r, "N_Q"), "1000");
+    CHECK_STR(tl_pt_param_repr(&r, "num_seqs_q"), "4");
+    CHECK_STR(tl_pt_param_repr(&r, "max_seqlen_q"), "400.0");
     tl_perf_result_free(&r);
 
     /* non-causal, unequal averages (float floor division) */
-    ev = event("flash_attn::_flash_attn_varlen_forward",
-               "[[1001, 8, 64], [999, 2, 64], [999, 2, 64], [4], [4], [], [], [], [], []]",
-               "[" BF16 ", " BF16 ", " BF16 "]", NULL,
-               "[\"\", \"\", \"\", \"\", \"\", \"500\", \"480\", \"0.0\", \"0.125\", \"False\"]", NULL);
-    CHECK_I64(run(&tl_pc_flash_attention_varlen_forward, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("flash_attn::_flash_attn_varlen_forward",
+                     "[[1001, 8, 64], [999, 2, 64], [999, 2, 64], [4], [4], [], [], [], [], []]",
+                     "[" BF16 ", " BF16 ", " BF16 "]", NULL,
+                     "[\"\", \"\", \"\", \"\", \"\", \"500\", \"480\", \"0.0\", \"0.125\", \"False\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention_varlen_forward, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.756736);
     CHECK_DBL(r.bytes, 2561536.0);
     tl_perf_result_free(&r);
 
-    ev = event("flash_attn::_flash_attn_varlen_backward",
-               "[[1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [8, 1000], "
-               "[1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [5], [5]]",
-               "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]", NULL,
-               "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"400\", \"400\", \"0.0\", "
-               "\"0.125\", \"True\"]",
-               NULL);
-    CHECK_I64(run(&tl_pc_flash_attention_varlen_backward, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("flash_attn::_flash_attn_varlen_backward",
+                     "[[1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [8, 1000], "
+                     "[1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [5], [5]]",
+                     "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]", NULL,
+                     "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"400\", \"400\", \"0.0\", "
+                     "\"0.125\", \"True\"]",
+                     NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attention_varlen_backward, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.7168);
     CHECK_DBL(r.bytes, 7168000.0);
     tl_perf_result_free(&r);
@@ -252,27 +207,27 @@ static void test_aiter_classes(void)
     snprintf(dims1, sizeof dims1, "[[1, 300, 16, 64], %s, %s, %s]", s, kv, v);
     tl_perf_result r;
 
-    tl_perf_event ev = event("aiter::mha_fwd", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL,
-                             "[\"\", \"\", \"\", \"0.0\", \"0.08\", \"true\"]", NULL);
-    CHECK_I64(run(&tl_pc_aiter__mha_fwd, &ev, 0, &r), TL_PERF_OK);
+    tl_perf_event ev = tl_pt_event("aiter::mha_fwd", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL,
+                                   "[\"\", \"\", \"\", \"0.0\", \"0.08\", \"true\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aiter__mha_fwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.27648);
     CHECK_DBL(r.bytes / 1048576, 2.197265625);
-    CHECK_STR(param(&r, "dtype_A_B"), "('c10::BFloat16', 'c10::BFloat16')");
-    CHECK_STR(param(&r, "d_h_v"), "64");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_A_B"), "('c10::BFloat16', 'c10::BFloat16')");
+    CHECK_STR(tl_pt_param_repr(&r, "d_h_v"), "64");
     CHECK_STR(r.precision, "bf16");
     tl_perf_result_free(&r);
 
-    ev = event("aiter::mha_bwd", dims1, "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]", NULL,
-               "[\"\", \"\", \"\", \"\", \"\", \"\", \"0.0\", \"0.08\", \"True\"]", NULL);
-    CHECK_I64(run(&tl_pc_aiter__mha_bwd, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("aiter::mha_bwd", dims1, "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]", NULL,
+                     "[\"\", \"\", \"\", \"\", \"\", \"\", \"0.0\", \"0.08\", \"True\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aiter__mha_bwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.7373664);
     CHECK_DBL(r.bytes / 1048576, 3.80859375);
     tl_perf_result_free(&r);
 
     snprintf(concrete, sizeof concrete, "[\"\", \"\", \"\", \"\", \"0.0\", \"0.08\", \"True\"]");
-    ev = event("aiter::wrapper_fmha_v3_fwd", dims1, "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]", NULL, concrete,
-               NULL);
-    CHECK_I64(run(&tl_pc_aiter__fmha_v3_forward, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("aiter::wrapper_fmha_v3_fwd", dims1, "[" BF16 ", " BF16 ", " BF16 ", " BF16 "]", NULL, concrete,
+                     NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aiter__fmha_v3_forward, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.27648);
     tl_perf_result_free(&r);
 
@@ -280,31 +235,31 @@ static void test_aiter_classes(void)
     char c24[512] = "[";
     for (int i = 0; i < 24; i++) strcat(c24, "\"\", ");
     strcat(c24, "\"True\"]");
-    ev = event("flash_attn_3::fwd", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL, c24, NULL);
-    CHECK_I64(run(&tl_pc_flash_attn_v3_forward, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("flash_attn_3::fwd", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL, c24, NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_flash_attn_v3_forward, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.27648);
-    CHECK_STR(param(&r, "causal"), "True");
-    CHECK_STR(param(&r, "dropout"), "0.0");
+    CHECK_STR(tl_pt_param_repr(&r, "causal"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "dropout"), "0.0");
     tl_perf_result_free(&r);
 
     /* causal index beyond the list: IndexError */
-    ev = event("aiter::_flash_attn_forward", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL, "[\"\", \"\", \"\"]",
-               NULL);
-    CHECK_I64(run(&tl_pc_aiter__flash_attn_forward, &ev, 0, &r), TL_PERF_ERROR);
+    ev = tl_pt_event("aiter::_flash_attn_forward", dims, "[" BF16 ", " BF16 ", " BF16 "]", NULL, "[\"\", \"\", \"\"]",
+                     NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aiter__flash_attn_forward, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
 }
 
 static void test_evoformer_and_checks(void)
 {
-    tl_perf_event ev = event("EvoformerAttention", "[[2, 3, 50, 4, 16], [2, 3, 50, 4, 16], [2, 3, 50, 4, 16]]",
-                             "[" BF16 ", " BF16 ", " BF16 "]", NULL, NULL, NULL);
+    tl_perf_event ev = tl_pt_event("EvoformerAttention", "[[2, 3, 50, 4, 16], [2, 3, 50, 4, 16], [2, 3, 50, 4, 16]]",
+                                   "[" BF16 ", " BF16 ", " BF16 "]", NULL, NULL, NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_evoformer_attention, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_evoformer_attention, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 3840000.0);
     CHECK_DBL(r.bytes, 153600.0);
-    CHECK_STR(param(&r, "B"), "6");
-    CHECK_STR(param(&r, "dtype_A_B"), "('c10::BFloat16',)");
-    CHECK_STR(param(&r, "flash_impl"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "B"), "6");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_A_B"), "('c10::BFloat16',)");
+    CHECK_STR(tl_pt_param_repr(&r, "flash_impl"), "False");
     tl_perf_result_free(&r);
 
     /* extract_sdpa_cfg checks: batch mismatch, k/v mismatch, q/k head dims */
@@ -315,17 +270,17 @@ static void test_evoformer_and_checks(void)
         "[[2, 4, 8], [2, 4, 8], [2, 4, 8], [], [], [], []]",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        ev = event("aten::_scaled_dot_product_flash_attention", bad[i], "[" BF16 ", " BF16 ", " BF16 "]", NULL,
-                   "[\"\", \"\", \"\", \"0.\", \"False\", \"False\", \"\"]", NULL);
-        CHECK_I64(run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_ERROR);
+        ev = tl_pt_event("aten::_scaled_dot_product_flash_attention", bad[i], "[" BF16 ", " BF16 ", " BF16 "]", NULL,
+                         "[\"\", \"\", \"\", \"0.\", \"False\", \"False\", \"\"]", NULL);
+        CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_ERROR);
         tl_perf_result_free(&r);
     }
     /* an unknown dtype falls back to 2 bytes (and no precision) */
-    ev = event("aten::_scaled_dot_product_flash_attention",
-               "[[1, 8, 141, 64], [1, 8, 141, 64], [1, 8, 141, 64], [], [], [], []]",
-               "[\"BFloat16\", \"BFloat16\", \"BFloat16\"]", NULL,
-               "[\"\", \"\", \"\", \"0.\", \"False\", \"False\", \"0.125\"]", NULL);
-    CHECK_I64(run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("aten::_scaled_dot_product_flash_attention",
+                     "[[1, 8, 141, 64], [1, 8, 141, 64], [1, 8, 141, 64], [], [], [], []]",
+                     "[\"BFloat16\", \"BFloat16\", \"BFloat16\"]", NULL,
+                     "[\"\", \"\", \"\", \"0.\", \"False\", \"False\", \"0.125\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_flash_attention, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.bytes / 1048576, 0.55078125);
     CHECK(r.precision == NULL);
     tl_perf_result_free(&r);
@@ -338,26 +293,26 @@ static void test_evoformer_and_checks(void)
 /* vllm_decode_full InferenceAttention_fwd row. */
 static void test_vllm_unified_attention(void)
 {
-    tl_perf_event ev = event("vllm::unified_attention_with_output",
-                             "[[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]",
-                             "[" BF16 ", " BF16 ", " BF16 ", " BF16 ", \"\", \"\", \"\", " BF16 "]", NULL,
-                             "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\"]",
-                             "{\"annotation\": \"" VLLM_DECODE "\"}");
+    tl_perf_event ev = tl_pt_event("vllm::unified_attention_with_output",
+                                   "[[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]",
+                                   "[" BF16 ", " BF16 ", " BF16 ", " BF16 ", \"\", \"\", \"\", " BF16 "]", NULL,
+                                   "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\"]",
+                                   "{\"annotation\": \"" VLLM_DECODE "\"}");
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.902529024);
     CHECK_DBL(r.bytes / 1048576, 108.08984375);
     CHECK_DBL((r.flops / 1e9 * 1e9) / r.bytes, 7.962993747967186);
     CHECK_STR(r.maf, "matrix");
     CHECK_STR(r.precision, "bf16");
-    CHECK_STR(param_keys(&r), IA_KEYS ",dtype_KV");
-    CHECK_STR(param(&r, "N_Q"), "32");
-    CHECK_STR(param(&r, "H_V"), "8");
-    CHECK_STR(param(&r, "N_KV"), "32");
-    CHECK_STR(param(&r, "g_sk"), "55086");
-    CHECK_STR(param(&r, "dropout"), "0.0");
-    CHECK_STR(param(&r, "flash_impl"), "True");
-    CHECK_STR(param(&r, "dtype_KV"), "'c10::BFloat16'");
+    CHECK_STR(tl_pt_keys(&r), IA_KEYS ",dtype_KV");
+    CHECK_STR(tl_pt_param_repr(&r, "N_Q"), "32");
+    CHECK_STR(tl_pt_param_repr(&r, "H_V"), "8");
+    CHECK_STR(tl_pt_param_repr(&r, "N_KV"), "32");
+    CHECK_STR(tl_pt_param_repr(&r, "g_sk"), "55086");
+    CHECK_STR(tl_pt_param_repr(&r, "dropout"), "0.0");
+    CHECK_STR(tl_pt_param_repr(&r, "flash_impl"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_KV"), "'c10::BFloat16'");
     tl_perf_result_free(&r);
 
     /* the same workload in the SGLang and ATOM grammars */
@@ -368,8 +323,8 @@ static void test_vllm_unified_attention(void)
     for (int i = 0; i < 2; i++) {
         char args[256];
         snprintf(args, sizeof args, "{\"annotation\": \"%s\"}", anns[i]);
-        ev.args = pv(args);
-        CHECK_I64(run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_OK);
+        ev.args = tl_pt_pv(args);
+        CHECK_I64(tl_pt_run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_OK);
         CHECK_DBL(r.flops / 1e9, 0.902529024);
         CHECK_DBL(r.bytes / 1048576, 108.08984375);
         tl_perf_result_free(&r);
@@ -380,13 +335,13 @@ static void test_vllm_unified_attention(void)
                                        "{\"annotation\": \"execute_context_2(6144)_generation_3(3)\"}",
                                        "{\"annotation\": \"step[DECODE bs=64]\"}"};
     for (int i = 0; i < 4; i++) {
-        ev.args = pv(none[i]);
-        CHECK_I64(run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_ERROR);
+        ev.args = tl_pt_pv(none[i]);
+        CHECK_I64(tl_pt_run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_ERROR);
         tl_perf_result_free(&r);
     }
     /* an idle step: NotImplementedError */
-    ev.args = pv("{\"annotation\": \"execute_0_context_0(sq0sk0sqsq0sqsk0)_generation_0(sq0sk0sqsq0sqsk0)\"}");
-    CHECK_I64(run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_NOT_IMPLEMENTED);
+    ev.args = tl_pt_pv("{\"annotation\": \"execute_0_context_0(sq0sk0sqsq0sqsk0)_generation_0(sq0sk0sqsq0sqsk0)\"}");
+    CHECK_I64(tl_pt_run(&tl_pc_vllm_unified_attention_with_output, &ev, 0, &r), TL_PERF_NOT_IMPLEMENTED);
     tl_perf_result_free(&r);
     CHECK_STR(tl_pc_vllm_unified_attention_with_output.category, "InferenceAttention");
     CHECK(tl_pc_vllm_unified_attention_with_output.bwd_category == NULL);
@@ -395,23 +350,23 @@ static void test_vllm_unified_attention(void)
 /* §4.10 example: a mixed prefill + decode step. */
 static void test_inference_worked_example(void)
 {
-    tl_perf_event ev = event("aiter::mha_varlen_fwd", "[[6147, 32, 128], [6147, 8, 128], [6147, 8, 128]]",
-                             "[" BF16 ", " BF16 ", " BF16 "]", NULL, NULL,
-                             "{\"annotation\": \"execute_6147_context_2(sq6144sk7144sqsq20971520sqsk23019520)_"
-                             "generation_3(sq3sk6144sqsq3sqsk6144)\"}");
+    tl_perf_event ev = tl_pt_event("aiter::mha_varlen_fwd", "[[6147, 32, 128], [6147, 8, 128], [6147, 8, 128]]",
+                                   "[" BF16 ", " BF16 ", " BF16 "]", NULL, NULL,
+                                   "{\"annotation\": \"execute_6147_context_2(sq6144sk7144sqsq20971520sqsk23019520)_"
+                                   "generation_3(sq3sk6144sqsq3sqsk6144)\"}");
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_mha_varlen_fwd, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_mha_varlen_fwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 205453787136.0);
     CHECK_DBL(r.bytes, 155140096.0);
-    CHECK_STR(param(&r, "c_sqsk"), "23019520");
-    CHECK_STR(param(&r, "g_sq"), "3");
+    CHECK_STR(tl_pt_param_repr(&r, "c_sqsk"), "23019520");
+    CHECK_STR(tl_pt_param_repr(&r, "g_sq"), "3");
     tl_perf_result_free(&r);
 }
 
 /* sglang_decode InferenceAttention_fwd rows: paged attention ragged, store_cache. */
 static void test_sglang_rows(void)
 {
-    tl_perf_event ev = event(
+    tl_perf_event ev = tl_pt_event(
         "sglang_profiler::attention_paged_attention_ragged",
         "[[32, 32, 128], [10905190400], [32, 32, 128], [835874, 1, 8, 128], [835874, 1, 8, 128], [33], "
         "[20971520], [4096], [], [1], [1], []]",
@@ -420,28 +375,28 @@ static void test_sglang_rows(void)
         NULL, "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\"]",
         "{\"annotation\": \"execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq32sqsk32785)\"}");
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aiter_paged_attention_ragged, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aiter_paged_attention_ragged, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.53714944);
     CHECK_DBL(r.bytes / 1048576, 128.56640625);
     CHECK_DBL((r.flops / 1e9 * 1e9) / r.bytes, 3.9844438367818187);
-    CHECK_STR(param_keys(&r), IA_KEYS); /* no dtype_KV */
-    CHECK_STR(param(&r, "N_KV"), "32785");
-    CHECK_STR(param(&r, "H_KV"), "8");
-    CHECK_STR(param(&r, "dtype_Q"), "'c10::BFloat16'");
+    CHECK_STR(tl_pt_keys(&r), IA_KEYS); /* no dtype_KV */
+    CHECK_STR(tl_pt_param_repr(&r, "N_KV"), "32785");
+    CHECK_STR(tl_pt_param_repr(&r, "H_KV"), "8");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_Q"), "'c10::BFloat16'");
     tl_perf_result_free(&r);
 
-    ev = event("sglang::store_cache", "[[32, 1024], [32, 1024], [835874, 1024], [835874, 1024], [32], [], []]",
-               "[" BF16 ", " BF16 ", " BF16 ", " BF16 ", \"long int\", \"Scalar\", \"Scalar\"]", NULL,
-               "[\"\", \"\", \"\", \"\", \"\", \"2048\", \"0\"]", NULL);
-    CHECK_I64(run(&tl_pc_sglang_store_cache, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("sglang::store_cache", "[[32, 1024], [32, 1024], [835874, 1024], [835874, 1024], [32], [], []]",
+                     "[" BF16 ", " BF16 ", " BF16 ", " BF16 ", \"long int\", \"Scalar\", \"Scalar\"]", NULL,
+                     "[\"\", \"\", \"\", \"\", \"\", \"2048\", \"0\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_sglang_store_cache, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.0);
     CHECK_DBL(r.bytes / 1048576, 0.25);
     CHECK_STR(r.maf, "vector");
     CHECK_STR(r.precision, "bf16");
-    CHECK_STR(param_keys(&r), "op_shape,nelems,dtype");
-    CHECK_STR(param(&r, "op_shape"), "(32, 1024)");
-    CHECK_STR(param(&r, "nelems"), "32768");
-    CHECK_STR(param(&r, "dtype"), "'c10::BFloat16'");
+    CHECK_STR(tl_pt_keys(&r), "op_shape,nelems,dtype");
+    CHECK_STR(tl_pt_param_repr(&r, "op_shape"), "(32, 1024)");
+    CHECK_STR(tl_pt_param_repr(&r, "nelems"), "32768");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype"), "'c10::BFloat16'");
     tl_perf_result_free(&r);
 }
 
@@ -449,30 +404,30 @@ static void test_sglang_rows(void)
 static void test_dv_variants(void)
 {
     tl_perf_event ev =
-        event("aiter::fmha_v3_varlen_fwd", "[[4096, 16, 192], [4096, 16, 192], [4096, 16, 128]]",
-              "[" BF16 ", " BF16 ", " BF16 "]", NULL, NULL,
-              "{\"annotation\": \"step[EXTEND bs=1 c_sq=4096 c_sk=4096 c_sqsq=8388608 c_sqsk=8390656]\"}");
+        tl_pt_event("aiter::fmha_v3_varlen_fwd", "[[4096, 16, 192], [4096, 16, 192], [4096, 16, 128]]",
+                    "[" BF16 ", " BF16 ", " BF16 "]", NULL, NULL,
+                    "{\"annotation\": \"step[EXTEND bs=1 c_sq=4096 c_sk=4096 c_sqsq=8388608 c_sqsk=8390656]\"}");
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aiter_fmha_v3_varlen_fwd, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aiter_fmha_v3_varlen_fwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 42.97064448);
     CHECK_DBL(r.bytes / 1048576, 80.0);
-    CHECK_STR(param(&r, "d_h_v"), "128");
+    CHECK_STR(tl_pt_param_repr(&r, "d_h_v"), "128");
     tl_perf_result_free(&r);
 
     const char *ann = "{\"annotation\": \"" "execute_64_context_0(sq0sk0sqsq0sqsk0)_generation_64("
                       "sq64sk131072sqsq64sqsk131072)\"}";
     const char *types = "[" BF16 ", \"c10::Float8_e4m3fn\"]";
-    ev = event("sglang_profiler::tilelang_kernel_tilelang_sparse_fwd", "[[64, 128, 576], [10000, 1, 576]]", types,
-               NULL, NULL, ann);
-    CHECK_I64(run(&tl_pc_mla_tilelang_sparse_fwd, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("sglang_profiler::tilelang_kernel_tilelang_sparse_fwd", "[[64, 128, 576], [10000, 1, 576]]", types,
+                     NULL, NULL, ann);
+    CHECK_I64(tl_pt_run(&tl_pc_mla_tilelang_sparse_fwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 36.507222016);
     CHECK_DBL(r.bytes / 1048576, 153.06640625);
-    CHECK_STR(param(&r, "d_h_v"), "512");
-    CHECK_STR(param(&r, "dtype_KV"), "'c10::Float8_e4m3fn'");
+    CHECK_STR(tl_pt_param_repr(&r, "d_h_v"), "512");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_KV"), "'c10::Float8_e4m3fn'");
     tl_perf_result_free(&r);
-    ev = event("sglang_profiler::tilelang_kernel_tilelang_sparse_fwd", "[[64, 128, 576], [10000, 1, 576]]", types,
-               NULL, "[\"\", \"\", \"\", \"\", \"256\"]", ann);
-    CHECK_I64(run(&tl_pc_mla_tilelang_sparse_fwd, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("sglang_profiler::tilelang_kernel_tilelang_sparse_fwd", "[[64, 128, 576], [10000, 1, 576]]", types,
+                     NULL, "[\"\", \"\", \"\", \"\", \"256\"]", ann);
+    CHECK_I64(tl_pt_run(&tl_pc_mla_tilelang_sparse_fwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 27.917287424);
     CHECK_DBL(r.bytes / 1048576, 117.05078125);
     tl_perf_result_free(&r);
@@ -484,17 +439,17 @@ static void test_pa_decode_gluon(void)
     char concrete[512] = "[";
     for (int i = 0; i < 19; i++) strcat(concrete, "\"\", ");
     strcat(concrete, "\"256\"]");
-    tl_perf_event ev = event("aiter::pa_decode_gluon", "[[4, 16, 128], [4, 16, 128], [100, 2, 16, 16, 8]]",
-                             "[" BF16 ", " BF16 ", \"c10::Float8_e4m3fnuz\"]", NULL, concrete,
-                             "{\"annotation\": \"execute_10_context_1(sq6sk6sqsq36sqsk36)_generation_4("
-                             "sq4sk4000sqsq4sqsk4000)\"}");
+    tl_perf_event ev = tl_pt_event("aiter::pa_decode_gluon", "[[4, 16, 128], [4, 16, 128], [100, 2, 16, 16, 8]]",
+                                   "[" BF16 ", " BF16 ", \"c10::Float8_e4m3fnuz\"]", NULL, concrete,
+                                   "{\"annotation\": \"execute_10_context_1(sq6sk6sqsq36sqsk36)_generation_4("
+                                   "sq4sk4000sqsq4sqsk4000)\"}");
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_pa_decode_gluon, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_pa_decode_gluon, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 8388608.0);
     CHECK_DBL(r.bytes, 559104.0);
-    CHECK_STR(param(&r, "c_sq"), "0"); /* context forced to 0 */
-    CHECK_STR(param(&r, "H_KV"), "2");
-    CHECK_STR(param(&r, "sliding_window"), "256");
+    CHECK_STR(tl_pt_param_repr(&r, "c_sq"), "0"); /* context forced to 0 */
+    CHECK_STR(tl_pt_param_repr(&r, "H_KV"), "2");
+    CHECK_STR(tl_pt_param_repr(&r, "sliding_window"), "256");
     tl_perf_result_free(&r);
 }
 
@@ -505,88 +460,88 @@ static void test_v4_paged_decode(void)
                       "sq8sk80000sqsq8sqsk80000)\"";
     char args[512];
     snprintf(args, sizeof args, "{%s, \"v4_mode\": \"csa\"}", ann);
-    tl_perf_event ev = event("pseudo_v4_paged_decode_csa", "[[8, 64, 512]]", "[" BF16 "]", NULL, NULL, args);
+    tl_perf_event ev = tl_pt_event("pseudo_v4_paged_decode_csa", "[[8, 64, 512]]", "[" BF16 "]", NULL, NULL, args);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_pseudo_v4_paged_decode_csa, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_pseudo_v4_paged_decode_csa, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.67108864);
     CHECK_DBL(r.bytes / 1048576, 11.0);
-    CHECK_STR(param(&r, "sliding_window"), "640");
-    CHECK_STR(param(&r, "H_Q"), "64");
+    CHECK_STR(tl_pt_param_repr(&r, "sliding_window"), "640");
+    CHECK_STR(tl_pt_param_repr(&r, "H_Q"), "64");
     CHECK_STR(r.precision, "bf16");
     tl_perf_result_free(&r);
 
-    CHECK_I64(run(&tl_pc_pseudo_v4_paged_decode_hca, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_pseudo_v4_paged_decode_hca, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.217055232);
     CHECK_DBL(r.bytes / 1048576, 4.234375);
-    CHECK_STR(param(&r, "sliding_window"), "207");
+    CHECK_STR(tl_pt_param_repr(&r, "sliding_window"), "207");
     tl_perf_result_free(&r);
 
-    CHECK_I64(run(&tl_pc_pseudo_v4_paged_decode_swa, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_pseudo_v4_paged_decode_swa, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.134217728);
     CHECK_DBL(r.bytes / 1048576, 3.0);
     tl_perf_result_free(&r);
 
     /* V4-Pro at TP 8: 128 / 8 heads, index_topk 1024 */
     snprintf(args, sizeof args, "{%s, \"v4_model_name\": \"DeepSeek-V4-Pro\", \"v4_tp\": 8}", ann);
-    ev.args = pv(args);
-    CHECK_I64(run(&tl_pc_pseudo_v4_paged_decode_csa, &ev, 0, &r), TL_PERF_OK);
+    ev.args = tl_pt_pv(args);
+    CHECK_I64(tl_pt_run(&tl_pc_pseudo_v4_paged_decode_csa, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 0.301989888);
     CHECK_DBL(r.bytes / 1048576, 18.25);
-    CHECK_STR(param(&r, "H_Q"), "16");
+    CHECK_STR(tl_pt_param_repr(&r, "H_Q"), "16");
     tl_perf_result_free(&r);
 }
 
 static void test_pa_sparse_and_gdn(void)
 {
-    tl_perf_event ev = event("aiter::pa_sparse_prefill_opus_fwd",
-                             "[[1024, 16, 576], [20000, 1, 512], [300000], [], [], [5000]]",
-                             "[" BF16 ", \"c10::Float8_e4m3fn\"]", NULL, NULL, NULL);
+    tl_perf_event ev = tl_pt_event("aiter::pa_sparse_prefill_opus_fwd",
+                                   "[[1024, 16, 576], [20000, 1, 512], [300000], [], [], [5000]]",
+                                   "[" BF16 ", \"c10::Float8_e4m3fn\"]", NULL, NULL, NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_pa_sparse_prefill_opus_fwd, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_pa_sparse_prefill_opus_fwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 10618880000.0);
     CHECK_DBL(r.bytes, 193908736.0);
-    CHECK_STR(param(&r, "pairs"), "305000");
-    CHECK_STR(param(&r, "H_KV"), "1");
+    CHECK_STR(tl_pt_param_repr(&r, "pairs"), "305000");
+    CHECK_STR(tl_pt_param_repr(&r, "H_KV"), "1");
     tl_perf_result_free(&r);
 
     const char *dims = "[[32, 8192], [32, 32], [32, 32], [32, 32, 128]]";
-    ev = event("vllm::gdn_attention_core", dims, "[" BF16 "]", NULL, NULL,
-               "{\"annotation\": \"" VLLM_DECODE "\"}");
-    CHECK_I64(run(&tl_pc_gdn_attention_core, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("vllm::gdn_attention_core", dims, "[" BF16 "]", NULL, NULL,
+                     "{\"annotation\": \"" VLLM_DECODE "\"}");
+    CHECK_I64(tl_pt_run(&tl_pc_gdn_attention_core, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 117440512.0);
     CHECK_DBL(r.bytes, 790528.0);
-    CHECK_STR(param(&r, "d_k"), "128");
-    CHECK_STR(param(&r, "H_K"), "16");
+    CHECK_STR(tl_pt_param_repr(&r, "d_k"), "128");
+    CHECK_STR(tl_pt_param_repr(&r, "H_K"), "16");
     tl_perf_result_free(&r);
     /* without a detailed annotation the reference's NotImplementedError escapes */
-    ev.args = pv("{\"annotation\": \"step[DECODE bs=32]\"}");
-    CHECK_I64(run(&tl_pc_gdn_attention_core, &ev, 0, &r), TL_PERF_NOT_IMPLEMENTED);
+    ev.args = tl_pt_pv("{\"annotation\": \"step[DECODE bs=32]\"}");
+    CHECK_I64(tl_pt_run(&tl_pc_gdn_attention_core, &ev, 0, &r), TL_PERF_NOT_IMPLEMENTED);
     tl_perf_result_free(&r);
 }
 
 /* Python ints do not overflow: huge workloads give float values, never UB. */
 static void test_huge_values(void)
 {
-    tl_perf_event ev = event("aiter::mha_varlen_fwd",
-                             "[[9000000000000000000, 9000000000000000000, 9000000000000000000], "
-                             "[1, 9000000000000000000, 9000000000000000000]]",
-                             "[" BF16 ", " BF16 "]", NULL, NULL,
-                             "{\"annotation\": \"execute_1_context_1(sq9000000000000000000sk9000000000000000000"
-                             "sqsq9000000000000000000sqsk9000000000000000000)_generation_0(sq0sk0sqsq0sqsk0)\"}");
+    tl_perf_event ev = tl_pt_event("aiter::mha_varlen_fwd",
+                                   "[[9000000000000000000, 9000000000000000000, 9000000000000000000], "
+                                   "[1, 9000000000000000000, 9000000000000000000]]",
+                                   "[" BF16 ", " BF16 "]", NULL, NULL,
+                                   "{\"annotation\": \"execute_1_context_1(sq9000000000000000000sk9000000000000000000"
+                                   "sqsq9000000000000000000sqsk9000000000000000000)_generation_0(sq0sk0sqsq0sqsk0)\"}");
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_mha_varlen_fwd, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_mha_varlen_fwd, &ev, 0, &r), TL_PERF_OK);
     CHECK(r.flops > 1.45e57 && r.flops < 1.47e57);
     CHECK(r.bytes > 5.8e57 && r.bytes < 5.9e57);
     tl_perf_result_free(&r);
     /* a sum beyond int64 does not parse: no workload data */
-    ev.args = pv("{\"annotation\": \"execute_1_context_1(sq99999999999999999999sk1sqsq1sqsk1)_generation_0("
-                 "sq0sk0sqsq0sqsk0)\"}");
-    CHECK_I64(run(&tl_pc_mha_varlen_fwd, &ev, 0, &r), TL_PERF_ERROR);
+    ev.args = tl_pt_pv("{\"annotation\": \"execute_1_context_1(sq99999999999999999999sk1sqsq1sqsk1)_generation_0("
+                       "sq0sk0sqsq0sqsk0)\"}");
+    CHECK_I64(tl_pt_run(&tl_pc_mha_varlen_fwd, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
-    ev = event("EvoformerAttention",
-               "[[9000000000000000000, 9000000000000000000, 4, 4, 4], [1], [1]]", "[" BF16 "]", NULL, NULL, NULL);
-    CHECK_I64(run(&tl_pc_evoformer_attention, &ev, 0, &r), TL_PERF_OK);
-    CHECK_STR(param(&r, "B"), "8.1e+37");
+    ev = tl_pt_event("EvoformerAttention",
+                     "[[9000000000000000000, 9000000000000000000, 4, 4, 4], [1], [1]]", "[" BF16 "]", NULL, NULL, NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_evoformer_attention, &ev, 0, &r), TL_PERF_OK);
+    CHECK_STR(tl_pt_param_repr(&r, "B"), "8.1e+37");
     tl_perf_result_free(&r);
 }
 
@@ -617,9 +572,6 @@ static void test_chunk_stats(void)
     CHECK(!tl_attention_chunk_stats(NULL, st));
 }
 
-static void new_arena(void) { arena = tl_pv_arena_new(); }
-static void free_arena(void) { tl_pv_arena_free(arena); }
-
 int main(void)
 {
     static const tl_perf_test_fn tests[] = {
@@ -629,5 +581,5 @@ int main(void)
         test_sglang_rows, test_dv_variants, test_pa_decode_gluon, test_v4_paged_decode, test_pa_sparse_and_gdn,
         test_huge_values, test_chunk_stats
     };
-    return TL_PERF_TEST_RUN(tests, new_arena, free_arena);
+    return TL_PERF_TEST_RUN(tests, tl_pt_arena_new, tl_pt_arena_free);
 }

@@ -12,63 +12,14 @@
 
 tl_test_ctx tl_test_state;
 
-static tl_pv_arena *arena;
-
-static const tl_pv *pv(const char *json) { return json ? tl_pv_parse(arena, json) : NULL; }
-
-static tl_perf_event event(const char *name, const char *dims, const char *types, const char *strides,
-                           const char *concrete, const char *args)
-{
-    return (tl_perf_event){.name = name,
-                           .dims = pv(dims),
-                           .types = pv(types),
-                           .strides = pv(strides),
-                           .concrete = pv(concrete),
-                           .args = pv(args)};
-}
-
-/* str() of a param, as a `param:` cell shows it. */
-static const char *param(tl_perf_result *r, const char *key)
-{
-    static char out[512];
-    tl_perf_param *p = tl_pm_find(r, key);
-    if (!p) return "(absent)";
-    tl_sbuf b;
-    tl_sb_init(&b);
-    tl_pv_str_tuple(&b, &p->value);
-    snprintf(out, sizeof out, "%s", b.s);
-    tl_sb_free(&b);
-    return out;
-}
-
-static const char *param_keys(tl_perf_result *r)
-{
-    static char out[1024];
-    out[0] = 0;
-    for (int i = 0; i < r->n_params; i++) {
-        if (i) strcat(out, ",");
-        strcat(out, r->params[i].key);
-    }
-    return out;
-}
-
-/* Runs the class; the caller frees r. */
-static int run(const tl_perf_class *c, const tl_perf_event *ev, int bwd, tl_perf_result *r)
-{
-    tl_perf_result_init(r);
-    return tl_perf_run(c, ev, bwd, r);
-}
-
-#define CHECK_DBL(a, b) CHECK((a) == (b))
-
 /* The aten::convolution args of the h100 Falconsai CONV_fwd row. */
 static tl_perf_event falconsai(void)
 {
-    return event("aten::convolution", "[[4, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
-                 "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\", \"ScalarList\", "
-                 "\"ScalarList\", \"Scalar\", \"ScalarList\", \"Scalar\"]",
-                 "[[150528, 50176, 224, 1], [768, 256, 16, 1], [1], [], [], [], [], [], []]",
-                 "[\"\", \"\", \"\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
+    return tl_pt_event("aten::convolution", "[[4, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
+                       "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\", \"ScalarList\", "
+                       "\"ScalarList\", \"Scalar\", \"ScalarList\", \"Scalar\"]",
+                       "[[150528, 50176, 224, 1], [768, 256, 16, 1], [1], [], [], [], [], [], []]",
+                       "[\"\", \"\", \"\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
 }
 
 /* §7 E5 with the bias FIX: the reference shows 0.924844032 / 3.421875 / bias False. */
@@ -76,7 +27,7 @@ static void test_falconsai_bias_fix(void)
 {
     tl_perf_event ev = falconsai();
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 925446144.0);
     CHECK_DBL(r.flops / 1e9, 0.925446144);
     CHECK(r.has_bytes);
@@ -84,25 +35,25 @@ static void test_falconsai_bias_fix(void)
     CHECK_DBL((r.flops / 1e9 * 1e9) / r.bytes, 257.8108686350021);
     CHECK_STR(r.maf, "matrix");
     CHECK_STR(r.precision, "bf16");
-    CHECK_STR(param_keys(&r), "convNd,input_shape,filter_shape,dtype_input_weight,input_stride,weight_stride,bias,"
+    CHECK_STR(tl_pt_keys(&r), "convNd,input_shape,filter_shape,dtype_input_weight,input_stride,weight_stride,bias,"
                               "stride,padding,dilation,transposed_conv,output_padding,groups");
-    CHECK_STR(param(&r, "convNd"), "'conv2d'");
-    CHECK_STR(param(&r, "input_shape"), "(4, 3, 224, 224)");
-    CHECK_STR(param(&r, "filter_shape"), "(768, 3, 16, 16)");
-    CHECK_STR(param(&r, "dtype_input_weight"), "('c10::BFloat16', 'c10::BFloat16')");
-    CHECK_STR(param(&r, "input_stride"), "(150528, 50176, 224, 1)");
-    CHECK_STR(param(&r, "weight_stride"), "(768, 256, 16, 1)");
-    CHECK_STR(param(&r, "bias"), "True");
-    CHECK_STR(param(&r, "stride"), "(16, 16)");
-    CHECK_STR(param(&r, "padding"), "(0, 0)");
-    CHECK_STR(param(&r, "dilation"), "(1, 1)");
-    CHECK_STR(param(&r, "transposed_conv"), "False");
-    CHECK_STR(param(&r, "output_padding"), "(0, 0)");
-    CHECK_STR(param(&r, "groups"), "1");
+    CHECK_STR(tl_pt_param_repr(&r, "convNd"), "'conv2d'");
+    CHECK_STR(tl_pt_param_repr(&r, "input_shape"), "(4, 3, 224, 224)");
+    CHECK_STR(tl_pt_param_repr(&r, "filter_shape"), "(768, 3, 16, 16)");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_input_weight"), "('c10::BFloat16', 'c10::BFloat16')");
+    CHECK_STR(tl_pt_param_repr(&r, "input_stride"), "(150528, 50176, 224, 1)");
+    CHECK_STR(tl_pt_param_repr(&r, "weight_stride"), "(768, 256, 16, 1)");
+    CHECK_STR(tl_pt_param_repr(&r, "bias"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "stride"), "(16, 16)");
+    CHECK_STR(tl_pt_param_repr(&r, "padding"), "(0, 0)");
+    CHECK_STR(tl_pt_param_repr(&r, "dilation"), "(1, 1)");
+    CHECK_STR(tl_pt_param_repr(&r, "transposed_conv"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "output_padding"), "(0, 0)");
+    CHECK_STR(tl_pt_param_repr(&r, "groups"), "1");
     tl_perf_result_free(&r);
 
     /* backward metrics of the same op (CONV_bwd), bias term times bpe (FIX) */
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 1, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 1, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 1850290176.0);
     CHECK_DBL(r.bytes, 8381952.0);
     tl_perf_result_free(&r);
@@ -112,16 +63,16 @@ static void test_falconsai_bias_fix(void)
 static void test_timesformer_bias_fix(void)
 {
     tl_perf_event ev =
-        event("aten::convolution", "[[128, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
-              "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\", \"ScalarList\", "
-              "\"ScalarList\", \"Scalar\", \"ScalarList\", \"Scalar\"]",
-              "[[150528, 50176, 224, 1], [768, 256, 16, 1], [1], [], [], [], [], [], []]",
-              "[\"\", \"\", \"\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
+        tl_pt_event("aten::convolution", "[[128, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
+                    "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\", \"ScalarList\", "
+                    "\"ScalarList\", \"Scalar\", \"ScalarList\", \"Scalar\"]",
+                    "[[150528, 50176, 224, 1], [768, 256, 16, 1], [1], [], [], [], [], [], []]",
+                    "[\"\", \"\", \"\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 29.614276608); /* reference 29.595009024 without the bias */
     CHECK_DBL(r.bytes / 1048576, 74.62646484375); /* reference 74.625 */
-    CHECK_STR(param(&r, "bias"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "bias"), "True");
     tl_perf_result_free(&r);
 }
 
@@ -129,83 +80,84 @@ static void test_timesformer_bias_fix(void)
 static void test_owlv2_reference_row(void)
 {
     tl_perf_event ev =
-        event("aten::convolution", "[[1, 3, 1008, 1008], [1024, 3, 14, 14], [], [], [], [], [], [], []]",
-              "[\"c10::BFloat16\", \"c10::BFloat16\", \"\", \"ScalarList\", \"ScalarList\", \"ScalarList\", "
-              "\"Scalar\", \"ScalarList\", \"Scalar\"]",
-              "[[3048192, 1016064, 1008, 1], [588, 196, 14, 1], [], [], [], [], [], [], []]",
-              "[\"\", \"\", \"\", \"[14, 14]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
+        tl_pt_event("aten::convolution", "[[1, 3, 1008, 1008], [1024, 3, 14, 14], [], [], [], [], [], [], []]",
+                    "[\"c10::BFloat16\", \"c10::BFloat16\", \"\", \"ScalarList\", \"ScalarList\", \"ScalarList\", "
+                    "\"Scalar\", \"ScalarList\", \"Scalar\"]",
+                    "[[3048192, 1016064, 1008, 1], [588, 196, 14, 1], [], [], [], [], [], [], []]",
+                    "[\"\", \"\", \"\", \"[14, 14]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 6.242697216);
     CHECK_DBL(r.bytes / 1048576, 17.08740234375);
     CHECK_DBL((r.flops / 1e9 * 1e9) / r.bytes, 348.4145735105015);
-    CHECK_STR(param(&r, "bias"), "False");
-    CHECK_STR(param(&r, "stride"), "(14, 14)");
-    CHECK_STR(param(&r, "weight_stride"), "(588, 196, 14, 1)");
+    CHECK_STR(tl_pt_param_repr(&r, "bias"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "stride"), "(14, 14)");
+    CHECK_STR(tl_pt_param_repr(&r, "weight_stride"), "(588, 196, 14, 1)");
     tl_perf_result_free(&r);
 }
 
 /* agent-case rows: two Input Dims only, 'Float' types, "(2,2)" tuples. */
 static void test_agent_case_rows(void)
 {
-    tl_perf_event ev = event("aten::convolution", "[[1, 3, 2048, 2048], [64, 3, 7, 7]]", "[\"Float\", \"Float\"]",
-                             "[[1, 1, 1, 1], [1, 1, 1, 1]]",
-                             "[\"\", \"\", \"\", \"(2,2)\", \"(3,3)\", \"(1,1)\", \"False\", \"(0,0)\", \"1\"]", NULL);
+    tl_perf_event ev =
+        tl_pt_event("aten::convolution", "[[1, 3, 2048, 2048], [64, 3, 7, 7]]", "[\"Float\", \"Float\"]",
+                    "[[1, 1, 1, 1], [1, 1, 1, 1]]",
+                    "[\"\", \"\", \"\", \"(2,2)\", \"(3,3)\", \"(1,1)\", \"False\", \"(0,0)\", \"1\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 19.730006016);
     CHECK_DBL(r.bytes / 1048576, 304.035888671875);
     CHECK_DBL((r.flops / 1e9 * 1e9) / r.bytes, 61.88743073126743);
     CHECK_STR(r.precision, "fp32");
-    CHECK_STR(param(&r, "dtype_input_weight"), "('Float', 'Float')");
-    CHECK_STR(param(&r, "stride"), "(2, 2)");
-    CHECK_STR(param(&r, "padding"), "(3, 3)");
-    CHECK_STR(param(&r, "bias"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "dtype_input_weight"), "('Float', 'Float')");
+    CHECK_STR(tl_pt_param_repr(&r, "stride"), "(2, 2)");
+    CHECK_STR(tl_pt_param_repr(&r, "padding"), "(3, 3)");
+    CHECK_STR(tl_pt_param_repr(&r, "bias"), "False");
     tl_perf_result_free(&r);
 
-    ev = event("aten::convolution", "[[2, 256, 56, 56], [512, 256, 1, 7]]", "[\"Float\", \"Float\"]",
-               "[[1, 1, 1, 1], [1, 1, 1, 1]]",
-               "[\"\", \"\", \"\", \"(1,1)\", \"(0,3)\", \"(1,1)\", \"False\", \"(0,0)\", \"1\"]", NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("aten::convolution", "[[2, 256, 56, 56], [512, 256, 1, 7]]", "[\"Float\", \"Float\"]",
+                     "[[1, 1, 1, 1], [1, 1, 1, 1]]",
+                     "[\"\", \"\", \"\", \"(1,1)\", \"(0,3)\", \"(1,1)\", \"False\", \"(0,0)\", \"1\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 11.509170176);
     CHECK_DBL(r.bytes / 1048576, 21.875);
-    CHECK_STR(param(&r, "padding"), "(0, 3)");
+    CHECK_STR(tl_pt_param_repr(&r, "padding"), "(0, 3)");
     tl_perf_result_free(&r);
 }
 
 /* conv1d, 1-tuples repeated, groups, empty texts take the defaults. */
 static void test_conv1d_and_defaults(void)
 {
-    tl_perf_event ev = event("aten::convolution", "[[2, 4, 50], [8, 2, 5], [8], [], [], [], [], [], []]",
-                             "[\"float\", \"float\", \"float\"]", NULL,
-                             "[\"\", \"\", \"\", \"[2]\", \"[1]\", \"[2]\", \"False\", \"\", \"2\"]", NULL);
+    tl_perf_event ev = tl_pt_event("aten::convolution", "[[2, 4, 50], [8, 2, 5], [8], [], [], [], [], [], []]",
+                                   "[\"float\", \"float\", \"float\"]", NULL,
+                                   "[\"\", \"\", \"\", \"[2]\", \"[1]\", \"[2]\", \"False\", \"\", \"2\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 7392.0);
     CHECK_DBL(r.bytes, 3360.0);
-    CHECK_STR(param(&r, "convNd"), "'conv1d'");
-    CHECK_STR(param(&r, "stride"), "(2,)");
-    CHECK_STR(param(&r, "output_padding"), "(0,)");
-    CHECK_STR(param(&r, "groups"), "2");
-    CHECK_STR(param(&r, "input_stride"), "None");
+    CHECK_STR(tl_pt_param_repr(&r, "convNd"), "'conv1d'");
+    CHECK_STR(tl_pt_param_repr(&r, "stride"), "(2,)");
+    CHECK_STR(tl_pt_param_repr(&r, "output_padding"), "(0,)");
+    CHECK_STR(tl_pt_param_repr(&r, "groups"), "2");
+    CHECK_STR(tl_pt_param_repr(&r, "input_stride"), "None");
     tl_perf_result_free(&r);
 }
 
 /* Transposed convolution: out = (x-1)s - 2p + d(k-1) + op + 1, channels from w[1]. */
 static void test_transposed(void)
 {
-    tl_perf_event ev = event("aten::convolution", "[[2, 16, 10, 10], [16, 8, 3, 3], [], [], [], [], [], [], []]",
-                             "[\"c10::Half\", \"c10::Half\"]", NULL,
-                             "[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"True\", \"[1, 1]\", \"1\"]",
-                             NULL);
+    tl_perf_event ev =
+        tl_pt_event("aten::convolution", "[[2, 16, 10, 10], [16, 8, 3, 3], [], [], [], [], [], [], []]",
+                    "[\"c10::Half\", \"c10::Half\"]", NULL,
+                    "[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"True\", \"[1, 1]\", \"1\"]", NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 460800.0);
     CHECK_DBL(r.bytes, 21504.0);
-    CHECK_STR(param(&r, "transposed_conv"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "transposed_conv"), "True");
     CHECK_STR(r.precision, "fp16");
     tl_perf_result_free(&r);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 1, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 1, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 921600.0);
     CHECK_DBL(r.bytes, 43008.0);
     tl_perf_result_free(&r);
@@ -216,26 +168,26 @@ static void test_convolution_backward(void)
 {
     const char *dims = "[[4, 768, 14, 14], [4, 3, 224, 224], [768, 3, 16, 16], [], [], [], [], [], [], [], []]";
     const char *types = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\"]";
-    tl_perf_event ev = event("aten::convolution_backward", dims, types, NULL,
-                             "[\"\", \"\", \"\", \"[768]\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", "
-                             "\"[0, 0]\", \"1\", \"[True, True, True]\"]",
-                             NULL);
+    tl_perf_event ev = tl_pt_event("aten::convolution_backward", dims, types, NULL,
+                                   "[\"\", \"\", \"\", \"[768]\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", "
+                                   "\"[0, 0]\", \"1\", \"[True, True, True]\"]",
+                                   NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv_bwd, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv_bwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 1.850290176);
     CHECK_DBL(r.bytes / 1048576, 7.99365234375);
-    CHECK_STR(param(&r, "bias"), "True");
-    CHECK_STR(param(&r, "input_shape"), "(4, 3, 224, 224)");
+    CHECK_STR(tl_pt_param_repr(&r, "bias"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "input_shape"), "(4, 3, 224, 224)");
     tl_perf_result_free(&r);
 
-    ev = event("aten::convolution_backward", dims, types, NULL,
-               "[\"\", \"\", \"\", \"None\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\", "
-               "\"[True, True, False]\"]",
-               NULL);
-    CHECK_I64(run(&tl_pc_aten_conv_bwd, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("aten::convolution_backward", dims, types, NULL,
+                     "[\"\", \"\", \"\", \"None\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\", "
+                     "\"[True, True, False]\"]",
+                     NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv_bwd, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 1.849688064);
     CHECK_DBL(r.bytes / 1048576, 6.84375);
-    CHECK_STR(param(&r, "bias"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "bias"), "False");
     tl_perf_result_free(&r);
 }
 
@@ -245,48 +197,48 @@ static void test_conv_bias_sequence(void)
 {
     const char *dims = "[[8, 64, 56, 56], [64, 64, 3, 3], [1, 64, 1, 1], [], []]";
     const char *types = "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"Scalar\", \"Scalar\"]";
-    tl_perf_event fwd = event("ConvBiasReLU_", dims, types, NULL, "[\"\", \"\", \"\", \"1\", \"1\"]",
-                              "{\"Sequence number\": 4242, \"Fwd thread id\": 0}");
-    tl_perf_event bwd = event("ConvBiasReLU_Backward", "[]", "[]", NULL, "[]", "{\"Sequence number\": 4242}");
+    tl_perf_event fwd = tl_pt_event("ConvBiasReLU_", dims, types, NULL, "[\"\", \"\", \"\", \"1\", \"1\"]",
+                                    "{\"Sequence number\": 4242, \"Fwd thread id\": 0}");
+    tl_perf_event bwd = tl_pt_event("ConvBiasReLU_Backward", "[]", "[]", NULL, "[]", "{\"Sequence number\": 4242}");
     tl_perf_result r;
 
     CHECK(tl_pc_ConvBias_Backward.seq_forward && tl_pc_ConvBiasReLU_Backward.seq_forward);
     CHECK(!tl_pc_ConvBias_.seq_forward && !tl_pc_aten_conv_bwd.seq_forward);
-    CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_ERROR); /* no forward op */
+    CHECK_I64(tl_pt_run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_ERROR); /* no forward op */
     tl_perf_result_free(&r);
 
-    CHECK_I64(run(&tl_pc_ConvBiasReLU_, &fwd, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_ConvBiasReLU_, &fwd, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 1.851293696);
     CHECK_DBL(r.bytes / 1048576, 6.1954345703125);
-    CHECK_STR(param(&r, "bias"), "True");
-    CHECK_STR(param(&r, "stride"), "(1, 1)");
-    CHECK_STR(param(&r, "padding"), "(1, 1)");
-    CHECK_STR(param(&r, "groups"), "1");
+    CHECK_STR(tl_pt_param_repr(&r, "bias"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "stride"), "(1, 1)");
+    CHECK_STR(tl_pt_param_repr(&r, "padding"), "(1, 1)");
+    CHECK_STR(tl_pt_param_repr(&r, "groups"), "1");
     tl_perf_result_free(&r);
 
     bwd.seq_forward = &fwd;
-    CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_ConvBiasReLU_Backward, &bwd, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops / 1e9, 3.70098176);
     CHECK_DBL(r.bytes / 1048576, 15.4532470703125);
-    CHECK_STR(param(&r, "input_shape"), "(8, 64, 56, 56)");
+    CHECK_STR(tl_pt_param_repr(&r, "input_shape"), "(8, 64, 56, 56)");
     CHECK_STR(r.precision, "fp16");
     tl_perf_result_free(&r);
-    CHECK_I64(run(&tl_pc_ConvBiasReLU_Backward, &bwd, 1, &r), TL_PERF_OK); /* the same work */
+    CHECK_I64(tl_pt_run(&tl_pc_ConvBiasReLU_Backward, &bwd, 1, &r), TL_PERF_OK); /* the same work */
     CHECK_DBL(r.flops / 1e9, 3.70098176);
     tl_perf_result_free(&r);
 
     /* ConvBias_ with empty stride/padding texts: defaults 1 and 0 */
-    tl_perf_event plain = event("ConvBias_", dims, types, NULL, "[\"\", \"\", \"\", \"\", \"\"]", NULL);
-    CHECK_I64(run(&tl_pc_ConvBias_, &plain, 0, &r), TL_PERF_OK);
-    CHECK_STR(param(&r, "stride"), "(1, 1)");
-    CHECK_STR(param(&r, "padding"), "(0, 0)");
+    tl_perf_event plain = tl_pt_event("ConvBias_", dims, types, NULL, "[\"\", \"\", \"\", \"\", \"\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_ConvBias_, &plain, 0, &r), TL_PERF_OK);
+    CHECK_STR(tl_pt_param_repr(&r, "stride"), "(1, 1)");
+    CHECK_STR(tl_pt_param_repr(&r, "padding"), "(0, 0)");
     tl_perf_result_free(&r);
 
     /* a forward whose shapes do not parse fails the backward too */
-    tl_perf_event broken = event("ConvBias_", "[[8, 64], [64, 64]]", types, NULL, "[]", NULL);
-    tl_perf_event other = event("ConvBias_Backward", "[]", "[]", NULL, "[]", "{\"Sequence number\": 7}");
+    tl_perf_event broken = tl_pt_event("ConvBias_", "[[8, 64], [64, 64]]", types, NULL, "[]", NULL);
+    tl_perf_event other = tl_pt_event("ConvBias_Backward", "[]", "[]", NULL, "[]", "{\"Sequence number\": 7}");
     other.seq_forward = &broken;
-    CHECK_I64(run(&tl_pc_ConvBias_Backward, &other, 0, &r), TL_PERF_ERROR);
+    CHECK_I64(tl_pt_run(&tl_pc_ConvBias_Backward, &other, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
 }
 
@@ -295,32 +247,32 @@ static void test_errors_and_unknown_dtype(void)
     const char *concrete = "[\"\", \"\", \"\", \"[1, 1]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]";
     tl_perf_result r;
     /* input and weight dtypes differ: ValueError */
-    tl_perf_event ev = event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"c10::Half\"]",
-                             NULL, concrete, NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
+    tl_perf_event ev = tl_pt_event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"c10::Half\"]",
+                                   NULL, concrete, NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
     /* a 2-d input has no convNd */
-    ev = event("aten::convolution", "[[3, 8], [4, 3]]", "[\"float\", \"float\"]", NULL, concrete, NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
+    ev = tl_pt_event("aten::convolution", "[[3, 8], [4, 3]]", "[\"float\", \"float\"]", NULL, concrete, NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
     /* groups is not an int */
-    ev = event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"float\"]", NULL,
-               "[\"\", \"\", \"\", \"[1, 1]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"x\"]", NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
+    ev = tl_pt_event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"float\"]", NULL,
+                     "[\"\", \"\", \"\", \"[1, 1]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"x\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
     /* stride 0 */
-    ev = event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"float\"]", NULL,
-               "[\"\", \"\", \"\", \"[0, 0]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
+    ev = tl_pt_event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"float\"]", NULL,
+                     "[\"\", \"\", \"\", \"[0, 0]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]", NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
     /* no Concrete Inputs at all: transposed cannot be read */
-    ev = event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"float\"]", NULL, NULL, NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
+    ev = tl_pt_event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", "[\"float\", \"float\"]", NULL, NULL, NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
     /* an element size the table does not know: bytes None, flops still there */
-    ev = event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]",
-               "[\"c10::complex<float>\", \"c10::complex<float>\"]", NULL, concrete, NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    ev = tl_pt_event("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]",
+                     "[\"c10::complex<float>\", \"c10::complex<float>\"]", NULL, concrete, NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK(!r.has_bytes);
     CHECK_DBL(r.flops, 4.0 * 36 * 2 * 27);
     CHECK(r.precision == NULL);
@@ -330,26 +282,26 @@ static void test_errors_and_unknown_dtype(void)
 /* Python ints do not overflow: huge shapes give float values, never UB. */
 static void test_huge_values(void)
 {
-    tl_perf_event ev = event("aten::convolution",
-                             "[[4611686018427387904, 3000000000, 9000000000, 9000000000], "
-                             "[4611686018427387904, 3000000000, 1, 1]]",
-                             "[\"float\", \"float\"]", NULL,
-                             "[\"\", \"\", \"\", \"[1, 1]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", "
-                             "\"1\"]",
-                             NULL);
+    tl_perf_event ev = tl_pt_event("aten::convolution",
+                                   "[[4611686018427387904, 3000000000, 9000000000, 9000000000], "
+                                   "[4611686018427387904, 3000000000, 1, 1]]",
+                                   "[\"float\", \"float\"]", NULL,
+                                   "[\"\", \"\", \"\", \"[1, 1]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", "
+                                   "\"1\"]",
+                                   NULL);
     tl_perf_result r;
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_OK);
     CHECK(r.flops > 1e50 && isfinite(r.flops));
     CHECK(r.bytes > 1e40 && isfinite(r.bytes));
     tl_perf_result_free(&r);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 1, &r), TL_PERF_OK);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 1, &r), TL_PERF_OK);
     CHECK(r.flops > 1e50);
     tl_perf_result_free(&r);
     /* an output size beyond int64 */
-    ev = event("aten::convolution", "[[1, 1, 9000000000000000000], [1, 1, 1]]", "[\"float\", \"float\"]", NULL,
-               "[\"\", \"\", \"\", \"[9000000000000000000]\", \"[0]\", \"[1]\", \"True\", \"[0]\", \"1\"]",
-               NULL);
-    CHECK_I64(run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
+    ev = tl_pt_event("aten::convolution", "[[1, 1, 9000000000000000000], [1, 1, 1]]", "[\"float\", \"float\"]", NULL,
+                     "[\"\", \"\", \"\", \"[9000000000000000000]\", \"[0]\", \"[1]\", \"True\", \"[0]\", \"1\"]",
+                     NULL);
+    CHECK_I64(tl_pt_run(&tl_pc_aten_conv, &ev, 0, &r), TL_PERF_ERROR);
     tl_perf_result_free(&r);
 }
 
@@ -412,9 +364,6 @@ static void test_literals(void)
     CHECK(!tl_py_int_tuple("[1, x]", v, 8, &n) && !tl_py_int_tuple("[1,,2]", v, 8, &n));
 }
 
-static void new_arena(void) { arena = tl_pv_arena_new(); }
-static void free_arena(void) { tl_pv_arena_free(arena); }
-
 int main(void)
 {
     static const tl_perf_test_fn tests[] = {
@@ -422,5 +371,5 @@ int main(void)
         test_conv1d_and_defaults, test_transposed, test_convolution_backward, test_conv_bias_sequence,
         test_errors_and_unknown_dtype, test_huge_values, test_python_numbers, test_descriptors, test_literals
     };
-    return TL_PERF_TEST_RUN(tests, new_arena, free_arena);
+    return TL_PERF_TEST_RUN(tests, tl_pt_arena_new, tl_pt_arena_free);
 }

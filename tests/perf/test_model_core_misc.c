@@ -10,97 +10,6 @@
 
 tl_test_ctx tl_test_state;
 
-/* --- fixture: an event built from the four args lists ----------------- */
-
-typedef struct fx {
-    tl_pv_arena *a;
-    tl_perf_event ev;
-    tl_perf_result r;
-    tl_sbuf s;
-} fx;
-
-static const tl_pv *arg(const tl_pv *args, const char *key)
-{
-    for (size_t i = 0; i + 1 < args->n; i += 2)
-        if (!strcmp(args->items[i].s, key)) return &args->items[i + 1];
-    return NULL;
-}
-
-/* Runs class c (bwd) on an event whose args are the JSON texts given
- * (NULL: the key is absent). */
-static int run(fx *f, const tl_perf_class *c, int bwd, const char *name, const char *dims, const char *types,
-               const char *strides, const char *concrete)
-{
-    tl_sbuf j;
-    tl_sb_init(&j);
-    tl_sb_puts(&j, "{\"_\":0");
-    if (dims) tl_sb_printf(&j, ",\"Input Dims\":%s", dims);
-    if (types) tl_sb_printf(&j, ",\"Input type\":%s", types);
-    if (strides) tl_sb_printf(&j, ",\"Input Strides\":%s", strides);
-    if (concrete) tl_sb_printf(&j, ",\"Concrete Inputs\":%s", concrete);
-    tl_sb_putc(&j, '}');
-    f->a = tl_pv_arena_new();
-    const tl_pv *args = tl_pv_parse(f->a, j.s);
-    tl_sb_free(&j);
-    memset(&f->ev, 0, sizeof f->ev);
-    f->ev.name = name;
-    f->ev.args = args;
-    f->ev.dims = arg(args, "Input Dims");
-    f->ev.types = arg(args, "Input type");
-    f->ev.strides = arg(args, "Input Strides");
-    f->ev.concrete = arg(args, "Concrete Inputs");
-    tl_perf_result_init(&f->r);
-    tl_sb_init(&f->s);
-    return tl_perf_run(c, &f->ev, bwd, &f->r);
-}
-
-static void done(fx *f)
-{
-    tl_perf_result_free(&f->r);
-    tl_pv_arena_free(f->a);
-    tl_sb_free(&f->s);
-}
-
-/* Python str() of a param value (a top-level str is its text), "<absent>"
- * when the key is missing. */
-static const char *param(fx *f, const char *key)
-{
-    tl_sb_clear(&f->s);
-    tl_perf_param *p = tl_pm_find(&f->r, key);
-    if (!p) return "<absent>";
-    if (p->value.kind == TL_PV_STR) return p->value.s;
-    tl_pv_str_tuple(&f->s, &p->value);
-    return f->s.s;
-}
-
-/* The param keys in order, comma-separated. */
-static const char *keys(fx *f)
-{
-    tl_sb_clear(&f->s);
-    for (int i = 0; i < f->r.n_params; i++) tl_sb_printf(&f->s, "%s%s", i ? "," : "", f->r.params[i].key);
-    return f->s.s;
-}
-
-#define CHECK_DBL(a, b)                                                                                  \
-    do {                                                                                                 \
-        double a_ = (a), b_ = (b);                                                                       \
-        tl_test_state.checks++;                                                                          \
-        if (a_ != b_) {                                                                                  \
-            tl_test_state.failures++;                                                                    \
-            fprintf(stderr, "%s:%d: %s == %.17g, expected %.17g\n", __FILE__, __LINE__, #a, a_, b_); \
-        }                                                                                                \
-    } while (0)
-
-/* GFLOPS and Data Moved (MB) as the report computes them. */
-#define CHECK_GFLOPS(f, g) CHECK_DBL((f)->r.flops / 1e9, g)
-#define CHECK_MB(f, mb)                         \
-    do {                                        \
-        CHECK((f)->r.has_bytes);                \
-        CHECK_DBL((f)->r.bytes / 1048576, mb); \
-    } while (0)
-
-/* ===================================================================== */
-
 static void test_classes(void)
 {
     static const struct {
@@ -127,19 +36,16 @@ static void test_classes(void)
 
 /* Python literal of s rendered back with str(); "<none>" when it does not
  * parse. */
-static const char *lit(fx *f, const char *s)
+static const char *lit(tl_pt_fx *f, const char *s)
 {
-    tl_sb_clear(&f->s);
     const tl_pv *v = tl_py_literal(&f->r, s);
-    if (!v) return "<none>";
-    tl_pv_str_tuple(&f->s, v);
-    return f->s.s;
+    return v ? tl_pt_repr(v) : "<none>";
 }
 
 static void test_literals(void)
 {
-    fx f;
-    run(&f, &tl_pc_fused_rope_fwd, 0, "x", "[[1]]", "[\"float\"]", NULL, NULL);
+    tl_pt_fx f;
+    tl_pt_run_lists(&f, &tl_pc_fused_rope_fwd, 0, "x", "[[1]]", "[\"float\"]", NULL, NULL);
     CHECK_STR(lit(&f, "[16, 16]"), "(16, 16)");
     CHECK_STR(lit(&f, "[-1]"), "(-1,)");
     CHECK_STR(lit(&f, " ( 2 , ) "), "(2,)");
@@ -201,14 +107,14 @@ static void test_literals(void)
     size_t n = 0;
     CHECK(tl_py_literal_bools(&f.r, "[True, False, 1]", m, 4, &n) && n == 3 && m[0] && !m[1] && m[2]);
     CHECK(!tl_py_literal_bools(&f.r, "True", m, 4, &n));
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_shape_helpers(void)
 {
-    fx f;
-    run(&f, &tl_pc_fused_rope_fwd, 0, "x", "[[2, 3], [], [1, \"a\"], [4611686018427387904, 4]]", "[\"float\"]", NULL,
-        NULL);
+    tl_pt_fx f;
+    tl_pt_run_lists(&f, &tl_pc_fused_rope_fwd, 0, "x", "[[2, 3], [], [1, \"a\"], [4611686018427387904, 4]]",
+                    "[\"float\"]", NULL, NULL);
     int64_t n = 0;
     CHECK(tl_shape_numel(tl_pe_dim(&f.ev, 0), &n) && n == 6);
     CHECK(tl_shape_numel(tl_pe_dim(&f.ev, 1), &n) && n == 1);
@@ -227,60 +133,61 @@ static void test_shape_helpers(void)
     CHECK(tl_pv_int(tl_pv_dict_get(d, "j"), &v) && v == 2);
     CHECK(tl_pv_dict_get(d, "x") == NULL && tl_pv_dict_get(tl_pv_parse(a, "[1]"), "k") == NULL);
     tl_pv_arena_free(a);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_moe_comm(void)
 {
-    fx f;
+    tl_pt_fx f;
     for (int bwd = 0; bwd < 2; bwd++) {
-        CHECK_I64(run(&f, &tl_pc_moe_dispatch, bwd, "MoEDispatch", "[[128, 1024], [128, 2]]",
-                      "[\"c10::BFloat16\", \"long int\"]", NULL, NULL),
+        CHECK_I64(tl_pt_run_lists(&f, &tl_pc_moe_dispatch, bwd, "MoEDispatch", "[[128, 1024], [128, 2]]",
+                                  "[\"c10::BFloat16\", \"long int\"]", NULL, NULL),
                   TL_PERF_OK);
         CHECK_DBL(f.r.flops, 0);
         CHECK_DBL(f.r.bytes, 128 * 1024 * 2);
         CHECK(f.r.maf == NULL);
         CHECK_STR(f.r.precision, "bf16");
-        CHECK_STR(keys(&f), "num_tokens,hidden,dtype");
-        CHECK_STR(param(&f, "num_tokens"), "128");
-        CHECK_STR(param(&f, "dtype"), "c10::BFloat16");
-        done(&f);
+        CHECK_STR(tl_pt_keys(&f.r), "num_tokens,hidden,dtype");
+        CHECK_STR(tl_pt_param(&f.r, "num_tokens"), "128");
+        CHECK_STR(tl_pt_param(&f.r, "dtype"), "c10::BFloat16");
+        tl_pt_done(&f);
     }
-    run(&f, &tl_pc_moe_combine, 0, "MoECombine", "[[64, 512]]", "[\"bool\"]", NULL, NULL);
+    tl_pt_run_lists(&f, &tl_pc_moe_combine, 0, "MoECombine", "[[64, 512]]", "[\"bool\"]", NULL, NULL);
     CHECK(!f.r.has_bytes);
-    done(&f);
-    CHECK_I64(run(&f, &tl_pc_moe_combine, 0, "MoECombine", "[[64]]", "[\"float\"]", NULL, NULL), TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_moe_combine, 0, "MoECombine", "[[64]]", "[\"float\"]", NULL, NULL),
+              TL_PERF_ERROR);
+    tl_pt_done(&f);
 }
 
 static void test_causal_conv1d(void)
 {
-    fx f;
+    tl_pt_fx f;
     /* x (2, 64, 100), w (64, 4), bias (64): 2·b·c·L·k; (2bcL + ck + c)·2 */
-    CHECK_I64(run(&f, &tl_pc_causal_conv1d_fwd, 0, "DaoAILab::_causal_conv1d_fwd_cpp",
-                  "[[2, 64, 100], [64, 4], [64], [], []]",
-                  "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"\", \"\"]", NULL, NULL),
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_causal_conv1d_fwd, 0, "DaoAILab::_causal_conv1d_fwd_cpp",
+                              "[[2, 64, 100], [64, 4], [64], [], []]",
+                              "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"\", \"\"]", NULL, NULL),
               TL_PERF_OK);
     CHECK_DBL(f.r.flops, 2 * 2 * 64 * 100 * 4);
     CHECK_DBL(f.r.bytes, (2 * 2 * 64 * 100 + 64 * 4 + 64) * 2);
-    CHECK_STR(param(&f, "has_bias"), "True");
+    CHECK_STR(tl_pt_param(&f.r, "has_bias"), "True");
     CHECK_STR(f.r.maf, "matrix");
     CHECK_STR(f.r.precision, "bf16");
-    done(&f);
+    tl_pt_done(&f);
     /* no bias; an unknown dtype counts 2 bytes */
-    run(&f, &tl_pc_causal_conv1d_fwd, 0, "DaoAILab::_causal_conv1d_fwd_cpp", "[[2, 64, 100], [64, 4]]",
-        "[\"BFloat16\", \"BFloat16\"]", NULL, NULL);
+    tl_pt_run_lists(&f, &tl_pc_causal_conv1d_fwd, 0, "DaoAILab::_causal_conv1d_fwd_cpp", "[[2, 64, 100], [64, 4]]",
+                    "[\"BFloat16\", \"BFloat16\"]", NULL, NULL);
     CHECK_DBL(f.r.bytes, (2 * 2 * 64 * 100 + 64 * 4) * 2);
     CHECK(f.r.precision == NULL);
-    done(&f);
-    CHECK_I64(run(&f, &tl_pc_causal_conv1d_fwd, 1, "DaoAILab::_causal_conv1d_fwd_cpp", "[[2, 64, 100], [64, 4]]",
-                  "[\"float\", \"float\"]", NULL, NULL),
+    tl_pt_done(&f);
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_causal_conv1d_fwd, 1, "DaoAILab::_causal_conv1d_fwd_cpp",
+                              "[[2, 64, 100], [64, 4]]", "[\"float\", \"float\"]", NULL, NULL),
               TL_PERF_NOT_IMPLEMENTED);
-    done(&f);
-    CHECK_I64(run(&f, &tl_pc_causal_conv1d_fwd, 0, "DaoAILab::_causal_conv1d_fwd_cpp", "[[2, 64], [64, 4]]",
-                  "[\"float\", \"float\"]", NULL, NULL),
+    tl_pt_done(&f);
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_causal_conv1d_fwd, 0, "DaoAILab::_causal_conv1d_fwd_cpp", "[[2, 64], [64, 4]]",
+                              "[\"float\", \"float\"]", NULL, NULL),
               TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 /* B 2, T 128, H 8 heads of P 64, G 1, d_state 16: conv_dim =
@@ -290,67 +197,68 @@ static void test_causal_conv1d(void)
 
 static void test_mamba_ssd(void)
 {
-    fx f;
+    tl_pt_fx f;
     const char *concrete = "[\"\", \"\", \"\", \"\", \"\", \"\", \"256\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", "
                            "\"\", \"64\", \"1\"]";
     for (int bwd = 0; bwd < 2; bwd++) {
-        CHECK_I64(run(&f, &tl_pc_mamba_ssd_fwd, bwd, "MambaSplitConv1dScanCombinedFn", MAMBA_DIMS, MAMBA_TYPES, NULL,
-                      concrete),
+        CHECK_I64(tl_pt_run_lists(&f, &tl_pc_mamba_ssd_fwd, bwd, "MambaSplitConv1dScanCombinedFn", MAMBA_DIMS,
+                                  MAMBA_TYPES, NULL, concrete),
                   TL_PERF_OK);
         CHECK_DBL(f.r.flops, 78708736);
         CHECK_DBL(f.r.bytes, 812432);
-        CHECK_STR(param(&f, "d_state"), "16");
-        CHECK_STR(param(&f, "chunk_size"), "256");
+        CHECK_STR(tl_pt_param(&f.r, "d_state"), "16");
+        CHECK_STR(tl_pt_param(&f.r, "chunk_size"), "256");
         CHECK_STR(f.r.maf, "matrix");
         CHECK_STR(f.r.precision, "bf16");
-        done(&f);
+        tl_pt_done(&f);
     }
     /* chunk size, headdim and ngroups absent: 128, 64, 1 */
-    run(&f, &tl_pc_mamba_ssd_fwd, 0, "MambaSplitConv1dScanCombinedFn", MAMBA_DIMS, MAMBA_TYPES, NULL, "[]");
+    tl_pt_run_lists(&f, &tl_pc_mamba_ssd_fwd, 0, "MambaSplitConv1dScanCombinedFn", MAMBA_DIMS, MAMBA_TYPES, NULL, "[]");
     CHECK_DBL(f.r.flops, 44105728);
-    CHECK_STR(param(&f, "chunk_size"), "128");
-    done(&f);
+    CHECK_STR(tl_pt_param(&f.r, "chunk_size"), "128");
+    tl_pt_done(&f);
     /* conv_dim not 2·d_inner + H + 2·G·N: ValueError */
-    CHECK_I64(run(&f, &tl_pc_mamba_ssd_fwd, 0, "MambaSplitConv1dScanCombinedFn",
-                  "[[2, 128, 1065], [544, 4], [544], [8], [8], [8]]", MAMBA_TYPES, NULL, "[]"),
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_mamba_ssd_fwd, 0, "MambaSplitConv1dScanCombinedFn",
+                              "[[2, 128, 1065], [544, 4], [544], [8], [8], [8]]", MAMBA_TYPES, NULL, "[]"),
               TL_PERF_ERROR);
-    done(&f);
-    CHECK_I64(run(&f, &tl_pc_mamba_ssd_fwd, 0, "MambaSplitConv1dScanCombinedFn",
-                  "[[2, 128, 1032], [544, 4], [544], [8], [8], [8]]", MAMBA_TYPES, NULL, "[]"),
+    tl_pt_done(&f);
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_mamba_ssd_fwd, 0, "MambaSplitConv1dScanCombinedFn",
+                              "[[2, 128, 1032], [544, 4], [544], [8], [8], [8]]", MAMBA_TYPES, NULL, "[]"),
               TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_fused_rope(void)
 {
-    fx f;
-    CHECK_I64(run(&f, &tl_pc_fused_rope_fwd, 0, "FusedRoPEFunc", "[[128, 2, 16, 64], [128, 1, 1, 64]]",
-                  "[\"c10::BFloat16\", \"float\"]", NULL, NULL),
+    tl_pt_fx f;
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_fused_rope_fwd, 0, "FusedRoPEFunc", "[[128, 2, 16, 64], [128, 1, 1, 64]]",
+                              "[\"c10::BFloat16\", \"float\"]", NULL, NULL),
               TL_PERF_OK);
     CHECK_DBL(f.r.flops, 3 * 262144);
     CHECK_DBL(f.r.bytes, 2 * 262144 * 2);
-    CHECK_STR(param(&f, "input_shape"), "(128, 2, 16, 64)");
+    CHECK_STR(tl_pt_param(&f.r, "input_shape"), "(128, 2, 16, 64)");
     CHECK_STR(f.r.maf, "vector");
     CHECK_STR(f.r.precision, "bf16");
-    done(&f);
-    CHECK_I64(run(&f, &tl_pc_fused_rope_fwd, 0, "FusedRoPEFunc", "[]", "[]", NULL, NULL), TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_fused_rope_fwd, 0, "FusedRoPEFunc", "[]", "[]", NULL, NULL), TL_PERF_ERROR);
+    tl_pt_done(&f);
 }
 
 static void test_cross_entropy(void)
 {
-    fx f;
-    CHECK_I64(run(&f, &tl_pc_cross_entropy_fwd, 0, "CrossEntropyFunction", "[[4096, 32000], [4096]]",
-                  "[\"c10::BFloat16\", \"long int\"]", NULL, NULL),
+    tl_pt_fx f;
+    CHECK_I64(tl_pt_run_lists(&f, &tl_pc_cross_entropy_fwd, 0, "CrossEntropyFunction", "[[4096, 32000], [4096]]",
+                              "[\"c10::BFloat16\", \"long int\"]", NULL, NULL),
               TL_PERF_OK);
     CHECK_DBL(f.r.flops, 5.0 * 4096 * 32000);
     CHECK_DBL(f.r.bytes, 4096.0 * 32000 * 2 + 4096 * 8 + 4096 * 4);
-    CHECK_STR(param(&f, "vocab_size"), "32000");
+    CHECK_STR(tl_pt_param(&f.r, "vocab_size"), "32000");
     CHECK_STR(f.r.maf, "vector");
-    done(&f);
-    CHECK_I64(run(&f, &tl_pc_cross_entropy_fwd, 0, "CrossEntropyFunction", "[[]]", "[\"float\"]", NULL, NULL),
-              TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
+    CHECK_I64(
+        tl_pt_run_lists(&f, &tl_pc_cross_entropy_fwd, 0, "CrossEntropyFunction", "[[]]", "[\"float\"]", NULL, NULL),
+        TL_PERF_ERROR);
+    tl_pt_done(&f);
 }
 
 int main(void)

@@ -8,11 +8,9 @@
 
 #include "perf/kernel_name.h"
 #include "perf/model_gemm.h"
-#include "test.h"
+#include "perf_test.h"
 
 tl_test_ctx tl_test_state;
-
-static tl_pv_arena *g_arena;
 
 /* bit-exact equality with the value Python prints (text read back) */
 static void check_bits(const char *file, int line, const char *what, double got, const char *want)
@@ -37,45 +35,12 @@ typedef struct tcase {
 #define EVS(n, d, t, s) (&(tcase){.name = (n), .dims = (d), .types = (t), .strides = (s)})
 #define EVC(n, d, t, c) (&(tcase){.name = (n), .dims = (d), .types = (t), .concrete = (c)})
 
-static const tl_pv *pv(const char *json) { return json ? tl_pv_parse(g_arena, json) : NULL; }
-
 static int run(const tl_perf_class *c, const tcase *t, tl_perf_result *r)
 {
-    tl_perf_event ev = {.name = t->name,
-                        .dims = pv(t->dims),
-                        .types = pv(t->types),
-                        .strides = pv(t->strides),
-                        .concrete = pv(t->concrete),
-                        .kernels = t->kernels,
-                        .n_kernels = t->n_kernels};
-    tl_perf_result_init(r);
-    return tl_perf_run(c, &ev, 0, r);
-}
-
-/* "k=v|k=v" with v as Python str(): a top-level string unquoted, tuples
- * with repr'd items. */
-static const char *params(const tl_perf_result *r)
-{
-    static char out[2048];
-    tl_sbuf b;
-    tl_sb_init(&b);
-    for (int i = 0; i < r->n_params; i++) {
-        const tl_pv *v = &r->params[i].value;
-        tl_sb_printf(&b, "%s%s=", i ? "|" : "", r->params[i].key);
-        if (v->kind == TL_PV_STR) tl_sb_puts(&b, v->s);
-        else tl_pv_str_tuple(&b, v);
-    }
-    snprintf(out, sizeof out, "%s", b.s ? b.s : "");
-    tl_sb_free(&b);
-    return out;
-}
-
-static const char *compute_spec(const tl_perf_result *r)
-{
-    static char out[64];
-    if (!r->maf || !r->precision) return "";
-    snprintf(out, sizeof out, "%s_%s", r->maf, r->precision);
-    return out;
+    tl_perf_event ev = tl_pt_event(t->name, t->dims, t->types, t->strides, t->concrete, NULL);
+    ev.kernels = t->kernels;
+    ev.n_kernels = t->n_kernels;
+    return tl_pt_run(c, &ev, 0, r);
 }
 
 /* flops and bytes as exact integers, and the params. */
@@ -85,7 +50,7 @@ static const char *compute_spec(const tl_perf_result *r)
         CHECK_I64((long long)(r)->flops, (flops_));               \
         CHECK((r)->has_bytes);                                    \
         CHECK_I64((long long)(r)->bytes, (bytes_));               \
-        CHECK_STR(params(r), (params_));                          \
+        CHECK_STR(tl_pt_params(r), (params_));                    \
     } while (0)
 
 static void expect_error(const tl_perf_class *c, const tcase *t)
@@ -285,10 +250,10 @@ static void check_row(const csv_row *row, const char *const *kernels, size_t nk,
     CHECK_NUM(r.flops / 1e9, row->gflops);
     CHECK(r.has_bytes);
     CHECK_NUM(r.bytes / (1024 * 1024), row->mb);
-    CHECK_STR(compute_spec(&r), row->spec);
+    CHECK_STR(tl_pt_compute_spec(&r), row->spec);
     char want[1024];
     snprintf(want, sizeof want, "%s%s", row->params, extra);
-    CHECK_STR(params(&r), want);
+    CHECK_STR(tl_pt_params(&r), want);
     tl_perf_result_free(&r);
 }
 
@@ -547,12 +512,12 @@ static void test_a8w8_blockscale(void)
     /* no scales (len(D) <= 3): no extras; block sizes round up; "" scale dtype is float32 */
     run(&tl_pc_gemm_a8w8_blockscale, EV("aiter::gemm_a8w8_ck", "[[64,1000],[2000,1000]]", "[" FP8 "," FP8 "]"),
         &r);
-    CHECK_STR(params(&r), "B=1|M=64|N=2000|K=1000|bias=False|"
-                          "dtype_A_B=('c10::Float8_e4m3fnuz', 'c10::Float8_e4m3fnuz', 'c10::bfloat16')");
+    CHECK_STR(tl_pt_params(&r), "B=1|M=64|N=2000|K=1000|bias=False|"
+                                "dtype_A_B=('c10::Float8_e4m3fnuz', 'c10::Float8_e4m3fnuz', 'c10::bfloat16')");
     tl_perf_result_free(&r);
     run(&tl_pc_gemm_a8w8_blockscale,
         EV("aiter::gemm_a8w8_ck", "[[64,1000],[2000,1000],[64,8],[16,8]]", "[" FP8 "," FP8 ",\"\",\"\"]"), &r);
-    CHECK(strstr(params(&r), "|block_k=125|block_n=125|scale_dtype=float32|") != NULL);
+    CHECK(strstr(tl_pt_params(&r), "|block_k=125|block_n=125|scale_dtype=float32|") != NULL);
     tl_perf_result_free(&r);
     expect_error(&tl_pc_gemm_a8w8_blockscale, EV("aiter::gemm_a8w8_ck", "[[64,1000],[2000,1000]]", "[\"\"," FP8 "]"));
     expect_error(&tl_pc_gemm_a8w8_blockscale, /* D[2][-1] of an empty shape */
@@ -581,7 +546,7 @@ static void test_a16w16_family(void)
     tl_perf_result_free(&r);
     run(&tl_pc_gemm_a16w16_atomic_, EV("sglang_profiler::gemm_kernels_flydsl_hgemm", "[[16,32],[64,32]]", "[\"float\",\"float\"]"), &r);
     CHECK_I64((long long)r.bytes, (16 * 32 + 32 * 64) * 4 + 16 * 64 * 2);
-    CHECK(strstr(params(&r), "'c10::bfloat16')") != NULL);
+    CHECK(strstr(tl_pt_params(&r), "'c10::bfloat16')") != NULL);
     tl_perf_result_free(&r);
     run(&tl_pc_gemm_a16w16_atomic_, EV("aiter::gemm_a16w16_atomic_", "[[16,32],[64,32],[],[]]", "[\"float\",\"float\",\"\",\"\"]"), &r);
     CHECK(!r.has_bytes); /* T[3] = "" has no size */
@@ -592,7 +557,7 @@ static void test_a16w16_family(void)
     tl_perf_result_free(&r);
     run(&tl_pc_gemm_a16w16_asm, EV("aiter::_gemm_a16w16_asm", "[[16,32],[64,32],[]]", "[" BF16 "," BF16 ",\"\"]"), &r);
     CHECK_I64((long long)r.bytes, (16 * 32 + 32 * 64 + 16 * 64) * 2);
-    CHECK(strstr(params(&r), "'c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16')") != NULL);
+    CHECK(strstr(tl_pt_params(&r), "'c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16')") != NULL);
     tl_perf_result_free(&r);
 }
 
@@ -675,14 +640,14 @@ static void test_errors(void)
     CHECK_I64((long long)r.flops, 1024);
     CHECK(!r.has_bytes);
     CHECK(r.precision == NULL);
-    CHECK_STR(compute_spec(&r), "");
+    CHECK_STR(tl_pt_compute_spec(&r), "");
     tl_perf_result_free(&r);
     run(&tl_pc_aten_bmm, EV("aten::bmm", "[[2,8,16],[2,16,4]]", "[\"BFloat16\",\"BFloat16\"]"), &r);
     CHECK(!r.has_bytes); /* no c10:: prefix: not in the table */
     tl_perf_result_free(&r);
 
     /* no registered GEMM class defines bwd metrics */
-    tl_perf_event ev = {.name = "aten::mm", .dims = pv("[[8,16],[16,4]]"), .types = pv("[" BF16 "," BF16 "]")};
+    tl_perf_event ev = tl_pt_event("aten::mm", "[[8,16],[16,4]]", "[" BF16 "," BF16 "]", NULL, NULL, NULL);
     tl_perf_result_init(&r);
     CHECK_I64(tl_perf_run(&tl_pc_aten_mm, &ev, 1, &r), TL_PERF_NOT_IMPLEMENTED);
     tl_perf_result_free(&r);
@@ -722,43 +687,11 @@ static void test_descriptors(void)
 
 int main(void)
 {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } tests[] = {
-        {"kname_tensile", test_kname_tensile},
-        {"kname_nvjet", test_kname_nvjet},
-        {"h100_rows", test_h100_rows},
-        {"worked_examples", test_worked_examples},
-        {"mi300_transpose", test_mi300_transpose},
-        {"inference_rows", test_inference_rows},
-        {"bias_fix", test_bias_fix},
-        {"scaled_mm", test_scaled_mm},
-        {"te_gemm_ts", test_te_gemm_ts},
-        {"dynamic_quant", test_dynamic_quant},
-        {"tev2", test_tev2},
-        {"hipblaslt_fp8", test_hipblaslt_fp8},
-        {"fp4", test_fp4},
-        {"a8w8_blockscale", test_a8w8_blockscale},
-        {"a16w16_family", test_a16w16_family},
-        {"fp4_and_batched_ext", test_fp4_and_batched_ext},
-        {"grouped", test_grouped},
-        {"errors", test_errors},
-        {"descriptors", test_descriptors},
+    static const tl_perf_test_fn tests[] = {
+        test_kname_tensile, test_kname_nvjet, test_h100_rows, test_worked_examples, test_mi300_transpose,
+        test_inference_rows, test_bias_fix, test_scaled_mm, test_te_gemm_ts, test_dynamic_quant, test_tev2,
+        test_hipblaslt_fp8, test_fp4, test_a8w8_blockscale, test_a16w16_family, test_fp4_and_batched_ext,
+        test_grouped, test_errors, test_descriptors
     };
-    int passed = 0, failed = 0;
-    g_arena = tl_pv_arena_new();
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-        int before = tl_test_state.failures;
-        tests[i].fn();
-        if (tl_test_state.failures != before) {
-            fprintf(stderr, "FAILED: %s\n", tests[i].name);
-            failed++;
-        } else {
-            passed++;
-        }
-    }
-    tl_pv_arena_free(g_arena);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return TL_PERF_TEST_RUN(tests, tl_pt_arena_new, tl_pt_arena_free);
 }

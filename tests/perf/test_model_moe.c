@@ -10,79 +10,14 @@
 
 tl_test_ctx tl_test_state;
 
-/* ---- helpers ------------------------------------------------------------ */
-
-typedef struct fixture {
-    tl_pv_arena *a;
-    tl_perf_event ev;
-    tl_perf_result r;
-} fixture;
-
-static const tl_pv *dict_get(const tl_pv *d, const char *key)
+/* Runs class c (fwd) on an event named after it, built from its args JSON
+ * and kernel names. */
+static int run_k(tl_pt_fx *f, const tl_perf_class *c, const char *args_json, const char *const *kernels, size_t nk)
 {
-    for (size_t i = 0; d && d->kind == TL_PV_DICT && i + 1 < d->n; i += 2)
-        if (tl_pv_cstr(&d->items[i]) && !strcmp(d->items[i].s, key)) return &d->items[i + 1];
-    return NULL;
+    return tl_pt_run_args(f, c, 0, c->name, args_json, kernels, nk);
 }
 
-/* Runs class c on an event built from its args JSON and kernel names. */
-static int run_k(fixture *f, const tl_perf_class *c, const char *args_json, const char *const *kernels, size_t nk)
-{
-    f->a = tl_pv_arena_new();
-    memset(&f->ev, 0, sizeof f->ev);
-    f->ev.name = c->name;
-    f->ev.args = tl_pv_parse(f->a, args_json);
-    f->ev.dims = dict_get(f->ev.args, "Input Dims");
-    f->ev.types = dict_get(f->ev.args, "Input type");
-    f->ev.strides = dict_get(f->ev.args, "Input Strides");
-    f->ev.concrete = dict_get(f->ev.args, "Concrete Inputs");
-    f->ev.kernels = kernels;
-    f->ev.n_kernels = nk;
-    tl_perf_result_init(&f->r);
-    return tl_perf_run(c, &f->ev, 0, &f->r);
-}
-
-static int run(fixture *f, const tl_perf_class *c, const char *args_json) { return run_k(f, c, args_json, NULL, 0); }
-
-static void done(fixture *f)
-{
-    tl_perf_result_free(&f->r);
-    tl_pv_arena_free(f->a);
-}
-
-static const char *param(fixture *f, const char *key)
-{
-    static char buf[512];
-    tl_perf_param *p = tl_pm_find(&f->r, key);
-    if (!p) return "<absent>";
-    tl_sbuf b;
-    tl_sb_init(&b);
-    tl_pv_str_tuple(&b, &p->value);
-    snprintf(buf, sizeof buf, "%s", b.s ? b.s : "");
-    tl_sb_free(&b);
-    return buf;
-}
-
-static const char *keys(fixture *f)
-{
-    static char buf[512];
-    buf[0] = 0;
-    for (int i = 0; i < f->r.n_params; i++) {
-        if (i) strncat(buf, ",", sizeof buf - strlen(buf) - 1);
-        strncat(buf, f->r.params[i].key, sizeof buf - strlen(buf) - 1);
-    }
-    return buf;
-}
-
-#define CHECK_F(a, b)                                                                             \
-    do {                                                                                          \
-        double a_ = (a), b_ = (b);                                                                \
-        tl_test_state.checks++;                                                                   \
-        if (a_ != b_) {                                                                           \
-            tl_test_state.failures++;                                                             \
-            fprintf(stderr, "%s:%d: %s == %.17g, expected %.17g\n", __FILE__, __LINE__, #a, a_, b_); \
-        }                                                                                         \
-    } while (0)
+static int run(tl_pt_fx *f, const tl_perf_class *c, const char *args_json) { return run_k(f, c, args_json, NULL, 0); }
 
 #define CHECK_CLASS(c, nm, cat)                                                                    \
     do {                                                                                           \
@@ -113,65 +48,65 @@ static const char *unfused_args(const char *gated)
  * down 2.415919104 GFLOPS / 142.93016346657365 MB, Compute Spec matrix_fp4. */
 static void test_triton_unfused_reference_rows(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_triton_unfused_up, "moe_triton_unfused_up", "MoE_unfused");
     CHECK_I64(run_k(&f, &tl_pc_moe_triton_unfused_up, unfused_args("true"), ogs_fp4, 1), TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 4.831838208);
+    CHECK_DBL(f.r.flops / 1e9, 4.831838208);
     CHECK(f.r.has_bytes);
-    CHECK_F(f.r.bytes / 1048576, 284.9228269331473);
-    CHECK_STR(keys(&f), MOE_KEYS);
-    CHECK_STR(param(&f, "num_tokens"), "32");
-    CHECK_STR(param(&f, "hidden_dim"), "3072");
-    CHECK_STR(param(&f, "inter_dim"), "3072");
-    CHECK_STR(param(&f, "num_experts"), "32");
-    CHECK_STR(param(&f, "topk"), "4");
-    CHECK_STR(param(&f, "gated"), "True");
-    CHECK_STR(param(&f, "input_dtype"), "'c10::BFloat16'");
-    CHECK_STR(param(&f, "weight_dtype"), "'FP4'");
+    CHECK_DBL(f.r.bytes / 1048576, 284.9228269331473);
+    CHECK_STR(tl_pt_keys(&f.r), MOE_KEYS);
+    CHECK_STR(tl_pt_param_repr(&f.r, "num_tokens"), "32");
+    CHECK_STR(tl_pt_param_repr(&f.r, "hidden_dim"), "3072");
+    CHECK_STR(tl_pt_param_repr(&f.r, "inter_dim"), "3072");
+    CHECK_STR(tl_pt_param_repr(&f.r, "num_experts"), "32");
+    CHECK_STR(tl_pt_param_repr(&f.r, "topk"), "4");
+    CHECK_STR(tl_pt_param_repr(&f.r, "gated"), "True");
+    CHECK_STR(tl_pt_param_repr(&f.r, "input_dtype"), "'c10::BFloat16'");
+    CHECK_STR(tl_pt_param_repr(&f.r, "weight_dtype"), "'FP4'");
     CHECK_STR(f.r.maf, "matrix");
     CHECK_STR(f.r.precision, "fp4");
-    done(&f);
+    tl_pt_done(&f);
 
     CHECK_CLASS(tl_pc_moe_triton_unfused_down, "moe_triton_unfused_down", "MoE_unfused");
     CHECK_I64(run_k(&f, &tl_pc_moe_triton_unfused_down, unfused_args("false"), ogs_fp4, 1), TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 2.415919104);
-    CHECK_F(f.r.bytes / 1048576, 142.93016346657365);
-    CHECK_STR(param(&f, "gated"), "False");
-    done(&f);
+    CHECK_DBL(f.r.flops / 1e9, 2.415919104);
+    CHECK_DBL(f.r.bytes / 1048576, 142.93016346657365);
+    CHECK_STR(tl_pt_param_repr(&f.r, "gated"), "False");
+    tl_pt_done(&f);
 }
 
 static void test_triton_unfused_errors(void)
 {
-    fixture f;
+    tl_pt_fx f;
     static const char *const fp8[] = {"_matmul_ogs_NNT_bf16xe4m3xbf16"};
     CHECK_I64(run_k(&f, &tl_pc_moe_triton_unfused_up, unfused_args("true"), fp8, 1), TL_PERF_OK);
-    CHECK_STR(param(&f, "weight_dtype"), "'FP8'");
+    CHECK_STR(tl_pt_param_repr(&f.r, "weight_dtype"), "'FP8'");
     CHECK_STR(f.r.precision, "fp8");
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_moe_triton_unfused_up, unfused_args("true")), TL_PERF_ERROR); /* no kernel */
-    done(&f);
+    tl_pt_done(&f);
     static const char *const plain[] = {"_matmul_ogs_NNT_bf16xbf16xbf16"};
     CHECK_I64(run_k(&f, &tl_pc_moe_triton_unfused_up, unfused_args("true"), plain, 1), TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run_k(&f, &tl_pc_moe_triton_unfused_up,
                     "{\"Input Dims\": [[32, 3072], [32, 32]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}",
                     ogs_fp4, 1),
               TL_PERF_ERROR); /* args['MoE topk'] missing */
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run_k(&f, &tl_pc_moe_triton_unfused_up,
                     "{\"Input Dims\": [[32, 3072], [32, 32]], \"Input type\": [\"bool\", \"c10::BFloat16\"],"
                     " \"MoE topk\": 4, \"MoE GEMM gated\": true}",
                     ogs_fp4, 1),
               TL_PERF_ERROR); /* input dtype without a size */
-    done(&f);
+    tl_pt_done(&f);
     /* [FIX §2.3] plain float is 4 bytes (name2bpe fallback), not a ValueError */
     CHECK_I64(run_k(&f, &tl_pc_moe_triton_unfused_down,
                     "{\"Input Dims\": [[32, 3072], [32, 32]], \"Input type\": [\"float\", \"float\"],"
                     " \"MoE topk\": \"4\", \"MoE GEMM gated\": \"False\"}",
                     ogs_fp4, 1),
               TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 2.415919104);
-    done(&f);
+    CHECK_DBL(f.r.flops / 1e9, 2.415919104);
+    tl_pt_done(&f);
 }
 
 /* ---- aiter fused ------------------------------------------------------------ */
@@ -180,23 +115,23 @@ static void test_triton_unfused_errors(void)
  * N = 1024, gated. [FIX §2.3] x's `float` counts 4 bytes (the reference: 2). */
 static void test_fused_1stage(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_aiter_fused_1stage, "moe_aiter_fused_1stage", "MoE_fused");
     CHECK_I64(run(&f, &tl_pc_moe_aiter_fused_1stage,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 4096], [8, 4096, 1024], [16, 2]],"
                   " \"Input type\": [\"float\", \"c10::BFloat16\", \"c10::BFloat16\", \"int\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 805502976);
-    CHECK_F(f.r.bytes, 199833064.953125);
-    CHECK_F(tl_moe_active_experts(8, 2, 16), 7.919819233939052);
-    CHECK_STR(param(&f, "gated"), "True");
-    CHECK_STR(param(&f, "inter_dim"), "1024");
+    CHECK_DBL(f.r.flops, 805502976);
+    CHECK_DBL(f.r.bytes, 199833064.953125);
+    CHECK_DBL(tl_moe_active_experts(8, 2, 16), 7.919819233939052);
+    CHECK_STR(tl_pt_param_repr(&f.r, "gated"), "True");
+    CHECK_STR(tl_pt_param_repr(&f.r, "inter_dim"), "1024");
     CHECK_STR(f.r.precision, "fp32");
     CHECK_STR(f.r.maf, "matrix");
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_moe_aiter_fused_1stage, "{\"Input Dims\": [[16, 4096], [8, 2048, 4096]], \"Input type\": []}"),
               TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_fused_blockscale(void)
@@ -206,51 +141,51 @@ static void test_fused_blockscale(void)
         " \"Input type\": [\"c10::BFloat16\", \"%s\", \"c10::Float8_e4m3fnuz\", \"c10::Float8_e4m3fnuz\", \"\", \"\", \"\", \"\", \"int\"],"
         " \"Concrete Inputs\": [\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"%s\"]}";
     char buf[1024];
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_aiter_fused_blockscale, "moe_aiter_fused_blockscale", "MoE_fused");
     snprintf(buf, sizeof buf, fmt, "c10::Float8_e4m3fnuz", "2");
     CHECK_I64(run(&f, &tl_pc_moe_aiter_fused_blockscale, buf), TL_PERF_OK);
-    CHECK_F(f.r.flops, 805502976);
-    CHECK_F(f.r.bytes, 99850996.4765625);
+    CHECK_DBL(f.r.flops, 805502976);
+    CHECK_DBL(f.r.bytes, 99850996.4765625);
     CHECK_STR(f.r.precision, "fp8");
-    CHECK_STR(param(&f, "input_dtype"), "'c10::Float8_e4m3fnuz'");
-    done(&f);
+    CHECK_STR(tl_pt_param_repr(&f.r, "input_dtype"), "'c10::Float8_e4m3fnuz'");
+    tl_pt_done(&f);
     snprintf(buf, sizeof buf, fmt, "bf16", "2"); /* the literal `bf16` reads as fp8 */
     CHECK_I64(run(&f, &tl_pc_moe_aiter_fused_blockscale, buf), TL_PERF_OK);
     CHECK_STR(f.r.precision, "fp8");
-    done(&f);
+    tl_pt_done(&f);
     snprintf(buf, sizeof buf, fmt, "c10::BFloat16", "2");
     CHECK_I64(run(&f, &tl_pc_moe_aiter_fused_blockscale, buf), TL_PERF_OK);
     CHECK_STR(f.r.precision, "bf16");
-    done(&f);
+    tl_pt_done(&f);
     snprintf(buf, sizeof buf, fmt, "c10::Float8_e4m3fnuz", "");
     CHECK_I64(run(&f, &tl_pc_moe_aiter_fused_blockscale, buf), TL_PERF_ERROR); /* int('') */
-    done(&f);
+    tl_pt_done(&f);
 }
 
 /* ---- aiter unfused ---------------------------------------------------------- */
 
 static void test_cktile_two_stage(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_aiter_unfused_up, "moe_aiter_unfused_up", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_aiter_unfused_up,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 4096], [16, 2, 1024]],"
                   " \"Input type\": [\"c10::BFloat16\", \"c10::Float8_e4m3fn\", \"c10::BFloat16\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 536870912);
-    CHECK_F(f.r.bytes, 66632866.984375);
-    CHECK_STR(param(&f, "gated"), "True");
+    CHECK_DBL(f.r.flops, 536870912);
+    CHECK_DBL(f.r.bytes, 66632866.984375);
+    CHECK_STR(tl_pt_param_repr(&f.r, "gated"), "True");
     CHECK_STR(f.r.precision, "bf16");
-    done(&f);
+    tl_pt_done(&f);
     CHECK_CLASS(tl_pc_moe_aiter_unfused_down, "moe_aiter_unfused_down", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_aiter_unfused_down,
                   "{\"Input Dims\": [[16, 2, 1024], [8, 4096, 1024], [16, 4096]],"
                   " \"Input type\": [\"c10::BFloat16\", \"c10::Float8_e4m3fn\", \"c10::BFloat16\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 268435456);
-    CHECK_F(f.r.bytes, 33414737.4921875);
-    done(&f);
+    CHECK_DBL(f.r.flops, 268435456);
+    CHECK_DBL(f.r.bytes, 33414737.4921875);
+    tl_pt_done(&f);
 }
 
 /* agent_cases test01 (trace1): the synthetic ck_moe_stage1/2 ops carry only
@@ -259,97 +194,97 @@ static void test_ck_stage(void)
 {
     static const char *synthetic =
         "{\"Input Dims\": [[4096, 8192], [8, 8192, 22016]], \"Input type\": [\"c10::bfloat16\", \"c10::bfloat16\"]}";
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_aiter_ck_stage1, "moe_aiter_ck_stage1", "MoE_unfused");
     CHECK_CLASS(tl_pc_moe_aiter_ck_stage2, "moe_aiter_ck_stage2", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_aiter_ck_stage1, synthetic), TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_moe_aiter_ck_stage2, synthetic), TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
     /* stage1(hidden, w1, w2, sorted_ids, ..., topk_ids D[6]) with int4-packed w1 (K1 = 512: x8) */
     CHECK_I64(run(&f, &tl_pc_moe_aiter_ck_stage1,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 512], [8, 4096, 128], [], [], [], [16, 2]],"
                   " \"Input type\": [\"c10::BFloat16\", \"c10::Float8_e4m3fn\", \"c10::Float8_e4m3fn\", \"\", \"\", \"\", \"int\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 536870912);
-    CHECK_F(f.r.bytes, 66632866.984375);
-    CHECK_STR(param(&f, "inter_dim"), "1024");
-    done(&f);
+    CHECK_DBL(f.r.flops, 536870912);
+    CHECK_DBL(f.r.bytes, 66632866.984375);
+    CHECK_STR(tl_pt_param_repr(&f.r, "inter_dim"), "1024");
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_moe_aiter_ck_stage2,
                   "{\"Input Dims\": [[16, 2, 128], [8, 2048, 512], [8, 4096, 128]],"
                   " \"Input type\": [\"c10::BFloat16\", \"\", \"c10::Float8_e4m3fn\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 268435456);
-    CHECK_F(f.r.bytes, 33414737.4921875);
-    done(&f);
+    CHECK_DBL(f.r.flops, 268435456);
+    CHECK_DBL(f.r.bytes, 33414737.4921875);
+    tl_pt_done(&f);
 }
 
 static void test_flydsl(void)
 {
     static const char *args = "{\"Input Dims\": [[16, 4096], [8, 2048, 512], [8, 4096, 128], [16, 2]],"
                               " \"Input type\": [\"c10::BFloat16\", \"c10::Float8_e4m3fn\", \"c10::Float8_e4m3fn\", \"int\"]}";
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_flydsl_stage1, "moe_flydsl_stage1", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_flydsl_stage1, args), TL_PERF_OK);
-    CHECK_F(f.r.flops, 536870912);
-    CHECK_F(f.r.bytes, 66632866.984375);
+    CHECK_DBL(f.r.flops, 536870912);
+    CHECK_DBL(f.r.bytes, 66632866.984375);
     CHECK_STR(f.r.precision, "fp8"); /* the weight dtype */
-    done(&f);
+    tl_pt_done(&f);
     CHECK_CLASS(tl_pc_moe_flydsl_stage2, "moe_flydsl_stage2", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_flydsl_stage2, args), TL_PERF_OK);
-    CHECK_F(f.r.flops, 268435456);
-    CHECK_F(f.r.bytes, 33414737.4921875);
-    done(&f);
+    CHECK_DBL(f.r.flops, 268435456);
+    CHECK_DBL(f.r.bytes, 33414737.4921875);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_moe_flydsl_stage1,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 0], [8, 4096, 128], [16, 2]], \"Input type\": []}"),
               TL_PERF_ERROR); /* K // 0 */
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_gptq_awq(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_gptq_awq_up, "moe_gptq_awq_up", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_gptq_awq_up,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 512]], \"Input type\": [\"c10::BFloat16\", \"int\"]}"),
               TL_PERF_OK); /* topk 8 and gated by default */
-    CHECK_F(f.r.flops, 2147483648.0);
-    CHECK_F(f.r.bytes, 33947648);
-    CHECK_STR(param(&f, "topk"), "8");
-    CHECK_STR(param(&f, "inter_dim"), "1024");
-    done(&f);
+    CHECK_DBL(f.r.flops, 2147483648.0);
+    CHECK_DBL(f.r.bytes, 33947648);
+    CHECK_STR(tl_pt_param_repr(&f.r, "topk"), "8");
+    CHECK_STR(tl_pt_param_repr(&f.r, "inter_dim"), "1024");
+    tl_pt_done(&f);
     CHECK_CLASS(tl_pc_moe_gptq_awq_down, "moe_gptq_awq_down", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_gptq_awq_down,
                   "{\"Input Dims\": [[16, 4096], [16, 2], [8, 4096, 512]], \"Input type\": [\"c10::BFloat16\", \"int\", \"int\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 1073741824);
-    CHECK_F(f.r.bytes, 17170432);
-    done(&f);
+    CHECK_DBL(f.r.flops, 1073741824);
+    CHECK_DBL(f.r.bytes, 17170432);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_moe_gptq_awq_up,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 512]], \"Input type\": [\"c10::BFloat16\", \"int\"],"
                   " \"MoE topk\": 2, \"MoE GEMM gated\": false}"),
               TL_PERF_OK);
-    CHECK_STR(param(&f, "inter_dim"), "2048");
-    CHECK_STR(param(&f, "topk"), "2");
-    done(&f);
+    CHECK_STR(tl_pt_param_repr(&f.r, "inter_dim"), "2048");
+    CHECK_STR(tl_pt_param_repr(&f.r, "topk"), "2");
+    tl_pt_done(&f);
 }
 
 static void test_invoke_grouped_gemm(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_moe_triton_invoke_grouped_gemm, "moe_triton_invoke_grouped_gemm", "MoE_unfused");
     CHECK_I64(run(&f, &tl_pc_moe_triton_invoke_grouped_gemm,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 4096], [16, 2, 2048], [], [], [], [], [], [16, 2]],"
                   " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"\", \"float\", \"\", \"\", \"\", \"\", \"int\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 536870912);
-    CHECK_F(f.r.bytes, 133396805.96875); /* out dtype T[3] float: 4 bytes */
-    CHECK_STR(param(&f, "num_tokens"), "16");
-    done(&f);
+    CHECK_DBL(f.r.flops, 536870912);
+    CHECK_DBL(f.r.bytes, 133396805.96875); /* out dtype T[3] float: 4 bytes */
+    CHECK_STR(tl_pt_param_repr(&f.r, "num_tokens"), "16");
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_moe_triton_invoke_grouped_gemm,
                   "{\"Input Dims\": [[16, 4096], [8, 2048, 4096]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}"),
               TL_PERF_ERROR); /* fewer than 9 dims */
-    done(&f);
+    tl_pt_done(&f);
 }
 
 /* ---- MoE_aux ------------------------------------------------------------------ */
@@ -358,59 +293,60 @@ static void test_invoke_grouped_gemm(void)
  * 1.442840576, Data Moved 2816.0 MB, vector_bf16. */
 static void test_moe_sorting_reference_row(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_MoeSortScatterGather, "MoeSortScatterGather", "MoE_aux");
     CHECK_CLASS(tl_pc_BiasedGroupedTopk, "BiasedGroupedTopk", "MoE_aux");
     CHECK_I64(run(&f, &tl_pc_MoeSortScatterGather,
                   "{\"Input Dims\": [[4096, 8192], [8, 8192, 22016]], \"Input type\": [\"c10::bfloat16\", \"c10::bfloat16\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 1.442840576);
-    CHECK_F(f.r.bytes / 1048576, 2816.0);
+    CHECK_DBL(f.r.flops / 1e9, 1.442840576);
+    CHECK_DBL(f.r.bytes / 1048576, 2816.0);
     CHECK_STR(f.r.maf, "vector");
     CHECK_STR(f.r.precision, "bf16");
-    CHECK_STR(keys(&f), "operands");
+    CHECK_STR(tl_pt_keys(&f.r), "operands");
     /* the reference's text: a list of tuples */
-    CHECK_STR(param(&f, "operands"), "[((4096, 8192), 'c10::bfloat16'), ((8, 8192, 22016), 'c10::bfloat16')]");
-    done(&f);
+    CHECK_STR(tl_pt_param_repr(&f.r, "operands"),
+              "[((4096, 8192), 'c10::bfloat16'), ((8, 8192, 22016), 'c10::bfloat16')]");
+    tl_pt_done(&f);
     /* scalars and empty shapes are not operands; unknown dtypes add no bytes */
     CHECK_I64(run(&f, &tl_pc_BiasedGroupedTopk,
                   "{\"Input Dims\": [[16, 256], [256], [16, 8], [16, 8], [], []],"
                   " \"Input type\": [\"float\", \"c10::BFloat16\", \"float\", \"int\", \"Scalar\", \"bool\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 4096);
-    CHECK_F(f.r.bytes, 16 * 256 * 4 + 256 * 2 + 128 * 4 + 128 * 4);
+    CHECK_DBL(f.r.flops, 4096);
+    CHECK_DBL(f.r.bytes, 16 * 256 * 4 + 256 * 2 + 128 * 4 + 128 * 4);
     CHECK_STR(f.r.precision, "fp32");
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_BiasedGroupedTopk, "{\"Input Dims\": [[16], [4]], \"Input type\": [\"bool\", \"bool\"]}"),
               TL_PERF_OK);
     CHECK(!f.r.has_bytes); /* nothing of known size: None */
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_MoeSortScatterGather, "{\"Input Dims\": [[], []], \"Input type\": [\"\", \"\"]}"),
               TL_PERF_ERROR); /* max() of nothing */
-    done(&f);
+    tl_pt_done(&f);
     /* one operand: a one-item list (no tuple comma), its shape a 1-tuple */
     CHECK_I64(run(&f, &tl_pc_MoeSortScatterGather, "{\"Input Dims\": [[16], []], \"Input type\": [\"float\", \"\"]}"),
               TL_PERF_OK);
-    CHECK_STR(param(&f, "operands"), "[((16,), 'float')]");
-    done(&f);
+    CHECK_STR(tl_pt_param_repr(&f.r, "operands"), "[((16,), 'float')]");
+    tl_pt_done(&f);
 }
 
 /* The pylist mark: kept by tl_pm_pv's copy (also inside other values),
  * shown [..] by tl_pv_str_tuple and tl_pv_str_list, not in JSON. */
 static void test_pylist_mark(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_I64(run(&f, &tl_pc_topk_softplus, "{\"Input Dims\": [[4, 2], [4, 2], [4, 8]], \"Input type\": [\"\", \"\", \"float\"]}"),
               TL_PERF_OK);
     tl_pv *v = (tl_pv *)tl_pv_parse(f.a, "[[1, [2]], [3], []]");
     v->items[0].pylist = 1;
     v->items[2].pylist = 1;
     tl_pm_pv(&f.r, "nested", v);
-    CHECK_STR(param(&f, "nested"), "([1, (2,)], (3,), [])");
+    CHECK_STR(tl_pt_param_repr(&f.r, "nested"), "([1, (2,)], (3,), [])");
     tl_pm_pylist(&f.r, "top", v);
-    CHECK_STR(param(&f, "top"), "[[1, (2,)], (3,), []]");
+    CHECK_STR(tl_pt_param_repr(&f.r, "top"), "[[1, (2,)], (3,), []]");
     tl_pm_pylist(&f.r, "scalar", tl_pv_parse(f.a, "7")); /* not a list: no mark */
-    CHECK_STR(param(&f, "scalar"), "7");
+    CHECK_STR(tl_pt_param_repr(&f.r, "scalar"), "7");
     tl_sbuf b;
     tl_sb_init(&b);
     tl_pv_to_json(&b, &tl_pm_find(&f.r, "top")->value);
@@ -419,53 +355,53 @@ static void test_pylist_mark(void)
     tl_pv_str_list(&b, &tl_pm_find(&f.r, "top")->value);
     CHECK_STR(b.s, "[[1, [2]], [3], []]");
     tl_sb_free(&b);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_append_shared_experts(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_sglang_fused_append_shared_experts, "sglang_fused_append_shared_experts", "MoE_aux");
     CHECK_I64(run(&f, &tl_pc_sglang_fused_append_shared_experts,
                   "{\"Input Dims\": [[16, 3], [16, 3]], \"Input type\": [\"int\", \"float\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 48);
-    CHECK_F(f.r.bytes, 768);
-    done(&f);
+    CHECK_DBL(f.r.flops, 48);
+    CHECK_DBL(f.r.bytes, 768);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_sglang_fused_append_shared_experts,
                   "{\"Input Dims\": [[16, 3], []], \"Input type\": [\"long int\", \"\"]}"),
               TL_PERF_OK); /* no weights: counted as the ids */
-    CHECK_F(f.r.bytes, 1536);
-    CHECK_STR(param(&f, "weights_shape"), "(16, 3)");
-    done(&f);
+    CHECK_DBL(f.r.bytes, 1536);
+    CHECK_STR(tl_pt_param_repr(&f.r, "weights_shape"), "(16, 3)");
+    tl_pt_done(&f);
 }
 
 static void test_topk_softplus(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_CLASS(tl_pc_topk_softplus, "topk_softplus", "MoE_aux");
     CHECK_I64(run(&f, &tl_pc_topk_softplus,
                   "{\"Input Dims\": [[16, 2], [16, 2], [16, 8]], \"Input type\": [\"float\", \"int\", \"c10::BFloat16\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 768);
-    CHECK_F(f.r.bytes, 544);
-    CHECK_STR(keys(&f), "num_tokens,num_experts,topk,dtype");
+    CHECK_DBL(f.r.flops, 768);
+    CHECK_DBL(f.r.bytes, 544);
+    CHECK_STR(tl_pt_keys(&f.r), "num_tokens,num_experts,topk,dtype");
     CHECK_STR(f.r.maf, "vector");
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, &tl_pc_topk_softplus, "{\"Input Dims\": [[16, 2], [16, 2], [16, 8, 1]], \"Input type\": []}"),
               TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_no_bwd(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_I64(run(&f, &tl_pc_moe_aiter_fused_1stage, "{}"), TL_PERF_ERROR);
-    done(&f);
+    tl_pt_done(&f);
     f.a = tl_pv_arena_new();
     tl_perf_result_init(&f.r);
     CHECK_I64(tl_perf_run(&tl_pc_moe_aiter_fused_1stage, &f.ev, 1, &f.r), TL_PERF_NOT_IMPLEMENTED);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 int main(void)

@@ -10,57 +10,10 @@
 
 tl_test_ctx tl_test_state;
 
-typedef struct fixture {
-    tl_pv_arena *a;
-    tl_perf_event ev;
-    tl_perf_result r;
-} fixture;
-
-static const tl_pv *dict_get(const tl_pv *d, const char *key)
+/* Runs TritonCompiledPerfModel on the event `name` built from its args JSON. */
+static int run(tl_pt_fx *f, const char *name, const char *args_json)
 {
-    for (size_t i = 0; d && d->kind == TL_PV_DICT && i + 1 < d->n; i += 2)
-        if (tl_pv_cstr(&d->items[i]) && !strcmp(d->items[i].s, key)) return &d->items[i + 1];
-    return NULL;
-}
-
-static int run(fixture *f, const char *name, const char *args_json)
-{
-    f->a = tl_pv_arena_new();
-    memset(&f->ev, 0, sizeof f->ev);
-    f->ev.name = name;
-    f->ev.args = tl_pv_parse(f->a, args_json);
-    f->ev.dims = dict_get(f->ev.args, "Input Dims");
-    f->ev.types = dict_get(f->ev.args, "Input type");
-    f->ev.strides = dict_get(f->ev.args, "Input Strides");
-    f->ev.concrete = dict_get(f->ev.args, "Concrete Inputs");
-    tl_perf_result_init(&f->r);
-    return tl_perf_run(&tl_pc_TritonCompiledPerfModel, &f->ev, 0, &f->r);
-}
-
-static void done(fixture *f)
-{
-    tl_perf_result_free(&f->r);
-    tl_pv_arena_free(f->a);
-}
-
-static const char *param(fixture *f, const char *key)
-{
-    static char buf[512];
-    tl_perf_param *p = tl_pm_find(&f->r, key);
-    if (!p) return "<absent>";
-    tl_sbuf b;
-    tl_sb_init(&b);
-    tl_pv_str_tuple(&b, &p->value);
-    snprintf(buf, sizeof buf, "%s", b.s ? b.s : "");
-    tl_sb_free(&b);
-    return buf;
-}
-
-/* str() of a string param: the text itself (repr quotes stripped). */
-static const char *param_text(fixture *f, const char *key)
-{
-    tl_perf_param *p = tl_pm_find(&f->r, key);
-    return p && p->value.kind == TL_PV_STR ? p->value.s : "<absent>";
+    return tl_pt_run_args(f, &tl_pc_TritonCompiledPerfModel, 0, name, args_json, NULL, 0);
 }
 
 static const char *fused_ops(const char *name)
@@ -74,21 +27,11 @@ static const char *fused_ops(const char *name)
     return buf;
 }
 
-#define CHECK_F(a, b)                                                                             \
-    do {                                                                                          \
-        double a_ = (a), b_ = (b);                                                                \
-        tl_test_state.checks++;                                                                   \
-        if (a_ != b_) {                                                                           \
-            tl_test_state.failures++;                                                             \
-            fprintf(stderr, "%s:%d: %s == %.17g, expected %.17g\n", __FILE__, __LINE__, #a, a_, b_); \
-        }                                                                                         \
-    } while (0)
-
 /* E8: triton_poi_fused__unsafe_view_add_3 — 0.067108864 GFLOPS, 512.0 MB,
  * FLOPS/Byte 0.125; Compute Spec vector_bf16 ([FIX], reference vector_bfloat16). */
 static void test_e8_pointwise(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_STR(tl_pc_TritonCompiledPerfModel.name, "TritonCompiledPerfModel");
     CHECK_STR(tl_pc_TritonCompiledPerfModel.category, "triton");
     CHECK(tl_pc_TritonCompiledPerfModel.sheet == NULL);
@@ -98,52 +41,52 @@ static void test_e8_pointwise(void)
                   " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"],"
                   " \"Concrete Inputs\": [\"\", \"\", \"\", \"67108864\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 0.067108864);
-    CHECK_F(f.r.bytes / 1048576, 512.0);
-    CHECK_F((f.r.flops / 1e9 * 1e9) / f.r.bytes, 0.125);
-    CHECK_STR(param_text(&f, "fused_ops"), "aten._unsafe_view, aten.add");
-    CHECK_STR(param(&f, "xnumel"), "67108864");
-    CHECK_STR(param(&f, "rnumel"), "1");
+    CHECK_DBL(f.r.flops / 1e9, 0.067108864);
+    CHECK_DBL(f.r.bytes / 1048576, 512.0);
+    CHECK_DBL((f.r.flops / 1e9 * 1e9) / f.r.bytes, 0.125);
+    CHECK_STR(tl_pt_param(&f.r, "fused_ops"), "aten._unsafe_view, aten.add");
+    CHECK_STR(tl_pt_param_repr(&f.r, "xnumel"), "67108864");
+    CHECK_STR(tl_pt_param_repr(&f.r, "rnumel"), "1");
     CHECK_STR(f.r.params[0].key, "fused_ops");
     CHECK_I64(f.r.n_params, 3);
     CHECK_STR(f.r.maf, "vector");
     CHECK_STR(f.r.precision, "bf16");
     CHECK(tl_triton_can_model(&f.ev));
-    done(&f);
+    tl_pt_done(&f);
 }
 
 /* The other torch_compile_triton rows (the §9 walkthrough's SwiGLU and RMSNorm). */
 static void test_reference_rows(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_I64(run(&f, "triton_poi_fused__unsafe_view_mul_silu_2",
                   "{\"Input Dims\": [[8, 4096, 8192], [32768, 8192], []],"
                   " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"],"
                   " \"Concrete Inputs\": [\"\", \"\", \"268435456\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 1.34217728);
-    CHECK_F(f.r.bytes / 1048576, 1536.0);
-    CHECK_STR(param_text(&f, "fused_ops"), "aten._unsafe_view, aten.mul, aten.silu");
-    done(&f);
+    CHECK_DBL(f.r.flops / 1e9, 1.34217728);
+    CHECK_DBL(f.r.bytes / 1048576, 1536.0);
+    CHECK_STR(tl_pt_param(&f.r, "fused_ops"), "aten._unsafe_view, aten.mul, aten.silu");
+    tl_pt_done(&f);
     CHECK_I64(run(&f, "triton_red_fused_add_mean_mul_pow_rsqrt_0",
                   "{\"Input Dims\": [[8, 4096, 2048], [2048], [8, 4096, 2048], [], []],"
                   " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", \"Scalar\"],"
                   " \"Concrete Inputs\": [\"\", \"\", \"\", \"32768\", \"2048\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 0.469762048);
-    CHECK_F(f.r.bytes / 1048576, 256.00390625);
-    CHECK_STR(param(&f, "xnumel"), "32768");
-    CHECK_STR(param(&f, "rnumel"), "2048");
-    done(&f);
+    CHECK_DBL(f.r.flops / 1e9, 0.469762048);
+    CHECK_DBL(f.r.bytes / 1048576, 256.00390625);
+    CHECK_STR(tl_pt_param_repr(&f.r, "xnumel"), "32768");
+    CHECK_STR(tl_pt_param_repr(&f.r, "rnumel"), "2048");
+    tl_pt_done(&f);
     CHECK_I64(run(&f, "triton_red_fused__unsafe_view_add_mean_mul_pow_rsqrt_1",
                   "{\"Input Dims\": [[8, 4096, 2048], [32768, 2048], [2048], [8, 4096, 2048], [], []],"
                   " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", \"Scalar\"],"
                   " \"Concrete Inputs\": [\"\", \"\", \"\", \"\", \"32768\", \"2048\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops / 1e9, 0.469762048);
-    CHECK_F(f.r.bytes / 1048576, 384.00390625);
-    CHECK_F((f.r.flops / 1e9 * 1e9) / f.r.bytes, 1.1666547988403437);
-    done(&f);
+    CHECK_DBL(f.r.flops / 1e9, 0.469762048);
+    CHECK_DBL(f.r.bytes / 1048576, 384.00390625);
+    CHECK_DBL((f.r.flops / 1e9 * 1e9) / f.r.bytes, 1.1666547988403437);
+    tl_pt_done(&f);
 }
 
 /* vllm_decode_full unified rows. _to_copy: the reference counts the float
@@ -151,85 +94,85 @@ static void test_reference_rows(void)
  * is then the first sized tensor: 80 MB, vector_fp32. */
 static void test_float_fix_and_unknown_ops(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_I64(run(&f, "triton_poi_fused__to_copy_1",
                   "{\"Input Dims\": [[131072, 64], [131072, 64], []], \"Input type\": [\"float\", \"c10::BFloat16\", \"Scalar\"],"
                   " \"Concrete Inputs\": [\"\", \"\", \"8388608\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.flops, 0); /* _to_copy counts no FLOPs */
-    CHECK_F(f.r.bytes / 1048576, 80.0);
+    CHECK_DBL(f.r.flops, 0); /* _to_copy counts no FLOPs */
+    CHECK_DBL(f.r.bytes / 1048576, 80.0);
     CHECK_STR(f.r.precision, "fp32");
-    CHECK_STR(param_text(&f, "fused_ops"), "aten._to_copy");
-    done(&f);
+    CHECK_STR(tl_pt_param(&f.r, "fused_ops"), "aten._to_copy");
+    tl_pt_done(&f);
     /* moe_forward is no ATen op: no segmentation, no ops, 0 FLOPs (reference 0.55078125 MB) */
     CHECK_I64(run(&f, "triton_poi_fused_constant_pad_nd_moe_forward_0",
                   "{\"Input Dims\": [[32, 2880], [32, 3072], []], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"],"
                   " \"Concrete Inputs\": [\"\", \"\", \"98304\"]}"),
               TL_PERF_OK);
-    CHECK_STR(param_text(&f, "fused_ops"), "");
-    CHECK_F(f.r.flops, 0);
-    CHECK_F(f.r.bytes / 1048576, 0.55078125);
-    done(&f);
+    CHECK_STR(tl_pt_param(&f.r, "fused_ops"), "");
+    CHECK_DBL(f.r.flops, 0);
+    CHECK_DBL(f.r.bytes / 1048576, 0.55078125);
+    tl_pt_done(&f);
     /* the exact table's c10:: names; c10::Float has no §2.2 precision (empty Compute Spec) */
     CHECK_I64(run(&f, "triton_poi_fused_add_0",
                   "{\"Input Dims\": [[10], [10]], \"Input type\": [\"c10::Float\", \"c10::Long\"],"
                   " \"Concrete Inputs\": [\"\", \"10\"]}"),
               TL_PERF_OK);
-    CHECK_F(f.r.bytes, 10 * 4 + 10 * 8 + 4 * 10);
+    CHECK_DBL(f.r.bytes, 10 * 4 + 10 * 8 + 4 * 10);
     CHECK(f.r.precision == NULL);
-    done(&f);
+    tl_pt_done(&f);
     /* nothing sized: bytes 0 and no precision */
     CHECK_I64(run(&f, "triton_poi_fused_add_0",
                   "{\"Input Dims\": [[10]], \"Input type\": [\"bool\"], \"Concrete Inputs\": [\"\", \"10\"]}"),
               TL_PERF_OK);
     CHECK(f.r.has_bytes);
-    CHECK_F(f.r.bytes, 0);
+    CHECK_DBL(f.r.bytes, 0);
     CHECK(f.r.precision == NULL);
-    done(&f);
+    tl_pt_done(&f);
 }
 
 static void test_numel_rules(void)
 {
-    fixture f;
+    tl_pt_fx f;
     /* a reduction with one integer: xnumel = it, rnumel = 1 */
     CHECK_I64(run(&f, "triton_per_fused_sum_0",
                   "{\"Input Dims\": [[4096, 8], [4096]], \"Input type\": [\"float\", \"float\"],"
                   " \"Concrete Inputs\": [\"\", \"\", \"4096\", \"False\", \"1e-05\"]}"),
               TL_PERF_OK);
-    CHECK_STR(param(&f, "xnumel"), "4096");
-    CHECK_STR(param(&f, "rnumel"), "1");
-    CHECK_F(f.r.flops, 4096);
-    CHECK_F(f.r.bytes, 4096 * 8 * 4 + 4096 * 4); /* no pointwise write-back */
-    done(&f);
+    CHECK_STR(tl_pt_param_repr(&f.r, "xnumel"), "4096");
+    CHECK_STR(tl_pt_param_repr(&f.r, "rnumel"), "1");
+    CHECK_DBL(f.r.flops, 4096);
+    CHECK_DBL(f.r.bytes, 4096 * 8 * 4 + 4096 * 4); /* no pointwise write-back */
+    tl_pt_done(&f);
     /* pointwise with two integers: the last is xnumel */
     CHECK_I64(run(&f, "triton_poi_fused_mul_5",
                   "{\"Input Dims\": [[64], [64]], \"Input type\": [\"c10::Half\", \"c10::Half\"],"
                   " \"Concrete Inputs\": [\"7\", \" 64 \"]}"),
               TL_PERF_OK);
-    CHECK_STR(param(&f, "xnumel"), "64");
-    CHECK_STR(param(&f, "rnumel"), "1");
+    CHECK_STR(tl_pt_param_repr(&f.r, "xnumel"), "64");
+    CHECK_STR(tl_pt_param_repr(&f.r, "rnumel"), "1");
     CHECK_STR(f.r.precision, "fp16");
-    done(&f);
+    tl_pt_done(&f);
 }
 
 /* V2 fails -> NotImplemented (no V1 in tracelens), can_model false. */
 static void test_not_modelled(void)
 {
-    fixture f;
+    tl_pt_fx f;
     CHECK_I64(run(&f, "triton_poi_fused_add_0",
                   "{\"Input Dims\": [[10]], \"Input type\": [\"float\"], \"Concrete Inputs\": [\"\", \"1.5\", \"True\"]}"),
               TL_PERF_NOT_IMPLEMENTED);
     CHECK(!tl_triton_can_model(&f.ev));
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, "triton_poi_fused_add_0", "{\"Input Dims\": [[10]], \"Input type\": [\"float\"], \"Concrete Inputs\": []}"),
               TL_PERF_NOT_IMPLEMENTED);
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, "triton_poi_fused_add_0", "{\"Concrete Inputs\": [\"10\"]}"), TL_PERF_NOT_IMPLEMENTED);
-    done(&f);
+    tl_pt_done(&f);
     CHECK_I64(run(&f, "triton_poi_fused_add_0",
                   "{\"Input Dims\": [[[2, 3], [4]]], \"Input type\": [\"TensorList\"], \"Concrete Inputs\": [\"10\"]}"),
               TL_PERF_NOT_IMPLEMENTED); /* a TensorList: prod() fails */
-    done(&f);
+    tl_pt_done(&f);
     CHECK(tl_triton_name_matches("triton_poi_fused_add_0"));
     CHECK(tl_triton_name_matches("triton_red_x"));
     CHECK(tl_triton_name_matches("triton_per_x"));
