@@ -62,6 +62,10 @@ static const char *const REPORT_HELP =
     "tree:\n"
     "  --include-call-stack           python functions join the call tree\n"
     "                                 [--include_call_stack]\n"
+    "  --detect-recompute             mark activation-checkpoint recomputation: the\n"
+    "                                 is_recompute column in gpu_timeline (two blocks),\n"
+    "                                 the ops, unified and perf sheets (python functions\n"
+    "                                 join the tree) [--detect_recompute]\n"
     "sheets:\n"
     "  --no-kernel-summary            omit kernel_summary (on by default)\n"
     "                                 [--enable_kernel_summary turns it on]\n"
@@ -75,6 +79,9 @@ static const char *const REPORT_HELP =
     "  --group-by-num-kernels         num_kernels as a grouping key\n"
     "                                 [--group_by_num_kernels]\n"
     "  --no-coll-analysis             omit coll_analysis [--disable_coll_analysis]\n"
+    "  --include-overlap-info         add the *_kl_overlap sheets: the op sheets also\n"
+    "                                 grouped by the kernels on other streams that\n"
+    "                                 overlap the op's [--include_overlap_info]\n"
     "  --include-first-occurrence-time  ops_unique_args gets first_occurrence_time (us\n"
     "                                 after the earliest group) [--include_first_occurrence_time]\n"
     "other:\n"
@@ -179,6 +186,16 @@ static int cmd_report(int argc, char **argv)
             ro.include_unlinked = 1;
         } else if (is_opt(a, "--include-call-stack", "--include_call_stack")) {
             lo.with_python = 1;
+        } else if (is_opt(a, "--detect-recompute", "--detect_recompute")) {
+            /* python functions join the tree (spec §3.11); the call-stack
+             * columns stay --include-call-stack's (FIX §7.6.1) */
+            ro.detect_recompute = 1;
+            lo.with_python = 1;
+            ro.call_stack = 0;
+            for (int k = 0; k < argc; k++)
+                if (is_opt(argv[k], "--include-call-stack", "--include_call_stack")) ro.call_stack = 1;
+        } else if (is_opt(a, "--include-overlap-info", "--include_overlap_info")) {
+            ro.include_overlap_info = 1;
         } else if (is_opt(a, "--no-kernel-summary", NULL)) {
             ro.kernel_summary = 0;
         } else if (is_opt(a, "--enable-kernel-summary", "--enable_kernel_summary")) {

@@ -280,6 +280,10 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         o.coll_analysis = opt_bool(L, idx, "coll_analysis", 1);
         o.topk_ops = (long)opt_num(L, idx, "topk_ops", 0);
         o.topk_roofline_ops = (long)opt_num(L, idx, "topk_roofline_ops", 0);
+        o.detect_recompute = opt_bool(L, idx, "detect_recompute", 0);
+        o.include_overlap_info = opt_bool(L, idx, "include_overlap_info", 0);
+        /* call-stack columns: default when the trace has python functions */
+        o.call_stack = opt_bool(L, idx, "include_call_stack", -1);
         lua_getfield(L, idx, "platform");
         platform = lua_tostring(L, -1);
         lua_getfield(L, idx, "arch");

@@ -235,7 +235,43 @@ void tl_launchers_free(tl_launchers *l)
 {
     free(l->v);
     free(l->kernels);
+    free(l->ov);
+    free(l->index_of);
+    tl_ovpool_free(&l->ovpool);
     memset(l, 0, sizeof *l);
+}
+
+static int by_uid(void *ctx, size_t a, size_t b)
+{
+    (void)ctx;
+    return (a > b) - (a < b);
+}
+
+void tl_launchers_set_extras(tl_launchers *l, const tl_trace *t, const uint8_t *recompute, const tl_overlaps *ov)
+{
+    l->recompute = recompute;
+    l->overlaps = ov;
+    if (!ov) return;
+    const tl_event_store *es = &t->es;
+    l->ov = tl_xmalloc((l->n + 1) * sizeof *l->ov);
+    l->index_of = tl_xmalloc((es->n + 1) * sizeof *l->index_of);
+    memset(l->index_of, 0xff, (es->n + 1) * sizeof *l->index_of);
+    size_t *k = NULL, cap = 0;
+    uint32_t *ku = NULL;
+    size_t capu = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const tl_launcher *L = &l->v[i];
+        l->index_of[L->uid] = (uint32_t)i;
+        /* the reference scans a launcher's kernels in kernel-UID order */
+        TL_GROW(k, cap, L->nk);
+        TL_GROW(ku, capu, L->nk);
+        for (uint32_t j = 0; j < L->nk; j++) k[j] = l->kernels[L->first_k + j];
+        tl_msort(k, L->nk, by_uid, NULL);
+        for (uint32_t j = 0; j < L->nk; j++) ku[j] = (uint32_t)k[j];
+        tl_ovinfo_compute(es, ov, ku, L->nk, &l->ovpool, &l->ov[i]);
+    }
+    free(k);
+    free(ku);
 }
 
 /* ----------------------------------------------------- kernel stats */
@@ -413,6 +449,15 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
     tl_event_cols_add(tb, &ec, 0);
     size_t c_nk = tl_table_add_col(tb, "num_kernels", TL_COL_I64);
     size_t c_li = tl_table_add_col(tb, "__klist", TL_COL_I64);
+    size_t c_rc = l->recompute ? tl_table_add_col(tb, "is_recompute", TL_COL_BOOL) : 0;
+    size_t c_ovn = 0, c_ovp = 0, c_ovl = 0;
+    if (l->ov) {
+        c_ovn = tl_table_add_col(tb, "overlapping_kernel_names", TL_COL_STR);
+        c_ovp = tl_table_add_col(tb, "overlap_pct", TL_COL_F64);
+        c_ovl = tl_table_add_col(tb, "__ovl", TL_COL_I64);
+    }
+    tl_sbuf names;
+    tl_sb_init(&names);
     for (size_t i = 0; i < l->n; i++) {
         const tl_launcher *L = &l->v[i];
         uint32_t u = L->uid;
@@ -427,6 +472,15 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
         tl_event_cols_set(tb, &ec, r, at, u);
         tl_table_set_i64(tb, c_nk, r, L->nk);
         tl_table_set_i64(tb, c_li, r, (int64_t)i);
+        if (l->recompute) tl_table_set_bool(tb, c_rc, r, l->recompute[u]);
+        if (l->ov) {
+            tl_sb_clear(&names);
+            if (tl_ovinfo_names_text(es, &l->ovpool, &l->ov[i], &names))
+                tl_table_set_strn(tb, c_ovn, r, names.s, names.len);
+            tl_table_set_f64(tb, c_ovp, r, l->ov[i].pct);
+            tl_table_set_i64(tb, c_ovl, r, (int64_t)i);
+        }
     }
+    tl_sb_free(&names);
     return tb;
 }

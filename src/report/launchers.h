@@ -12,6 +12,7 @@
 #include "../trace/trace.h"
 #include "../util/hashmap.h"
 #include "../util/sbuf.h"
+#include "overlap.h"
 
 typedef struct tl_launcher {
     uint32_t uid;          /* the launching op (or runtime call) */
@@ -63,10 +64,20 @@ typedef struct tl_launchers {
     tl_launcher *v;
     size_t n;
     uint32_t *kernels;     /* all direct kernels, grouped per launcher */
+    /* per-report extras (tl_launchers_set_extras), NULL when the option is off */
+    const uint8_t *recompute;    /* --detect_recompute: per-event flag (borrowed) */
+    const tl_overlaps *overlaps; /* --include_overlap_info: the sweep (borrowed) */
+    tl_ovinfo *ov;               /* per launcher: its overlap fields (owned) */
+    tl_ovpool ovpool;            /* their details (owned) */
+    uint32_t *index_of;          /* per event uid: launcher index or UINT32_MAX (owned, with ov) */
 } tl_launchers;
 
 void tl_launchers_build(const tl_trace *t, tl_launchers *out);
 void tl_launchers_free(tl_launchers *l);
+/* Attaches the report's recompute flags and overlap sweep (either may be
+ * NULL) and computes each launcher's overlap fields (§7.10, over its direct
+ * kernels in kernel-UID order). Call before sharing l between threads. */
+void tl_launchers_set_extras(tl_launchers *l, const tl_trace *t, const uint8_t *recompute, const tl_overlaps *ov);
 
 /* A list of GPU event uids (one row's kernels, sorted by ts). */
 typedef struct tl_klist {
@@ -86,7 +97,9 @@ long tl_kernel_stats_order(const tl_trace *t, const tl_klist *rows, size_t n, si
 
 /* The raw launcher table: one row per launcher in launcher order, with the
  * columns of §5 (kernel_details replaced by the hidden "__klist" index:
- * the launcher index). */
+ * the launcher index). With the extras: is_recompute, and the overlap
+ * fields overlapping_kernel_names, overlap_pct and "__ovl" (the launcher
+ * index into l->ov, standing for overlapping_kernels_details). */
 tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at);
 
 #endif

@@ -28,6 +28,7 @@ void tl_report_opts_default(tl_report_opts *o)
     o->short_threshold_us = 10;
     o->short_bins = 100;
     o->coll_analysis = 1;
+    o->call_stack = -1;
     o->csv = 1;
     o->xlsx = 1;
 }
@@ -61,21 +62,31 @@ const tl_table *tl_sheets_find(const tl_sheets *s, const char *name)
 
 static void sheet_sink(void *ctx, const char *name, tl_table *t) { add_sheet(ctx, name, t, 0); }
 
-static tl_table *timeline_table(const tl_timeline *tlv)
+/* gpu_timeline (§4.6): one block of rows per timeline; with blocks (two,
+ * --detect_recompute) a 4th column is_recompute, False block first, each
+ * block's percent relative to its own total; a NULL timeline is an empty
+ * subset and is skipped. */
+static tl_table *timeline_table(const tl_timeline *const *blocks, int nblocks, int recompute_col)
 {
-    tl_timeline_row rows[9];
-    int n = tl_timeline_rows(tlv, rows);
     tl_table *t = tl_table_new("gpu_timeline");
     size_t ct = tl_table_add_col(t, "type", TL_COL_STR);
     size_t cm = tl_table_add_col(t, "time ms", TL_COL_F64);
     size_t cp = tl_table_add_col(t, "percent", TL_COL_F64);
-    double total_us = (double)tlv->total / 1000.0;
-    for (int i = 0; i < n; i++) {
-        size_t r = tl_table_add_row(t);
-        double us = (double)rows[i].ns / 1000.0;
-        tl_table_set_str(t, ct, r, rows[i].type);
-        tl_table_set_f64(t, cm, r, us / 1e3);
-        tl_table_set_f64(t, cp, r, total_us > 0 ? us / total_us * 100 : 0.0);
+    size_t cr = recompute_col ? tl_table_add_col(t, "is_recompute", TL_COL_BOOL) : 0;
+    for (int b = 0; b < nblocks; b++) {
+        const tl_timeline *tlv = blocks[b];
+        if (!tlv) continue;
+        tl_timeline_row rows[9];
+        int n = tl_timeline_rows(tlv, rows);
+        double total_us = (double)tlv->total / 1000.0;
+        for (int i = 0; i < n; i++) {
+            size_t r = tl_table_add_row(t);
+            double us = (double)rows[i].ns / 1000.0;
+            tl_table_set_str(t, ct, r, rows[i].type);
+            tl_table_set_f64(t, cm, r, us / 1e3);
+            tl_table_set_f64(t, cp, r, total_us > 0 ? us / total_us * 100 : 0.0);
+            if (recompute_col) tl_table_set_bool(t, cr, r, b);
+        }
     }
     return t;
 }
@@ -87,6 +98,7 @@ typedef struct perf_job {
     const tl_trace *t;
     const tl_report_opts *o;
     const tl_launchers *l;
+    int call_stack;
     tl_sheets sheets;
 } perf_job;
 
@@ -97,9 +109,13 @@ static void *perf_job_main(void *arg)
     tl_argtext_init(&at, j->t);
     tl_perf_eval pe;
     tl_perf_eval_init(&pe, j->t, j->o->arch);
-    add_sheet(&j->sheets, "unified_perf_summary", tl_sheet_unified(&pe, j->l, &at), 0);
-    tl_perf_sheet_opts po = {j->o->group_by_num_kernels, j->o->topk_roofline_ops};
-    tl_perf_sheets(&pe, &at, &po, sheet_sink, &j->sheets);
+    tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info};
+    tl_table *unified, *unified_kl;
+    tl_sheets_unified(&pe, j->l, &at, &uo, &unified, &unified_kl);
+    add_sheet(&j->sheets, "unified_perf_summary", unified, 0);
+    add_sheet(&j->sheets, "unified_perf_summary_kl_overlap", unified_kl, 0);
+    tl_perf_sheet_opts po = {j->o->group_by_num_kernels, j->o->topk_roofline_ops, j->o->include_overlap_info};
+    tl_perf_sheets(&pe, j->l, &at, &po, sheet_sink, &j->sheets);
     tl_perf_eval_free(&pe);
     tl_argtext_free(&at);
     return NULL;
@@ -108,19 +124,41 @@ static void *perf_job_main(void *arg)
 int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
-    tl_timeline tlv;
-    if (tl_timeline_compute(&t->es, &t->tree, o->include_unlinked, o->micro_idle_ns, &tlv) != 0) {
-        tl_error_set(err, "%s: no GPU events found in the trace%s", t->path,
-                     o->include_unlinked ? "" : " that a launch links to (try --include-unlinked-kernels)");
+    if (o->detect_recompute && !t->tree.with_python) {
+        tl_error_set(err, "%s: --detect_recompute needs the python functions in the call tree: load the trace "
+                          "with them (Lua: tl.load(path, {include_call_stack = true}))", t->path);
         return -1;
     }
-    double total_us = (double)tlv.total / 1000.0;
-    add_sheet(out, "gpu_timeline", timeline_table(&tlv), 0);
+    /* per-report derived data: never stored in the shared trace */
+    uint8_t *recompute = o->detect_recompute ? tl_tree_recompute_flags(&t->tree, &t->es, NULL) : NULL;
+    tl_timeline tlv[2];
+    const tl_timeline *blocks[2] = {NULL, NULL};
+    int nblocks = recompute ? 2 : 1;
+    for (int b = 0; b < nblocks; b++)
+        if (tl_timeline_compute_subset(&t->es, &t->tree, o->include_unlinked, o->micro_idle_ns, recompute,
+                                       (uint8_t)b, &tlv[b]) == 0)
+            blocks[b] = &tlv[b];
+    if (!blocks[0] && !blocks[1]) {
+        tl_error_set(err, "%s: no GPU events found in the trace%s", t->path,
+                     o->include_unlinked ? "" : " that a launch links to (try --include-unlinked-kernels)");
+        free(recompute);
+        return -1;
+    }
+    /* total_time_ms of the other sheets: the first block's total_time */
+    double total_us = (double)(blocks[0] ? blocks[0] : blocks[1])->total / 1000.0;
+    add_sheet(out, "gpu_timeline", timeline_table(blocks, nblocks, recompute != NULL), 0);
+    /* the overlap sweep over the timeline's events; the reference sweeps
+     * each recompute block on its own (§4.7: later calls are no-ops) */
+    tl_overlaps ovl;
+    int have_ovl = o->include_overlap_info != 0;
+    if (have_ovl) tl_overlap_sweep(&t->es, &t->tree, o->include_unlinked, recompute, &ovl);
 
     int gpu_only = t->tree.gpu_only;
     tl_launchers l;
     tl_launchers_build(t, &l);
-    perf_job job = {t, o, &l, {0}};
+    tl_launchers_set_extras(&l, t, recompute, have_ovl ? &ovl : NULL);
+    int call_stack = t->tree.with_python && (o->call_stack < 0 ? 1 : o->call_stack);
+    perf_job job = {t, o, &l, call_stack, {0}};
     pthread_t th;
     int threaded = 0;
     if (!gpu_only) {
@@ -136,6 +174,8 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
         add_sheet(&ops, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt), 0);
         add_sheet(&ops, "ops_summary", tl_sheet_ops_summary(lt), 0);
         add_sheet(&ops, "ops_unique_args", tl_sheet_ops_unique_args(t, &l, lt, &oo), 0);
+        if (have_ovl)
+            add_sheet(&ops, "ops_unique_args_kl_overlap", tl_sheet_ops_unique_args_kl_overlap(t, &l, lt, &oo), 0);
     }
     tl_table *kt = NULL;
     if (o->kernel_summary || o->short_kernel_study) kt = tl_kernel_table(t, &l, &at);
@@ -153,6 +193,8 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     tl_argtext_free(&at);
     if (threaded) pthread_join(th, NULL);
     tl_launchers_free(&l);
+    if (have_ovl) tl_overlaps_free(&ovl);
+    free(recompute);
     /* the reference's sheet order: ops, unified, perf sheets, kernel sheets */
     const tl_sheets *parts[3] = {&ops, &job.sheets, &kernels};
     for (int p = 0; p < 3; p++) {

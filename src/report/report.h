@@ -23,6 +23,11 @@ typedef struct tl_report_opts {
     int group_by_num_kernels;
     int first_occurrence_time; /* --include_first_occurrence_time */
     int coll_analysis;         /* default on */
+    int detect_recompute;      /* --detect_recompute: is_recompute keys, two gpu_timeline blocks
+                                  (the trace must have python functions in its tree) */
+    int include_overlap_info;  /* --include_overlap_info: the `*_kl_overlap` sheets */
+    int call_stack;            /* unified entry_point / call_stack_full: -1 (default) when the
+                                  tree has python functions, 0 off, 1 on (needs them) */
     int csv;                   /* write CSVs (default on) */
     int xlsx;                  /* write the xlsx (default on) */
     const char *xlsx_path;     /* default DIR/perf_report.xlsx */

@@ -1,6 +1,7 @@
 #include "sheets_ops.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../util/vec.h"
@@ -34,12 +35,14 @@ static void derive_div(tl_table *t, const char *from, const char *to, double div
     for (size_t r = 0; c >= 0 && r < t->nrows; r++) tl_table_set_f64(t, d, r, tl_table_num(t, (size_t)c, r) / div);
 }
 
-/* Launchers grouped by one key (sorted keys, missing keys dropped), sorted
- * by total direct kernel time, with the time in ms added; NULL if empty. */
+/* Launchers grouped by a key and, with --detect_recompute, is_recompute
+ * (sorted keys, missing keys dropped), sorted by total direct kernel time,
+ * with the time in ms added; NULL if empty. */
 static tl_table *by_direct_time(const tl_table *launchers, const char *name, const char *key, const tl_agg *aggs,
                                 size_t naggs)
 {
-    tl_groupby g = {&key, 1, 1, 1, aggs, naggs};
+    const char *keys[2] = {key, "is_recompute"}; /* a key the table lacks is skipped */
+    tl_groupby g = {keys, 2, 1, 1, aggs, naggs};
     tl_table *t = tl_table_group(launchers, name, &g);
     if (!t->nrows) {
         tl_table_free(t);
@@ -77,6 +80,7 @@ tl_table *tl_sheet_ops_summary(const tl_table *launchers)
     tl_add_percentages(t, "total_direct_kernel_time_ms");
     derive_div(t, "total_subtree_kernel_time_sum", "total_subtree_kernel_time_ms", 1000.0);
     static const char *const order[] = {"name",
+                                        "is_recompute",
                                         "total_direct_kernel_time_sum",
                                         "total_subtree_kernel_time_sum",
                                         "total_direct_kernel_time_ms",
@@ -110,21 +114,31 @@ int tl_agg_kernel_stats(const tl_table *src, const size_t *rows, size_t n, void 
     return r;
 }
 
-tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
-                                   const tl_ops_opts *o)
+/* ops_unique_args (§7.4), or with kl its overlap variant (§7.10):
+ * overlapping_kernel_names as a key after name, the summary of
+ * overlapping_kernels_details and the overlap_pct statistics. */
+static tl_table *unique_args(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
+                             const tl_ops_opts *o, int kl)
 {
-    const char *keys[12] = {"name",          "op category",  "process_name", "process_label",
-                            "thread_name",   "Input Dims",   "Input type",   "Input Strides",
-                            "Concrete Inputs"};
-    size_t nkeys = 9;
+    const char *keys[14];
+    size_t nkeys = 0;
+    keys[nkeys++] = "name";
+    if (kl) keys[nkeys++] = "overlapping_kernel_names";
+    static const char *const base[] = {"op category", "process_name", "process_label", "thread_name", "Input Dims",
+                                       "Input type",  "Input Strides", "Concrete Inputs"};
+    for (int i = 0; i < 8; i++) keys[nkeys++] = base[i];
     if (o && o->group_by_num_kernels) keys[nkeys++] = "num_kernels";
+    if (l->recompute) keys[nkeys++] = "is_recompute";
     tl_klist *lists = tl_launcher_klists(l);
     tl_kstats_ctx full = {t, lists, 0}, trunc = {t, lists, 1};
+    tl_ovstats_ctx ofull = {t, &l->ovpool, l->ov, "__ovl", 0}, otrunc = {t, &l->ovpool, l->ov, "__ovl", 1};
     static const tl_aggfn stats[] = {TL_AGG_MEAN, TL_AGG_MEDIAN, TL_AGG_STD, TL_AGG_MIN, TL_AGG_MAX, TL_AGG_SUM};
     static const char *const sfx[] = {"mean", "median", "std", "min", "max", "sum"};
     static const char *const cols[] = {"total_direct_kernel_time", "total_subtree_kernel_time"};
+    static const char *const ovcols[] = {"overlap_pct_mean", "overlap_pct_median", "overlap_pct_std", "overlap_pct_min",
+                                         "overlap_pct_max"};
     char names[2][6][64];
-    tl_agg aggs[20];
+    tl_agg aggs[32];
     size_t na = 0;
     for (int c = 0; c < 2; c++)
         for (int s = 0; s < 6; s++) {
@@ -136,8 +150,13 @@ tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, con
     if (o && o->first_occurrence_time) aggs[na++] = (tl_agg){"ts", TL_AGG_MIN, "first_occurrence_time", NULL, NULL};
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details_summary", tl_agg_kernel_stats, &full};
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
+    if (kl) {
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "overlapping_kernels_details_summary", tl_agg_overlap_stats, &ofull};
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_overlapping_kernels_details", tl_agg_overlap_stats, &otrunc};
+        for (int s = 0; s < 5; s++) aggs[na++] = (tl_agg){"overlap_pct", stats[s], ovcols[s], NULL, NULL};
+    }
     tl_groupby g = {keys, nkeys, 0, 0, aggs, na};
-    tl_table *tb = tl_table_group(launchers, "ops_unique_args", &g);
+    tl_table *tb = tl_table_group(launchers, kl ? "ops_unique_args_kl_overlap" : "ops_unique_args", &g);
     free(lists);
     if (!tb->nrows) {
         tl_table_free(tb);
@@ -162,8 +181,26 @@ tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, con
     order[no++] = "ex_UID";
     order[no++] = "kernel_details_summary";
     order[no++] = "trunc_kernel_details";
+    if (kl) {
+        order[no++] = "overlapping_kernels_details_summary";
+        order[no++] = "trunc_overlapping_kernels_details";
+        for (int s = 0; s < 5; s++) order[no++] = ovcols[s];
+    }
     tl_table_select(tb, order, no);
     tl_add_percentages(tb, "total_direct_kernel_time_sum");
     if (o && o->topk_ops > 0) tl_table_head(tb, (size_t)o->topk_ops);
     return tb;
+}
+
+tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
+                                   const tl_ops_opts *o)
+{
+    return unique_args(t, l, launchers, o, 0);
+}
+
+tl_table *tl_sheet_ops_unique_args_kl_overlap(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
+                                              const tl_ops_opts *o)
+{
+    if (!l->ov) return NULL;
+    return unique_args(t, l, launchers, o, 1);
 }

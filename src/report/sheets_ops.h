@@ -1,5 +1,7 @@
-/* sheets_ops.h — the launcher-based sheets (perf-report spec §7.2-7.4):
- * ops_summary_by_category, ops_summary, ops_unique_args, declared on the
+/* sheets_ops.h — the launcher-based sheets (perf-report spec §7.2-7.4,
+ * §7.10): ops_summary_by_category, ops_summary, ops_unique_args (each with
+ * is_recompute as a key when the launcher table has it, --detect_recompute)
+ * and ops_unique_args_kl_overlap, declared on the
  * Table engine from the launcher table. Each returns a new table (caller
  * frees), or NULL when the sheet would be empty (not written, §1). */
 #ifndef TL_SHEETS_OPS_H
@@ -17,6 +19,13 @@ tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers);
 tl_table *tl_sheet_ops_summary(const tl_table *launchers);
 tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
                                    const tl_ops_opts *o);
+/* ops_unique_args_kl_overlap (§7.10, --include_overlap_info): ops_unique_args
+ * with overlapping_kernel_names as a key after name, then
+ * overlapping_kernels_details_summary, trunc_overlapping_kernels_details and
+ * overlap_pct_{mean,median,std,min,max} after trunc_kernel_details; same sort.
+ * NULL without the launchers' overlap fields or when empty. */
+tl_table *tl_sheet_ops_unique_args_kl_overlap(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
+                                              const tl_ops_opts *o);
 
 /* Appends "Percentage (%)" = col / Σcol * 100 and its running sum
  * "Cumulative Percentage (%)" (shared by several sheets). */

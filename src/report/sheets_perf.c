@@ -98,8 +98,11 @@ static int in_list(const char *s, const char *const *list)
     return 0;
 }
 
-/* build(events, bwd): one raw row per event with a model result. */
-static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int bwd, tl_argtext *at, klists *kl)
+/* build(events, bwd): one raw row per event with a model result. With the
+ * launchers' extras: is_recompute, and the event's overlap fields (those it
+ * got as a launcher, §5; None for an op that launches nothing directly). */
+static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint32_t *evs, size_t n, int bwd,
+                            tl_argtext *at, klists *kl)
 {
     const tl_trace *t = pe->t;
     const tl_event_store *es = &t->es;
@@ -112,6 +115,13 @@ static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int
     add_metric_cols(tb, &m, pe->arch != NULL);
     size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
     size_t c_nk = tl_table_add_col(tb, "num_kernels", TL_COL_STR);
+    size_t c_rc = l->recompute ? tl_table_add_col(tb, "is_recompute", TL_COL_BOOL) : 0;
+    size_t c_ovn = 0, c_ovp = 0, c_ovl = 0;
+    if (l->ov) {
+        c_ovn = tl_table_add_col(tb, "overlapping_kernel_names", TL_COL_STR);
+        c_ovp = tl_table_add_col(tb, "overlap_pct", TL_COL_F64);
+        c_ovl = tl_table_add_col(tb, "__ovl", TL_COL_I64);
+    }
     size_t first_param = tb->ncols;
     tl_sbuf buf;
     tl_sb_init(&buf);
@@ -144,6 +154,14 @@ static tl_table *build_rows(tl_perf_eval *pe, const uint32_t *evs, size_t n, int
         tl_sb_clear(&buf);
         tl_sb_printf(&buf, "%zu", nk);
         tl_table_set_str(tb, c_nk, r, buf.s);
+        if (l->recompute) tl_table_set_bool(tb, c_rc, r, l->recompute[ev]);
+        if (l->ov && l->index_of[ev] != UINT32_MAX) {
+            const tl_ovinfo *inf = &l->ov[l->index_of[ev]];
+            tl_sb_clear(&buf);
+            if (tl_ovinfo_names_text(es, &l->ovpool, inf, &buf)) tl_table_set_strn(tb, c_ovn, r, buf.s, buf.len);
+            tl_table_set_f64(tb, c_ovp, r, inf->pct);
+            tl_table_set_i64(tb, c_ovl, r, (int64_t)l->index_of[ev]);
+        }
         for (int p = 0; p < e->n_params; p++) {
             const char *key = tl_perf_param_key(pe, e, p);
             long c = tl_table_col(tb, key);
@@ -170,9 +188,13 @@ static void push_stats(tl_agg *aggs, size_t *na, const char *col, char names[][7
     }
 }
 
-/* summarize(df) of §7.5 */
+/* summarize(df) of §7.5; with ov (the `_kl_overlap` variant, §7.10)
+ * overlapping_kernel_names joins the keys (shown second, as
+ * overlapping_kernel_names_first), the overlap summaries and overlap_pct
+ * statistics follow trunc_kernel_details, and the sort and rounding are
+ * those of the overlap sheets. */
 static tl_table *summarize(const tl_table *raw, const char *name, const tl_trace *t, const klists *kl,
-                           const tl_perf_sheet_opts *o, int roofline)
+                           const tl_perf_sheet_opts *o, int roofline, const tl_launchers *l, int ov)
 {
     const char *keys[TL_PERF_MAX_PARAMS * 4];
     size_t nk = 0;
@@ -180,8 +202,11 @@ static tl_table *summarize(const tl_table *raw, const char *name, const tl_trace
     for (size_t c = 0; c < raw->ncols; c++)
         if (!strncmp(raw->cols[c].name, "param: ", 7)) keys[nk++] = raw->cols[c].name;
     if (o->group_by_num_kernels) keys[nk++] = "num_kernels";
+    if (ov) keys[nk++] = "overlapping_kernel_names";
+    if (l->recompute) keys[nk++] = "is_recompute";
     tl_kstats_ctx full = {t, kl->v, 0};
-    tl_agg aggs[64];
+    tl_ovstats_ctx ofull = {t, &l->ovpool, l->ov, "__ovl", 0}, otrunc = {t, &l->ovpool, l->ov, "__ovl", 1};
+    tl_agg aggs[72];
     char names[64][72];
     size_t na = 0, nn = 0;
     aggs[na++] = (tl_agg){"GFLOPS", TL_AGG_FIRST, "GFLOPS_first", NULL, NULL};
@@ -201,6 +226,12 @@ static tl_table *summarize(const tl_table *raw, const char *name, const tl_trace
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details__summarize_kernel_stats", tl_agg_kernel_stats, &full};
     tl_kstats_ctx trunc = {t, kl->v, 1};
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
+    if (ov) {
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "overlapping_kernels_details__summarize_kernel_stats",
+                              tl_agg_overlap_stats, &ofull};
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_overlapping_kernels_details", tl_agg_overlap_stats, &otrunc};
+        push_stats(aggs, &na, "overlap_pct", names, &nn, 0);
+    }
     aggs[na++] = (tl_agg){"Input Dims", TL_AGG_FIRST, "Input Dims_first", NULL, NULL};
     aggs[na++] = (tl_agg){"Input type", TL_AGG_FIRST, "Input type_first", NULL, NULL};
     aggs[na++] = (tl_agg){"Input Strides", TL_AGG_FIRST, "Input Strides_first", NULL, NULL};
@@ -210,8 +241,20 @@ static tl_table *summarize(const tl_table *raw, const char *name, const tl_trace
     aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "UID_first", NULL, NULL};
     tl_groupby g = {keys, nk, 1, 0, aggs, na};
     tl_table *s = tl_table_group(raw, name, &g);
-    tl_sortkey sk[2] = {{KT "_sum", 1}, {"UID_first", 0}};
-    tl_table_sort(s, sk, 2);
+    if (ov) {
+        /* the group keys of the sort: every key but overlapping_kernel_names */
+        const char *gk[TL_PERF_MAX_PARAMS * 4];
+        size_t ng = 0;
+        for (size_t k = 0; k < nk; k++)
+            if (strcmp(keys[k], "overlapping_kernel_names")) gk[ng++] = keys[k];
+        tl_kl_sort(s, gk, ng, KT "_sum", "UID_first");
+        tl_kl_round(s);
+        tl_table_move(s, "overlapping_kernel_names", 1);
+        tl_table_rename(s, "overlapping_kernel_names", "overlapping_kernel_names_first");
+    } else {
+        tl_sortkey sk[2] = {{KT "_sum", 1}, {"UID_first", 0}};
+        tl_table_sort(s, sk, 2);
+    }
     if (o->topk_roofline_ops > 0) tl_table_head(s, (size_t)o->topk_roofline_ops);
     return s;
 }
@@ -265,8 +308,11 @@ static void emit(tl_sheet_sink sink, void *ctx, const char *name, tl_table *t)
     else tl_table_free(t);
 }
 
-void tl_perf_sheets(tl_perf_eval *pe, tl_argtext *at, const tl_perf_sheet_opts *o, tl_sheet_sink sink, void *ctx)
+void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_perf_sheet_opts *o,
+                    tl_sheet_sink sink, void *ctx)
 {
+    int ov = o->include_overlap_info && l->ov;
+    int roof = pe->arch != NULL;
     const tl_trace *t = pe->t;
     const tl_event_store *es = &t->es;
     /* the sheet family of every distinct name, then the events of each
@@ -297,30 +343,46 @@ void tl_perf_sheets(tl_perf_eval *pe, tl_argtext *at, const tl_perf_sheet_opts *
         if (!n) continue;
         memcpy(evs, bucket + start[f], n * sizeof *evs);
         klists kl = {0};
-        tl_table *raw = build_rows(pe, evs, n, 0, at, &kl);
-        tl_table *fwd = summarize(raw, families[f], t, &kl, o, pe->arch != NULL);
+        tl_table *raw = build_rows(pe, l, evs, n, 0, at, &kl);
+        tl_table *fwd = summarize(raw, families[f], t, &kl, o, roof, l, 0);
+        tl_table *fwd_ov = ov ? summarize(raw, families[f], t, &kl, o, roof, l, 1) : NULL;
         tl_table_free(raw);
         char nm[96];
         if (in_list(families[f], SINGLE_SHEETS)) {
             emit(sink, ctx, families[f], fwd);
+            if (ov) {
+                snprintf(nm, sizeof nm, "%s_kl_overlap", families[f]);
+                emit(sink, ctx, nm, fwd_ov);
+            }
             klists_free(&kl);
             continue;
         }
-        tl_table *moved = tl_table_new("moved");
+        tl_table *moved = tl_table_new("moved"), *moved_ov = tl_table_new("moved");
         move_rows(fwd, moved, MOVED_TO_BWD);
+        if (ov) move_rows(fwd_ov, moved_ov, MOVED_TO_BWD);
         for (size_t i = 0; i < n; i++)
             if (strcmp(tl_es_name(es, evs[i]), "vllm::unified_attention_with_output") != 0) evs[nb++] = evs[i];
         klists klb = {0};
-        tl_table *rawb = build_rows(pe, evs, nb, 1, at, &klb);
-        tl_table *bwd = summarize(rawb, families[f], t, &klb, o, pe->arch != NULL);
+        tl_table *rawb = build_rows(pe, l, evs, nb, 1, at, &klb);
+        tl_table *bwd = summarize(rawb, families[f], t, &klb, o, roof, l, 0);
+        tl_table *bwd_ov = ov ? summarize(rawb, families[f], t, &klb, o, roof, l, 1) : NULL;
         tl_table_free(rawb);
         for (size_t r = 0; r < moved->nrows; r++) copy_row(bwd, moved, r); /* appended, not re-sorted */
+        for (size_t r = 0; ov && r < moved_ov->nrows; r++) copy_row(bwd_ov, moved_ov, r);
         tl_table_free(moved);
+        tl_table_free(moved_ov);
         drop_rows(bwd, DROPPED_FROM_BWD);
+        if (ov) drop_rows(bwd_ov, DROPPED_FROM_BWD);
         snprintf(nm, sizeof nm, "%s_fwd", families[f]);
         emit(sink, ctx, nm, fwd);
         snprintf(nm, sizeof nm, "%s_bwd", families[f]);
         emit(sink, ctx, nm, bwd);
+        if (ov) {
+            snprintf(nm, sizeof nm, "%s_fwd_kl_overlap", families[f]);
+            emit(sink, ctx, nm, fwd_ov);
+            snprintf(nm, sizeof nm, "%s_bwd_kl_overlap", families[f]);
+            emit(sink, ctx, nm, bwd_ov);
+        }
         klists_free(&kl);
         klists_free(&klb);
     }
@@ -758,12 +820,154 @@ static int agg_call_stack(const tl_table *src, const size_t *rows, size_t n, voi
     return 1;
 }
 
-tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at)
+/* What step C of the unified table needs (§7.6, §7.10). */
+typedef struct tl_unified_ctx {
+    const tl_trace *t;
+    const klists *kl;
+    unified *U;
+    const callstacks *cs;
+    int any_metrics, any_roofline, recompute;
+    const tl_ovpool *opool;
+    const tl_ovinfo *oinfo;
+} tl_unified_ctx;
+
+/* summarize_df_unified_perf_table; with ov the `_kl_overlap` variant:
+ * overlapping_kernel_names as the second key, the overlap summaries and
+ * overlap_pct statistics after trunc_kernel_details, no call-stack
+ * columns, the overlap sheets' sort and rounding. NULL when empty. */
+static tl_table *unified_summary(const tl_table *tb, const tl_unified_ctx *c, int ov)
+{
+    const tl_trace *t = c->t;
+    const char *keys[12];
+    size_t nkeys = 0;
+    keys[nkeys++] = "name";
+    if (ov) keys[nkeys++] = "overlapping_kernel_names";
+    static const char *const base[] = {"op category", "process_name", "process_label", "thread_name", "Input Dims",
+                                       "Input type",  "Input Strides", "Concrete Inputs"};
+    for (int i = 0; i < 8; i++) keys[nkeys++] = base[i];
+    if (c->recompute) keys[nkeys++] = "is_recompute";
+    int any_metrics = c->any_metrics, any_roofline = c->any_roofline, callstack = c->U->callstack && !ov;
+    tl_kstats_ctx full = {t, c->kl->v, 0}, trunc = {t, c->kl->v, 1};
+    tl_ovstats_ctx ofull = {t, c->opool, c->oinfo, "__ovl", 0}, otrunc = {t, c->opool, c->oinfo, "__ovl", 1};
+    tl_agg aggs[72];
+    char names[64][72];
+    size_t na = 0, nn = 0;
+    aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "ex_UID", NULL, NULL};
+    aggs[na++] = (tl_agg){"UID", TL_AGG_COUNT, "operation_count", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_SUM, "total_duration_us", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MEAN, "mean_duration_us", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MEDIAN, "duration_us_median", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_STD, "std_duration_us", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MIN, "duration_us_min", NULL, NULL};
+    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MAX, "duration_us_max", NULL, NULL};
+    aggs[na++] = (tl_agg){"GFLOPS", TL_AGG_FIRST, "GFLOPS", NULL, NULL};
+    aggs[na++] = (tl_agg){"Data Moved (MB)", TL_AGG_FIRST, "Data Moved (MB)", NULL, NULL};
+    aggs[na++] = (tl_agg){"FLOPS/Byte", TL_AGG_FIRST, "FLOPS/Byte", NULL, NULL};
+    aggs[na++] = (tl_agg){"Compute Spec", TL_AGG_FIRST, "Compute Spec", NULL, NULL};
+    if (any_roofline) aggs[na++] = (tl_agg){"Roofline Bound", TL_AGG_FIRST, "Roofline Bound", NULL, NULL};
+    push_stats(aggs, &na, "TB/s", names, &nn, 0);
+    push_stats(aggs, &na, "TFLOPS/s", names, &nn, 0);
+    if (any_roofline) {
+        aggs[na++] = (tl_agg){RT, TL_AGG_FIRST, RT "_first", NULL, NULL};
+        push_stats(aggs, &na, "Pct Roofline", names, &nn, 0);
+    }
+    push_stats(aggs, &na, KT, names, &nn, 1);
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details_summary", tl_agg_kernel_stats, &full};
+    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
+    if (ov) {
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "overlapping_kernels_details_summary", tl_agg_overlap_stats, &ofull};
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_overlapping_kernels_details", tl_agg_overlap_stats, &otrunc};
+        push_stats(aggs, &na, "overlap_pct", names, &nn, 0);
+    }
+    aggs[na++] = (tl_agg){"perf_params", TL_AGG_FIRST, "perf_params", NULL, NULL};
+    aggs[na++] = (tl_agg){"has_perf_model", TL_AGG_FIRST, "has_perf_model", NULL, NULL};
+    cs_ctx csf = {t, c->kl, c->U, c->cs, 0}, cse = {t, c->kl, c->U, c->cs, 1};
+    if (callstack) {
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "entry_point", agg_call_stack, &cse};
+        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "call_stack_full", agg_call_stack, &csf};
+    }
+    tl_groupby g = {keys, nkeys, 0, 0, aggs, na};
+    tl_table *s = tl_table_group(tb, ov ? "unified_perf_summary_kl_overlap" : "unified_perf_summary", &g);
+    if (!s->nrows) {
+        tl_table_free(s);
+        return NULL;
+    }
+    if (ov) {
+        const char *gk[12];
+        size_t ng = 0;
+        for (size_t k = 0; k < nkeys; k++)
+            if (strcmp(keys[k], "overlapping_kernel_names")) gk[ng++] = keys[k];
+        tl_kl_sort(s, gk, ng, KT "_sum", "ex_UID");
+    } else {
+        tl_sortkey sk[2] = {{KT "_sum", 1}, {"ex_UID", 0}};
+        tl_table_sort(s, sk, 2);
+    }
+    const char *order[96];
+    size_t no = 0;
+    for (size_t i = 0; i < nkeys; i++) order[no++] = keys[i];
+    static const char *const mid[] = {"ex_UID", "operation_count", "total_duration_us", "mean_duration_us",
+                                      "std_duration_us"};
+    for (int i = 0; i < 5; i++) order[no++] = mid[i];
+    if (any_metrics) {
+        order[no++] = "GFLOPS";
+        order[no++] = "Data Moved (MB)";
+        order[no++] = "FLOPS/Byte";
+        order[no++] = "Compute Spec";
+        if (any_roofline) order[no++] = "Roofline Bound";
+        order[no++] = "TB/s_mean";
+        order[no++] = "TB/s_std";
+        order[no++] = "TFLOPS/s_mean";
+        order[no++] = "TFLOPS/s_std";
+    }
+    order[no++] = KT "_mean";
+    order[no++] = KT "_std";
+    order[no++] = KT "_sum";
+    order[no++] = "duration_us_median";
+    order[no++] = "duration_us_min";
+    order[no++] = "duration_us_max";
+    if (any_metrics) {
+        static const char *const tail[] = {"TB/s_median", "TB/s_min", "TB/s_max", "TFLOPS/s_median", "TFLOPS/s_min",
+                                           "TFLOPS/s_max"};
+        for (int i = 0; i < 6; i++) order[no++] = tail[i];
+    }
+    if (any_roofline) {
+        static const char *const rf[] = {RT "_first", "Pct Roofline_mean", "Pct Roofline_median",
+                                         "Pct Roofline_std", "Pct Roofline_min", "Pct Roofline_max"};
+        for (int i = 0; i < 6; i++) order[no++] = rf[i];
+    }
+    order[no++] = KT "_median";
+    order[no++] = KT "_min";
+    order[no++] = KT "_max";
+    order[no++] = "kernel_details_summary";
+    order[no++] = "trunc_kernel_details";
+    if (ov) {
+        static const char *const oc[] = {"overlapping_kernels_details_summary", "trunc_overlapping_kernels_details",
+                                         "overlap_pct_mean", "overlap_pct_median", "overlap_pct_std",
+                                         "overlap_pct_min", "overlap_pct_max"};
+        for (int i = 0; i < 7; i++) order[no++] = oc[i];
+    }
+    order[no++] = "perf_params";
+    order[no++] = "has_perf_model";
+    if (callstack) {
+        order[no++] = "entry_point";
+        order[no++] = "call_stack_full";
+    }
+    tl_table_select(s, order, no);
+    tl_add_percentages(s, KT "_sum");
+    if (ov) tl_kl_round(s);
+    return s;
+}
+
+void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_unified_opts *o,
+                       tl_table **summary, tl_table **kl_overlap)
 {
     const tl_trace *t = pe->t;
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
-    unified U = {.pe = pe, .t = t, .callstack = tr->with_python};
+    *summary = NULL;
+    if (kl_overlap) *kl_overlap = NULL;
+    unified U = {.pe = pe, .t = t, .callstack = tr->with_python && o->call_stack};
+    int ov = o->kl_overlap && l->overlaps && kl_overlap;
     tl_strpool_init(&U.frames);
     TL_PUSH(U.base_off, 0);
     U.visited = tl_xcalloc(es->n + 1, 1);
@@ -843,6 +1047,15 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     add_metric_cols(tb, &m, pe->arch != NULL);
     size_t c_pp = tl_table_add_col(tb, "perf_params", TL_COL_STR);
     size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
+    size_t c_rc = l->recompute ? tl_table_add_col(tb, "is_recompute", TL_COL_BOOL) : 0;
+    size_t c_ovn = 0, c_ovp = 0, c_ovl = 0;
+    tl_ovpool opool = {0};
+    TL_VEC(tl_ovinfo) oinfo = {0};
+    if (ov) {
+        c_ovn = tl_table_add_col(tb, "overlapping_kernel_names", TL_COL_STR);
+        c_ovp = tl_table_add_col(tb, "overlap_pct", TL_COL_F64);
+        c_ovl = tl_table_add_col(tb, "__ovl", TL_COL_I64);
+    }
     int any_metrics = 0, any_roofline = 0;
     klists kl = {0};
     callstacks cs = {0};
@@ -935,6 +1148,27 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
                 add_row_stacks(&U, &cs, U.bases.v + U.base_off.v[i], U.base_off.v[i + 1] - U.base_off.v[i], u, gk, ng);
             }
         }
+        /* a synthetic op is a copy of its parent: the parent's flag */
+        if (l->recompute) tl_table_set_bool(tb, c_rc, r, l->recompute[u]);
+        if (ov) {
+            /* the event's fields as a launcher (§5) when it has an overlap;
+             * else computed on demand over its own GPU events (a synthetic
+             * op: its one kernel), as the reference's unified build does */
+            tl_ovinfo inf;
+            uint32_t li = l->index_of ? l->index_of[u] : UINT32_MAX;
+            if (li != UINT32_MAX && l->ov[li].n) {
+                inf = l->ov[li];
+                inf.first = (uint32_t)opool.n;
+                for (uint32_t d = 0; d < l->ov[li].n; d++) TL_PUSH(opool, l->ovpool.v[l->ov[li].first + d]);
+            } else {
+                tl_ovinfo_compute(es, l->overlaps, gk, ng, &opool, &inf);
+            }
+            tl_sb_clear(&buf);
+            if (tl_ovinfo_names_text(es, &opool, &inf, &buf)) tl_table_set_strn(tb, c_ovn, r, buf.s, buf.len);
+            tl_table_set_f64(tb, c_ovp, r, inf.pct);
+            tl_table_set_i64(tb, c_ovl, r, (int64_t)oinfo.n);
+            TL_PUSH(oinfo, inf);
+        }
         tl_table_set_i64(tb, c_kl, r, (int64_t)klists_add(&kl, gk, ng));
     }
     if (U.callstack) {
@@ -951,101 +1185,13 @@ tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *
     free(U.bases.v);
     free(U.base_off.v);
 
-    /* step C: the summary */
-    static const char *const keys[] = {"name",          "op category", "process_name",  "process_label",
-                                       "thread_name",   "Input Dims",  "Input type",    "Input Strides",
-                                       "Concrete Inputs"};
-    tl_kstats_ctx full = {t, kl.v, 0}, trunc = {t, kl.v, 1};
-    tl_agg aggs[64];
-    char names[64][72];
-    size_t na = 0, nn = 0;
-    aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "ex_UID", NULL, NULL};
-    aggs[na++] = (tl_agg){"UID", TL_AGG_COUNT, "operation_count", NULL, NULL};
-    aggs[na++] = (tl_agg){"duration_us", TL_AGG_SUM, "total_duration_us", NULL, NULL};
-    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MEAN, "mean_duration_us", NULL, NULL};
-    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MEDIAN, "duration_us_median", NULL, NULL};
-    aggs[na++] = (tl_agg){"duration_us", TL_AGG_STD, "std_duration_us", NULL, NULL};
-    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MIN, "duration_us_min", NULL, NULL};
-    aggs[na++] = (tl_agg){"duration_us", TL_AGG_MAX, "duration_us_max", NULL, NULL};
-    aggs[na++] = (tl_agg){"GFLOPS", TL_AGG_FIRST, "GFLOPS", NULL, NULL};
-    aggs[na++] = (tl_agg){"Data Moved (MB)", TL_AGG_FIRST, "Data Moved (MB)", NULL, NULL};
-    aggs[na++] = (tl_agg){"FLOPS/Byte", TL_AGG_FIRST, "FLOPS/Byte", NULL, NULL};
-    aggs[na++] = (tl_agg){"Compute Spec", TL_AGG_FIRST, "Compute Spec", NULL, NULL};
-    if (any_roofline) aggs[na++] = (tl_agg){"Roofline Bound", TL_AGG_FIRST, "Roofline Bound", NULL, NULL};
-    push_stats(aggs, &na, "TB/s", names, &nn, 0);
-    push_stats(aggs, &na, "TFLOPS/s", names, &nn, 0);
-    if (any_roofline) {
-        aggs[na++] = (tl_agg){RT, TL_AGG_FIRST, RT "_first", NULL, NULL};
-        push_stats(aggs, &na, "Pct Roofline", names, &nn, 0);
-    }
-    push_stats(aggs, &na, KT, names, &nn, 1);
-    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details_summary", tl_agg_kernel_stats, &full};
-    aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
-    aggs[na++] = (tl_agg){"perf_params", TL_AGG_FIRST, "perf_params", NULL, NULL};
-    aggs[na++] = (tl_agg){"has_perf_model", TL_AGG_FIRST, "has_perf_model", NULL, NULL};
-    cs_ctx csf = {t, &kl, &U, &cs, 0}, cse = {t, &kl, &U, &cs, 1};
-    if (U.callstack) {
-        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "entry_point", agg_call_stack, &cse};
-        aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "call_stack_full", agg_call_stack, &csf};
-    }
-    tl_groupby g = {keys, 9, 0, 0, aggs, na};
-    tl_table *s = tl_table_group(tb, "unified_perf_summary", &g);
+    /* step C: the summary, and its overlap variant from the same rows */
+    tl_unified_ctx uc = {t, &kl, &U, &cs, any_metrics, any_roofline, l->recompute != NULL, &opool, oinfo.v};
+    *summary = unified_summary(tb, &uc, 0);
+    if (ov && *summary) *kl_overlap = unified_summary(tb, &uc, 1);
     tl_table_free(tb);
-    if (!s->nrows) {
-        tl_table_free(s);
-        klists_free(&kl);
-        free_callstacks(&cs, &U);
-        return NULL;
-    }
-    tl_sortkey sk[2] = {{KT "_sum", 1}, {"ex_UID", 0}};
-    tl_table_sort(s, sk, 2);
-    const char *order[80];
-    size_t no = 0;
-    for (int i = 0; i < 9; i++) order[no++] = keys[i];
-    static const char *const mid[] = {"ex_UID", "operation_count", "total_duration_us", "mean_duration_us",
-                                      "std_duration_us"};
-    for (int i = 0; i < 5; i++) order[no++] = mid[i];
-    if (any_metrics) {
-        order[no++] = "GFLOPS";
-        order[no++] = "Data Moved (MB)";
-        order[no++] = "FLOPS/Byte";
-        order[no++] = "Compute Spec";
-        if (any_roofline) order[no++] = "Roofline Bound";
-        order[no++] = "TB/s_mean";
-        order[no++] = "TB/s_std";
-        order[no++] = "TFLOPS/s_mean";
-        order[no++] = "TFLOPS/s_std";
-    }
-    order[no++] = KT "_mean";
-    order[no++] = KT "_std";
-    order[no++] = KT "_sum";
-    order[no++] = "duration_us_median";
-    order[no++] = "duration_us_min";
-    order[no++] = "duration_us_max";
-    if (any_metrics) {
-        static const char *const tail[] = {"TB/s_median", "TB/s_min", "TB/s_max", "TFLOPS/s_median", "TFLOPS/s_min",
-                                           "TFLOPS/s_max"};
-        for (int i = 0; i < 6; i++) order[no++] = tail[i];
-    }
-    if (any_roofline) {
-        static const char *const rf[] = {RT "_first", "Pct Roofline_mean", "Pct Roofline_median",
-                                         "Pct Roofline_std", "Pct Roofline_min", "Pct Roofline_max"};
-        for (int i = 0; i < 6; i++) order[no++] = rf[i];
-    }
-    order[no++] = KT "_median";
-    order[no++] = KT "_min";
-    order[no++] = KT "_max";
-    order[no++] = "kernel_details_summary";
-    order[no++] = "trunc_kernel_details";
-    order[no++] = "perf_params";
-    order[no++] = "has_perf_model";
-    if (U.callstack) {
-        order[no++] = "entry_point";
-        order[no++] = "call_stack_full";
-    }
-    tl_table_select(s, order, no);
-    tl_add_percentages(s, KT "_sum");
+    tl_ovpool_free(&opool);
+    free(oinfo.v);
     klists_free(&kl);
     free_callstacks(&cs, &U);
-    return s;
 }

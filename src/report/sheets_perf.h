@@ -11,14 +11,27 @@
 typedef struct tl_perf_sheet_opts {
     int group_by_num_kernels;
     long topk_roofline_ops;   /* 0 = all [FIX: the reference ignores the flag] */
+    int include_overlap_info; /* add the `_kl_overlap` sheets (needs l->ov) */
 } tl_perf_sheet_opts;
 
 /* Appends the perf sheets, in the reference's sheet order, to out (names and
- * tables; empty sheets are skipped). */
+ * tables; empty sheets are skipped): per family `<f>` (single sheets) or
+ * `<f>_fwd`, `<f>_bwd`, each family followed by its `_kl_overlap` sheets
+ * with include_overlap_info (`<f>_kl_overlap`, or `<f>_fwd_kl_overlap`,
+ * `<f>_bwd_kl_overlap`). is_recompute is a key when l->recompute is set. */
 typedef void (*tl_sheet_sink)(void *ctx, const char *name, tl_table *t);
-void tl_perf_sheets(tl_perf_eval *pe, tl_argtext *at, const tl_perf_sheet_opts *o, tl_sheet_sink sink, void *ctx);
+void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_perf_sheet_opts *o,
+                    tl_sheet_sink sink, void *ctx);
 
-/* unified_perf_summary; NULL when empty. */
-tl_table *tl_sheet_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at);
+typedef struct tl_unified_opts {
+    int call_stack;   /* entry_point / call_stack_full (with python functions in the tree) */
+    int kl_overlap;   /* also unified_perf_summary_kl_overlap (needs l->overlaps) */
+} tl_unified_opts;
+
+/* unified_perf_summary and, with o->kl_overlap, its `_kl_overlap` variant
+ * (§7.10) from the same rows; each NULL when empty (kl_overlap may be NULL
+ * when not wanted). is_recompute is a key when l->recompute is set. */
+void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_unified_opts *o,
+                       tl_table **summary, tl_table **kl_overlap);
 
 #endif

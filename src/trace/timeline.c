@@ -1,5 +1,6 @@
 #include "timeline.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -138,6 +139,12 @@ int64_t tl_busy_time(const tl_event_store *es, const uint32_t *uids, size_t n)
 int tl_timeline_compute(const tl_event_store *es, const tl_tree *t, int include_unlinked,
                         int64_t micro_idle_thresh_ns, tl_timeline *out)
 {
+    return tl_timeline_compute_subset(es, t, include_unlinked, micro_idle_thresh_ns, NULL, 0, out);
+}
+
+int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int include_unlinked,
+                               int64_t micro_idle_thresh_ns, const uint8_t *flags, uint8_t want, tl_timeline *out)
+{
     memset(out, 0, sizeof *out);
     size_t cnt[3] = {0, 0, 0}, nall = 0;
     /* bucket per distinct name, computed once */
@@ -148,6 +155,7 @@ int tl_timeline_compute(const tl_event_store *es, const tl_tree *t, int include_
         bk[i] = 0xff;
         if (!tl_is_gpu_cat(es->cat[i]) || !(es->flags[i] & TL_F_TS)) continue;
         if (!include_unlinked && !t->in_tree[i]) continue;
+        if (flags && flags[i] != want) continue;
         uint8_t b;
         if (es->cat[i] == TL_CAT_GPU_MEMCPY) {
             b = TL_B_MEMCPY;
@@ -213,4 +221,134 @@ int tl_timeline_compute(const tl_event_store *es, const tl_tree *t, int include_
     free(all);
     for (int b = 0; b < 3; b++) free(lists[b]);
     return 0;
+}
+
+/* ------------------------------------------------------ overlap sweep */
+
+typedef struct sweep_pt {
+    int64_t time;
+    uint32_t type; /* 0 end, 1 start: ends sort first, so touching is not overlapping */
+    uint32_t idx;  /* index into the sweep set */
+} sweep_pt;
+
+static int pt_cmp(const void *a, const void *b)
+{
+    const sweep_pt *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+
+typedef struct pair {
+    uint32_t a;    /* index into the sweep set */
+    uint32_t ub;   /* the uid it overlaps */
+    int64_t tsb;   /* and that event's ts */
+} pair;
+
+/* by a, then the overlapping event's (ts, uid) */
+static int pair_cmp(const void *x, const void *y)
+{
+    const pair *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->tsb != q->tsb) return p->tsb < q->tsb ? -1 : 1;
+    return (p->ub > q->ub) - (p->ub < q->ub);
+}
+
+void tl_overlap_sweep(const tl_event_store *es, const tl_tree *t, int include_unlinked, const uint8_t *block,
+                      tl_overlaps *out)
+{
+    memset(out, 0, sizeof *out);
+    /* the set: the timeline's GPU events, ascending uid */
+    TL_VEC(uint32_t) set = {0};
+    for (size_t i = 0; i < es->n; i++) {
+        if (!tl_is_gpu_cat(es->cat[i]) || !(es->flags[i] & TL_F_TS)) continue;
+        if (!include_unlinked && !t->in_tree[i]) continue;
+        TL_PUSH(set, (uint32_t)i);
+    }
+    size_t n = set.n;
+    /* points of the events with t_end > ts */
+    sweep_pt *pts = tl_xmalloc((2 * n + 1) * sizeof *pts);
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = set.v[i];
+        int64_t s = es->ts[u], e = tl_es_end(es, u);
+        if (e <= s) continue;
+        pts[np++] = (sweep_pt){s, 1, (uint32_t)i};
+        pts[np++] = (sweep_pt){e, 0, (uint32_t)i};
+    }
+    qsort(pts, np, sizeof *pts, pt_cmp);
+    /* stream of each event (has, value) */
+    int64_t *stream = tl_xmalloc((n + 1) * sizeof *stream);
+    uint8_t *has_stream = tl_xmalloc(n + 1);
+    for (size_t i = 0; i < n; i++) has_stream[i] = (uint8_t)tl_es_arg_int(es, set.v[i], TL_K_STREAM, &stream[i]);
+    /* the active set, with each member's position for O(1) removal */
+    uint32_t *active = tl_xmalloc((n + 1) * sizeof *active), *pos = tl_xmalloc((n + 1) * sizeof *pos);
+    size_t nact = 0;
+    TL_VEC(pair) pairs = {0};
+    for (size_t p = 0; p < np; p++) {
+        uint32_t x = pts[p].idx;
+        if (!pts[p].type) {
+            uint32_t last = active[--nact];
+            active[pos[x]] = last;
+            pos[last] = pos[x];
+            continue;
+        }
+        uint32_t ux = set.v[x];
+        int64_t xs = es->ts[ux], xe = tl_es_end(es, ux);
+        for (size_t a = 0; a < nact; a++) {
+            uint32_t y = active[a], uy = set.v[y];
+            if (has_stream[x] && has_stream[y] && stream[x] == stream[y]) continue;
+            if (block && block[ux] != block[uy]) continue;
+            int64_t ys = es->ts[uy], ye = tl_es_end(es, uy);
+            int64_t lo = xs > ys ? xs : ys, hi = xe < ye ? xe : ye;
+            if (hi - lo < 1000) continue; /* at least 1 us in common */
+            pair pa = {x, uy, ys}, pb = {y, ux, xs};
+            TL_PUSH(pairs, pa);
+            TL_PUSH(pairs, pb);
+        }
+        pos[x] = (uint32_t)nact;
+        active[nact++] = x;
+    }
+    free(pts);
+    free(stream);
+    free(has_stream);
+    free(active);
+    free(pos);
+    if (pairs.n) qsort(pairs.v, pairs.n, sizeof *pairs.v, pair_cmp);
+    out->n = n;
+    out->uid = set.v ? set.v : tl_xmalloc(sizeof *out->uid);
+    out->off = tl_xcalloc(n + 1, sizeof *out->off);
+    out->adj = tl_xmalloc((pairs.n + 1) * sizeof *out->adj);
+    out->n_pairs = pairs.n / 2;
+    for (size_t k = 0; k < pairs.n; k++) {
+        out->off[pairs.v[k].a + 1]++;
+        out->adj[k] = pairs.v[k].ub;
+    }
+    for (size_t i = 0; i < n; i++) out->off[i + 1] += out->off[i];
+    free(pairs.v);
+}
+
+void tl_overlaps_free(tl_overlaps *o)
+{
+    free(o->uid);
+    free(o->off);
+    free(o->adj);
+    memset(o, 0, sizeof *o);
+}
+
+size_t tl_overlaps_of(const tl_overlaps *o, uint32_t g, const uint32_t **list)
+{
+    size_t lo = 0, hi = o->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (o->uid[mid] < g) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo >= o->n || o->uid[lo] != g) {
+        *list = NULL;
+        return 0;
+    }
+    *list = o->adj + o->off[lo];
+    return o->off[lo + 1] - o->off[lo];
 }

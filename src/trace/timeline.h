@@ -42,6 +42,35 @@ int64_t tl_length(const tl_interval *iv, size_t n);
 int tl_timeline_compute(const tl_event_store *es, const tl_tree *t, int include_unlinked,
                         int64_t micro_idle_thresh_ns, tl_timeline *out);
 
+/* The same over a subset: only the events with flags[uid] == want count
+ * (flags NULL: all). --detect_recompute builds one timeline per value of
+ * the recompute flag (perf-report spec §4.6). Returns -1 when the subset
+ * has no GPU events. */
+int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int include_unlinked,
+                               int64_t micro_idle_thresh_ns, const uint8_t *flags, uint8_t want, tl_timeline *out);
+
+/* The kernel overlap sweep (perf-report spec §4.7): for every GPU event of
+ * the timeline's set (linked ones, or all with include_unlinked) the other
+ * events it overlaps by at least 1 µs, excluding pairs on the same stream
+ * (both streams known and equal). Touching intervals do not overlap. With
+ * `block` (per event uid, may be NULL) only events of the same block pair
+ * up: the reference sweeps each --detect_recompute timeline subset on its
+ * own. Owns its arrays; read-only once built. */
+typedef struct tl_overlaps {
+    size_t n;          /* events in the sweep set */
+    uint32_t *uid;     /* their uids, ascending */
+    uint32_t *off;     /* n + 1 offsets into adj */
+    uint32_t *adj;     /* overlapping uids of uid[i]: adj[off[i] .. off[i+1]), ascending (ts, uid) */
+    size_t n_pairs;    /* overlapping pairs (each counted once) */
+} tl_overlaps;
+
+void tl_overlap_sweep(const tl_event_store *es, const tl_tree *t, int include_unlinked, const uint8_t *block,
+                      tl_overlaps *out);
+void tl_overlaps_free(tl_overlaps *o);
+/* The events that GPU event g overlaps (ascending ts, then uid); returns
+ * their count (0 when g is not in the sweep set). */
+size_t tl_overlaps_of(const tl_overlaps *o, uint32_t g, const uint32_t **list);
+
 /* Busy time (union length) of a list of event uids. */
 int64_t tl_busy_time(const tl_event_store *es, const uint32_t *uids, size_t n);
 

@@ -401,3 +401,32 @@ static uint32_t find_link(const void *links, size_t n, uint32_t key)
 
 uint32_t tl_tree_fwd_of(const tl_tree *t, uint32_t bwd) { return find_link(t->fwd_links, t->n_links, bwd); }
 uint32_t tl_tree_bwd_of(const tl_tree *t, uint32_t fwd) { return find_link(t->bwd_links, t->n_links, fwd); }
+
+uint8_t *tl_tree_recompute_flags(const tl_tree *t, const tl_event_store *es, size_t *n_roots)
+{
+    uint8_t *flag = tl_xcalloc(es->n + 1, 1);
+    /* the name test once per distinct name */
+    uint8_t *root_name = tl_xcalloc(es->names.n + 1, 1);
+    for (uint32_t id = 0; id < es->names.n; id++) {
+        const char *nm = tl_strpool_get(&es->names, id);
+        root_name[id] = strstr(nm, "torch/utils/checkpoint.py") && strstr(nm, "recompute_fn");
+    }
+    size_t roots = 0;
+    u32vec stack = {0};
+    for (size_t u = 0; u < es->n; u++) {
+        if (es->cat[u] != TL_CAT_PYTHON_FUNCTION || !root_name[es->name[u]]) continue;
+        roots++;
+        TL_PUSH(stack, (uint32_t)u);
+        while (stack.n) {
+            uint32_t v = stack.v[--stack.n];
+            if (flag[v]) continue; /* already inside an outer recompute region */
+            flag[v] = 1;
+            if (v >= t->n) continue;
+            for (uint32_t k = t->child_off[v]; k < t->child_off[v + 1]; k++) TL_PUSH(stack, t->child[k]);
+        }
+    }
+    free(stack.v);
+    free(root_name);
+    if (n_roots) *n_roots = roots;
+    return flag;
+}

@@ -55,6 +55,14 @@ static inline int tl_tree_is_comm(const tl_tree *t, const tl_event_store *es, ui
     return t->name_comm[es->name[g]];
 }
 
+/* Recompute marking (perf-report spec §3.11, --detect_recompute): a new
+ * array of es->n flags (the caller frees it), 1 for every python_function
+ * whose name contains both "torch/utils/checkpoint.py" and "recompute_fn"
+ * and for all its descendants through children, GPU events included. The
+ * tree is not modified: the flags belong to whoever asked (a report).
+ * *n_roots (may be NULL) receives the number of such python functions. */
+uint8_t *tl_tree_recompute_flags(const tl_tree *t, const tl_event_store *es, size_t *n_roots);
+
 uint32_t tl_tree_fwd_of(const tl_tree *t, uint32_t bwd);
 uint32_t tl_tree_bwd_of(const tl_tree *t, uint32_t fwd);
 

@@ -47,5 +47,6 @@ extern tl_test_ctx tl_test_state;
 void suite_scan(void);
 void suite_timeline(void);
 void suite_tree(void);
+void suite_report_extras(void);
 
 #endif

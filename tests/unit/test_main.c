@@ -9,7 +9,8 @@ typedef struct suite {
 
 int main(void)
 {
-    static const suite suites[] = {{"scan", suite_scan}, {"timeline", suite_timeline}, {"tree", suite_tree}};
+    static const suite suites[] = {{"scan", suite_scan}, {"timeline", suite_timeline}, {"tree", suite_tree},
+                                    {"extras", suite_report_extras}};
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof suites / sizeof *suites; i++) {
         int before = tl_test_state.failures, checks = tl_test_state.checks;

@@ -1,0 +1,302 @@
+#include "overlap.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/msort.h"
+#include "../util/strpool.h"
+#include "../util/vec.h"
+
+void tl_ovpool_free(tl_ovpool *p)
+{
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+double tl_py_round2(double x)
+{
+    if (!isfinite(x)) return x;
+    /* printf rounds the exact binary value, ties to even: Python's round() */
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.2f", x);
+    return strtod(buf, NULL);
+}
+
+/* numpy's around(x, 2): rint(x * 100) / 100 */
+static double np_round2(double x) { return nearbyint(x * 100.0) / 100.0; }
+
+/* one name's overlap entries while an op is scanned */
+typedef struct ovacc {
+    uint32_t name, uid;
+    double dur_sum, pct_sum;
+    size_t n;
+} ovacc;
+
+void tl_ovinfo_compute(const tl_event_store *es, const tl_overlaps *ov, const uint32_t *kernels, size_t nk,
+                       tl_ovpool *pool, tl_ovinfo *out)
+{
+    out->first = (uint32_t)pool->n;
+    out->n = 0;
+    out->pct = NAN;
+    if (!ov || !nk) return;
+    int64_t total = tl_busy_time(es, kernels, nk);
+    TL_VEC(ovacc) acc = {0};
+    TL_VEC(tl_interval) iv = {0};
+    int64_t covered = 0;
+    for (size_t i = 0; i < nk; i++) {
+        uint32_t k = kernels[i];
+        const uint32_t *list;
+        size_t nl = tl_overlaps_of(ov, k, &list);
+        int64_t ks = es->ts[k], ke = tl_es_end(es, k);
+        iv.n = 0;
+        for (size_t j = 0; j < nl; j++) {
+            uint32_t o = list[j];
+            int64_t lo = ks > es->ts[o] ? ks : es->ts[o];
+            int64_t hi = ke < tl_es_end(es, o) ? ke : tl_es_end(es, o);
+            int64_t common = hi > lo ? hi - lo : 0;
+            double pct = total > 0 ? tl_py_round2((double)common / (double)total) : 0.0;
+            size_t a = 0;
+            while (a < acc.n && acc.v[a].name != es->name[o]) a++;
+            if (a == acc.n) {
+                ovacc na = {es->name[o], o, 0, 0, 0};
+                TL_PUSH(acc, na);
+            }
+            acc.v[a].dur_sum += (double)es->dur[o] / 1000.0;
+            acc.v[a].pct_sum += pct;
+            acc.v[a].n++;
+            if (hi > lo) {
+                tl_interval x = {lo, hi};
+                TL_PUSH(iv, x);
+            }
+        }
+        size_t m = tl_merge(iv.v, iv.n);
+        covered += tl_length(iv.v, m);
+    }
+    for (size_t a = 0; a < acc.n; a++) {
+        tl_ovdetail d = {acc.v[a].uid, tl_py_round2(acc.v[a].dur_sum / (double)acc.v[a].n),
+                         tl_py_round2(acc.v[a].pct_sum / (double)acc.v[a].n)};
+        TL_PUSH(*pool, d);
+    }
+    out->n = (uint32_t)acc.n;
+    if (acc.n) out->pct = total > 0 ? tl_py_round2((double)covered / (double)total) : 0.0;
+    free(acc.v);
+    free(iv.v);
+}
+
+int tl_ovinfo_names_text(const tl_event_store *es, const tl_ovpool *pool, const tl_ovinfo *info, tl_sbuf *out)
+{
+    if (!info || !info->n) return 0;
+    tl_sb_putc(out, '[');
+    for (uint32_t i = 0; i < info->n; i++) {
+        const char *nm = tl_es_name(es, pool->v[info->first + i].uid);
+        if (i) tl_sb_puts(out, ", ");
+        tl_sb_pystr(out, nm, strlen(nm));
+    }
+    tl_sb_putc(out, ']');
+    return 1;
+}
+
+/* ----------------------------------------------- details summaries */
+
+typedef struct ovstat {
+    const tl_ovdetail *tmpl;
+    double *durs;
+    size_t n;
+    double total, mean, median, std, min, max;
+} ovstat;
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct ovs_sort {
+    const ovstat *s;
+    const tl_event_store *es;
+} ovs_sort;
+
+static int ovstat_order(void *ctx, size_t a, size_t b)
+{
+    const ovs_sort *c = ctx;
+    const ovstat *x = &c->s[a], *y = &c->s[b];
+    if (x->total != y->total) return x->total < y->total ? -1 : 1;
+    return strcmp(tl_es_name(c->es, x->tmpl->uid), tl_es_name(c->es, y->tmpl->uid));
+}
+
+static void put_stream(tl_sbuf *out, const tl_event_store *es, uint32_t uid)
+{
+    int64_t s;
+    if (tl_es_arg_int(es, uid, TL_K_STREAM, &s)) tl_sb_printf(out, "%lld", (long long)s);
+    else tl_sb_puts(out, "None");
+}
+
+int tl_agg_overlap_stats(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out)
+{
+    const tl_ovstats_ctx *c = ctx;
+    const tl_event_store *es = &c->t->es;
+    long col = tl_table_col(src, c->col);
+    /* the rows' lists (NULL: None) */
+    const tl_ovinfo **lists = tl_xmalloc((n + 1) * sizeof *lists);
+    const tl_ovinfo *tmpl = NULL;
+    for (size_t i = 0; i < n; i++) {
+        lists[i] = NULL;
+        if (col < 0 || tl_table_is_null(src, (size_t)col, rows[i])) continue;
+        const tl_ovinfo *inf = &c->infos[src->cols[col].v.i[rows[i]]];
+        if (!inf->n) continue;
+        lists[i] = inf;
+        if (!tmpl) tmpl = inf;
+    }
+    if (!tmpl) {
+        free(lists);
+        if (c->trunc) return 0;
+        tl_sb_puts(out, "[]");
+        return 1;
+    }
+    size_t m = tmpl->n;
+    ovstat *st = tl_xcalloc(m, sizeof *st);
+    for (size_t p = 0; p < m; p++) {
+        st[p].tmpl = &c->pool->v[tmpl->first + p];
+        st[p].durs = tl_xmalloc((n + 1) * sizeof(double));
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!lists[i] || lists[i]->n != m) continue; /* another length: the row is skipped [KEEP] */
+        for (size_t p = 0; p < m; p++) st[p].durs[st[p].n++] = c->pool->v[lists[i]->first + p].dur_us;
+    }
+    free(lists);
+    for (size_t p = 0; p < m; p++) {
+        ovstat *k = &st[p];
+        double s = 0;
+        for (size_t i = 0; i < k->n; i++) s += k->durs[i];
+        k->total = s;
+        k->mean = s / (double)k->n;
+        double ss = 0;
+        for (size_t i = 0; i < k->n; i++) ss += (k->durs[i] - k->mean) * (k->durs[i] - k->mean);
+        k->std = sqrt(ss / (double)k->n);
+        qsort(k->durs, k->n, sizeof(double), cmp_d);
+        k->min = k->durs[0];
+        k->max = k->durs[k->n - 1];
+        k->median = k->n % 2 ? k->durs[k->n / 2] : (k->durs[k->n / 2 - 1] + k->durs[k->n / 2]) / 2;
+    }
+    size_t *order = tl_xmalloc(m * sizeof *order);
+    for (size_t p = 0; p < m; p++) order[p] = p;
+    ovs_sort sc = {st, es};
+    tl_msort(order, m, ovstat_order, &sc);
+    tl_sb_putc(out, '[');
+    for (size_t q = 0; q < m; q++) {
+        const ovstat *k = &st[order[q]];
+        const char *name = tl_es_name(es, k->tmpl->uid);
+        size_t nl = strlen(name);
+        if (q) tl_sb_puts(out, ", ");
+        tl_sb_puts(out, "{'name': ");
+        if (c->trunc && nl > 64) {
+            tl_sbuf cut;
+            tl_sb_init(&cut);
+            tl_sb_putn(&cut, name, 64);
+            tl_sb_puts(&cut, "...");
+            tl_sb_pystr(out, cut.s, cut.len);
+            tl_sb_free(&cut);
+        } else {
+            tl_sb_pystr(out, name, nl);
+        }
+        tl_sb_puts(out, ", 'stream': ");
+        put_stream(out, es, k->tmpl->uid);
+        if (c->trunc) {
+            tl_sb_puts(out, ", 'mean_duration_us': ");
+            tl_sb_pyfloat(out, np_round2(k->mean));
+        } else {
+            tl_sb_puts(out, ", 'overlap_pct': ");
+            tl_sb_pyfloat(out, k->tmpl->pct);
+            tl_sb_printf(out, ", 'count': %zu, 'total_duration_us': ", k->n);
+            tl_sb_pyfloat(out, k->total);
+            tl_sb_puts(out, ", 'mean_duration_us': ");
+            tl_sb_pyfloat(out, k->mean);
+            tl_sb_puts(out, ", 'median_duration_us': ");
+            tl_sb_pyfloat(out, k->median);
+            tl_sb_puts(out, ", 'std_dev_duration_us': ");
+            tl_sb_pyfloat(out, k->std);
+            tl_sb_puts(out, ", 'min_duration_us': ");
+            tl_sb_pyfloat(out, k->min);
+            tl_sb_puts(out, ", 'max_duration_us': ");
+            tl_sb_pyfloat(out, k->max);
+        }
+        tl_sb_putc(out, '}');
+    }
+    tl_sb_putc(out, ']');
+    for (size_t p = 0; p < m; p++) free(st[p].durs);
+    free(st);
+    free(order);
+    return 1;
+}
+
+/* ------------------------------------------------ kl_overlap sheets */
+
+void tl_kl_sort(tl_table *t, const char *const *keys, size_t nk, const char *time_col, const char *uid_col)
+{
+    long tc = tl_table_col(t, time_col), uc = tl_table_col(t, uid_col);
+    if (tc < 0 || uc < 0 || !t->nrows) return;
+    long *kc = tl_xmalloc((nk + 1) * sizeof *kc);
+    for (size_t k = 0; k < nk; k++) kc[k] = tl_table_col(t, keys[k]);
+    /* each row's group: the interned text of its key tuple (each value's
+     * str(), length-prefixed so that distinct tuples never collide) */
+    tl_strpool groups;
+    tl_strpool_init(&groups);
+    uint32_t *gid = tl_xmalloc(t->nrows * sizeof *gid);
+    tl_sbuf key, cell;
+    tl_sb_init(&key);
+    tl_sb_init(&cell);
+    for (size_t r = 0; r < t->nrows; r++) {
+        tl_sb_clear(&key);
+        for (size_t k = 0; k < nk; k++) {
+            tl_sb_clear(&cell);
+            if (kc[k] < 0 || tl_table_is_null(t, (size_t)kc[k], r)) tl_sb_puts(&cell, "None");
+            else tl_table_cell_text(t, (size_t)kc[k], r, &cell);
+            tl_sb_printf(&key, "%zu:", cell.len);
+            tl_sb_putn(&key, cell.s ? cell.s : "", cell.len);
+        }
+        gid[r] = tl_strpool_intern(&groups, key.s ? key.s : "", key.len);
+    }
+    tl_sb_free(&key);
+    tl_sb_free(&cell);
+    size_t ng = groups.n;
+    tl_strpool_free(&groups);
+    double *gtot = tl_xcalloc(ng + 1, sizeof *gtot);
+    int64_t *gmin = tl_xmalloc((ng + 1) * sizeof *gmin);
+    for (size_t g = 0; g < ng; g++) gmin[g] = INT64_MAX;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double v = tl_table_num(t, (size_t)tc, r);
+        if (!isnan(v)) gtot[gid[r]] += v;
+        double u = tl_table_num(t, (size_t)uc, r);
+        if (!isnan(u) && (int64_t)u < gmin[gid[r]]) gmin[gid[r]] = (int64_t)u;
+    }
+    size_t ct = tl_table_add_col(t, "__kl_gtot", TL_COL_F64), cm = tl_table_add_col(t, "__kl_gmin", TL_COL_I64);
+    for (size_t r = 0; r < t->nrows; r++) {
+        tl_table_set_f64(t, ct, r, gtot[gid[r]]);
+        tl_table_set_i64(t, cm, r, gmin[gid[r]]);
+    }
+    free(gid);
+    free(gtot);
+    free(gmin);
+    free(kc);
+    tl_sortkey sk[4] = {{"__kl_gtot", 1}, {"__kl_gmin", 0}, {time_col, 1}, {uid_col, 0}};
+    tl_table_sort(t, sk, 4);
+    tl_table_drop(t, "__kl_gtot");
+    tl_table_drop(t, "__kl_gmin");
+}
+
+void tl_kl_round(tl_table *t)
+{
+    long mean = tl_table_col(t, "overlap_pct_mean");
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (!strstr(t->cols[c].name, "overlap_pct") || t->cols[c].type != TL_COL_F64) continue;
+        size_t len = strlen(t->cols[c].name);
+        int is_std = len >= 4 && !strcmp(t->cols[c].name + len - 4, "_std");
+        for (size_t r = 0; r < t->nrows; r++) {
+            double v = t->cols[c].v.f[r];
+            if (!isnan(v)) tl_table_set_f64(t, c, r, np_round2(v));
+            else if (is_std && mean >= 0 && !isnan(tl_table_num(t, (size_t)mean, r))) tl_table_set_f64(t, c, r, 0.0);
+        }
+    }
+}
