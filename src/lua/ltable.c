@@ -23,6 +23,12 @@ static tl_table *check(lua_State *L, int idx)
     return u->t;
 }
 
+tl_table *tl_ltable_test(lua_State *L, int idx)
+{
+    ltable *u = luaL_testudata(L, idx, TL_TABLE_MT);
+    return u ? u->t : NULL;
+}
+
 void tl_ltable_push(lua_State *L, tl_table *t)
 {
     ltable *u = lua_newuserdatauv(L, sizeof *u, 0);

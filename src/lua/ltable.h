@@ -11,8 +11,10 @@
 #define TL_TABLE_MT "tracelens.table"
 
 void tl_ltable_register(lua_State *L);
-/* Pushes a userdata owning t. */
+/* Pushes a userdata owning t (it takes over one reference). */
 void tl_ltable_push(lua_State *L, tl_table *t);
+/* The table of a Table userdata at idx, or NULL. */
+tl_table *tl_ltable_test(lua_State *L, int idx);
 
 /* trace:table(name [, opts]) and trace:report([opts]) (ltrace.c binds them). */
 int tl_l_trace_table(lua_State *L);

@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "ltable.h"
 #include "ltrace.h"
 #include "../util/vec.h"
 
-enum { X_NIL, X_BOOL, X_INT, X_NUM, X_STR, X_TABLE, X_TRACE, X_EVENT, X_LIGHTNULL };
+enum { X_NIL, X_BOOL, X_INT, X_NUM, X_STR, X_TABLE, X_TRACE, X_EVENT, X_LIGHTNULL, X_SHEET };
 enum { MAX_XDEPTH = 100 };
 
 typedef struct xval {
@@ -28,6 +29,7 @@ typedef struct xval {
         struct { char *s; size_t len; } s;
         struct { struct xval *kv; size_t n; } t; /* kv[2k] key, kv[2k+1] value */
         struct { tl_trace *t; uint32_t uid; } tr;
+        tl_table *sheet;   /* a Table userdata: shared, read-only */
     } u;
 } xval;
 
@@ -41,6 +43,7 @@ static void xval_free(xval *v)
         break;
     case X_TRACE:
     case X_EVENT: tl_trace_release(v->u.tr.t); break;
+    case X_SHEET: tl_table_free(v->u.sheet); break;
     default: break;
     }
     v->kind = X_NIL;
@@ -89,7 +92,14 @@ static const char *xval_from_lua(lua_State *L, int idx, xval *v, int depth)
             tl_trace_retain(t);
             return NULL;
         }
-        return "cannot pass this userdata between states (only traces and events)";
+        tl_table *sheet = tl_ltable_test(L, idx);
+        if (sheet) {
+            v->kind = X_SHEET;
+            v->u.sheet = sheet;
+            tl_table_retain(sheet);
+            return NULL;
+        }
+        return "cannot pass this userdata between states (only traces, events and Tables)";
     }
     case LUA_TTABLE: {
         if (depth >= MAX_XDEPTH) return "table nested too deeply (or cyclic) to pass between states";
@@ -131,6 +141,10 @@ static void xval_push(lua_State *L, const xval *v)
     case X_LIGHTNULL: lua_pushlightuserdata(L, NULL); break;
     case X_TRACE: tl_ltrace_push(L, v->u.tr.t); break;
     case X_EVENT: tl_lev_push(L, v->u.tr.t, v->u.tr.uid); break;
+    case X_SHEET:
+        tl_table_retain(v->u.sheet);
+        tl_ltable_push(L, v->u.sheet);
+        break;
     case X_TABLE:
         lua_createtable(L, 0, (int)v->u.t.n);
         for (size_t i = 0; i < v->u.t.n; i++) {

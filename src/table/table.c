@@ -15,8 +15,11 @@ tl_table *tl_table_new(const char *name)
     tl_table *t = tl_xcalloc(1, sizeof *t);
     t->name = tl_xstrdup(name ? name : "");
     tl_strpool_init(&t->pool);
+    atomic_init(&t->refs, 1);
     return t;
 }
+
+void tl_table_retain(tl_table *t) { atomic_fetch_add(&t->refs, 1); }
 
 static void col_free(tl_col *c)
 {
@@ -27,7 +30,7 @@ static void col_free(tl_col *c)
 
 void tl_table_free(tl_table *t)
 {
-    if (!t) return;
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
     for (size_t i = 0; i < t->ncols; i++) col_free(&t->cols[i]);
     free(t->cols);
     free(t->name);

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "../util/sbuf.h"
@@ -37,10 +38,14 @@ typedef struct tl_table {
     size_t ncols, capcols;
     size_t nrows, caprows;
     tl_strpool pool;
+    atomic_int refs;   /* shared read-only tables (Lua states on several threads) */
 } tl_table;
 
 tl_table *tl_table_new(const char *name);
+/* Drops one reference (the creator holds the first); frees at zero. */
 void tl_table_free(tl_table *t);
+/* Adds a reference: the table is then shared and must not be modified. */
+void tl_table_retain(tl_table *t);
 /* Adds a column (all missing for existing rows); returns its index. */
 size_t tl_table_add_col(tl_table *t, const char *name, tl_coltype type);
 /* Index of a column by name, or -1. */

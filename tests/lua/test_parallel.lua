@@ -48,6 +48,21 @@ T.eq(r[9].value and r[9].value.launcher, trace:node(806):launcher().name, "launc
 T.check(r[10].ok and r[10].value == 3 * #trace, "script task with args: " .. tostring(r[10].error))
 T.check(not r[11].ok and r[11].error:find("function"), "functions cannot be returned: " .. tostring(r[11].error))
 
+-- report Tables are shared with tasks, not copied (read-only views)
+local ops = trace:table("ops_summary")
+local rt = tl.parallel({
+  {code = "local t = ... return {n = #t, first = t:get(1, 'name'), cols = #t:columns(), back = t}", args = {ops}},
+  {code = "local t = ... return #t:filter(function(r) return r.Count > 1 end)", args = {ops}},
+})
+T.check(rt[1].ok, "Table passed to a task: " .. tostring(rt[1].error))
+T.eq(rt[1].value and rt[1].value.n, #ops, "rows seen in the task")
+T.eq(rt[1].value and rt[1].value.first, ops:get(1, "name"), "cells seen in the task")
+T.eq(rt[1].value and rt[1].value.cols, #ops:columns(), "columns seen in the task")
+T.eq(rt[1].value and rt[1].value.back and #rt[1].value.back, #ops, "a Table comes back from a task")
+local multi = 0
+for _, r in ops:rows() do if r.Count > 1 then multi = multi + 1 end end
+T.eq(rt[2].value, multi, "filter inside a task")
+
 -- bad task specs are usage errors of tl.parallel itself
 T.check(not pcall(tl.parallel, {{code = "return 1", script = "x"}}), "code and script together refused")
 T.check(not pcall(tl.parallel, {42}), "non-table task refused")
