@@ -48,5 +48,6 @@ void suite_scan(void);
 void suite_timeline(void);
 void suite_tree(void);
 void suite_report_extras(void);
+void suite_table(void);
 
 #endif
