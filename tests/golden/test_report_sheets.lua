@@ -136,15 +136,27 @@ local function compare_rows(trace, sheet, header, ours, ref)
   end
 end
 
-local refs = T.glob(data .. "/traces/*/*_perf_report_csvs")
-for _, p in ipairs(T.glob(data .. "/traces/*/*/*_perf_report_csvs")) do refs[#refs + 1] = p end
-T.check(#refs >= 9, "reference directories found: " .. #refs)
+-- the perf-report references: the shared traces (reference defaults, no
+-- platform), and the agent cases (made by the analysis pipeline with the
+-- MI300X arch, --group_by_num_kernels and --include_call_stack)
+local cases = {}
+for _, dir in ipairs(T.glob(data .. "/traces/*/*_perf_report_csvs")) do
+  cases[#cases + 1] = {trace = dir:gsub("_perf_report_csvs$", "") .. ".json.gz", refdir = dir, opts = "--platform none"}
+end
+for _, dir in ipairs(T.glob(data .. "/traces/*/*/*_perf_report_csvs")) do
+  cases[#cases + 1] = {trace = dir:gsub("_perf_report_csvs$", "") .. ".json.gz", refdir = dir, opts = "--platform none"}
+end
+for _, case in ipairs(T.glob(data .. "/agent_cases/standalone/*")) do
+  cases[#cases + 1] = {trace = case .. "/trace.json", refdir = case .. "/ref/perf_report_csvs",
+                       opts = "--platform MI300X --group-by-num-kernels --include-call-stack"}
+end
+T.check(#cases >= 20, "reference directories found: " .. #cases)
 
-for _, refdir in ipairs(refs) do
-  local trace_path = refdir:gsub("_perf_report_csvs$", "") .. ".json.gz"
-  local tname = trace_path:match("([^/]+/[^/]+)%.json%.gz$")
+for _, c in ipairs(cases) do
+  local trace_path, refdir = c.trace, c.refdir
+  local tname = trace_path:match("([^/]+/[^/]+)%.json%.gz$") or trace_path:match("([^/]+)/trace%.json$")
   local out = T.tmpdir()
-  local ok, code, _, err = T.run(T.q(bin) .. " report -q --no-xlsx --platform none " .. T.q(trace_path) .. " -o " .. T.q(out))
+  local ok, code, _, err = T.run(T.q(bin) .. " report -q --no-xlsx " .. c.opts .. " " .. T.q(trace_path) .. " -o " .. T.q(out))
   if T.check(ok, tname .. ": report failed (" .. tostring(code) .. "): " .. err) then
     for _, ref in ipairs(T.glob(refdir .. "/*.csv")) do
       local sheet = ref:match("([^/]+)%.csv$")
