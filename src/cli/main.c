@@ -48,6 +48,10 @@ static const char *const REPORT_HELP =
     "  --xlsx PATH                    workbook path (default DIR/perf_report.xlsx)\n"
     "                                 [--output_xlsx_path]\n"
     "  --no-xlsx, --no-csv            skip one of the two outputs\n"
+    "extension:\n"
+    "  --extension-file F.lua         a Lua module adding op categories, perf models\n"
+    "                                 and sheets (docs/report-columns.md)\n"
+    "                                 [--extension_file]\n"
     "roofline:\n"
     "  --platform NAME                a shipped GPU spec: A100 H100 H200 B200 MI300X\n"
     "                                 MI325X MI355X, or none [--gpu_arch_platform];\n"
@@ -143,7 +147,6 @@ static const char *unsupported_reference_flag(const char *a)
 {
     static const struct { const char *flag, *why; } t[] = {
         {"--enable_pseudo_ops", "pseudo-op injection comes with the inference mode"},
-        {"--extension_file", "extensions will be Lua modules"},
         {"--comparison_json_path", "TraceDiff comes with the comparative analysis"},
         {"--enable-origami", "this build has no GEMM/SDPA simulator"},
         {"--python_path", "this build has no external GEMM simulator"},
@@ -175,6 +178,9 @@ static int cmd_report(int argc, char **argv)
         } else if (is_opt(a, "--xlsx", "--output_xlsx_path")) {
             if (++i >= argc) return usage_error("--xlsx needs a path", REPORT_HELP);
             ro.xlsx_path = argv[i];
+        } else if (is_opt(a, "--extension-file", "--extension_file")) {
+            if (++i >= argc) return usage_error("--extension-file needs a Lua file", REPORT_HELP);
+            ro.extension_path = argv[i];
         } else if (is_opt(a, "--no-xlsx", NULL)) {
             ro.xlsx = 0;
         } else if (is_opt(a, "--no-csv", NULL)) {

@@ -294,7 +294,10 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         platform = lua_tostring(L, -1);
         lua_getfield(L, idx, "arch");
         arch_path = lua_tostring(L, -1);
-        lua_pop(L, 2);
+        if (lua_getfield(L, idx, "extension") != LUA_TNIL && !lua_isstring(L, -1))
+            return luaL_error(L, "report: extension must be the path of a Lua module");
+        o.extension_path = lua_tostring(L, -1);
+        lua_pop(L, 3); /* the options table keeps the strings alive */
     }
     tl_arch arch;
     memset(&arch, 0, sizeof arch);

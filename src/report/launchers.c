@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../perf/categorize.h"
+#include "extension.h"
 #include "../perf/pyval.h"
 #include "../trace/timeline.h"
 #include "../util/hashmap.h"
@@ -165,11 +166,14 @@ static int launcher_by_ts(void *ctx, size_t a, size_t b)
     return (x > y) - (x < y);
 }
 
-void tl_launchers_build(const tl_trace *t, tl_launchers *out)
+void tl_launchers_build(const tl_trace *t, tl_launchers *out) { tl_launchers_build_ext(t, NULL, out); }
+
+void tl_launchers_build_ext(const tl_trace *t, const tl_extension *ext, tl_launchers *out)
 {
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
     memset(out, 0, sizeof *out);
+    out->ext = ext;
     /* 1. kernels in UID order -> launcher (first-appearance order) */
     tl_map index;
     tl_map_init(&index, 1024);
@@ -217,7 +221,7 @@ void tl_launchers_build(const tl_trace *t, tl_launchers *out)
         L->direct_ns = tl_busy_time(es, k, L->nk);
         uint32_t gn = tr->gpu_off[L->uid + 1] - tr->gpu_off[L->uid];
         L->subtree_ns = gn ? tl_busy_time(es, tr->gpu + tr->gpu_off[L->uid], gn) : 0;
-        L->category = tl_categorize_op(tl_es_name(es, L->uid), L->nk ? tl_es_name(es, k[0]) : NULL);
+        L->category = tl_extension_categorize(ext, tl_es_name(es, L->uid), L->nk ? tl_es_name(es, k[0]) : NULL);
     }
     /* 3. launchers by ts (stable: ties keep first-appearance order) */
     TL_GROW(idx, cap, ls.n);

@@ -70,9 +70,12 @@ typedef struct tl_launchers {
     tl_ovinfo *ov;               /* per launcher: its overlap fields (owned) */
     tl_ovpool ovpool;            /* their details (owned) */
     uint32_t *index_of;          /* per event uid: launcher index or UINT32_MAX (owned, with ov) */
+    const struct tl_extension *ext; /* the report's extension (categories, models), NULL: none (borrowed) */
 } tl_launchers;
 
 void tl_launchers_build(const tl_trace *t, tl_launchers *out);
+/* The same with the extension's category overrides (ext may be NULL); l->ext = ext. */
+void tl_launchers_build_ext(const tl_trace *t, const struct tl_extension *ext, tl_launchers *out);
 void tl_launchers_free(tl_launchers *l);
 /* Attaches the report's recompute flags and overlap sweep (either may be
  * NULL) and computes each launcher's overlap fields (§7.10, over its direct

@@ -8,6 +8,7 @@
 #include "../util/msort.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
+#include "extension.h"
 
 static int by_seq_uid(const void *a, const void *b)
 {
@@ -63,7 +64,9 @@ const tl_perf_class *tl_perf_class_of(tl_perf_eval *pe, uint32_t ev)
 {
     uint32_t id = pe->t->es.name[ev];
     if (!pe->cls_known[id]) {
-        const tl_perf_class *c = tl_perf_lookup(tl_strpool_get(&pe->t->es.names, id));
+        const char *name = tl_strpool_get(&pe->t->es.names, id);
+        const tl_perf_class *c = tl_extension_model(pe->ext, name);
+        if (!c) c = tl_perf_lookup(name);
         pe->cls_of_name[id] = c && c->fn ? c : NULL;
         pe->cls_known[id] = 1;
     }
@@ -319,7 +322,8 @@ const tl_perf_entry *tl_perf_eval_run(tl_perf_eval *pe, const tl_perf_class *cls
     }
     tl_perf_result r;
     tl_perf_result_init(&r);
-    tl_perf_run(cls, &pev, bwd, &r);
+    if (tl_extension_owns(pe->ext, cls)) tl_extension_run(pe->ext, cls, &pev, bwd, &r);
+    else tl_perf_run(cls, &pev, bwd, &r);
     TL_GROW(pe->entries, pe->cap, pe->n + 1);
     tl_perf_entry *e = &pe->entries[pe->n];
     memset(e, 0, sizeof *e);

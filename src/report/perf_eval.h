@@ -49,6 +49,8 @@ typedef struct tl_perf_eval {
     uint8_t *cls_known;
     tl_seq_uid *seq_index;      /* sorted by (seq, uid) */
     size_t n_seq;
+    struct tl_extension *ext;   /* the report's extension models, consulted first (borrowed; its Lua
+                                   models run on this evaluator's thread only), NULL: none */
 } tl_perf_eval;
 
 void tl_perf_eval_init(tl_perf_eval *pe, const tl_trace *t, const tl_arch *arch);

@@ -11,6 +11,7 @@
 
 #include "../trace/timeline.h"
 #include "../util/vec.h"
+#include "extension.h"
 #include "gpu_timeline_sheet.h"
 #include "launchers.h"
 #include "outfile.h"
@@ -98,6 +99,7 @@ typedef struct perf_job {
     const tl_trace *t;
     const tl_report_opts *o;
     const tl_launchers *l;
+    tl_extension *ext; /* its Lua models run on this job's thread only */
     int call_stack;
     tl_sheets sheets;
 } perf_job;
@@ -109,6 +111,7 @@ static void *perf_job_main(void *arg)
     tl_argtext_init(&at, j->t);
     tl_perf_eval pe;
     tl_perf_eval_init(&pe, j->t, j->o->arch);
+    pe.ext = j->ext;
     tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info};
     tl_table *unified, *unified_kl;
     tl_sheets_unified(&pe, j->l, &at, &uo, &unified, &unified_kl);
@@ -129,6 +132,9 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
                           "with them (Lua: tl.load(path, {include_call_stack = true}))", t->path);
         return -1;
     }
+    /* the extension: loaded (and its override tables built) before any thread starts */
+    tl_extension *ext = NULL;
+    if (o->extension_path && !(ext = tl_extension_load(o->extension_path, err))) return -1;
     /* per-report derived data: never stored in the shared trace */
     uint8_t *recompute = o->detect_recompute ? tl_tree_recompute_flags(&t->tree, &t->es, NULL) : NULL;
     tl_timeline tlv[2];
@@ -142,6 +148,7 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
         tl_error_set(err, "%s: no GPU events found in the trace%s", t->path,
                      o->include_unlinked ? "" : " that a launch links to (try --include-unlinked-kernels)");
         free(recompute);
+        tl_extension_free(ext);
         return -1;
     }
     /* total_time_ms of the other sheets: the first block's total_time */
@@ -155,10 +162,10 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
 
     int gpu_only = t->tree.gpu_only;
     tl_launchers l;
-    tl_launchers_build(t, &l);
+    tl_launchers_build_ext(t, ext, &l);
     tl_launchers_set_extras(&l, t, recompute, have_ovl ? &ovl : NULL);
     int call_stack = t->tree.with_python && (o->call_stack < 0 ? 1 : o->call_stack);
-    perf_job job = {t, o, &l, call_stack, {0}};
+    perf_job job = {t, o, &l, ext, call_stack, {0}};
     pthread_t th;
     int threaded = 0;
     if (!gpu_only) {
@@ -202,6 +209,13 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
             add_sheet(out, parts[p]->v[i].name, parts[p]->v[i].table, parts[p]->v[i].write_empty_as_newline);
         for (size_t i = 0; i < parts[p]->n; i++) free(parts[p]->v[i].name);
         free(parts[p]->v);
+    }
+    /* the extension's sheets come last (after the perf thread has ended) */
+    int rc = tl_extension_sheets(ext, t, out, err);
+    tl_extension_free(ext);
+    if (rc != 0) {
+        tl_sheets_free(out);
+        return -1;
     }
     return 0;
 }

@@ -31,6 +31,7 @@ typedef struct tl_report_opts {
     int csv;                   /* write CSVs (default on) */
     int xlsx;                  /* write the xlsx (default on) */
     const char *xlsx_path;     /* default DIR/perf_report.xlsx */
+    const char *extension_path; /* --extension-file: a Lua module (extension.h), NULL: none */
 } tl_report_opts;
 
 void tl_report_opts_default(tl_report_opts *o);

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "../perf/categorize.h"
+#include "extension.h"
 #include "../perf/pyval.h"
 #include "../trace/timeline.h"
 #include "../util/hashmap.h"
@@ -65,7 +66,7 @@ tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *
             tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, op, TL_K_CONCRETE_INPUTS));
             uint32_t li = tl_map_get(&cat_of, op, 0);
             tl_table_set_str(tb, c_cat, r,
-                             li != UINT32_MAX ? l->v[li].category : tl_categorize_op(tl_es_name(es, op), NULL));
+                             li != UINT32_MAX ? l->v[li].category : tl_extension_categorize(l->ext, tl_es_name(es, op), NULL));
         }
     }
     tl_map_free(&cat_of);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../perf/categorize.h"
+#include "extension.h"
 #include "../trace/timeline.h"
 #include "../util/msort.h"
 #include "../util/vec.h"
@@ -322,10 +323,13 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
     while (families[nfam]) nfam++;
     int16_t *fam = tl_xmalloc((es->names.n + 1) * sizeof *fam);
     for (uint32_t id = 0; id < es->names.n; id++) {
-        const tl_perf_op_entry *e = tl_perf_op_find(tl_strpool_get(&es->names, id));
+        const char *nm = tl_strpool_get(&es->names, id);
+        const tl_perf_class *xc = tl_extension_model(pe->ext, nm); /* the extension's models first */
+        const tl_perf_op_entry *e = xc ? NULL : tl_perf_op_find(nm);
+        const char *sheet = xc ? xc->sheet : e && e->cls ? e->sheet : NULL;
         fam[id] = -1;
-        for (size_t f = 0; e && e->cls && e->sheet && f < nfam; f++)
-            if (!strcmp(e->sheet, families[f])) fam[id] = (int16_t)f;
+        for (size_t f = 0; sheet && f < nfam; f++)
+            if (!strcmp(sheet, families[f])) fam[id] = (int16_t)f;
     }
     size_t *count = tl_xcalloc(nfam + 1, sizeof *count), *start = tl_xcalloc(nfam + 1, sizeof *start);
     for (size_t i = 0; i < es->n; i++)
@@ -448,7 +452,7 @@ static int has_model(unified *U, uint32_t u)
     if (U->model_memo[u] >= 0) return U->model_memo[u];
     const tl_perf_class *cls = tl_perf_class_of(U->pe, u);
     int ok = cls != NULL;
-    if (ok && tl_perf_is_triton_name(tl_es_name(&U->t->es, u))) {
+    if (ok && !tl_extension_owns(U->pe->ext, cls) && tl_perf_is_triton_name(tl_es_name(&U->t->es, u))) {
         /* can_model: the Triton model applies only when its trace args parse */
         uint32_t *k;
         size_t nk = tl_perf_kernels(U->t, &u, 1, &k);
@@ -1072,11 +1076,11 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             tl_sb_clear(&buf);
             tl_sb_printf(&buf, "%s->%s (Synthetic Op)", tl_es_name(es, u), tl_es_name(es, ur->kernel));
             tl_table_set_str(tb, c_name, r, buf.s);
-            cat = tl_categorize_op(buf.s, launcher_first_kernel(t, l, lidx, u));
+            cat = tl_extension_categorize(l->ext, buf.s, launcher_first_kernel(t, l, lidx, u));
             tl_table_set_i64(tb, c_uid, r, next_uid++);
         } else {
             tl_table_set_str(tb, c_name, r, tl_es_name(es, u));
-            cat = tl_categorize_op(tl_es_name(es, u), launcher_first_kernel(t, l, lidx, u));
+            cat = tl_extension_categorize(l->ext, tl_es_name(es, u), launcher_first_kernel(t, l, lidx, u));
             tl_table_set_i64(tb, c_uid, r, u);
         }
         tl_event_cols_set(tb, &ec, r, at, u);
