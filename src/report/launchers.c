@@ -281,7 +281,7 @@ void tl_launchers_set_extras(tl_launchers *l, const tl_trace *t, const uint8_t *
 /* ----------------------------------------------------- kernel stats */
 
 typedef struct kstat {
-    uint32_t tmpl;     /* the template row's kernel uid at this position */
+    const tl_kitem *tmpl; /* the template row's item at this position */
     double *durs;
     size_t n;
     double total, mean, median, std, min, max;
@@ -303,7 +303,7 @@ static int kstat_order(void *ctx, size_t a, size_t b)
     const kst_sort *c = ctx;
     const kstat *x = &c->k[a], *y = &c->k[b];
     if (x->total != y->total) return x->total < y->total ? -1 : 1;
-    return strcmp(tl_es_name(c->es, x->tmpl), tl_es_name(c->es, y->tmpl));
+    return strcmp(tl_es_name(c->es, x->tmpl->uid), tl_es_name(c->es, y->tmpl->uid));
 }
 
 static void put_stream(tl_sbuf *out, const tl_event_store *es, uint32_t uid)
@@ -314,32 +314,27 @@ static void put_stream(tl_sbuf *out, const tl_event_store *es, uint32_t uid)
 }
 
 /* numpy rint(x * 100) / 100: round half to even on the double product */
-static double round2(double x)
-{
-    return nearbyint(x * 100.0) / 100.0;
-}
+static double round2(double x) { return nearbyint(x * 100.0) / 100.0; }
 
-/* The per-position statistics of a group's kernel lists and their summary
+/* The per-position statistics of a group's item lists and their summary
  * order (total, then name, ascending). Returns the template row index, or -1
  * when every list is empty. */
-static long kstats_compute(const tl_trace *t, const tl_klist *rows, size_t n, kstat **ks_out, size_t *m_out,
+static long kstats_compute(const tl_trace *t, const tl_krow *rows, size_t n, kstat **ks_out, size_t *m_out,
                            size_t **order_out)
 {
-    const tl_event_store *es = &t->es;
     long ti = -1;
     for (size_t i = 0; i < n && ti < 0; i++)
         if (rows[i].n) ti = (long)i;
     if (ti < 0) return -1;
-    const tl_klist *tmpl = &rows[ti];
-    size_t m = tmpl->n;
+    size_t m = rows[ti].n;
     kstat *ks = tl_xcalloc(m, sizeof *ks);
     for (size_t p = 0; p < m; p++) {
-        ks[p].tmpl = tmpl->uids[p];
-        ks[p].durs = tl_xmalloc(n * sizeof(double));
+        ks[p].tmpl = &rows[ti].v[p];
+        ks[p].durs = tl_xmalloc((n + 1) * sizeof(double));
     }
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].n != m) continue; /* a row with another kernel count is skipped [KEEP] */
-        for (size_t p = 0; p < m; p++) ks[p].durs[ks[p].n++] = (double)es->dur[rows[i].uids[p]] / 1000.0;
+        if (rows[i].n != m) continue; /* a row with another count is skipped [KEEP] */
+        for (size_t p = 0; p < m; p++) ks[p].durs[ks[p].n++] = rows[i].v[p].dur_us;
     }
     for (size_t p = 0; p < m; p++) {
         kstat *k = &ks[p];
@@ -357,7 +352,7 @@ static long kstats_compute(const tl_trace *t, const tl_klist *rows, size_t n, ks
     }
     size_t *order = tl_xmalloc(m * sizeof *order);
     for (size_t p = 0; p < m; p++) order[p] = p;
-    kst_sort sc = {ks, es};
+    kst_sort sc = {ks, &t->es};
     tl_msort(order, m, kstat_order, &sc);
     *ks_out = ks;
     *m_out = m;
@@ -372,18 +367,40 @@ static void kstats_free(kstat *ks, size_t m, size_t *order)
     free(order);
 }
 
+/* Item rows of kernel lists: each kernel with its raw duration. */
+static tl_krow *klist_rows(const tl_trace *t, const tl_klist *rows, size_t n, tl_kitem **items_out)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += rows[i].n;
+    tl_kitem *items = tl_xmalloc((total + 1) * sizeof *items);
+    tl_krow *kr = tl_xmalloc((n + 1) * sizeof *kr);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        kr[i].v = items + o;
+        kr[i].n = rows[i].n;
+        for (uint32_t k = 0; k < rows[i].n; k++, o++)
+            items[o] = (tl_kitem){rows[i].uids[k], (double)t->es.dur[rows[i].uids[k]] / 1000.0, 0};
+    }
+    *items_out = items;
+    return kr;
+}
+
 long tl_kernel_stats_order(const tl_trace *t, const tl_klist *rows, size_t n, size_t **order, size_t *m)
 {
+    tl_kitem *items;
+    tl_krow *kr = klist_rows(t, rows, n, &items);
     kstat *ks;
-    long ti = kstats_compute(t, rows, n, &ks, m, order);
+    long ti = kstats_compute(t, kr, n, &ks, m, order);
     if (ti >= 0) {
         for (size_t p = 0; p < *m; p++) free(ks[p].durs);
         free(ks);
     }
+    free(kr);
+    free(items);
     return ti;
 }
 
-int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out)
+int tl_kstats_render(const tl_trace *t, const tl_krow *rows, size_t n, int trunc, int with_pct, tl_sbuf *out)
 {
     const tl_event_store *es = &t->es;
     kstat *ks;
@@ -396,7 +413,7 @@ int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int 
     tl_sb_putc(out, '[');
     for (size_t q = 0; q < m; q++) {
         const kstat *k = &ks[order[q]];
-        const char *name = tl_es_name(es, k->tmpl);
+        const char *name = tl_es_name(es, k->tmpl->uid);
         if (q) tl_sb_puts(out, ", ");
         tl_sb_puts(out, "{'name': ");
         size_t nl = strlen(name);
@@ -411,11 +428,15 @@ int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int 
             tl_sb_pystr(out, name, nl);
         }
         tl_sb_puts(out, ", 'stream': ");
-        put_stream(out, es, k->tmpl);
+        put_stream(out, es, k->tmpl->uid);
         if (trunc) {
             tl_sb_puts(out, ", 'mean_duration_us': ");
             tl_sb_pyfloat(out, round2(k->mean));
         } else {
+            if (with_pct) {
+                tl_sb_puts(out, ", 'overlap_pct': ");
+                tl_sb_pyfloat(out, k->tmpl->pct);
+            }
             tl_sb_printf(out, ", 'count': %zu, 'total_duration_us': ", k->n);
             tl_sb_pyfloat(out, k->total);
             tl_sb_puts(out, ", 'mean_duration_us': ");
@@ -434,6 +455,16 @@ int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int 
     tl_sb_putc(out, ']');
     kstats_free(ks, m, order);
     return 1;
+}
+
+int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int trunc, tl_sbuf *out)
+{
+    tl_kitem *items;
+    tl_krow *kr = klist_rows(t, rows, n, &items);
+    int r = tl_kstats_render(t, kr, n, trunc, 0, out);
+    free(kr);
+    free(items);
+    return r;
 }
 
 /* ---------------------------------------------------- launcher table */

@@ -88,6 +88,22 @@ typedef struct tl_klist {
     uint32_t n;
 } tl_klist;
 
+/* One entry of a kernel-stats row: the event shown (name, stream), the
+ * duration the statistics are over, and (overlap details) its pct. */
+typedef struct tl_kitem {
+    uint32_t uid;
+    double dur_us;
+    double pct;
+} tl_kitem;
+typedef struct tl_krow {
+    const tl_kitem *v;
+    uint32_t n;
+} tl_krow;
+
+/* The kernel-stats summary (§7.4) of a group's rows of items (with_pct: an
+ * 'overlap_pct' key after 'stream', the overlap details' variant). */
+int tl_kstats_render(const tl_trace *t, const tl_krow *rows, size_t n, int trunc, int with_pct, tl_sbuf *out);
+
 /* The kernel-stats summary (§7.4) of a group's kernel lists, as the Python
  * list-of-dicts text; trunc = 1 gives trunc_kernel_details. Returns 0 when
  * the cell is empty (trunc of an empty summary). */

@@ -8,6 +8,7 @@
 #include "../util/msort.h"
 #include "../util/strpool.h"
 #include "../util/vec.h"
+#include "launchers.h"
 
 void tl_ovpool_free(tl_ovpool *p)
 {
@@ -100,135 +101,32 @@ int tl_ovinfo_names_text(const tl_event_store *es, const tl_ovpool *pool, const 
 
 /* ----------------------------------------------- details summaries */
 
-typedef struct ovstat {
-    const tl_ovdetail *tmpl;
-    double *durs;
-    size_t n;
-    double total, mean, median, std, min, max;
-} ovstat;
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct ovs_sort {
-    const ovstat *s;
-    const tl_event_store *es;
-} ovs_sort;
-
-static int ovstat_order(void *ctx, size_t a, size_t b)
-{
-    const ovs_sort *c = ctx;
-    const ovstat *x = &c->s[a], *y = &c->s[b];
-    if (x->total != y->total) return x->total < y->total ? -1 : 1;
-    return strcmp(tl_es_name(c->es, x->tmpl->uid), tl_es_name(c->es, y->tmpl->uid));
-}
-
-static void put_stream(tl_sbuf *out, const tl_event_store *es, uint32_t uid)
-{
-    int64_t s;
-    if (tl_es_arg_int(es, uid, TL_K_STREAM, &s)) tl_sb_printf(out, "%lld", (long long)s);
-    else tl_sb_puts(out, "None");
-}
-
 int tl_agg_overlap_stats(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out)
 {
     const tl_ovstats_ctx *c = ctx;
-    const tl_event_store *es = &c->t->es;
     long col = tl_table_col(src, c->col);
-    /* the rows' lists (NULL: None) */
-    const tl_ovinfo **lists = tl_xmalloc((n + 1) * sizeof *lists);
-    const tl_ovinfo *tmpl = NULL;
+    /* each row's details as kernel-stats items (None: an empty row) */
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (col >= 0 && !tl_table_is_null(src, (size_t)col, rows[i]))
+            total += c->infos[src->cols[col].v.i[rows[i]]].n;
+    tl_kitem *items = tl_xmalloc((total + 1) * sizeof *items);
+    tl_krow *kr = tl_xcalloc(n + 1, sizeof *kr);
+    size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        lists[i] = NULL;
         if (col < 0 || tl_table_is_null(src, (size_t)col, rows[i])) continue;
         const tl_ovinfo *inf = &c->infos[src->cols[col].v.i[rows[i]]];
-        if (!inf->n) continue;
-        lists[i] = inf;
-        if (!tmpl) tmpl = inf;
-    }
-    if (!tmpl) {
-        free(lists);
-        if (c->trunc) return 0;
-        tl_sb_puts(out, "[]");
-        return 1;
-    }
-    size_t m = tmpl->n;
-    ovstat *st = tl_xcalloc(m, sizeof *st);
-    for (size_t p = 0; p < m; p++) {
-        st[p].tmpl = &c->pool->v[tmpl->first + p];
-        st[p].durs = tl_xmalloc((n + 1) * sizeof(double));
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!lists[i] || lists[i]->n != m) continue; /* another length: the row is skipped [KEEP] */
-        for (size_t p = 0; p < m; p++) st[p].durs[st[p].n++] = c->pool->v[lists[i]->first + p].dur_us;
-    }
-    free(lists);
-    for (size_t p = 0; p < m; p++) {
-        ovstat *k = &st[p];
-        double s = 0;
-        for (size_t i = 0; i < k->n; i++) s += k->durs[i];
-        k->total = s;
-        k->mean = s / (double)k->n;
-        double ss = 0;
-        for (size_t i = 0; i < k->n; i++) ss += (k->durs[i] - k->mean) * (k->durs[i] - k->mean);
-        k->std = sqrt(ss / (double)k->n);
-        qsort(k->durs, k->n, sizeof(double), cmp_d);
-        k->min = k->durs[0];
-        k->max = k->durs[k->n - 1];
-        k->median = k->n % 2 ? k->durs[k->n / 2] : (k->durs[k->n / 2 - 1] + k->durs[k->n / 2]) / 2;
-    }
-    size_t *order = tl_xmalloc(m * sizeof *order);
-    for (size_t p = 0; p < m; p++) order[p] = p;
-    ovs_sort sc = {st, es};
-    tl_msort(order, m, ovstat_order, &sc);
-    tl_sb_putc(out, '[');
-    for (size_t q = 0; q < m; q++) {
-        const ovstat *k = &st[order[q]];
-        const char *name = tl_es_name(es, k->tmpl->uid);
-        size_t nl = strlen(name);
-        if (q) tl_sb_puts(out, ", ");
-        tl_sb_puts(out, "{'name': ");
-        if (c->trunc && nl > 64) {
-            tl_sbuf cut;
-            tl_sb_init(&cut);
-            tl_sb_putn(&cut, name, 64);
-            tl_sb_puts(&cut, "...");
-            tl_sb_pystr(out, cut.s, cut.len);
-            tl_sb_free(&cut);
-        } else {
-            tl_sb_pystr(out, name, nl);
+        kr[i].v = items + o;
+        kr[i].n = (uint32_t)inf->n;
+        for (size_t p = 0; p < inf->n; p++, o++) {
+            const tl_ovdetail *d = &c->pool->v[inf->first + p];
+            items[o] = (tl_kitem){d->uid, d->dur_us, d->pct};
         }
-        tl_sb_puts(out, ", 'stream': ");
-        put_stream(out, es, k->tmpl->uid);
-        if (c->trunc) {
-            tl_sb_puts(out, ", 'mean_duration_us': ");
-            tl_sb_pyfloat(out, np_round2(k->mean));
-        } else {
-            tl_sb_puts(out, ", 'overlap_pct': ");
-            tl_sb_pyfloat(out, k->tmpl->pct);
-            tl_sb_printf(out, ", 'count': %zu, 'total_duration_us': ", k->n);
-            tl_sb_pyfloat(out, k->total);
-            tl_sb_puts(out, ", 'mean_duration_us': ");
-            tl_sb_pyfloat(out, k->mean);
-            tl_sb_puts(out, ", 'median_duration_us': ");
-            tl_sb_pyfloat(out, k->median);
-            tl_sb_puts(out, ", 'std_dev_duration_us': ");
-            tl_sb_pyfloat(out, k->std);
-            tl_sb_puts(out, ", 'min_duration_us': ");
-            tl_sb_pyfloat(out, k->min);
-            tl_sb_puts(out, ", 'max_duration_us': ");
-            tl_sb_pyfloat(out, k->max);
-        }
-        tl_sb_putc(out, '}');
     }
-    tl_sb_putc(out, ']');
-    for (size_t p = 0; p < m; p++) free(st[p].durs);
-    free(st);
-    free(order);
-    return 1;
+    int r = tl_kstats_render(c->t, kr, n, c->trunc, 1, out);
+    free(kr);
+    free(items);
+    return r;
 }
 
 /* ------------------------------------------------ kl_overlap sheets */
