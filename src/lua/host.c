@@ -12,15 +12,10 @@
 #include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
+#include "../util/datadir.h"
 #include "../util/vec.h"
 
 int luaopen_cjson(lua_State *L);
-
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 static int is_file(const char *p)
 {
@@ -31,27 +26,16 @@ static int is_file(const char *p)
 int tl_host_lua_dir(char *buf, size_t cap)
 {
     const char *env = getenv("TRACELENS_LUA_DIR");
-    if (env && is_dir(env)) {
+    if (env && tl_is_dir(env)) {
         snprintf(buf, cap, "%s", env);
         return 0;
     }
-    /* next to the binary: <prefix>/bin/tracelens -> <prefix>/share/tracelens/lua */
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, cap, "%s/../share/tracelens/lua", exe);
-            if (is_dir(buf)) return 0;
-        }
-    }
-    if (is_dir(TL_SOURCE_LUA_DIR)) {
+    if (tl_installed_dir("lua", buf, cap)) return 0;
+    if (tl_is_dir(TL_SOURCE_LUA_DIR)) {
         snprintf(buf, cap, "%s", TL_SOURCE_LUA_DIR);
         return 0;
     }
-    if (is_dir(TL_INSTALL_LUA_DIR)) {
+    if (tl_is_dir(TL_INSTALL_LUA_DIR)) {
         snprintf(buf, cap, "%s", TL_INSTALL_LUA_DIR);
         return 0;
     }

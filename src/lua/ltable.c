@@ -234,19 +234,7 @@ static const luaL_Reg methods[] = {{"columns", t_columns}, {"nrows", t_nrows},  
 
 void tl_ltable_register(lua_State *L)
 {
-    if (luaL_newmetatable(L, TL_TABLE_MT)) {
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, t_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, t_gc);
-        lua_setfield(L, -2, "__close");
-        lua_pushcfunction(L, t_nrows);
-        lua_setfield(L, -2, "__len");
-        lua_pushcfunction(L, t_tostring);
-        lua_setfield(L, -2, "__tostring");
-    }
-    lua_pop(L, 1);
+    tl_lua_handle_class(L, TL_TABLE_MT, methods, t_gc, t_nrows, t_tostring);
 }
 
 /* ------------------------------------------------- trace:report/table */

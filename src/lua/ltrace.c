@@ -653,21 +653,22 @@ static const luaL_Reg trace_methods[] = {
     {"timeline", trace_timeline}, {"events", trace_events}, {"node", trace_node}, {"info", trace_info},
     {"table", tl_l_trace_table},  {"report", tl_l_trace_report}, {NULL, NULL}};
 
-void tl_ltrace_register(lua_State *L)
+void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,
+                         lua_CFunction tostring)
 {
-    if (luaL_newmetatable(L, TL_TRACE_MT)) {
-        luaL_newlib(L, trace_methods);
+    if (luaL_newmetatable(L, mt)) {
+        lua_newtable(L);
+        luaL_setfuncs(L, methods, 0);
         lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, trace_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, trace_gc);
-        lua_setfield(L, -2, "__close");
-        lua_pushcfunction(L, trace_tostring);
-        lua_setfield(L, -2, "__tostring");
-        lua_pushcfunction(L, trace_len);
-        lua_setfield(L, -2, "__len");
+        const luaL_Reg meta[] = {{"__gc", gc}, {"__close", gc}, {"__len", len}, {"__tostring", tostring}, {NULL, NULL}};
+        luaL_setfuncs(L, meta, 0);
     }
     lua_pop(L, 1);
+}
+
+void tl_ltrace_register(lua_State *L)
+{
+    tl_lua_handle_class(L, TL_TRACE_MT, trace_methods, trace_gc, trace_len, trace_tostring);
     if (luaL_newmetatable(L, TL_EVENT_MT)) {
         luaL_newlib(L, event_methods);
         lua_setfield(L, -2, "methods");

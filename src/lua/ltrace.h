@@ -5,6 +5,7 @@
 #ifndef TL_LTRACE_H
 #define TL_LTRACE_H
 
+#include <lauxlib.h>
 #include <lua.h>
 
 #include "../trace/trace.h"
@@ -12,6 +13,10 @@
 #define TL_TRACE_MT "tracelens.trace"
 #define TL_EVENT_MT "tracelens.event"
 
+/* Registers metatable mt (once) for a closable handle type: methods as
+ * __index, gc as __gc and __close, len as __len, tostring as __tostring. */
+void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,
+                         lua_CFunction tostring);
 /* Registers both metatables in L (idempotent). */
 void tl_ltrace_register(lua_State *L);
 /* Pushes a handle to t (retains it). */

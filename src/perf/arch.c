@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/datadir.h"
 #include "../util/vec.h"
 #include "arch.h"
 #include "pyval.h"
@@ -314,17 +315,11 @@ double tl_arch_peak(const tl_arch *arch, const char *compute_spec)
 
 /* ------------------------------------------------------------ platforms */
 
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* Accepts candidate directory c: copies its canonical path (or c itself)
  * into buf. */
 static int use_dir(const char *c, char *buf, size_t cap)
 {
-    if (!is_dir(c)) return 0;
+    if (!tl_is_dir(c)) return 0;
     char *real = realpath(c, NULL);
     snprintf(buf, cap, "%s", real ? real : c);
     free(real);
@@ -336,18 +331,7 @@ int tl_arch_dir(char *buf, size_t cap)
     char cand[4200];
     const char *env = getenv("TRACELENS_ARCH_DIR");
     if (env && *env && use_dir(env, buf, cap)) return 0;
-    /* next to the binary: <prefix>/bin/tracelens -> <prefix>/share/tracelens/arch */
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(cand, sizeof cand, "%s/../share/tracelens/arch", exe);
-            if (use_dir(cand, buf, cap)) return 0;
-        }
-    }
+    if (tl_installed_dir("arch", cand, sizeof cand) && use_dir(cand, buf, cap)) return 0;
 #ifdef TL_SOURCE_ARCH_DIR
     if (use_dir(TL_SOURCE_ARCH_DIR, buf, cap)) return 0;
 #endif

@@ -86,19 +86,13 @@ static const char *meta_text(const tl_trace *t, uint32_t pid, uint32_t tid, cons
     return buf->s ? buf->s : "";
 }
 
-const char *tl_meta_process_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf)
+/* process_name and process_labels are per process (the M event of tid 0),
+ * thread_name per (pid, tid). */
+static const char *meta_of(const tl_trace *t, uint32_t ev, int which, tl_sbuf *buf)
 {
-    return meta_text(t, t->es.pid[ev], tl_es_find_idval(&t->es, 0, 0), "process_name", buf);
-}
-
-const char *tl_meta_process_label(const tl_trace *t, uint32_t ev, tl_sbuf *buf)
-{
-    return meta_text(t, t->es.pid[ev], tl_es_find_idval(&t->es, 0, 0), "process_labels", buf);
-}
-
-const char *tl_meta_thread_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf)
-{
-    return meta_text(t, t->es.pid[ev], t->es.tid[ev], "thread_name", buf);
+    static const char *const key[3] = {"process_name", "process_labels", "thread_name"};
+    uint32_t tid = which == TL_META_THREAD_NAME ? t->es.tid[ev] : tl_es_find_idval(&t->es, 0, 0);
+    return meta_text(t, t->es.pid[ev], tid, key[which], buf);
 }
 
 const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
@@ -109,10 +103,8 @@ const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
         tl_sbuf b;
         tl_sb_init(&b);
         TL_GROW(a->meta_ids, a->cap_meta, 3 * (a->n_meta + 1));
-        const char *(*fn[3])(const tl_trace *, uint32_t, tl_sbuf *) = {tl_meta_process_name, tl_meta_process_label,
-                                                                       tl_meta_thread_name};
         for (int k = 0; k < 3; k++) {
-            const char *s = fn[k](a->t, ev, &b);
+            const char *s = meta_of(a->t, ev, k, &b);
             a->meta_ids[3 * a->n_meta + (size_t)k] = tl_strpool_intern(&a->text, s, strlen(s));
         }
         tl_sb_free(&b);
@@ -467,6 +459,26 @@ int tl_kernel_stats_text(const tl_trace *t, const tl_klist *rows, size_t n, int 
     return r;
 }
 
+void tl_extra_cols_add(tl_table *t, tl_extra_cols *c, int recompute, int overlap)
+{
+    *c = (tl_extra_cols){0};
+    if (recompute) c->rc = tl_table_add_col(t, "is_recompute", TL_COL_BOOL);
+    if (overlap) {
+        c->ovn = tl_table_add_col(t, "overlapping_kernel_names", TL_COL_STR);
+        c->ovp = tl_table_add_col(t, "overlap_pct", TL_COL_F64);
+        c->ovl = tl_table_add_col(t, "__ovl", TL_COL_I64);
+    }
+}
+
+void tl_extra_cols_set_overlap(tl_table *t, const tl_extra_cols *c, size_t row, const tl_event_store *es,
+                               const tl_ovpool *pool, const tl_ovinfo *inf, int64_t index, tl_sbuf *buf)
+{
+    tl_sb_clear(buf);
+    if (tl_ovinfo_names_text(es, pool, inf, buf)) tl_table_set_strn(t, c->ovn, row, buf->s, buf->len);
+    tl_table_set_f64(t, c->ovp, row, inf->pct);
+    tl_table_set_i64(t, c->ovl, row, index);
+}
+
 /* ---------------------------------------------------- launcher table */
 
 tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at)
@@ -484,13 +496,8 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
     tl_event_cols_add(tb, &ec, 0);
     size_t c_nk = tl_table_add_col(tb, "num_kernels", TL_COL_I64);
     size_t c_li = tl_table_add_col(tb, "__klist", TL_COL_I64);
-    size_t c_rc = l->recompute ? tl_table_add_col(tb, "is_recompute", TL_COL_BOOL) : 0;
-    size_t c_ovn = 0, c_ovp = 0, c_ovl = 0;
-    if (l->ov) {
-        c_ovn = tl_table_add_col(tb, "overlapping_kernel_names", TL_COL_STR);
-        c_ovp = tl_table_add_col(tb, "overlap_pct", TL_COL_F64);
-        c_ovl = tl_table_add_col(tb, "__ovl", TL_COL_I64);
-    }
+    tl_extra_cols xc;
+    tl_extra_cols_add(tb, &xc, l->recompute != NULL, l->ov != NULL);
     tl_sbuf names;
     tl_sb_init(&names);
     for (size_t i = 0; i < l->n; i++) {
@@ -507,14 +514,8 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
         tl_event_cols_set(tb, &ec, r, at, u);
         tl_table_set_i64(tb, c_nk, r, L->nk);
         tl_table_set_i64(tb, c_li, r, (int64_t)i);
-        if (l->recompute) tl_table_set_bool(tb, c_rc, r, l->recompute[u]);
-        if (l->ov) {
-            tl_sb_clear(&names);
-            if (tl_ovinfo_names_text(es, &l->ovpool, &l->ov[i], &names))
-                tl_table_set_strn(tb, c_ovn, r, names.s, names.len);
-            tl_table_set_f64(tb, c_ovp, r, l->ov[i].pct);
-            tl_table_set_i64(tb, c_ovl, r, (int64_t)i);
-        }
+        if (l->recompute) tl_table_set_bool(tb, xc.rc, r, l->recompute[u]);
+        if (l->ov) tl_extra_cols_set_overlap(tb, &xc, r, es, &l->ovpool, &l->ov[i], (int64_t)i, &names);
     }
     tl_sb_free(&names);
     return tb;

@@ -45,10 +45,6 @@ const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key);
  * "Unknown" by default, cached per (pid, tid). */
 enum { TL_META_PROCESS_NAME, TL_META_PROCESS_LABEL, TL_META_THREAD_NAME };
 const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which);
-/* process_name / process_label / thread_name of an event ("Unknown" default). */
-const char *tl_meta_process_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
-const char *tl_meta_process_label(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
-const char *tl_meta_thread_name(const tl_trace *t, uint32_t ev, tl_sbuf *buf);
 
 /* The per-event text columns every raw op table carries: process_name,
  * process_label, thread_name and the four shape args (tuple form, or list
@@ -59,6 +55,19 @@ typedef struct tl_event_cols {
 } tl_event_cols;
 void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form);
 void tl_event_cols_set(tl_table *t, const tl_event_cols *c, size_t row, tl_argtext *at, uint32_t ev);
+
+/* The per-report extra columns of the raw op tables, each added only when
+ * its option is on: is_recompute (--detect_recompute), and
+ * overlapping_kernel_names, overlap_pct and "__ovl" (--include_overlap_info;
+ * "__ovl" holds the row's index into its tl_ovinfo list, standing for
+ * overlapping_kernels_details). */
+typedef struct tl_extra_cols {
+    size_t rc, ovn, ovp, ovl;
+} tl_extra_cols;
+void tl_extra_cols_add(tl_table *t, tl_extra_cols *c, int recompute, int overlap);
+/* Sets the overlap fields of a row from inf (names None when it has none). */
+void tl_extra_cols_set_overlap(tl_table *t, const tl_extra_cols *c, size_t row, const tl_event_store *es,
+                               const tl_ovpool *pool, const tl_ovinfo *inf, int64_t index, tl_sbuf *buf);
 
 typedef struct tl_launchers {
     tl_launcher *v;

@@ -116,13 +116,8 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
     add_metric_cols(tb, &m, pe->arch != NULL);
     size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
     size_t c_nk = tl_table_add_col(tb, "num_kernels", TL_COL_STR);
-    size_t c_rc = l->recompute ? tl_table_add_col(tb, "is_recompute", TL_COL_BOOL) : 0;
-    size_t c_ovn = 0, c_ovp = 0, c_ovl = 0;
-    if (l->ov) {
-        c_ovn = tl_table_add_col(tb, "overlapping_kernel_names", TL_COL_STR);
-        c_ovp = tl_table_add_col(tb, "overlap_pct", TL_COL_F64);
-        c_ovl = tl_table_add_col(tb, "__ovl", TL_COL_I64);
-    }
+    tl_extra_cols xc;
+    tl_extra_cols_add(tb, &xc, l->recompute != NULL, l->ov != NULL);
     size_t first_param = tb->ncols;
     tl_sbuf buf;
     tl_sb_init(&buf);
@@ -155,14 +150,10 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
         tl_sb_clear(&buf);
         tl_sb_printf(&buf, "%zu", nk);
         tl_table_set_str(tb, c_nk, r, buf.s);
-        if (l->recompute) tl_table_set_bool(tb, c_rc, r, l->recompute[ev]);
-        if (l->ov && l->index_of[ev] != UINT32_MAX) {
-            const tl_ovinfo *inf = &l->ov[l->index_of[ev]];
-            tl_sb_clear(&buf);
-            if (tl_ovinfo_names_text(es, &l->ovpool, inf, &buf)) tl_table_set_strn(tb, c_ovn, r, buf.s, buf.len);
-            tl_table_set_f64(tb, c_ovp, r, inf->pct);
-            tl_table_set_i64(tb, c_ovl, r, (int64_t)l->index_of[ev]);
-        }
+        if (l->recompute) tl_table_set_bool(tb, xc.rc, r, l->recompute[ev]);
+        if (l->ov && l->index_of[ev] != UINT32_MAX)
+            tl_extra_cols_set_overlap(tb, &xc, r, es, &l->ovpool, &l->ov[l->index_of[ev]], (int64_t)l->index_of[ev],
+                                      &buf);
         for (int p = 0; p < e->n_params; p++) {
             const char *key = tl_perf_param_key(pe, e, p);
             long c = tl_table_col(tb, key);
@@ -1051,15 +1042,10 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     add_metric_cols(tb, &m, pe->arch != NULL);
     size_t c_pp = tl_table_add_col(tb, "perf_params", TL_COL_STR);
     size_t c_kl = tl_table_add_col(tb, "__klist", TL_COL_I64);
-    size_t c_rc = l->recompute ? tl_table_add_col(tb, "is_recompute", TL_COL_BOOL) : 0;
-    size_t c_ovn = 0, c_ovp = 0, c_ovl = 0;
+    tl_extra_cols xc;
+    tl_extra_cols_add(tb, &xc, l->recompute != NULL, ov);
     tl_ovpool opool = {0};
     TL_VEC(tl_ovinfo) oinfo = {0};
-    if (ov) {
-        c_ovn = tl_table_add_col(tb, "overlapping_kernel_names", TL_COL_STR);
-        c_ovp = tl_table_add_col(tb, "overlap_pct", TL_COL_F64);
-        c_ovl = tl_table_add_col(tb, "__ovl", TL_COL_I64);
-    }
     int any_metrics = 0, any_roofline = 0;
     klists kl = {0};
     callstacks cs = {0};
@@ -1153,7 +1139,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             }
         }
         /* a synthetic op is a copy of its parent: the parent's flag */
-        if (l->recompute) tl_table_set_bool(tb, c_rc, r, l->recompute[u]);
+        if (l->recompute) tl_table_set_bool(tb, xc.rc, r, l->recompute[u]);
         if (ov) {
             /* the event's fields as a launcher (§5) when it has an overlap;
              * else computed on demand over its own GPU events (a synthetic
@@ -1167,10 +1153,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             } else {
                 tl_ovinfo_compute(es, l->overlaps, gk, ng, &opool, &inf);
             }
-            tl_sb_clear(&buf);
-            if (tl_ovinfo_names_text(es, &opool, &inf, &buf)) tl_table_set_strn(tb, c_ovn, r, buf.s, buf.len);
-            tl_table_set_f64(tb, c_ovp, r, inf.pct);
-            tl_table_set_i64(tb, c_ovl, r, (int64_t)oinfo.n);
+            tl_extra_cols_set_overlap(tb, &xc, r, es, &opool, &inf, (int64_t)oinfo.n, &buf);
             TL_PUSH(oinfo, inf);
         }
         tl_table_set_i64(tb, c_kl, r, (int64_t)klists_add(&kl, gk, ng));
