@@ -676,14 +676,14 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
         *out = tl_es_idval(s->es, 2, 0);
     } else {
         const char *start = p;
-        int isint;
-        int64_t iv;
-        if ((st = skip_value(s, &p)) != OK) return st;
-        const char *q = start;
-        if ((st = scan_number(s, &q, &isint, &iv)) == OK && q == p && isint) {
+        int isint = 0;
+        int64_t iv = 0;
+        if (*p == '-' || (*p >= '0' && *p <= '9')) st = scan_number(s, &p, &isint, &iv);
+        else st = skip_value(s, &p);
+        if (st != OK) return st;
+        if (isint) {
             *out = tl_es_idval(s->es, 0, iv);
         } else {
-            if (st == NEED) return NEED;
             /* other values (floats, big ints, booleans, containers) are a
              * kind of their own, so 1.5 and "1.5" stay different; numbers
              * are canonicalised (1.50 is 1.5) */
