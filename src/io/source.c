@@ -61,17 +61,6 @@ static int read_full(int fd, uint8_t *buf, size_t cap, size_t *got)
     return 0;
 }
 
-/* Fills one chunk; returns bytes (0 = eof) or -1. */
-static long produce_plain(tl_source *s, char *out)
-{
-    size_t got;
-    if (read_full(s->fd, (uint8_t *)out, CHUNK, &got) < 0) {
-        tl_error_set(&s->perr, "%s: read error: %s", s->path, strerror(errno));
-        return -1;
-    }
-    return (long)got;
-}
-
 static long produce_gzip(tl_source *s, char *out)
 {
     struct inflate_state *st = &s->inf;
@@ -152,7 +141,7 @@ static void *producer(void *arg)
         pthread_mutex_unlock(&s->mu);
         if (stop) break;
 
-        long n = s->gzip ? produce_gzip(s, c->data) : produce_plain(s, c->data);
+        long n = produce_gzip(s, c->data); /* the thread runs for gzip input only */
 
         pthread_mutex_lock(&s->mu);
         if (n < 0) {
@@ -278,8 +267,6 @@ long tl_source_pread(tl_source *s, char *buf, size_t cap, uint64_t off)
 
 int tl_source_is_gzip(const tl_source *s) { return s->gzip; }
 uint64_t tl_source_file_size(const tl_source *s) { return s->size; }
-const char *tl_source_path(const tl_source *s) { return s->path; }
-
 void tl_source_close(tl_source *s)
 {
     if (!s) return;

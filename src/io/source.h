@@ -31,7 +31,6 @@ long tl_source_pread(tl_source *src, char *buf, size_t cap, uint64_t off);
 
 int tl_source_is_gzip(const tl_source *src);
 uint64_t tl_source_file_size(const tl_source *src);
-const char *tl_source_path(const tl_source *src);
 void tl_source_close(tl_source *src);
 
 #endif

@@ -1,7 +1,5 @@
 #include "gpu_timeline_sheet.h"
 
-#include "outfile.h"
-
 int tl_timeline_rows(const tl_timeline *tl, tl_timeline_row *rows)
 {
     int n = 0;
@@ -21,19 +19,3 @@ int tl_timeline_rows(const tl_timeline *tl, tl_timeline_row *rows)
     return n;
 }
 
-void tl_write_gpu_timeline_csv(FILE *f, const tl_timeline *tl)
-{
-    tl_timeline_row rows[9];
-    int n = tl_timeline_rows(tl, rows);
-    double total_us = (double)tl->total / 1000.0;
-    fputs("type,time ms,percent\n", f);
-    for (int i = 0; i < n; i++) {
-        double us = (double)rows[i].ns / 1000.0;
-        tl_csv_str(f, rows[i].type);
-        fputc(',', f);
-        tl_csv_float(f, us / 1e3);
-        fputc(',', f);
-        tl_csv_float(f, total_us > 0 ? us / total_us * 100 : 0.0);
-        fputc('\n', f);
-    }
-}

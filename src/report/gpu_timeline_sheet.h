@@ -3,8 +3,6 @@
 #ifndef TL_GPU_TIMELINE_SHEET_H
 #define TL_GPU_TIMELINE_SHEET_H
 
-#include <stdio.h>
-
 #include "../trace/timeline.h"
 
 typedef struct tl_timeline_row {
@@ -14,6 +12,5 @@ typedef struct tl_timeline_row {
 
 /* Fills rows (up to 9) in sheet order; returns the count. */
 int tl_timeline_rows(const tl_timeline *tl, tl_timeline_row *rows);
-void tl_write_gpu_timeline_csv(FILE *f, const tl_timeline *tl);
 
 #endif

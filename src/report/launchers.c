@@ -158,8 +158,6 @@ static int launcher_by_ts(void *ctx, size_t a, size_t b)
     return (x > y) - (x < y);
 }
 
-void tl_launchers_build(const tl_trace *t, tl_launchers *out) { tl_launchers_build_ext(t, NULL, out); }
-
 void tl_launchers_build_ext(const tl_trace *t, const tl_extension *ext, tl_launchers *out)
 {
     const tl_event_store *es = &t->es;
@@ -225,6 +223,9 @@ void tl_launchers_build_ext(const tl_trace *t, const tl_extension *ext, tl_launc
     out->n = ls.n;
     free(idx);
     free(ls.v);
+    out->index_of = tl_xmalloc((es->n + 1) * sizeof *out->index_of);
+    memset(out->index_of, 0xff, (es->n + 1) * sizeof *out->index_of);
+    for (size_t i = 0; i < out->n; i++) out->index_of[out->v[i].uid] = (uint32_t)i;
 }
 
 void tl_launchers_free(tl_launchers *l)
@@ -250,14 +251,11 @@ void tl_launchers_set_extras(tl_launchers *l, const tl_trace *t, const uint8_t *
     if (!ov) return;
     const tl_event_store *es = &t->es;
     l->ov = tl_xmalloc((l->n + 1) * sizeof *l->ov);
-    l->index_of = tl_xmalloc((es->n + 1) * sizeof *l->index_of);
-    memset(l->index_of, 0xff, (es->n + 1) * sizeof *l->index_of);
     size_t *k = NULL, cap = 0;
     uint32_t *ku = NULL;
     size_t capu = 0;
     for (size_t i = 0; i < l->n; i++) {
         const tl_launcher *L = &l->v[i];
-        l->index_of[L->uid] = (uint32_t)i;
         /* the reference scans a launcher's kernels in kernel-UID order */
         TL_GROW(k, cap, L->nk);
         TL_GROW(ku, capu, L->nk);

@@ -73,17 +73,16 @@ typedef struct tl_launchers {
     tl_launcher *v;
     size_t n;
     uint32_t *kernels;     /* all direct kernels, grouped per launcher */
+    uint32_t *index_of;    /* per event uid: its launcher index, or UINT32_MAX */
     /* per-report extras (tl_launchers_set_extras), NULL when the option is off */
     const uint8_t *recompute;    /* --detect_recompute: per-event flag (borrowed) */
     const tl_overlaps *overlaps; /* --include_overlap_info: the sweep (borrowed) */
     tl_ovinfo *ov;               /* per launcher: its overlap fields (owned) */
     tl_ovpool ovpool;            /* their details (owned) */
-    uint32_t *index_of;          /* per event uid: launcher index or UINT32_MAX (owned, with ov) */
     const struct tl_extension *ext; /* the report's extension (categories, models), NULL: none (borrowed) */
 } tl_launchers;
 
-void tl_launchers_build(const tl_trace *t, tl_launchers *out);
-/* The same with the extension's category overrides (ext may be NULL); l->ext = ext. */
+/* The launchers, with the extension's category overrides (ext may be NULL); l->ext = ext. */
 void tl_launchers_build_ext(const tl_trace *t, const struct tl_extension *ext, tl_launchers *out);
 void tl_launchers_free(tl_launchers *l);
 /* Attaches the report's recompute flags and overlap sweep (either may be

@@ -90,23 +90,3 @@ void tl_outfile_abort(tl_outfile *o)
     memset(o, 0, sizeof *o);
 }
 
-void tl_csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-void tl_csv_float(FILE *f, double x)
-{
-    char b[40];
-    tl_pyfloat_repr(b, sizeof b, x);
-    fputs(b, f);
-}

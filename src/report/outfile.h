@@ -22,9 +22,5 @@ void tl_outfile_abort(tl_outfile *o);
 /* mkdir -p */
 int tl_mkdirs(const char *dir, tl_error *err);
 
-/* One CSV cell: quoted when it holds , " \r or \n (quotes doubled). */
-void tl_csv_str(FILE *f, const char *s);
-/* A float as pandas writes it (Python repr). */
-void tl_csv_float(FILE *f, double x);
 
 #endif

@@ -49,7 +49,6 @@ void tl_perf_eval_free(tl_perf_eval *pe)
         free(pe->entries[i].perf_params);
     }
     free(pe->entries);
-    free(pe->keys);
     free(pe->volatile_key);
     free(pe->cls_of_name);
     free(pe->cls_known);

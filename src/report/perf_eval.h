@@ -41,7 +41,6 @@ typedef struct tl_perf_eval {
     tl_map cache;               /* key hash -> entry index */
     tl_perf_entry *entries;
     size_t n, cap;
-    uint64_t *keys;             /* full 128-bit key check, 2 per entry */
     tl_strpool strings;         /* param keys and texts */
     tl_annotations ann;         /* the annotation step's candidates (§3.12) */
     uint8_t *volatile_key;      /* per args key id: differs per instance (External id, ...) */

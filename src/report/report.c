@@ -54,13 +54,6 @@ void tl_sheets_free(tl_sheets *s)
     memset(s, 0, sizeof *s);
 }
 
-const tl_table *tl_sheets_find(const tl_sheets *s, const char *name)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->v[i].name, name)) return s->v[i].table;
-    return NULL;
-}
-
 static void sheet_sink(void *ctx, const char *name, tl_table *t) { add_sheet(ctx, name, t, 0); }
 
 /* gpu_timeline (§4.6): one block of rows per timeline; with blocks (two,

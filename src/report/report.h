@@ -51,8 +51,6 @@ typedef struct tl_sheets {
 /* Builds every sheet of the report (in order) from the trace. */
 int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err);
 void tl_sheets_free(tl_sheets *s);
-/* A sheet by name, or NULL. */
-const tl_table *tl_sheets_find(const tl_sheets *s, const char *name);
 
 /* Writes the sheets under outdir; returns 0 or -1 with err set. */
 int tl_report_write(const tl_sheets *s, const char *outdir, const tl_report_opts *o, tl_error *err);

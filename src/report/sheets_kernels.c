@@ -32,10 +32,6 @@ static int contains_ci(const char *s, const char *needle)
 tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at)
 {
     const tl_event_store *es = &t->es;
-    /* the category a cpu_op has: as a launcher (with its kernels) or by name */
-    tl_map cat_of;
-    tl_map_init(&cat_of, l->n + 1);
-    for (size_t i = 0; i < l->n; i++) tl_map_put(&cat_of, l->v[i].uid, 0, (uint32_t)i);
     tl_table *tb = tl_table_new("kernels");
     size_t c_uid = tl_table_add_col(tb, "UID", TL_COL_I64);
     size_t c_name = tl_table_add_col(tb, "Kernel name", TL_COL_STR);
@@ -64,12 +60,12 @@ tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *
             tl_table_set_str(tb, c_dims, r, tl_argtext_tuple(at, op, TL_K_INPUT_DIMS));
             tl_table_set_str(tb, c_strides, r, tl_argtext_tuple(at, op, TL_K_INPUT_STRIDES));
             tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, op, TL_K_CONCRETE_INPUTS));
-            uint32_t li = tl_map_get(&cat_of, op, 0);
+            /* the category a cpu_op has: as a launcher (with its kernels) or by name */
+            uint32_t li = l->index_of[op];
             tl_table_set_str(tb, c_cat, r,
                              li != UINT32_MAX ? l->v[li].category : tl_extension_categorize(l->ext, tl_es_name(es, op), NULL));
         }
     }
-    tl_map_free(&cat_of);
     return tb;
 }
 

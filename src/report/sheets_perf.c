@@ -603,9 +603,9 @@ typedef struct urow {
     uint32_t kernel;    /* synthetic: its one kernel; else TL_NOUID */
 } urow;
 
-static const char *launcher_first_kernel(const tl_trace *t, const tl_launchers *l, const uint32_t *lidx, uint32_t u)
+static const char *launcher_first_kernel(const tl_trace *t, const tl_launchers *l, uint32_t u)
 {
-    uint32_t i = lidx[u];
+    uint32_t i = l->index_of[u];
     if (i == UINT32_MAX || !l->v[i].nk) return NULL;
     return tl_es_name(&t->es, l->kernels[l->v[i].first_k]);
 }
@@ -1024,11 +1024,6 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     free(withop.v);
     free(covered);
 
-    /* launcher index of each event, for the category fallback */
-    uint32_t *lidx = tl_xmalloc((es->n + 1) * sizeof *lidx);
-    memset(lidx, 0xff, (es->n + 1) * sizeof *lidx);
-    for (size_t i = 0; i < l->n; i++) lidx[l->v[i].uid] = (uint32_t)i;
-
     /* step B: the raw rows */
     tl_table *tb = tl_table_new("unified_raw");
     size_t c_name = tl_table_add_col(tb, "name", TL_COL_STR);
@@ -1062,11 +1057,11 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             tl_sb_clear(&buf);
             tl_sb_printf(&buf, "%s->%s (Synthetic Op)", tl_es_name(es, u), tl_es_name(es, ur->kernel));
             tl_table_set_str(tb, c_name, r, buf.s);
-            cat = tl_extension_categorize(l->ext, buf.s, launcher_first_kernel(t, l, lidx, u));
+            cat = tl_extension_categorize(l->ext, buf.s, launcher_first_kernel(t, l, u));
             tl_table_set_i64(tb, c_uid, r, next_uid++);
         } else {
             tl_table_set_str(tb, c_name, r, tl_es_name(es, u));
-            cat = tl_extension_categorize(l->ext, tl_es_name(es, u), launcher_first_kernel(t, l, lidx, u));
+            cat = tl_extension_categorize(l->ext, tl_es_name(es, u), launcher_first_kernel(t, l, u));
             tl_table_set_i64(tb, c_uid, r, u);
         }
         tl_event_cols_set(tb, &ec, r, at, u);
@@ -1145,7 +1140,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
              * else computed on demand over its own GPU events (a synthetic
              * op: its one kernel), as the reference's unified build does */
             tl_ovinfo inf;
-            uint32_t li = l->index_of ? l->index_of[u] : UINT32_MAX;
+            uint32_t li = l->index_of[u];
             if (li != UINT32_MAX && l->ov[li].n) {
                 inf = l->ov[li];
                 inf.first = (uint32_t)opool.n;
@@ -1164,7 +1159,6 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     }
     tl_sb_free(&buf);
     free(rows.v);
-    free(lidx);
     free(U.visited);
     free(U.model_memo);
     free(U.collected.v);

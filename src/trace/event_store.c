@@ -82,13 +82,6 @@ void tl_es_free(tl_event_store *es)
     memset(es, 0, sizeof *es);
 }
 
-size_t tl_es_memory(const tl_event_store *es)
-{
-    size_t per = 8 + 8 + 8 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8;
-    return es->cap * per + es->blob_cap + tl_strpool_bytes(&es->names) + tl_strpool_bytes(&es->cats) +
-           tl_strpool_bytes(&es->keys) + tl_strpool_bytes(&es->values) + es->cap_seq * 16;
-}
-
 static uint32_t idval_hash(uint8_t kind, int64_t i)
 {
     uint64_t h = ((uint64_t)i ^ ((uint64_t)kind << 62)) * 0x9E3779B97F4A7C15ull;

@@ -134,7 +134,6 @@ void tl_es_free(tl_event_store *es);
 void tl_es_append(tl_event_store *dst, tl_event_store *src);
 /* Grows every column to hold nc events (the scanner's append path). */
 void tl_es_grow(tl_event_store *es, size_t nc);
-size_t tl_es_memory(const tl_event_store *es);
 
 uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i);
 /* Finds without inserting; UINT32_MAX when absent. */

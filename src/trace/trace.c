@@ -66,10 +66,3 @@ void tl_trace_release(tl_trace *t)
     free(t);
 }
 
-void tl_trace_idval_text(const tl_trace *t, uint32_t idval, char *buf, size_t cap)
-{
-    const tl_idval *v = &t->es.idvals[idval];
-    if (v->kind == 0) snprintf(buf, cap, "%lld", (long long)v->i);
-    else if (v->kind == 1 || v->kind == 3) snprintf(buf, cap, "%s", tl_strpool_get(&t->es.names, (uint32_t)v->i));
-    else if (cap) buf[0] = 0;
-}

@@ -31,7 +31,4 @@ tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *er
 void tl_trace_retain(tl_trace *t);
 void tl_trace_release(tl_trace *t);
 
-/* pid/tid values rendered as text ("123", "Spans", "" for absent). */
-void tl_trace_idval_text(const tl_trace *t, uint32_t idval, char *buf, size_t cap);
-
 #endif

@@ -123,11 +123,6 @@ uint32_t tl_strpool_intern(tl_strpool *p, const char *s, size_t len)
     return id;
 }
 
-size_t tl_strpool_bytes(const tl_strpool *p)
-{
-    return p->arena_cap + (size_t)p->cap * (8 + 4 + 4) + (size_t)p->nslots * 4;
-}
-
 uint32_t tl_strpool_intern_cached(tl_strpool *p, tl_icache *c, const char *s, size_t len)
 {
     uint64_t head = 0, tail = 0;

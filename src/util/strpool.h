@@ -31,7 +31,6 @@ static inline const char *tl_strpool_get(const tl_strpool *p, uint32_t id)
     return p->arena + p->off[id];
 }
 static inline uint32_t tl_strpool_len(const tl_strpool *p, uint32_t id) { return p->len[id]; }
-size_t tl_strpool_bytes(const tl_strpool *p);
 
 /* A direct-mapped front cache for interning strings that recur (event
  * names, args keys, raw args values): a hit costs one memcmp instead of a
@@ -40,7 +39,6 @@ enum { TL_ICACHE_SIZE = 4096 };
 typedef struct tl_icache {
     uint32_t id[TL_ICACHE_SIZE]; /* id + 1, 0 = empty */
 } tl_icache;
-static inline void tl_icache_init(tl_icache *c) { memset(c->id, 0, sizeof c->id); }
 uint32_t tl_strpool_intern_cached(tl_strpool *p, tl_icache *c, const char *s, size_t len);
 uint32_t tl_hash_bytes(const char *s, size_t len);
 
