@@ -168,6 +168,9 @@ static int cmd_report(int argc, char **argv)
     tl_load_opts lo = {0};
     tl_report_opts ro;
     tl_report_opts_default(&ro);
+    /* the call-stack columns are --include-call-stack's alone, even when
+     * --detect-recompute brings the python functions into the tree (FIX §7.6.1) */
+    ro.call_stack = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         double v;
@@ -192,14 +195,11 @@ static int cmd_report(int argc, char **argv)
             ro.include_unlinked = 1;
         } else if (is_opt(a, "--include-call-stack", "--include_call_stack")) {
             lo.with_python = 1;
+            ro.call_stack = 1;
         } else if (is_opt(a, "--detect-recompute", "--detect_recompute")) {
-            /* python functions join the tree (spec §3.11); the call-stack
-             * columns stay --include-call-stack's (FIX §7.6.1) */
+            /* python functions join the tree (spec §3.11) */
             ro.detect_recompute = 1;
             lo.with_python = 1;
-            ro.call_stack = 0;
-            for (int k = 0; k < argc; k++)
-                if (is_opt(argv[k], "--include-call-stack", "--include_call_stack")) ro.call_stack = 1;
         } else if (is_opt(a, "--include-overlap-info", "--include_overlap_info")) {
             ro.include_overlap_info = 1;
         } else if (is_opt(a, "--no-kernel-summary", NULL)) {

@@ -235,11 +235,17 @@ lua_State *tl_host_new_state(const tl_state_opts *o)
 
 /* --------------------------------------------------------------- run */
 
-static int traceback_msgh(lua_State *L)
+const char *tl_lua_error_text(lua_State *L)
 {
-    const char *m = lua_tostring(L, 1);
-    if (!m) m = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    luaL_traceback(L, L, m, 1);
+    const char *msg = lua_tostring(L, 1);
+    if (msg) return msg;
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+    return lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+}
+
+int tl_lua_traceback_msgh(lua_State *L)
+{
+    luaL_traceback(L, L, tl_lua_error_text(L), 1);
     return 1;
 }
 
@@ -288,7 +294,7 @@ int tl_host_run_script(const char *script, int argc, char **argv, const tl_host_
         lua_rawseti(L, -2, i + 1);
     }
     lua_setglobal(L, "arg");
-    lua_pushcfunction(L, traceback_msgh);
+    lua_pushcfunction(L, tl_lua_traceback_msgh);
     int rc = 0;
     if (luaL_loadfilex(L, path, "t") != LUA_OK) {
         fprintf(stderr, "tracelens: %s\n", lua_tostring(L, -1));

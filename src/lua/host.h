@@ -32,6 +32,12 @@ int tl_host_repl(const char *trace_path, const tl_host_opts *opts);
  * source tree or install prefix; writes into buf, returns 0 when found. */
 int tl_host_lua_dir(char *buf, size_t cap);
 
+/* The error object at index 1 as text: the string, its __tostring, or
+ * "(error object is a T value)" (may push the text). */
+const char *tl_lua_error_text(lua_State *L);
+/* Message handler for lua_pcall: that text with a traceback. */
+int tl_lua_traceback_msgh(lua_State *L);
+
 /* The module opener (exported for tests and tasks). */
 int luaopen_tracelens(lua_State *L);
 

@@ -328,15 +328,13 @@ static int report_of(lua_State *L, tl_trace *t, int idx)
 
 int tl_l_trace_report(lua_State *L)
 {
-    tl_trace *t = tl_ltrace_test(L, 1);
-    if (!t) return luaL_typeerror(L, 1, TL_TRACE_MT);
+    tl_trace *t = tl_ltrace_check(L, 1);
     return report_of(L, t, 2);
 }
 
 int tl_l_trace_table(lua_State *L)
 {
-    tl_trace *t = tl_ltrace_test(L, 1);
-    if (!t) return luaL_typeerror(L, 1, TL_TRACE_MT);
+    tl_trace *t = tl_ltrace_check(L, 1);
     const char *name = luaL_checkstring(L, 2);
     report_of(L, t, 3);
     lua_getfield(L, -1, name);

@@ -135,7 +135,7 @@ tl_trace *tl_ltrace_test(lua_State *L, int idx)
     return h ? h->t : NULL;
 }
 
-static tl_trace *check_trace(lua_State *L, int idx)
+tl_trace *tl_ltrace_check(lua_State *L, int idx)
 {
     ltrace *h = luaL_checkudata(L, idx, TL_TRACE_MT);
     if (!h->t) luaL_error(L, "trace handle is closed");
@@ -221,7 +221,7 @@ static double us(int64_t ns) { return (double)ns / 1000.0; }
 
 static int trace_timeline(lua_State *L)
 {
-    tl_trace *t = check_trace(L, 1);
+    tl_trace *t = tl_ltrace_check(L, 1);
     int unlinked = 0;
     int64_t micro = -1;
     if (lua_istable(L, 2)) {
@@ -293,7 +293,7 @@ static uint32_t find_str_arg(lua_State *L, const tl_strpool *pool, int idx, int 
 
 static int events_iter(lua_State *L)
 {
-    tl_trace *t = check_trace(L, lua_upvalueindex(1));
+    tl_trace *t = tl_ltrace_check(L, lua_upvalueindex(1));
     evfilter *f = lua_touserdata(L, lua_upvalueindex(2));
     const tl_event_store *es = &t->es;
     if (f->impossible) return 0;
@@ -311,7 +311,7 @@ static int events_iter(lua_State *L)
 
 static int trace_events(lua_State *L)
 {
-    tl_trace *t = check_trace(L, 1);
+    tl_trace *t = tl_ltrace_check(L, 1);
     if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
         return luaL_argerror(L, 2, "expected a filter table {cat=, name=, pid=, tid=}");
     lua_settop(L, 2);
@@ -338,7 +338,7 @@ static int trace_events(lua_State *L)
 
 static int trace_node(lua_State *L)
 {
-    tl_trace *t = check_trace(L, 1);
+    tl_trace *t = tl_ltrace_check(L, 1);
     lua_Integer uid = luaL_checkinteger(L, 2);
     if (uid < 0 || (size_t)uid >= t->es.n) {
         lua_pushnil(L);
@@ -350,7 +350,7 @@ static int trace_node(lua_State *L)
 
 static int trace_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)check_trace(L, 1)->es.n);
+    lua_pushinteger(L, (lua_Integer)tl_ltrace_check(L, 1)->es.n);
     return 1;
 }
 
@@ -369,7 +369,7 @@ static int safe_top_key(const char *k)
 
 static int trace_info(lua_State *L)
 {
-    tl_trace *t = check_trace(L, 1);
+    tl_trace *t = tl_ltrace_check(L, 1);
     const tl_event_store *es = &t->es;
     lua_newtable(L);
     lua_pushstring(L, t->path);

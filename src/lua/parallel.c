@@ -222,11 +222,7 @@ static void time_hook(lua_State *L, lua_Debug *ar)
 /* Message handler: {message, traceback}. */
 static int msgh_table(lua_State *L)
 {
-    const char *m = lua_tostring(L, 1);
-    if (!m) {
-        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) m = lua_tostring(L, -1);
-        else m = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    }
+    const char *m = tl_lua_error_text(L);
     lua_createtable(L, 2, 0);
     lua_pushstring(L, m);
     lua_rawseti(L, -2, 1);

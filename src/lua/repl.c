@@ -22,6 +22,8 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "host.h"
+
 #ifndef TL_VERSION
 #define TL_VERSION "dev"
 #endif
@@ -434,25 +436,9 @@ static void report_top(repl *r)
     lua_pop(r->L, 1);
 }
 
-/* Error message as a string, whatever the error object is. */
-static const char *error_text(lua_State *L)
-{
-    const char *msg = lua_tostring(L, 1);
-    if (msg) return msg;
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-        return lua_tostring(L, -1);
-    return lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-}
-
 static int msgh_line(lua_State *L)
 {
-    lua_pushstring(L, error_text(L));
-    return 1;
-}
-
-static int msgh_traceback(lua_State *L)
-{
-    luaL_traceback(L, L, error_text(L), 1);
+    lua_pushstring(L, tl_lua_error_text(L));
     return 1;
 }
 
@@ -498,7 +484,7 @@ static int call_chunk(repl *r)
 {
     lua_State *L = r->L;
     int base = lua_gettop(L);
-    lua_pushcfunction(L, r->interactive ? msgh_traceback : msgh_line);
+    lua_pushcfunction(L, r->interactive ? tl_lua_traceback_msgh : msgh_line);
     lua_insert(L, base);
     struct sigaction old;
     if (r->interactive) sigint_catch(&old);

@@ -129,6 +129,10 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
         size_t nops;
         if (bwd) {
             nops = tl_perf_bwd_ops(t, ev, &ops);
+            if (nops == 0) { /* no backward op: no row (and no model run) */
+                free(ops);
+                continue;
+            }
         } else {
             ops = tl_xmalloc(sizeof *ops);
             ops[0] = ev;
@@ -138,7 +142,7 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
         size_t nk = tl_perf_kernels(t, ops, nops, &k);
         free(ops);
         const tl_perf_entry *e = tl_perf_eval_run(pe, cls, ev, bwd, k, nk);
-        if (e->status != TL_PERF_OK || (bwd && nops == 0)) {
+        if (e->status != TL_PERF_OK) {
             free(k);
             continue;
         }
