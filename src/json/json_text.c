@@ -11,30 +11,6 @@ static int hexval(int c)
     return 0;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 static uint32_t hex4(const char *p)
 {
     return (uint32_t)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
@@ -74,7 +50,7 @@ size_t tl_json_decode_string(const char *p, char *out, const char **after)
                 }
             }
             if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
-            o += put_utf8(out + o, cp);
+            o += tl_utf8_put(out + o, cp);
             break;
         }
         default: out[o++] = e; break; /* " \ / */

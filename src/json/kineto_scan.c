@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../io/source.h"
+#include "json_text.h"
 #include "../util/bigmem.h"
 #include "../util/vec.h"
 
@@ -96,12 +97,6 @@ static int at_zero(scanner *s, const char *p, const char *what)
 
 /* ------------------------------------------------------------- primitives */
 
-static inline const char *skip_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
-    return p;
-}
-
 /* Finds the first '"', '\\' or control byte (< 0x20, includes the zero
  * sentinel) at or after p. *high |= whether a byte >= 0x80 was passed. */
 static inline const char *scan_str(const char *p, int *high)
@@ -131,30 +126,6 @@ static int hexval(int c)
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
-}
-
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 /* Length of a valid UTF-8 sequence at p (within n bytes), 0 if invalid. */
@@ -257,7 +228,7 @@ static int parse_string(scanner *s, const char **pp, const char **out, size_t *o
                     }
                 }
                 if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD; /* lone surrogate */
-                o += put_utf8(s->sb + o, cp);
+                o += tl_utf8_put(s->sb + o, cp);
                 break;
             }
             default:
@@ -277,7 +248,7 @@ static int parse_string(scanner *s, const char **pp, const char **out, size_t *o
         size_t n = utf8_seq((const unsigned char *)p, avail);
         if (n == 0) {
             if (avail < 4 && p[avail] == 0 && p + avail >= s->buf + s->len) return NEED;
-            o += put_utf8(s->sb + o, 0xFFFD);
+            o += tl_utf8_put(s->sb + o, 0xFFFD);
             p++;
         } else {
             memcpy(s->sb + o, p, n);
@@ -419,7 +390,7 @@ static int skip_value(scanner *s, const char **pp)
     int st;
     for (;;) {
         /* a value starts here */
-        p = skip_ws(p);
+        p = tl_json_ws(p);
         switch (*p) {
         case '"':
             p++;
@@ -433,7 +404,7 @@ static int skip_value(scanner *s, const char **pp)
                 s->stack = tl_xrealloc(s->stack, s->stack_cap);
             }
             s->stack[depth++] = (uint8_t)open;
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             if ((open == '[' && *p == ']') || (open == '{' && *p == '}')) {
                 p++;
                 depth--;
@@ -446,7 +417,7 @@ static int skip_value(scanner *s, const char **pp)
                 }
                 p++;
                 if ((st = skip_string(s, &p)) != OK) return st;
-                p = skip_ws(p);
+                p = tl_json_ws(p);
                 if (*p != ':') {
                     if (*p == 0) return at_zero(s, p, "expected ':'");
                     return fail(s, p, "expected ':' after an object key");
@@ -475,10 +446,10 @@ static int skip_value(scanner *s, const char **pp)
                 *pp = p;
                 return OK;
             }
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             uint8_t top = s->stack[depth - 1];
             if (*p == ',') {
-                p = skip_ws(p + 1);
+                p = tl_json_ws(p + 1);
                 if (top == '{') {
                     if (*p != '"') {
                         if (*p == 0) return at_zero(s, p, "expected a key string");
@@ -486,7 +457,7 @@ static int skip_value(scanner *s, const char **pp)
                     }
                     p++;
                     if ((st = skip_string(s, &p)) != OK) return st;
-                    p = skip_ws(p);
+                    p = tl_json_ws(p);
                     if (*p != ':') {
                         if (*p == 0) return at_zero(s, p, "expected ':'");
                         return fail(s, p, "expected ':' after an object key");
@@ -741,7 +712,7 @@ static int parse_args(scanner *s, const char **pp)
         return OK;
     }
     s->e_flags |= TL_F_ARGS;
-    p = skip_ws(p + 1);
+    p = tl_json_ws(p + 1);
     if (*p == '}') {
         *pp = p + 1;
         return OK;
@@ -756,12 +727,12 @@ static int parse_args(scanner *s, const char **pp)
         size_t klen;
         if ((st = parse_string(s, &p, &key, &klen)) != OK) return st;
         uint32_t kid = tl_strpool_intern_cached(&s->es->keys, &s->keys_cache, key, klen);
-        p = skip_ws(p);
+        p = tl_json_ws(p);
         if (*p != ':') {
             if (*p == 0) return at_zero(s, p, "expected ':' in args");
             return fail(s, p, "expected ':' after a key in args");
         }
-        p = skip_ws(p + 1);
+        p = tl_json_ws(p + 1);
         const char *vstart = p;
         int isint = 0;
         int64_t iv = 0;
@@ -786,9 +757,9 @@ static int parse_args(scanner *s, const char **pp)
             if (kid == TL_K_SEQUENCE_NUMBER) s->e_has_seq = 0; /* the last duplicate wins */
             tb_put_raw(s, kid, tl_strpool_intern_cached(&s->es->values, &s->values_cache, vstart, (size_t)(p - vstart)));
         }
-        p = skip_ws(p);
+        p = tl_json_ws(p);
         if (*p == ',') {
-            p = skip_ws(p + 1);
+            p = tl_json_ws(p + 1);
             continue;
         }
         if (*p == '}') {
@@ -914,7 +885,7 @@ static int parse_event(scanner *s, const char **pp)
         if (*p == 0) return at_zero(s, p, "expected an event object");
         return fail(s, p, "expected an event object '{' in traceEvents");
     }
-    p = skip_ws(p + 1);
+    p = tl_json_ws(p + 1);
     if (*p == '}') goto done;
     for (;;) {
         if (*p != '"') {
@@ -933,12 +904,12 @@ static int parse_event(scanner *s, const char **pp)
             kk = 1;
         }
         const char *k = kk ? kbuf : key;
-        p = skip_ws(p);
+        p = tl_json_ws(p);
         if (*p != ':') {
             if (*p == 0) return at_zero(s, p, "expected ':'");
             return fail(s, p, "expected ':' after a key");
         }
-        p = skip_ws(p + 1);
+        p = tl_json_ws(p + 1);
         size_t kl = klen;
 #define K(lit) key_is(k, kl, lit, sizeof(lit) - 1)
         if (K("ph")) {
@@ -1006,9 +977,9 @@ static int parse_event(scanner *s, const char **pp)
             if ((st = skip_value(s, &p)) != OK) return st;
         }
 #undef K
-        p = skip_ws(p);
+        p = tl_json_ws(p);
         if (*p == ',') {
-            p = skip_ws(p + 1);
+            p = tl_json_ws(p + 1);
             continue;
         }
         if (*p == '}') break;
@@ -1079,9 +1050,9 @@ static int scan(scanner *s)
             if (s->base == 0 && pos == 0 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
                 (unsigned char)p[2] == 0xBF)
                 p += 3;
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             if (*p == '{') {
-                p = skip_ws(p + 1);
+                p = tl_json_ws(p + 1);
                 if (*p == 0 && p >= s->buf + s->len) {
                     st = NEED; /* whitespace up to the end of the buffered data */
                 } else if (*p == '}') {
@@ -1103,7 +1074,7 @@ static int scan(scanner *s)
             }
             break;
         case T_OBJ_KEY: {
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             if (*p != '"') {
                 if (*p == 0 && p >= s->buf + s->len) {
                     st = NEED;
@@ -1117,7 +1088,7 @@ static int scan(scanner *s)
             if ((st = parse_string(s, &p, &key, &klen)) != OK) break;
             int is_events = key_is(key, klen, "traceEvents", 11);
             uint32_t kid = tl_strpool_intern(&s->es->keys, key, klen);
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             if (*p != ':') {
                 if (*p == 0 && p >= s->buf + s->len) {
                     st = NEED;
@@ -1125,7 +1096,7 @@ static int scan(scanner *s)
                 }
                 return fail(s, p, "expected ':' in the top-level object");
             }
-            p = skip_ws(p + 1);
+            p = tl_json_ws(p + 1);
             if (is_events) {
                 if (*p == 0 && p >= s->buf + s->len) {
                     st = NEED;
@@ -1159,7 +1130,7 @@ static int scan(scanner *s)
             break;
         }
         case T_OBJ_AFTER:
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             if (*p == ',') {
                 p++;
                 state = T_OBJ_KEY;
@@ -1173,7 +1144,7 @@ static int scan(scanner *s)
             }
             break;
         case T_EVENTS_FIRST:
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             if (*p == ']') {
                 p++;
                 s->in_events = 0;
@@ -1192,9 +1163,9 @@ static int scan(scanner *s)
             /* the common case: loop over events without leaving */
             for (;;) {
                 mark = p;
-                p = skip_ws(p);
+                p = tl_json_ws(p);
                 if (*p == ',') {
-                    p = skip_ws(p + 1);
+                    p = tl_json_ws(p + 1);
                     if (s->stop_i < s->n_stops) {
                         uint64_t off = s->base + (uint64_t)(p - s->buf);
                         while (s->stop_i < s->n_stops && off > s->stops[s->stop_i]) s->stop_i++;
@@ -1222,7 +1193,7 @@ static int scan(scanner *s)
             }
             break;
         case T_END:
-            p = skip_ws(p);
+            p = tl_json_ws(p);
             if (*p == 0 && p >= s->buf + s->len) {
                 if (s->eof) {
                     if (!seen_events) {
