@@ -295,6 +295,19 @@ static int skip_string(scanner *s, const char **pp)
     }
 }
 
+/* Matches literal lit at *pp (true, false, null, NaN, Infinity). */
+static int expect_lit(scanner *s, const char **pp, const char *lit)
+{
+    const char *p = *pp;
+    for (size_t i = 0; lit[i]; i++)
+        if (p[i] != lit[i]) {
+            if (p[i] == 0 && p + i >= s->buf + s->len) return NEED;
+            return fail(s, p + i, "invalid literal (expected a JSON value)");
+        }
+    *pp = p + strlen(lit);
+    return OK;
+}
+
 /* Number token: validates JSON grammar (plus NaN/Infinity/-Infinity, which
  * Python's reader accepts). Sets *is_int when it is a plain integer that
  * fits int64, with the value in *iv. */
@@ -308,15 +321,11 @@ static int scan_number(scanner *s, const char **pp, int *is_int, int64_t *iv)
         p++;
     }
     if (*p == 'I' || *p == 'N') {
-        const char *lit = *p == 'I' ? "Infinity" : "NaN";
-        size_t n = strlen(lit);
-        for (size_t i = 0; i < n; i++)
-            if (p[i] != lit[i]) {
-                if (p[i] == 0 && p + i >= s->buf + s->len) return NEED;
-                return fail(s, p + i, "invalid literal (expected a JSON value)");
-            }
-        if (neg && *p == 'N') return fail(s, p, "invalid number");
-        *pp = p + n;
+        const char *lit = p;
+        int st = expect_lit(s, &p, *p == 'I' ? "Infinity" : "NaN");
+        if (st != OK) return st;
+        if (neg && *lit == 'N') return fail(s, lit, "invalid number");
+        *pp = p;
         return OK;
     }
     if (!(*p >= '0' && *p <= '9')) {
@@ -367,18 +376,6 @@ static int scan_number(scanner *s, const char **pp, int *is_int, int64_t *iv)
         }
     }
     *pp = p;
-    return OK;
-}
-
-static int expect_lit(scanner *s, const char **pp, const char *lit)
-{
-    const char *p = *pp;
-    for (size_t i = 0; lit[i]; i++)
-        if (p[i] != lit[i]) {
-            if (p[i] == 0 && p + i >= s->buf + s->len) return NEED;
-            return fail(s, p + i, "invalid literal (expected a JSON value)");
-        }
-    *pp = p + strlen(lit);
     return OK;
 }
 
@@ -571,8 +568,7 @@ static void tb_put_int(scanner *s, uint32_t key, int64_t v)
     tb_reserve(s, 24);
     s->tb_len += tl_put_varint(s->tb + s->tb_len, key);
     s->tb[s->tb_len++] = TL_AV_INT;
-    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-    s->tb_len += tl_put_varint(s->tb + s->tb_len, z);
+    s->tb_len += tl_put_varint(s->tb + s->tb_len, tl_zigzag(v));
 }
 
 static void tb_put_raw(scanner *s, uint32_t key, uint32_t vid)
@@ -589,15 +585,12 @@ static void tb_remove_key(scanner *s, uint32_t key)
 {
     if (!s->tb) return;
     size_t o = 0;
-    const uint8_t *p = s->tb, *end = s->tb + s->tb_len;
-    while (p < end) {
-        const uint8_t *start = p;
-        uint32_t k = (uint32_t)tl_get_varint(&p);
-        p++; /* tag */
-        tl_get_varint(&p);
-        if (k == key) continue;
-        memmove(s->tb + o, start, (size_t)(p - start));
-        o += (size_t)(p - start);
+    tl_arg_iter it = {s->tb, s->tb + s->tb_len};
+    tl_arg a;
+    for (const uint8_t *start = it.p; tl_es_args_next(&it, &a); start = it.p) {
+        if (a.key == key) continue;
+        memmove(s->tb + o, start, (size_t)(it.p - start));
+        o += (size_t)(it.p - start);
     }
     s->tb_len = o;
 }
@@ -786,18 +779,15 @@ static uint32_t label_value(scanner *s, uint32_t want_key)
     /* raw JSON text of args[want_key] of the current event (ints as text) */
     uint32_t found = UINT32_MAX;
     if (!s->tb) return found;
-    const uint8_t *p = s->tb, *end = s->tb + s->tb_len;
-    while (p < end) {
-        uint32_t k = (uint32_t)tl_get_varint(&p);
-        int tag = *p++;
-        uint64_t v = tl_get_varint(&p);
-        if (k != want_key) continue;
-        if (tag == TL_AV_RAW) {
-            found = (uint32_t)v;
+    tl_arg_iter it = {s->tb, s->tb + s->tb_len};
+    tl_arg a;
+    while (tl_es_args_next(&it, &a)) {
+        if (a.key != want_key) continue;
+        if (a.tag == TL_AV_RAW) {
+            found = (uint32_t)a.i;
         } else {
             char num[32];
-            int64_t iv = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
-            int n = snprintf(num, sizeof num, "%lld", (long long)iv);
+            int n = snprintf(num, sizeof num, "%lld", (long long)a.i);
             found = tl_strpool_intern(&s->es->values, num, (size_t)n);
         }
     }
@@ -1474,12 +1464,8 @@ int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts,
 int tl_scan_buffer(const char *name, const char *data, size_t len, tl_event_store *es, tl_error *err)
 {
     scanner s;
-    memset(&s, 0, sizeof s);
-    s.path = name;
-    s.es = es;
-    s.err = err;
-    s.cap = len + PAD;
-    s.buf = tl_xmalloc(s.cap);
+    const tl_scan_opts whole = {.buffer_bytes = len ? len : 1}; /* one buffer holds it all */
+    scanner_setup(&s, name, es, &whole, err);
     memcpy(s.buf, data, len);
     memset(s.buf + len, 0, PAD);
     s.len = len;

@@ -142,7 +142,7 @@ int tl_es_args_next(tl_arg_iter *it, tl_arg *a)
     a->tag = *it->p++;
     uint64_t v = tl_get_varint(&it->p);
     if (a->tag == TL_AV_INT)
-        a->i = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+        a->i = tl_unzigzag(v);
     else
         a->i = (int64_t)v;
     return 1;
@@ -264,7 +264,7 @@ void tl_es_append(tl_event_store *dst, tl_event_store *src)
             size_t k = tl_put_varint(o, keys[a.key]);
             o[k++] = (uint8_t)a.tag;
             if (a.tag == TL_AV_INT)
-                k += tl_put_varint(o + k, ((uint64_t)a.i << 1) ^ (uint64_t)(a.i >> 63));
+                k += tl_put_varint(o + k, tl_zigzag(a.i));
             else
                 k += tl_put_varint(o + k, values[a.i]);
             dst->blob_len += k;

@@ -178,6 +178,9 @@ static inline size_t tl_put_varint(uint8_t *p, uint64_t v)
     p[n++] = (uint8_t)v;
     return n;
 }
+/* Signed ints are stored zigzag-coded (small magnitudes, small varints). */
+static inline uint64_t tl_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t tl_unzigzag(uint64_t z) { return (int64_t)((z >> 1) ^ (~(z & 1) + 1)); }
 static inline uint64_t tl_get_varint(const uint8_t **pp)
 {
     const uint8_t *p = *pp;
