@@ -303,9 +303,6 @@ static void put_stream(tl_sbuf *out, const tl_event_store *es, uint32_t uid)
     else tl_sb_puts(out, "None");
 }
 
-/* numpy rint(x * 100) / 100: round half to even on the double product */
-static double round2(double x) { return nearbyint(x * 100.0) / 100.0; }
-
 /* The per-position statistics of a group's item lists and their summary
  * order (total, then name, ascending). Returns the template row index, or -1
  * when every list is empty. */
@@ -421,7 +418,7 @@ int tl_kstats_render(const tl_trace *t, const tl_krow *rows, size_t n, int trunc
         put_stream(out, es, k->tmpl->uid);
         if (trunc) {
             tl_sb_puts(out, ", 'mean_duration_us': ");
-            tl_sb_pyfloat(out, round2(k->mean));
+            tl_sb_pyfloat(out, tl_np_round2(k->mean));
         } else {
             if (with_pct) {
                 tl_sb_puts(out, ", 'overlap_pct': ");

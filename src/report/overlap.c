@@ -25,8 +25,7 @@ double tl_py_round2(double x)
     return strtod(buf, NULL);
 }
 
-/* numpy's around(x, 2): rint(x * 100) / 100 */
-static double np_round2(double x) { return nearbyint(x * 100.0) / 100.0; }
+double tl_np_round2(double x) { return nearbyint(x * 100.0) / 100.0; }
 
 /* one name's overlap entries while an op is scanned */
 typedef struct ovacc {
@@ -193,7 +192,7 @@ void tl_kl_round(tl_table *t)
         int is_std = len >= 4 && !strcmp(t->cols[c].name + len - 4, "_std");
         for (size_t r = 0; r < t->nrows; r++) {
             double v = t->cols[c].v.f[r];
-            if (!isnan(v)) tl_table_set_f64(t, c, r, np_round2(v));
+            if (!isnan(v)) tl_table_set_f64(t, c, r, tl_np_round2(v));
             else if (is_std && mean >= 0 && !isnan(tl_table_num(t, (size_t)mean, r))) tl_table_set_f64(t, c, r, 0.0);
         }
     }

@@ -61,6 +61,8 @@ int tl_agg_overlap_stats(const tl_table *src, const size_t *rows, size_t n, void
 
 /* Python's round(x, 2) (correctly rounded, ties to even on the exact value). */
 double tl_py_round2(double x);
+/* numpy's round(x, 2): rint(x * 100) / 100, half to even on the double product. */
+double tl_np_round2(double x);
 
 /* The sort of the unified and perf `_kl_overlap` sheets: rows sharing the
  * group keys (the sheet's grouping columns without overlapping_kernel_names,
