@@ -263,11 +263,7 @@ static void copy_row(tl_table *to, const tl_table *from, size_t r)
     for (size_t c = 0; c < from->ncols; c++) {
         long tc = tl_table_col(to, from->cols[c].name);
         if (tc < 0) tc = (long)tl_table_add_col(to, from->cols[c].name, from->cols[c].type);
-        if (tl_table_is_null(from, c, r)) continue;
-        const tl_col *col = &from->cols[c];
-        if (col->type == TL_COL_STR) tl_table_set_str(to, (size_t)tc, o, tl_table_str(from, c, r));
-        else if (col->type == TL_COL_F64) tl_table_set_f64(to, (size_t)tc, o, col->v.f[r]);
-        else tl_table_set_i64(to, (size_t)tc, o, col->v.i[r]);
+        tl_table_copy_cell(to, (size_t)tc, o, from, c, r);
     }
 }
 

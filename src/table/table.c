@@ -122,6 +122,16 @@ int tl_table_is_null(const tl_table *t, size_t col, size_t row)
     }
 }
 
+int tl_table_copy_cell(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr)
+{
+    if (tl_table_is_null(src, sc, sr)) return 0;
+    const tl_col *c = &src->cols[sc];
+    if (c->type == TL_COL_STR) tl_table_set_str(dst, dc, dr, tl_table_str(src, sc, sr));
+    else if (c->type == TL_COL_F64) tl_table_set_f64(dst, dc, dr, c->v.f[sr]);
+    else tl_table_set_i64(dst, dc, dr, c->v.i[sr]);
+    return 1;
+}
+
 const char *tl_table_str(const tl_table *t, size_t col, size_t row)
 {
     const tl_col *c = &t->cols[col];
@@ -246,13 +256,7 @@ tl_table *tl_table_take(const tl_table *t, const char *name, const size_t *rows,
     for (size_t c = 0; c < t->ncols; c++) tl_table_add_col(d, t->cols[c].name, t->cols[c].type);
     for (size_t i = 0; i < n; i++) {
         size_t r = rows[i], o = tl_table_add_row(d);
-        for (size_t c = 0; c < t->ncols; c++) {
-            if (tl_table_is_null(t, c, r)) continue;
-            const tl_col *col = &t->cols[c];
-            if (col->type == TL_COL_STR) tl_table_set_str(d, c, o, tl_table_str(t, c, r));
-            else if (col->type == TL_COL_F64) tl_table_set_f64(d, c, o, col->v.f[r]);
-            else tl_table_set_i64(d, c, o, col->v.i[r]);
-        }
+        for (size_t c = 0; c < t->ncols; c++) tl_table_copy_cell(d, c, o, t, c, r);
     }
     return d;
 }
@@ -385,15 +389,8 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
         return;
     }
     if (a->fn == TL_AGG_FIRST) {
-        for (size_t i = 0; i < g->n; i++) {
-            size_t r = g->v[i];
-            if (tl_table_is_null(src, (size_t)col, r)) continue;
-            const tl_col *c = &src->cols[col];
-            if (c->type == TL_COL_STR) tl_table_set_str(dst, oc, orow, tl_table_str(src, (size_t)col, r));
-            else if (c->type == TL_COL_F64) tl_table_set_f64(dst, oc, orow, c->v.f[r]);
-            else tl_table_set_i64(dst, oc, orow, c->v.i[r]);
-            return;
-        }
+        for (size_t i = 0; i < g->n; i++)
+            if (tl_table_copy_cell(dst, oc, orow, src, (size_t)col, g->v[i])) return;
         return;
     }
     if (a->fn == TL_AGG_SET || a->fn == TL_AGG_CUSTOM) {
@@ -538,14 +535,7 @@ tl_table *tl_table_group(const tl_table *src, const char *name, const tl_groupby
     for (size_t oi = 0; oi < ng; oi++) {
         const group *gr = &groups.v[order[oi]];
         size_t row = tl_table_add_row(dst);
-        for (size_t k = 0; k < nk; k++) {
-            const tl_col *c = &src->cols[kc[k]];
-            size_t r = gr->first;
-            if (tl_table_is_null(src, kc[k], r)) continue;
-            if (c->type == TL_COL_STR) tl_table_set_str(dst, k, row, tl_table_str(src, kc[k], r));
-            else if (c->type == TL_COL_F64) tl_table_set_f64(dst, k, row, c->v.f[r]);
-            else tl_table_set_i64(dst, k, row, c->v.i[r]);
-        }
+        for (size_t k = 0; k < nk; k++) tl_table_copy_cell(dst, k, row, src, kc[k], gr->first);
         for (size_t a = 0; a < g->naggs; a++) {
             if (acol[a] < 0 && g->aggs[a].fn != TL_AGG_SIZE && g->aggs[a].fn != TL_AGG_CUSTOM) continue;
             aggregate(src, dst, nk + a, row, &g->aggs[a], acol[a], gr, buf);

@@ -61,6 +61,9 @@ void tl_table_set_bool(tl_table *t, size_t col, size_t row, int v);
 void tl_table_set_null(tl_table *t, size_t col, size_t row);
 
 int tl_table_is_null(const tl_table *t, size_t col, size_t row);
+/* Copies cell (sc, sr) of src into cell (dc, dr) of dst (columns of the
+ * same type); returns 0, leaving dst's cell alone, when the source is null. */
+int tl_table_copy_cell(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr);
 const char *tl_table_str(const tl_table *t, size_t col, size_t row); /* NULL when missing */
 /* Numeric value of any non-string cell (NaN when missing). */
 double tl_table_num(const tl_table *t, size_t col, size_t row);
