@@ -37,9 +37,10 @@ M.perf_models = {
 }
 
 -- 3. Extra sheets (the reference's get_additional_dataframes_extension),
--- written after every other sheet, in name order.
-function M.additional_sheets(trace)
-  local ops = trace:table("ops_summary")
+-- written after every other sheet, in name order. `sheets` holds the
+-- report's own sheets (its options, this module's categories and models).
+function M.additional_sheets(_, sheets)
+  local ops = sheets.ops_summary
   local rows = {}
   for i = 1, math.min(5, ops:nrows()) do
     local r = ops:row(i)

@@ -552,7 +552,15 @@ static int sheets_main(lua_State *L)
     lua_settop(L, 0);
     lua_rawgeti(L, LUA_REGISTRYINDEX, x->sheets_ref);
     tl_ltrace_push(L, t);
-    lua_call(L, 1, 1);
+    /* the sheets of this report so far (its options, its extension), so a
+     * hook needs no second, default-option report from trace:table() */
+    lua_createtable(L, 0, (int)out->n);
+    for (size_t i = 0; i < out->n; i++) {
+        tl_table_retain(out->v[i].table);
+        tl_ltable_push(L, out->v[i].table);
+        lua_setfield(L, -2, out->v[i].name);
+    }
+    lua_call(L, 2, 1);
     if (lua_isnil(L, 1)) return 0;
     if (!lua_istable(L, 1)) return luaL_error(L, "additional_sheets returned a %s, not a table", luaL_typename(L, 1));
     /* the names, sorted (a Lua table has no order) */

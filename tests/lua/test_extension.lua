@@ -42,11 +42,17 @@ return {
       end,
     },
   },
-  additional_sheets = function(trace)
+  additional_sheets = function(trace, sheets)
     local u = trace:table("unified_perf_summary")
+    -- sheets: this report's own sheets, so they carry the category overrides
+    local cats, own = sheets.ops_summary_by_category, 0
+    for i = 1, cats:nrows() do
+      if cats:get(i, "op category") == "activation" then own = 1 end
+    end
     return {
       ext_count = { columns = {"what", "n", "x", "ok"}, rows = { {"unified rows", u:nrows(), 0.5, true},
-                                                               {"events", #trace, 1.5, false} } },
+                                                               {"events", #trace, 1.5, false},
+                                                               {"own report", own, 2.5, true} } },
       ext_copy = trace:table("gpu_timeline"),
     }
   end,
@@ -123,6 +129,8 @@ local function check_sheets(get, how)
     T.eq(r1.what, "unified rows", how .. ": ext_count what")
     T.eq(tonumber(r1.n), #u, how .. ": ext_count n")
     T.check(r1.ok == true or r1.ok == "True", how .. ": ext_count bool")
+    local r3 = (ec.rows or ec)[3]
+    T.eq(tonumber(r3 and r3.n), 1, how .. ": additional_sheets gets the report's own sheets")
   end
   T.check(get("ext_copy"), how .. ": extra sheet from a Table")
 end
