@@ -5,7 +5,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       liblua5.4-dev lua-cjson-dev libxlsxwriter-dev libpng-dev libisal-dev zlib1g-dev
-      libedit-dev libfreetype-dev fonts-dejavu-core
+      libedit-dev libfreetype-dev fonts-dejavu-core libpcre2-dev
       libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl)
 missing=()
 for p in "${PKGS[@]}"; do
