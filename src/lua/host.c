@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lregex.h"
 #include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
@@ -69,6 +70,8 @@ int luaopen_tracelens(lua_State *L)
     luaL_newlib(L, tl_funcs);
     lua_pushstring(L, TL_VERSION);
     lua_setfield(L, -2, "VERSION");
+    tl_lregex_push(L);
+    lua_setfield(L, -2, "re");
     return 1;
 }
 
