@@ -255,6 +255,38 @@ static double opt_num(lua_State *L, int idx, const char *k, double dflt)
     return v;
 }
 
+/* trace:platform([opts]) -> {name=, path=, how=} (the arch a report with
+ * these options would use: opts.platform, opts.arch, else detection), or
+ * {how=} when there is none. */
+int tl_l_trace_platform(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    const char *platform = NULL, *arch_path = NULL;
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "platform");
+        platform = lua_tostring(L, -1);
+        lua_getfield(L, 2, "arch");
+        arch_path = lua_tostring(L, -1);
+        lua_pop(L, 2);
+    }
+    tl_arch arch;
+    memset(&arch, 0, sizeof arch);
+    tl_platform_choice pc;
+    tl_error err;
+    if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) return luaL_error(L, "%s", err.msg);
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, pc.how);
+    lua_setfield(L, -2, "how");
+    if (pc.have_arch) {
+        lua_pushstring(L, arch.name ? arch.name : (platform ? platform : ""));
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, pc.path);
+        lua_setfield(L, -2, "path");
+        tl_arch_free(&arch);
+    }
+    return 1;
+}
+
 /* Builds every sheet with the options at idx (a table or nil); returns a
  * Lua table name -> Table, plus the platform description. */
 static int build_report(lua_State *L, tl_trace *t, int idx)

@@ -19,5 +19,6 @@ tl_table *tl_ltable_test(lua_State *L, int idx);
 /* trace:table(name [, opts]) and trace:report([opts]) (ltrace.c binds them). */
 int tl_l_trace_table(lua_State *L);
 int tl_l_trace_report(lua_State *L);
+int tl_l_trace_platform(lua_State *L);
 
 #endif

@@ -651,7 +651,8 @@ static int event_tostring(lua_State *L)
 
 static const luaL_Reg trace_methods[] = {
     {"timeline", trace_timeline}, {"events", trace_events}, {"node", trace_node}, {"info", trace_info},
-    {"table", tl_l_trace_table},  {"report", tl_l_trace_report}, {NULL, NULL}};
+    {"table", tl_l_trace_table},  {"report", tl_l_trace_report}, {"platform", tl_l_trace_platform},
+    {NULL, NULL}};
 
 void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,
                          lua_CFunction tostring)

@@ -51,6 +51,7 @@ int tl_platform_resolve(const tl_trace *t, const char *platform, const char *arc
     if (arch_path) {
         if (tl_arch_load_file(arch_path, out, err) != 0) return -1;
         snprintf(what, sizeof what, "arch file %s", arch_path);
+        snprintf(choice->path, sizeof choice->path, "%s", arch_path);
     } else {
         const char *name = platform;
         char dev[256];
@@ -70,7 +71,8 @@ int tl_platform_resolve(const tl_trace *t, const char *platform, const char *arc
             tl_error_set(err, "the tracelens arch directory was not found (set TRACELENS_ARCH_DIR)");
             return -1;
         }
-        if (tl_arch_load_platform(name, dir, out, err) != 0) return -1;
+        if (tl_arch_find_platform(name, dir, choice->path, sizeof choice->path, err) != 0) return -1;
+        if (tl_arch_load_file(choice->path, out, err) != 0) return -1;
     }
     choice->have_arch = 1;
     describe(choice, what, out);
