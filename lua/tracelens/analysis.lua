@@ -1,0 +1,486 @@
+-- tracelens.analysis — the per-category numbers every compute analyzer starts
+-- from (analysis-layer.md §6): time metrics, per-operation efficiency, impact
+-- estimates and the category findings that fix which P-items exist.
+--
+-- Owns: the shared machinery (run_category and its steps). The per-category
+-- settings (extra fields, classifiers, category_specific) live in
+-- tracelens.categories; this module never knows a category by name.
+--
+-- Input rows are the category's rows of unified_perf_summary as Lua tables
+-- (a missing cell is nil, which plays the part of pandas' NaN).
+local json = require "tracelens.json"
+local py = require "tracelens.py"
+local callstack = require "tracelens.callstack"
+
+local M = {}
+
+M.MIN_PITEM_IMPACT_SCORE = 0.5
+local MIN_IMPACT = 0.01
+local GAP_LOW, GAP_MID = 0.75, 0.875
+local HEURISTIC_LOW, HEURISTIC_MID, HEURISTIC_HIGH = 0.15, 0.30, 0.45
+local CALL_CHAIN_MAX_OPS = 100
+local KT_SUM = "Kernel Time (µs)_sum"
+
+local r2 = function(x) return py.round(x, 2) end
+local r3 = function(x) return py.round(x, 3) end
+
+-- A number that is present (not nil, not NaN).
+local function num(v)
+  if type(v) == "number" and v == v then return v end
+  return nil
+end
+
+-- pandas truthiness of a cell: NaN/None are "missing", "" and 0 are falsy.
+local function truthy(v)
+  if v == nil or v == false or json.is_null(v) then return false end
+  if type(v) == "number" then return v == v and v ~= 0 end
+  if type(v) == "string" then return v ~= "" end
+  return true
+end
+M.truthy = truthy
+
+local function sum_column(rows, col)
+  local s = 0
+  for _, row in ipairs(rows) do
+    local v = num(row[col])
+    if v then s = s + v end
+  end
+  return s
+end
+
+-- §6.2 calculate_time_metrics
+function M.time_metrics(rows, cols, meta)
+  local total_ms, pct = 0, 0
+  if cols[KT_SUM] then
+    total_ms = sum_column(rows, KT_SUM) / 1000
+    local denom = (meta.gpu_utilization or {}).total_time_ms or 1
+    pct = denom > 0 and total_ms / denom * 100 or 0
+  end
+  local count = #rows
+  if cols.operation_count then count = math.tointeger(sum_column(rows, "operation_count")) or count end
+  return { total_time_ms = r3(total_ms), percent_of_compute = r2(pct), operation_count = count }
+end
+
+-- The peak matrix throughput for a Compute Spec (§6.3).
+local function resolve_peak_maf(maf, spec)
+  if type(maf) == "table" then
+    if spec ~= nil and maf[spec] ~= nil then return maf[spec] end
+    return maf.matrix_bf16 or 1
+  end
+  return maf
+end
+
+local function standalone_efficiency(eff, row)
+  local pct = num(row["Pct Roofline_mean"])
+  if pct then
+    eff.efficiency_percent = r2(pct)
+    if eff.efficiency_percent > 110 then
+      eff.warning = string.format("[ANOMALY] Pct Roofline exceeds 110%% (%.1f%%) - verify measurement", eff.efficiency_percent)
+      eff.is_anomaly = true
+    end
+  end
+end
+
+local function comparative_efficiency(eff, row)
+  local t1 = num(row[KT_SUM])
+  if not t1 or t1 <= 0 then return end
+  local pct
+  local delta, speedup = num(row["delta_us (trace2 - trace1)"]), num(row["speedup (trace2/trace1)"])
+  if delta then
+    pct = 100 * (t1 + delta) / t1
+  elseif speedup and speedup >= 0 then
+    pct = 100 * speedup
+  else
+    return
+  end
+  local roofline = num(row["Pct Roofline_mean"])
+  if roofline and pct < roofline then
+    pct = roofline
+    eff.warning = string.format(
+      "[ROOFLINE CAP] Projected efficiency clamped to roofline (%.1f%%); trace2 gap exceeds trace1 hardware ceiling.", pct)
+  else
+    eff.warning = json.null
+  end
+  eff.efficiency_percent = r2(pct)
+  eff.is_anomaly = false
+end
+
+-- §6.3 calculate_efficiency
+function M.efficiency(row, peak_hbm, maf, scope)
+  local tflops, tbs, fpb = num(row["TFLOPS/s_mean"]), num(row["TB/s_mean"]), num(row["FLOPS/Byte"])
+  local bound = row["Roofline Bound"]
+  local spec = row["Compute Spec"]
+  if type(spec) ~= "string" or spec == "" then spec = nil end
+  local peak = resolve_peak_maf(maf, spec)
+  local eff = json.obj(
+    "tflops_achieved", tflops and r2(tflops) or json.null,
+    "tb_s_achieved", tbs and r2(tbs) or json.null,
+    "efficiency_percent", json.null,
+    "bound_type", bound == "COMPUTE_BOUND" and "compute" or bound == "MEMORY_BOUND" and "memory" or json.null,
+    "flops_per_byte", (fpb and fpb ~= 0) and r2(fpb) or json.null,
+    "compute_spec", spec or json.null,
+    "resolved_peak_maf", truthy(peak) and r2(peak) or json.null,
+    "resolved_peak_hbm_bw", truthy(peak_hbm) and r2(peak_hbm) or json.null,
+    "warning", json.null,
+    "is_anomaly", false)
+  if scope == "comparative" then comparative_efficiency(eff, row) else standalone_efficiency(eff, row) end
+  return eff
+end
+
+-- §6.8 classify_kernel_library
+local OP_LIBRARIES = { { "aiter::", "AITER" }, { "rocm_aiter", "AITER" }, { "fbgemm", "FBGEMM" },
+  { "miopen", "MIOpen" }, { "triton", "Triton" } }
+local KERNEL_LIBRARIES = { { "aiter", "AITER" }, { "ck_tile::", "CK" }, { "ck_tile6kentry", "CK" },
+  { "FmhaFwd", "CK" }, { "FmhaBwd", "CK" }, { "Cijk_", "Tensile" }, { "wvSplitK", "rocBLAS" },
+  { "splitKreduce", "rocBLAS" }, { "rocprim::", "rocPRIM" }, { "triton_", "Triton" },
+  { "void at::native::", "PyTorch Native" } }
+
+function M.kernel_library(op_name, kernel_details)
+  local lname = tostring(op_name or ""):lower()
+  for _, m in ipairs(OP_LIBRARIES) do
+    if lname:find(m[1], 1, true) then return m[2] end
+  end
+  local kd = type(kernel_details) == "string" and kernel_details or ""
+  for _, m in ipairs(KERNEL_LIBRARIES) do
+    if kd:find(m[1], 1, true) then return m[2] end
+  end
+  return nil
+end
+
+-- §6.8 format_args: "(d1,d2) dtype" per input, joined by <br>.
+function M.format_args(dims, types)
+  if type(dims) ~= "string" or type(types) ~= "string" then return nil end
+  local d, t = py.literal(dims), py.literal(types)
+  if type(d) ~= "table" or type(t) ~= "table" then return nil end
+  local parts = {}
+  for i = 1, math.min(#d, #t) do
+    local dim, dtype = d[i], t[i]
+    local shape = type(dim) == "table" and dim or {}
+    local kind = ""
+    if truthy(dtype) then kind = py.torch_dtype(py.str(dtype)) or py.str(dtype) end
+    if not (#shape == 0 and (kind == "" or kind == "Scalar")) then
+      local texts = {}
+      for j, v in ipairs(shape) do texts[j] = py.str(v) end
+      local s = "(" .. table.concat(texts, ",") .. (#shape == 1 and "," or "") .. ") " .. kind
+      parts[#parts + 1] = (s:gsub("%s+$", ""))
+    end
+  end
+  if #parts == 0 then return nil end
+  return table.concat(parts, "<br>")
+end
+
+-- §6.8 parse_first_shape: the first input's dims as a key ("512,141"), or nil.
+function M.first_shape_key(input_dims)
+  if not truthy(input_dims) then return nil end
+  local v = py.literal(tostring(input_dims))
+  if type(v) ~= "table" or #v == 0 or type(v[1]) ~= "table" then return nil end
+  local texts = {}
+  for i, x in ipairs(v[1]) do texts[i] = py.str(x) end
+  return "(" .. table.concat(texts, ", ") .. ")"
+end
+
+local kernel_name_rx
+--- Kernel names quoted in a kernel_details cell ('name': '...').
+function M.kernel_names(details)
+  if type(details) ~= "string" then return {} end
+  kernel_name_rx = kernel_name_rx or tl.re.compile("'name':\\s*'([^']+)'")
+  return kernel_name_rx:findall(details)
+end
+
+-- First key of map (insertion order) that is k, or a prefix of k, or has k as
+-- its prefix.
+local function prefix_lookup(map, keys, k)
+  if map[k] ~= nil then return map[k] end
+  for _, key in ipairs(keys) do
+    if k:sub(1, #key) == key or key:sub(1, #k) == k then return map[key] end
+  end
+  return nil
+end
+M.prefix_lookup = prefix_lookup
+
+local function fusion_hit(fusion_map, fusion_keys, details)
+  for _, kname in ipairs(M.kernel_names(details)) do
+    local hit = prefix_lookup(fusion_map, fusion_keys, kname)
+    if hit ~= nil then return hit end
+  end
+  return nil
+end
+
+local function launcher_path(row, module_chain, library)
+  local ep = row.entry_point
+  if truthy(ep) and ep ~= "Not found" then return ep end
+  if #module_chain > 0 then
+    return table.concat({ table.unpack(module_chain, 1, math.min(3, #module_chain)) }, " > ")
+  end
+  if library then return library .. " (vendor)" end
+  return "Not found"
+end
+
+-- Rows in the reference's order: Kernel Time sum descending, missing last,
+-- ties in CSV order.
+local function by_kernel_time(rows, cols)
+  local order = {}
+  for i, row in ipairs(rows) do order[i] = { i = i, row = row } end
+  if cols[KT_SUM] then
+    table.sort(order, function(a, b)
+      local x, y = num(a.row[KT_SUM]), num(b.row[KT_SUM])
+      if x and y then
+        if x ~= y then return x > y end
+      elseif x or y then
+        return x ~= nil
+      end
+      return a.i < b.i
+    end)
+  end
+  local out = {}
+  for i, o in ipairs(order) do out[i] = o.row end
+  return out
+end
+
+-- §6.4 build_operation_metrics
+function M.operations(rows, cols, meta, config, scope, fusion_map)
+  local peak_hbm = meta.peak_hbm_bw_tbs or 1
+  local maf = meta.max_achievable_tflops or meta.peak_bf16_maf_tflops or 1
+  local e2e = (meta.gpu_utilization or {}).total_time_ms or 0
+  local cat_total = cols[KT_SUM] and sum_column(rows, KT_SUM) / 1000 or 0
+  local fusion_keys = fusion_map and json.keys(fusion_map) or {}
+  local with_call_chain = #rows <= CALL_CHAIN_MAX_OPS
+  local ops = json.arr()
+  for _, row in ipairs(by_kernel_time(rows, cols)) do
+    local name = row.name or "Unknown"
+    local count = num(row.count) or num(row.operation_count) or 1
+    count = math.tointeger(count) or math.floor(count)
+    local raw = cols[KT_SUM] and (num(row[KT_SUM]) or 0 / 0) / 1000 or 0
+    local op = json.obj(
+      "name", name,
+      "count", count,
+      "time_ms", r3(raw),
+      "percent_of_category", cat_total > 0 and r2(raw / cat_total * 100) or 0,
+      "percent_of_total", e2e > 0 and r2(raw / e2e * 100) or json.null)
+    op.efficiency = M.efficiency(row, peak_hbm, maf, scope)
+    if truthy(op.efficiency.warning) then op.efficiency_warning = op.efficiency.warning end
+    for _, field in ipairs(config.extra_fields or {}) do
+      local v = row[field]
+      if cols[field] and v ~= nil and v == v then op[field] = v end
+    end
+    op.args = M.format_args(row["Input Dims"], row["Input type"])
+    if scope == "comparative" then
+      local t2, c2, delta = num(row.lca_total_kernel_time_trace2_us), num(row.lca_count_trace2),
+        num(row["delta_us (trace2 - trace1)"])
+      if t2 then op.t2_time_ms = r3(t2 / 1000) end
+      if c2 then op.count_trace2 = math.tointeger(c2) or math.floor(c2) end
+      if delta then op.difference_ms = r3(delta / 1000) end
+    end
+    local frac = e2e > 0 and raw / e2e or 1.0
+    local std, mean = num(row["Kernel Time (µs)_std"]), num(row["Kernel Time (µs)_mean"])
+    if count > 10 and frac >= 0.05 and std and mean and mean > 0 then
+      op.cov = r3(std / mean)
+      op.high_variance = op.cov > 1.0
+    end
+    if config.classifier then op.classification = config.classifier(name, row) end
+    local details = row.kernel_details_summary
+    local library = M.kernel_library(name, truthy(details) and details or "")
+    op.library = library or json.null
+    if fusion_map and #fusion_keys > 0 and truthy(details) then
+      local hit = fusion_hit(fusion_map, fusion_keys, details)
+      if hit ~= nil then
+        op.fusion_flagged = true
+        op.fusion_candidate_name = hit
+      end
+    end
+    local stack = callstack.parse(row.call_stack_full)
+    op.launcher_path = launcher_path(row, stack.module_chain, library)
+    op.kernel_name = stack.kernel_name
+    op.kernel_name_trunc = stack.kernel_name_trunc
+    op.module_chain = json.arr(stack.module_chain)
+    if with_call_chain then op.call_chain = json.arr(stack.call_chain) end
+    ops[#ops + 1] = op
+  end
+  return ops
+end
+
+local function stable_sort_desc(list, key)
+  local idx = {}
+  for i, v in ipairs(list) do idx[i] = { i = i, v = v } end
+  table.sort(idx, function(a, b)
+    local x, y = a.v[key], b.v[key]
+    if x ~= y then return x > y end
+    return a.i < b.i
+  end)
+  local out = json.arr()
+  for i, e in ipairs(idx) do out[i] = e.v end
+  return out
+end
+M.stable_sort_desc = stable_sort_desc
+
+-- §6.5 compute_impact_estimates
+function M.impact_estimates(operations, category, baseline_ms, scope)
+  local baseline_ok = baseline_ms and baseline_ms > 0
+  local out = json.arr()
+  for _, op in ipairs(operations) do
+    local t = op.time_ms
+    if not op.fusion_flagged and num(t) and t > 0 then
+      local eff = op.efficiency
+      local e = eff.efficiency_percent
+      if num(e) and not eff.is_anomaly and baseline_ok then
+        local gap_high = math.max(0, 1 - e / 100)
+        local high = gap_high * t / baseline_ms * 100
+        if high >= MIN_IMPACT then
+          out[#out + 1] = json.obj(
+            "operation", op.name, "category", category, "type", "kernel_tuning",
+            "estimate_method", "quantified",
+            "impact_score", r2(GAP_MID * high), "impact_score_low", r2(GAP_LOW * high), "impact_score_high", r2(high),
+            "efficiency_pct", r2(e), "bound_type", eff.bound_type, "library", op.library, "time_ms", r3(t))
+        end
+      elseif scope ~= "comparative" then
+        local pct = op.percent_of_total
+        if num(pct) and pct > 0 then
+          out[#out + 1] = json.obj(
+            "operation", op.name, "category", category, "type", "unmodeled_significant",
+            "estimate_method", "heuristic",
+            "impact_score", r2(pct * HEURISTIC_MID), "impact_score_low", r2(pct * HEURISTIC_LOW),
+            "impact_score_high", r2(pct * HEURISTIC_HIGH),
+            "efficiency_pct", json.null, "bound_type", json.null, "library", op.library, "time_ms", r3(t),
+            "percent_of_total", pct)
+        end
+      end
+    end
+  end
+  return stable_sort_desc(out, "impact_score")
+end
+
+local function eff_bucket(e, scope)
+  if scope == "comparative" then return "all" end
+  if not num(e) then return "unknown" end
+  if e < 30 then return "0-30" elseif e < 60 then return "30-60" end
+  return "60-100"
+end
+
+-- Groups estimates by key(est) in first-seen order.
+local function group_by(list, key)
+  local groups, order = {}, {}
+  for _, est in ipairs(list) do
+    local k = key(est)
+    if not groups[k] then
+      groups[k] = {}
+      order[#order + 1] = k
+    end
+    table.insert(groups[k], est)
+  end
+  return groups, order
+end
+
+local function sums(members)
+  local s, lo, hi, pct = 0, 0, 0, 0
+  for _, m in ipairs(members) do
+    s, lo, hi = s + m.impact_score, lo + m.impact_score_low, hi + m.impact_score_high
+    pct = pct + (num(m.percent_of_total) or 0)
+  end
+  return s, lo, hi, pct
+end
+
+local function nullable_text(v)
+  if v == nil or json.is_null(v) then return nil end
+  return v
+end
+
+-- §6.6 build_category_findings
+function M.category_findings(estimates, scope)
+  local quantified, heuristic = {}, {}
+  for _, est in ipairs(estimates) do
+    table.insert(est.estimate_method ~= "heuristic" and quantified or heuristic, est)
+  end
+  local findings = json.arr()
+  local groups, order = group_by(quantified, function(e)
+    return table.concat({ nullable_text(e.bound_type) or "unknown", nullable_text(e.library) or "Unknown",
+      eff_bucket(e.efficiency_pct, scope) }, "\1")
+  end)
+  for _, k in ipairs(order) do
+    local members = groups[k]
+    local s, lo, hi = sums(members)
+    if s >= M.MIN_PITEM_IMPACT_SCORE then
+      local first = members[1]
+      findings[#findings + 1] = json.obj(
+        "bound_type", nullable_text(first.bound_type) or "unknown",
+        "library", nullable_text(first.library) or "Unknown",
+        "eff_bucket", eff_bucket(first.efficiency_pct, scope),
+        "estimate_method", "quantified",
+        "impact_score", r2(s), "impact_score_low", r2(lo), "impact_score_high", r2(hi),
+        "member_count", #members, "members", stable_sort_desc(members, "impact_score"))
+    end
+  end
+  groups, order = group_by(heuristic, function(e) return e.operation end)
+  for _, k in ipairs(order) do
+    local members = groups[k]
+    local s, lo, hi, pct = sums(members)
+    if s >= M.MIN_PITEM_IMPACT_SCORE then
+      findings[#findings + 1] = json.obj(
+        "bound_type", "unmodeled", "library", nullable_text(members[1].library) or "Unknown",
+        "eff_bucket", "unknown", "estimate_method", "heuristic",
+        "impact_score", r2(s), "impact_score_low", r2(lo), "impact_score_high", r2(hi),
+        "percent_of_total", r2(pct), "member_count", #members, "members", stable_sort_desc(members, "impact_score"))
+    end
+  end
+  findings = stable_sort_desc(findings, "impact_score")
+  for i, f in ipairs(findings) do f.rank = i end
+  return findings
+end
+
+--- get_peak_specs(metadata)
+function M.peak_specs(meta)
+  local maf = meta.max_achievable_tflops
+  return json.obj(
+    "peak_maf_tflops", type(maf) == "table" and maf.matrix_bf16 or meta.peak_bf16_maf_tflops or json.null,
+    "peak_hbm_bw_tbs", meta.peak_hbm_bw_tbs or json.null)
+end
+
+--- The Lua rows of a Table (or of an array of rows) and the set of its columns.
+function M.rows_of(ops)
+  local rows, cols = {}, {}
+  if ops == nil then return rows, cols end
+  if type(ops) == "userdata" then
+    for _, c in ipairs(ops:columns()) do cols[c] = true end
+    for i, row in ops:rows() do rows[i] = row end
+  else
+    for i, row in ipairs(ops.rows) do rows[i] = row end
+    for _, c in ipairs(ops.columns) do cols[c] = true end
+  end
+  return rows, cols
+end
+
+--- §6.7 run_category: the metrics object of ctx.category.
+--- ctx = {category, scope, ops (Table or {rows=, columns=}), metadata (JSON text
+--- or decoded), fusion_map (JSON text, decoded object, or nil)}.
+function M.run_category(ctx)
+  local categories = require "tracelens.categories"
+  local category, scope = ctx.category, ctx.scope or "standalone"
+  local config = categories.config(category)
+  if config.no_data and ctx.ops == nil then return config.no_data(category, scope) end
+  local meta = ctx.metadata
+  if type(meta) == "string" then meta = json.decode(meta) end
+  if ctx.ops == nil or meta == nil then
+    local what = ctx.ops == nil and "Category CSV not found: " .. tostring(ctx.csv_file)
+      or "[Errno 2] No such file or directory: '" .. tostring(ctx.metadata_file) .. "'"
+    return config.error_metrics and config.error_metrics(category, scope, what)
+      or json.obj("category", category, "status", "ERROR", "error", what, "comparison_scope", scope)
+  end
+  local fusion_map = ctx.fusion_map
+  if type(fusion_map) == "string" then fusion_map = json.decode(fusion_map) end
+  local rows, cols = M.rows_of(ctx.ops)
+  local extra
+  if config.pre_process then rows, extra = config.pre_process(rows, category) end
+  local metrics = json.obj("category", category, "status", "OK", "comparison_scope", scope)
+  local t = M.time_metrics(rows, cols, meta)
+  metrics.total_time_ms = t.total_time_ms
+  metrics.percent_of_compute = t.percent_of_compute
+  metrics.operation_count = t.operation_count
+  metrics.operations = M.operations(rows, cols, meta, config, scope, fusion_map)
+  metrics.category_specific = config.category_specific(rows, cols, meta, extra)
+  local baseline = (meta.gpu_utilization or {}).total_time_ms or 0
+  metrics.impact_estimates = config.compute_impact == false and json.arr()
+    or M.impact_estimates(metrics.operations, category, baseline, scope)
+  metrics.category_findings = M.category_findings(metrics.impact_estimates, scope)
+  return metrics
+end
+
+return M
