@@ -310,6 +310,9 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         o.include_overlap_info = opt_bool(L, idx, "include_overlap_info", 0);
         /* call-stack columns: default when the trace has python functions */
         o.call_stack = opt_bool(L, idx, "include_call_stack", -1);
+        /* pseudo ops: default as the trace was loaded; true on a trace loaded
+         * without them: this report runs on a private copy that has them */
+        o.pseudo_ops = opt_bool(L, idx, "enable_pseudo_ops", -1);
         lua_getfield(L, idx, "platform");
         platform = lua_tostring(L, -1);
         lua_getfield(L, idx, "arch");

@@ -202,7 +202,9 @@ int tl_l_load(lua_State *L)
         o.progress = lua_toboolean(L, -1);
         lua_getfield(L, 2, "threads");
         o.threads = (int)luaL_optinteger(L, -1, 0);
-        lua_pop(L, 3);
+        lua_getfield(L, 2, "enable_pseudo_ops");
+        o.pseudo_ops = lua_toboolean(L, -1);
+        lua_pop(L, 4);
     }
     tl_error err = {{0}};
     tl_trace *t = tl_trace_load(path, &o, &err);
@@ -398,6 +400,37 @@ static int trace_info(lua_State *L)
     lua_setfield(L, -2, "load_seconds");
     lua_pushnumber(L, t->tree_seconds);
     lua_setfield(L, -2, "tree_seconds");
+    if (t->opts.pseudo_ops) { /* the pseudo-op pass ran while loading */
+        const tl_pseudo_summary *ps = &t->pseudo;
+        lua_createtable(L, 0, 4);
+        lua_pushinteger(L, (lua_Integer)ps->n_renamed);
+        lua_setfield(L, -2, "renamed");
+        lua_pushinteger(L, (lua_Integer)ps->n_injected);
+        lua_setfield(L, -2, "injected");
+        lua_createtable(L, (int)ps->n_ext, 0);
+        for (size_t i = 0; i < ps->n_ext; i++) {
+            lua_createtable(L, 0, 3);
+            lua_pushstring(L, ps->ext[i].name);
+            lua_setfield(L, -2, "name");
+            lua_pushinteger(L, (lua_Integer)ps->ext[i].injected);
+            lua_setfield(L, -2, "injected");
+            lua_pushboolean(L, ps->ext[i].failed);
+            lua_setfield(L, -2, "failed");
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, "extensions");
+        lua_newtable(L);
+        int nw = 0;
+        for (const char *w = ps->warnings; w && *w;) {
+            const char *nl = strchr(w, '\n');
+            size_t len = nl ? (size_t)(nl - w) : strlen(w);
+            lua_pushlstring(L, w, len);
+            lua_rawseti(L, -2, ++nw);
+            w += len + (nl != NULL);
+        }
+        lua_setfield(L, -2, "notes");
+        lua_setfield(L, -2, "pseudo_ops");
+    }
 
     /* counts by category, time span */
     size_t ncat = es->cats.n;
