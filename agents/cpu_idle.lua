@@ -1,0 +1,216 @@
+-- agents/cpu_idle.lua — the CPU/idle analyzer (agents-and-report.md §3.1).
+--
+-- ctx = {scope, out_dir, manifest = <category_manifest.json text>,
+--        metrics = <cpu_idle_metrics.json text>}
+-- returns {findings = <system_findings/cpu_idle_findings.md text>}
+--
+-- Rules (docs/analyzers.md, "System analyzers and the report"):
+--   * No card unless GPU idle time is above 15% of the trace.
+--   * Idle card: exposed communication and exposed memory copies both below
+--     1% of the trace -> the host does not issue work fast enough: launch
+--     overhead, fixed by a GPU graph. Otherwise -> gaps in the host pipeline,
+--     fixed by overlapping host work (the communication and copies themselves
+--     belong to the multi-kernel analyzer).
+--   * Sync card: some compute category spends host time in operations whose
+--     duration exceeds 5x their kernel time (sync_time_ms > 0), or is marked
+--     has_sync_bottleneck.
+--   * Order: the sync card first when any category has has_sync_bottleneck,
+--     else the idle card first.
+local sf = require "tracelens.system_findings"
+
+local ctx = ...
+
+local IDLE_THRESHOLD_PCT = 15
+local NEGLIGIBLE_PCT = 1.0
+local SHORT_KERNEL_US = 10
+
+local manifest = sf.decode(ctx.manifest) or {}
+local metrics, metrics_error = sf.decode(ctx.metrics)
+
+-- GPU utilization, from the metrics or (when they failed) from the manifest.
+local function utilization()
+  local g = metrics and metrics.status ~= "ERROR" and metrics.gpu_utilization
+  if g then
+    return {
+      total_ms = sf.value(g.total_time_ms), idle_ms = sf.value(g.idle_time_ms), idle = sf.value(g.idle_time_percent),
+      compute = sf.value(g.computation_percent), comm = sf.value(g.communication_percent),
+      memcpy = sf.value(g.memcpy_percent),
+    }
+  end
+  local m = manifest.gpu_utilization or {}
+  local total = sf.value(m.total_time_ms)
+  return {
+    total_ms = total, idle_ms = total * sf.value(m.idle_time_percent) / 100, idle = sf.value(m.idle_time_percent),
+    compute = sf.value(m.computation_time_percent), comm = sf.value(m.exposed_comm_time_percent),
+    memcpy = sf.value(m.exposed_memcpy_time_percent),
+  }
+end
+
+local u = utilization()
+local kernels = metrics and metrics.kernel_analysis or {}
+
+-- Host synchronization evidence of the compute categories, largest first.
+local function sync_evidence()
+  local cats, total, ops, bottleneck = {}, 0, 0, false
+  for _, c in ipairs(sf.categories(manifest, "compute_kernel")) do
+    local t = sf.value(c.sync_time_ms)
+    if t > 0 or c.has_sync_bottleneck == true then
+      cats[#cats + 1] = c
+      total = total + t
+      ops = ops + sf.value(c.sync_ops_count)
+      bottleneck = bottleneck or c.has_sync_bottleneck == true
+    end
+  end
+  table.sort(cats, function(a, b) return sf.value(a.sync_time_ms) > sf.value(b.sync_time_ms) end)
+  return { categories = cats, total_ms = total, ops = ops, bottleneck = bottleneck }
+end
+
+local function pct_of_total(ms)
+  if u.total_ms <= 0 then return 0 end
+  return ms / u.total_ms * 100
+end
+
+local function kernel_rows(rows)
+  local n = sf.value(kernels.total_kernel_count)
+  if n <= 0 then return rows end
+  local avg = sf.value(kernels.avg_kernel_time_us)
+  rows[#rows + 1] = { "Launched operations", sf.count(n), false }
+  rows[#rows + 1] = { "Average kernel time per operation",
+    string.format("%s µs", sf.present(kernels.avg_kernel_time_us) and string.format("%.1f", avg) or "0.0"),
+    avg < SHORT_KERNEL_US }
+  rows[#rows + 1] = { "Operations with under 10 µs of kernel time", sf.count(kernels.short_kernel_count),
+    sf.value(kernels.short_kernel_count) > n / 2 }
+  return rows
+end
+
+local function kernel_sentence()
+  local n = sf.value(kernels.total_kernel_count)
+  if n <= 0 then return "" end
+  return string.format(" The trace launches %s operations averaging %.1f µs of kernel time each.", sf.count(n),
+    sf.value(kernels.avg_kernel_time_us))
+end
+
+local function utilization_rows()
+  return {
+    { "Idle time", sf.ms_pct(u.idle_ms, u.idle), u.idle > IDLE_THRESHOLD_PCT },
+    { "Computation", sf.ms_pct(u.total_ms * u.compute / 100, u.compute), false },
+    { "Exposed communication", sf.pct(u.comm), u.comm >= NEGLIGIBLE_PCT },
+    { "Exposed memory copies", sf.pct(u.memcpy), u.memcpy >= NEGLIGIBLE_PCT },
+  }
+end
+
+local function launch_overhead_card()
+  return {
+    title = sf.TITLE.launch_overhead,
+    insight = string.format("The GPU is idle for %s of the %s trace while communication and memory copies are "
+      .. "negligible, so the host does not issue kernels fast enough to keep it busy.", sf.pct(u.idle),
+      sf.ms(u.total_ms)),
+    action = "Capture the steady-state step as a GPU graph so that one launch replays the whole kernel sequence. "
+      .. "Where capture is not possible, fuse small kernels to cut the number of launches.",
+    identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold, and neither exposed "
+      .. "communication (%s) nor exposed memory copies (%s) reach %s of the trace.%s (source: "
+      .. "`cpu_idle_metrics.json` → `gpu_utilization`, `kernel_analysis`)", sf.pct(u.idle), IDLE_THRESHOLD_PCT,
+      sf.pct(u.comm), sf.pct(u.memcpy), sf.pct(NEGLIGIBLE_PCT), kernel_sentence()),
+    rows = kernel_rows(utilization_rows()),
+    reasoning = string.format("The GPU waits %s between kernels without any transfer or collective to wait for. "
+      .. "Each kernel launch costs host time, and when kernels are short the host cannot queue them ahead of the "
+      .. "GPU.", sf.ms(u.idle_ms)),
+    resolution = "A GPU graph records the kernel sequence once and replays it with a single launch, which removes "
+      .. "the per-kernel host cost from the step. Fusing small kernels reduces the number of launches the host "
+      .. "must issue.",
+  }
+end
+
+local function host_pipeline_card()
+  return {
+    title = sf.TITLE.host_pipeline,
+    insight = string.format("The GPU is idle for %s of the %s trace between batches of work, beside %s exposed "
+      .. "communication and %s exposed memory copies.", sf.pct(u.idle), sf.ms(u.total_ms), sf.pct(u.comm),
+      sf.pct(u.memcpy)),
+    action = "Overlap host work with GPU execution: prepare the next inputs on a background worker and copy them "
+      .. "asynchronously from pinned memory. Move host-side processing off the step's critical path.",
+    identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold. Exposed "
+      .. "communication (%s) or exposed memory copies (%s) reach %s of the trace, so the idle gaps sit in a "
+      .. "pipeline that also moves data. The transfers themselves are covered by the multi-kernel analysis.%s "
+      .. "(source: `cpu_idle_metrics.json` → `gpu_utilization`, `kernel_analysis`)", sf.pct(u.idle),
+      IDLE_THRESHOLD_PCT, sf.pct(u.comm), sf.pct(u.memcpy), sf.pct(NEGLIGIBLE_PCT), kernel_sentence()),
+    rows = kernel_rows(utilization_rows()),
+    reasoning = string.format("The GPU waits %s with no kernel to run. Idle time is time the GPU spends on neither "
+      .. "computation, communication nor memory copies, so the host is not supplying work.", sf.ms(u.idle_ms)),
+    resolution = "Preparing inputs ahead of time and copying them asynchronously lets the GPU start the next step "
+      .. "as soon as the current one ends. This closes the gaps between batches of kernels.",
+  }
+end
+
+local function sync_card(s)
+  local names, rows = {}, {}
+  rows[1] = { "Host time beyond kernel time", sf.ms_pct(s.total_ms, pct_of_total(s.total_ms)), true }
+  rows[2] = { "Operation signatures with host time over 5x kernel time", sf.count(s.ops), s.ops > 0 }
+  for _, c in ipairs(s.categories) do
+    local name = c.display_name or c.name
+    names[#names + 1] = name
+    rows[#rows + 1] = { name .. " host time beyond kernel time", sf.ms(c.sync_time_ms), c.has_sync_bottleneck == true }
+  end
+  return {
+    title = sf.TITLE.host_sync,
+    insight = string.format("Operations in %s spend %s on the host beyond their GPU kernel time, a sign of device "
+      .. "synchronization inside the step.", sf.list(names), sf.ms(s.total_ms)),
+    action = "Remove device synchronizations from the step: keep scalars on the device instead of reading them "
+      .. "on the host, and wait on events instead of blocking synchronizations. Batch the host reads that remain.",
+    identification = string.format("%s operation signatures take more than 5x their kernel time on the host, "
+      .. "adding up to %s (%s of the trace)%s. (source: `category_manifest.json` → `categories[].sync_time_ms`, "
+      .. "`categories[].sync_ops_count`, `categories[].has_sync_bottleneck`)", sf.count(s.ops), sf.ms(s.total_ms),
+      sf.pct(pct_of_total(s.total_ms)),
+      s.bottleneck and ", and at least one category exceeds both 10% of its kernel time and 1 ms" or ""),
+    rows = rows,
+    reasoning = "A synchronization makes the host wait until the GPU has drained its queue. While the host waits "
+      .. "it queues no new kernels, so the GPU idles after the synchronization until new work arrives.",
+    resolution = "Without synchronizations the host keeps queueing kernels ahead of the GPU. Reading values on "
+      .. "the host only when they are needed, and in batches, keeps the queue full.",
+  }
+end
+
+local function cards()
+  if u.idle <= IDLE_THRESHOLD_PCT then return {} end
+  local idle_card
+  if u.comm < NEGLIGIBLE_PCT and u.memcpy < NEGLIGIBLE_PCT then
+    idle_card = launch_overhead_card()
+  else
+    idle_card = host_pipeline_card()
+  end
+  local s = sync_evidence()
+  if #s.categories == 0 then return { idle_card } end
+  if s.bottleneck then return { sync_card(s), idle_card } end
+  return { idle_card, sync_card(s) }
+end
+
+local function status_lines()
+  if metrics and metrics.status ~= "ERROR" then return { "**Status**: SUCCESS" } end
+  local why = metrics and tostring(metrics.error or "unknown error") or ("cpu_idle_metrics.json " .. metrics_error)
+  return { "**Status**: ERROR", "",
+    "Status: ERROR — the CPU/idle metrics could not be computed (" .. why .. "). The recommendations below use the "
+    .. "GPU utilization of the category manifest." }
+end
+
+local function document()
+  local out = { "# CPU/Idle Time Analysis Findings", "", sf.NOTE, "" }
+  for _, l in ipairs(status_lines()) do out[#out + 1] = l end
+  out[#out + 1] = string.format("**Idle Time**: %s (%s out of %s total)", sf.pct(u.idle), sf.ms(u.idle_ms),
+    sf.ms(u.total_ms))
+  out[#out + 1] = ""
+  out[#out + 1] = "## Utilization Breakdown"
+  out[#out + 1] = ""
+  out[#out + 1] = "| Metric | Value |"
+  out[#out + 1] = "|--------|-------|"
+  out[#out + 1] = "| Computation | " .. sf.pct(u.compute) .. " |"
+  out[#out + 1] = "| Idle | " .. sf.pct(u.idle) .. " |"
+  out[#out + 1] = "| Communication | " .. sf.pct(u.comm) .. " |"
+  out[#out + 1] = "| MemCpy | " .. sf.pct(u.memcpy) .. " |"
+  out[#out + 1] = ""
+  local none = string.format("GPU idle time is %s, within the %d%% threshold. No action is needed.", sf.pct(u.idle),
+    IDLE_THRESHOLD_PCT)
+  for _, l in ipairs(sf.sections(cards(), none)) do out[#out + 1] = l end
+  return table.concat(out, "\n")
+end
+
+return { findings = document() }

@@ -1,0 +1,390 @@
+-- agents/kernel_fusion.lua — the kernel-fusion analyzer (experimental;
+-- agents-and-report.md §3.3, validated as tier `fusion`).
+--
+-- ctx = {scope, out_dir, manifest = <category_manifest.json text>,
+--        candidates = <fusion_candidates.json text>, metrics = <kernel_fusion_metrics.json text>,
+--        unified = <unified_perf_summary Table or array of rows> (the "Perf model" column)}
+-- returns {findings = <system_findings/kernel_fusion_findings.md text>}
+--
+-- The candidate list is impact_estimates[] (already gated and sorted by the
+-- numeric step), joined to fusion_candidates.json on base_name. Decision 1
+-- (set aside containers and independent GEMMs), Decision 2 (pattern name) and
+-- Decision 3 (action) are the rules of tracelens.fusion_rules. Cards are
+-- numbered by impact_score, highest first; the icon follows the confidence.
+local sf = require "tracelens.system_findings"
+local rules = require "tracelens.fusion_rules"
+local json = require "tracelens.json"
+local py = require "tracelens.py"
+local tl = require "tracelens"
+
+local ctx = ...
+
+local TITLE = "# Kernel Fusion Analysis Summary (Experimental)"
+local NO_OPPORTUNITY = TITLE .. "\n\nNo kernel fusion opportunities detected.\n"
+local KERNEL_NAME_CHARS = 70
+
+local comparative = ctx.scope == "comparative"
+local manifest = sf.decode(ctx.manifest) or {}
+local metrics, metrics_error = sf.decode(ctx.metrics)
+local candidates = sf.decode(ctx.candidates) or {}
+local baseline_ms = sf.value((manifest.gpu_utilization or {}).total_time_ms)
+
+local function num(v) return sf.present(v) and json.number_text(v) or "—" end
+
+-- The perf-model lookup of the fusion script (analysis-layer.md §10 step 6,
+-- §6.8 shape_aware_lookup): kernel name -> first shape -> has Data Moved.
+local NAME_RX = "'name':\\s*'([^']+)'"
+
+local function first_shape(dims)
+  if type(dims) ~= "string" then return "None" end
+  local v = py.literal(dims)
+  if type(v) == "table" and type(v[1]) == "table" then
+    local parts = {}
+    for i, d in ipairs(v[1]) do parts[i] = tostring(d) end
+    return "(" .. table.concat(parts, ",") .. ")"
+  end
+  return "None"
+end
+
+local function each_row(t)
+  if type(t) == "userdata" then return t:rows() end
+  local i = 0
+  return function()
+    i = i + 1
+    if t and t[i] then return i, t[i] end
+  end
+end
+
+local function is_number(v) return type(v) == "number" and v == v end
+
+local function perf_lookup()
+  local lookup, order = {}, {}
+  if not ctx.unified then return nil end
+  for _, row in each_row(ctx.unified) do
+    local kd = row.kernel_details_summary
+    if type(kd) == "string" and kd ~= "" and kd ~= "nan" then
+      local shape = first_shape(row["Input Dims"])
+      for _, name in ipairs(tl.re.findall(NAME_RX, kd)) do
+        local shapes = lookup[name]
+        if not shapes then
+          shapes = { by = {}, first = nil }
+          lookup[name] = shapes
+          order[#order + 1] = name
+        end
+        if shapes.by[shape] == nil then
+          local dm = row["Data Moved (MB)"]
+          shapes.by[shape] = is_number(tonumber(dm)) and true or false
+          if shapes.first == nil then shapes.first = shapes.by[shape] end
+        end
+      end
+    end
+  end
+  return { by_name = lookup, order = order }
+end
+
+local lookup = perf_lookup()
+
+-- "Yes"/"No" for one kernel, or "—" when the perf summary is not available.
+local function perf_model(name, input_dims)
+  if not lookup then return "—" end
+  local shapes = lookup.by_name[name]
+  if not shapes then
+    for _, key in ipairs(lookup.order) do
+      if name:sub(1, #key) == key or key:sub(1, #name) == name then
+        shapes = lookup.by_name[key]
+        break
+      end
+    end
+  end
+  if not shapes then return "No" end
+  local key = sf.present(input_dims) and first_shape(input_dims) or "None"
+  local v = shapes.by[key]
+  if v == nil then v = shapes.first end
+  return v and "Yes" or "No"
+end
+
+-- Candidates ------------------------------------------------------------------
+
+local function candidate_of(e)
+  for _, c in ipairs(candidates) do
+    if c.base_name == e.operation then return c end
+  end
+  for _, c in ipairs(candidates) do
+    if c.module_name == e.operation then return c end
+  end
+  local kernels = {}
+  for i, name in ipairs(e.affected_gpu_kernels or {}) do kernels[i] = { name = name, type = "Unknown" } end
+  return { base_name = e.operation, module_name = e.operation, kernels = kernels, instance_count = e.instance_count }
+end
+
+-- The trace-1 view of a candidate (comparative candidates keep kernels_trace1).
+local function kernels_of(c)
+  if comparative and c.kernels_trace1 then return c.kernels_trace1 end
+  return c.kernels or {}
+end
+
+local function instances(n)
+  n = math.tointeger(n) or n
+  return tostring(n) .. (n == 1 and " instance" or " instances")
+end
+
+local function heading(f)
+  return string.format("%s (%s ms, %s)", f.pattern.name, num(f.estimate.time_ms), instances(f.estimate.instance_count))
+end
+
+local function composition_text(c)
+  local comp = rules.composition({ kernels = kernels_of(c) })
+  local seen, parts = {}, {}
+  for _, l in ipairs(comp.labels) do
+    if not seen[l] then
+      seen[l] = true
+      parts[#parts + 1] = l
+    end
+  end
+  for i, l in ipairs(parts) do parts[i] = string.format("%d %s", comp.count[l], l) end
+  return table.concat(parts, ", ")
+end
+
+local function impact_line(e)
+  if comparative then return "**Impact**: impact_score: " .. num(e.impact_score) end
+  return string.format("**Impact**: impact_score: %s (perf-model coverage %s/%s kernels)", num(e.impact_score),
+    num(e.modeled_kernel_count), num(e.kernel_count))
+end
+
+local function insight(f)
+  local c, e = f.candidate, f.estimate
+  local where = "`" .. rules.module_label(c) .. "`"
+  local parent = rules.parent_module(c)
+  if parent then where = where .. " (inside `" .. parent .. "`)" end
+  local count = #kernels_of(c)
+  local text = string.format("%s launches %d separate GPU kernels per instance (%s) over %s, with no fused kernel "
+    .. "in its subtree, so each intermediate result makes a round trip through memory.", where, count,
+    composition_text(c), instances(e.instance_count))
+  if comparative then
+    text = text .. string.format(" Trace 2 runs the same module with %s kernels.", num(c.kernel_count_trace2))
+  end
+  return text
+end
+
+local function card(n, f)
+  local word, reason = rules.confidence({ kernels = kernels_of(f.candidate), base_name = f.candidate.base_name,
+    module_name = f.candidate.module_name }, f.estimate.confidence)
+  local action = rules.action(f.candidate, f.pattern)
+  if comparative then action = action .. " Trace 2 shows that a fused path exists for this module." end
+  return table.concat({
+    string.format("### %s P%d: %s", rules.icon(f.estimate.confidence), n, heading(f)), "",
+    "**Insight**: " .. insight(f), "",
+    "**Action**: " .. action, "",
+    string.format("<!-- impact-begin kind=p_item low=%s mid=%s high=%s -->", num(f.estimate.impact_score_low),
+      num(f.estimate.impact_score), num(f.estimate.impact_score_high)),
+    impact_line(f.estimate),
+    "<!-- impact-end -->", "",
+    "**Confidence**: " .. word .. " — " .. reason,
+  }, "\n")
+end
+
+-- Detailed Analysis -------------------------------------------------------------
+
+local function short_name(name)
+  name = name:gsub("|", "\\|")
+  if utf8.len(name) and utf8.len(name) > KERNEL_NAME_CHARS then
+    return name:sub(1, utf8.offset(name, KERNEL_NAME_CHARS + 1) - 1) .. "..."
+  end
+  return name
+end
+
+local function duration(k)
+  local d = tonumber(k.dur_us) or 0
+  return string.format("%.1f", d)
+end
+
+local function kernel_table(kernels, with_model, input_dims)
+  local lines
+  if with_model then
+    lines = { "| Kernel | Type | Duration (us) | Perf model |", "|--------|------|--------------|------------|" }
+  else
+    lines = { "| Kernel | Type | Duration (us) |", "|--------|------|--------------|" }
+  end
+  for _, k in ipairs(kernels) do
+    local name = rules.kernel_name(k)
+    local cells = { short_name(name), rules.kernel_type(k), duration(k) }
+    if with_model then cells[4] = perf_model(name, input_dims) end
+    lines[#lines + 1] = "| " .. table.concat(cells, " | ") .. " |"
+  end
+  return table.concat(lines, "\n")
+end
+
+local function identification(f)
+  local c = f.candidate
+  local text = string.format("`%s` was surfaced because one module launches %d kernels per instance (%s) that "
+    .. "run back to back on the same data with no fused kernel among them. The pattern reads as %s from the "
+    .. "kernel composition and the module name.", rules.module_label(c), #kernels_of(c), composition_text(c),
+    f.pattern.name)
+  if comparative then
+    return text .. " (source: `fusion_candidates.json` → `module_name`, `kernel_count_trace1`, "
+      .. "`kernel_count_trace2`, `kernels_trace1[]`, `kernels_trace2[]`)"
+  end
+  return text .. " (source: `fusion_candidates.json` → `module_name`, `has_fused_kernel`, `kernels[]`)"
+end
+
+local function data_section(f)
+  local c = f.candidate
+  if comparative then
+    return table.concat({ "**Trace1 kernels:**", "", kernel_table(c.kernels_trace1 or {}, false), "",
+      "**Trace2 kernels:**", "", kernel_table(c.kernels_trace2 or {}, false) }, "\n")
+  end
+  return kernel_table(c.kernels or {}, true, c.input_dims)
+end
+
+local function coverage(e)
+  local modeled, total = sf.value(e.modeled_kernel_count), sf.value(e.kernel_count)
+  local text = string.format("- Coverage: %s of %s kernels modelled", num(e.modeled_kernel_count), num(e.kernel_count))
+  if e.estimation == "partial" and total > modeled then
+    local k = math.tointeger(total - modeled) or (total - modeled)
+    text = text .. string.format(" (%s kernel%s use%s measured trace time)", tostring(k), k == 1 and "" or "s",
+      k == 1 and "s" or "")
+  end
+  return text
+end
+
+local function block(n, f)
+  local e = f.estimate
+  local word, reason = rules.confidence({ kernels = kernels_of(f.candidate), base_name = f.candidate.base_name,
+    module_name = f.candidate.module_name }, e.confidence)
+  local estimate = {
+    string.format("<!-- impact-begin kind=detail_estimate low=%s high=%s -->", num(e.impact_score_low),
+      num(e.impact_score_high)),
+    "- Low end impact_score: " .. num(e.impact_score_low),
+    "- High end impact_score: " .. num(e.impact_score_high),
+  }
+  if not comparative then estimate[#estimate + 1] = coverage(e) end
+  estimate[#estimate + 1] = string.format("- Fusion pattern: %s-bound, %s", tostring(e.bound_type),
+    tostring(e.fusion_type))
+  estimate[#estimate + 1] = "- Confidence: " .. word .. " — " .. reason
+  estimate[#estimate + 1] = "<!-- impact-end -->"
+  return table.concat({
+    "<!-- reasoning-candidate tier=fusion rank=" .. n .. " -->",
+    "#### " .. heading(f), "",
+    "**Identification:** " .. identification(f), "",
+    "**Data:**", "",
+    data_section(f), "",
+    "**Impact estimate:**",
+    table.concat(estimate, "\n"),
+  }, "\n")
+end
+
+-- Impact Summary -------------------------------------------------------------------
+
+local function savings(score)
+  return json.number_text(py.round(sf.value(score) * baseline_ms / 100, 3))
+end
+
+local function impact_summary(findings)
+  local lines = { "| Recommendation | Type | Estimated Savings (ms) | Estimated Improvement (E2E %) | Confidence |",
+    "|----------------|------|------------------------|-------------------------------|------------|" }
+  for n, f in ipairs(findings) do
+    local e = f.estimate
+    local word = rules.confidence(f.candidate, e.confidence)
+    lines[#lines + 1] = string.format("| P%d: %s | %s, %s-bound | %s–%s | %s–%s%% | %s |", n, f.pattern.name,
+      tostring(e.fusion_type), tostring(e.bound_type), savings(e.impact_score_low), savings(e.impact_score_high),
+      num(e.impact_score_low), num(e.impact_score_high), word)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- The document -----------------------------------------------------------------------
+
+local function methodology()
+  if comparative then
+    return "> **Methodology:** impact_score is the measured time gap between Trace 1 and Trace 2 for the same "
+      .. "module, as a share of Trace 1's end-to-end time. No roofline model is used."
+  end
+  return "> **Methodology:** impact_score projects the share of end-to-end time recoverable by replacing a "
+    .. "candidate's kernels with one fused kernel, estimated on the roofline with 85% overlap of memory and compute. "
+    .. "Kernels without a perf model keep their measured time. Candidates with fewer than 75% of kernels modelled "
+    .. "(50% below five kernels) are not reported."
+end
+
+local function set_aside_text(rejected)
+  if #rejected == 0 then return nil end
+  local parts = {}
+  for i, r in ipairs(rejected) do parts[i] = "`" .. r.name .. "` (" .. r.reason .. ")" end
+  return string.format("%d candidate%s set aside by the fusion rules: %s.", #rejected,
+    #rejected == 1 and " was" or "s were", table.concat(parts, "; "))
+end
+
+local function choose_candidates()
+  local estimates = {}
+  for i, e in ipairs(metrics.impact_estimates or {}) do estimates[i] = { e = e, i = i } end
+  table.sort(estimates, function(a, b)
+    local x, y = sf.value(a.e.impact_score), sf.value(b.e.impact_score)
+    if x ~= y then return x > y end
+    return a.i < b.i
+  end)
+  local kept, rejected = {}, {}
+  for _, item in ipairs(estimates) do
+    local c = candidate_of(item.e)
+    local view = { base_name = c.base_name, module_name = c.module_name, parent_chain = c.parent_chain,
+      kernels = kernels_of(c), has_fused_kernel = c.has_fused_kernel }
+    local why = rules.reject(view)
+    if why then
+      rejected[#rejected + 1] = { name = rules.module_label(c), reason = why }
+    else
+      kept[#kept + 1] = { estimate = item.e, candidate = c, pattern = rules.pattern(view) }
+    end
+  end
+  return kept, rejected
+end
+
+local function module_types(findings)
+  local seen, n = {}, 0
+  for _, f in ipairs(findings) do
+    local m = rules.module_label(f.candidate)
+    if not seen[m] then
+      seen[m] = true
+      n = n + 1
+    end
+  end
+  return n
+end
+
+local function error_document()
+  local why = metrics and tostring(metrics.error or "unknown error") or ("kernel_fusion_metrics.json " .. metrics_error)
+  return table.concat({ TITLE, "", "Status: ERROR", "", "The kernel fusion analysis failed: " .. why, "",
+    "## Recommendations", "", "## Detailed Analysis", "" }, "\n")
+end
+
+local function document()
+  if not metrics or metrics.status == "ERROR" then return error_document() end
+  if metrics.status == "NO_DATA" or #(metrics.impact_estimates or {}) == 0 then return NO_OPPORTUNITY end
+  local findings, rejected = choose_candidates()
+  if #findings == 0 then return NO_OPPORTUNITY end
+  local out = { TITLE, "", "## Overview", "",
+    string.format("Found %d kernel fusion opportunit%s across %d module type%s.", #findings,
+      #findings == 1 and "y" or "ies", module_types(findings), module_types(findings) == 1 and "" or "s"), "",
+    methodology(), "" }
+  local aside = set_aside_text(rejected)
+  if aside then
+    out[#out + 1] = aside
+    out[#out + 1] = ""
+  end
+  out[#out + 1] = "## Recommendations"
+  out[#out + 1] = ""
+  for n, f in ipairs(findings) do
+    out[#out + 1] = card(n, f)
+    out[#out + 1] = ""
+  end
+  out[#out + 1] = "## Detailed Analysis"
+  out[#out + 1] = ""
+  for n, f in ipairs(findings) do
+    out[#out + 1] = block(n, f)
+    out[#out + 1] = ""
+  end
+  out[#out + 1] = "## Impact Summary"
+  out[#out + 1] = ""
+  out[#out + 1] = impact_summary(findings)
+  out[#out + 1] = ""
+  return table.concat(out, "\n")
+end
+
+return { findings = document() }

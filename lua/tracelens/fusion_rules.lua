@@ -1,0 +1,347 @@
+-- tracelens.fusion_rules — the decisions of the kernel-fusion analyzer
+-- (agents-and-report.md §3.3) that the reference left to an LLM, as rules:
+--   Decision 1  reject(candidate)  -> nil, or the reason a candidate is set aside
+--   Decision 2  pattern(candidate) -> {name=, kind=, ...} from kernel composition and module hints
+--   Decision 3  action(candidate, pattern) -> the recommended fix for that pattern in its context
+-- plus the reason behind a confidence level. docs/analyzers.md lists the
+-- tables below in words.
+local M = {}
+
+-- Kernels -------------------------------------------------------------------
+
+-- Operation labels read from a kernel name: the first row whose substring
+-- (lower-cased) occurs wins. Rows are ordered from specific to generic.
+local OP_LABELS = {
+  { "Softmax", { "softmax" } },
+  { "LayerNorm", { "layer_norm", "layernorm" } },
+  { "RMSNorm", { "rmsnorm", "rms_norm" } },
+  { "BatchNorm", { "batch_norm", "batchnorm" } },
+  { "GroupNorm", { "group_norm", "groupnorm" } },
+  { "Rsqrt", { "rsqrt" } },
+  { "GELU", { "gelu" } },
+  { "SiLU", { "silu" } },
+  { "Sigmoid", { "sigmoid" } },
+  { "Tanh", { "tanh" } },
+  { "ReLU", { "relu" } },
+  { "Dropout", { "dropout" } },
+  { "Cat", { "catarray", "cat_" } },
+  { "Neg", { "neg_kernel", "negfunctor", "_neg" } },
+  { "Pow", { "pow_", "powfunctor" } },
+  { "Mean", { "meanops", "mean_" } },
+  { "Reduce", { "reduce_kernel", "reduction" } },
+  { "Add", { "functor_add", "addfunctor", "add_kernel" } },
+  { "Mul", { "mulfunctor", "functor_mul", "mul_kernel" } },
+  { "Sub", { "subfunctor", "functor_sub", "sub_kernel" } },
+  { "Div", { "divfunctor", "functor_div", "div_kernel", "div_true" } },
+  { "Compare", { "compare" } },
+  { "Index", { "index" } },
+  { "Copy", { "copy_kernel", "to_copy", "direct_copy" } },
+  { "Fill", { "fill_kernel", "fillfunctor" } },
+}
+
+local NORM_LABELS = { LayerNorm = true, RMSNorm = true, BatchNorm = true, GroupNorm = true }
+local ACTIVATION_LABELS = { GELU = true, SiLU = true, Sigmoid = true, Tanh = true, ReLU = true }
+
+--- The name of a candidate kernel (module and sibling candidates spell it differently).
+function M.kernel_name(k) return k.name or k.kernel_name or "" end
+
+--- The classified type of a candidate kernel.
+function M.kernel_type(k) return k.type or k.kernel_type or "Unknown" end
+
+--- A matrix kernel: a GEMM or convolution type (as the fusion script's is_matrix).
+function M.is_matrix(k)
+  local t = M.kernel_type(k):upper()
+  return t:find("GEMM", 1, true) ~= nil or t:find("CONV", 1, true) ~= nil
+end
+
+local function is_conv(k) return M.kernel_type(k):upper():find("CONV", 1, true) ~= nil end
+
+--- The operation a kernel performs, as a short label (`GEMM`, `Add`, `LayerNorm`, ...).
+function M.op_label(k)
+  if M.is_matrix(k) then return is_conv(k) and "Convolution" or "GEMM" end
+  local name = M.kernel_name(k):lower()
+  for _, row in ipairs(OP_LABELS) do
+    for _, s in ipairs(row[2]) do
+      if name:find(s, 1, true) then return row[1] end
+    end
+  end
+  local t = M.kernel_type(k)
+  if t ~= "Unknown" then return t end
+  return "Elementwise"
+end
+
+-- The candidate's kernels summarised: labels in order, counts per label.
+local function composition(c)
+  local labels, count, matrix, conv = {}, {}, 0, false
+  for i, k in ipairs(c.kernels or {}) do
+    local l = M.op_label(k)
+    labels[i] = l
+    count[l] = (count[l] or 0) + 1
+    if M.is_matrix(k) then matrix = matrix + 1 end
+    conv = conv or is_conv(k)
+  end
+  return { labels = labels, count = count, matrix = matrix, n = #labels, conv = conv }
+end
+M.composition = composition
+
+-- The distinct labels of the non-matrix kernels, in order (at most four).
+local function side_labels(comp)
+  local seen, out = {}, {}
+  for _, l in ipairs(comp.labels) do
+    if l ~= "GEMM" and l ~= "Convolution" and not seen[l] then
+      seen[l] = true
+      out[#out + 1] = l
+    end
+  end
+  while #out > 4 do out[#out] = nil end
+  return out
+end
+
+-- Module names ----------------------------------------------------------------
+
+--- strip_module_index: drop `nn.Module: ` and one trailing `_<digits>`.
+function M.strip_module_index(name)
+  name = tostring(name or ""):gsub("^nn%.Module: ", "")
+  return (name:gsub("_%d+$", ""))
+end
+
+--- The name to show for a candidate's module: the class name of an nn.Module,
+--- or the function of a python frame (`...py(638): feed_forward_chunk` -> `feed_forward_chunk`).
+function M.module_label(c)
+  local base = M.strip_module_index(c.base_name or c.module_name or "Unknown")
+  return base:match("%(%d+%):%s*(.+)$") or base
+end
+
+--- The innermost nn.Module class around the candidate, from its parent chain.
+function M.parent_module(c)
+  for _, p in ipairs(c.parent_chain or {}) do
+    if type(p) == "string" and p:match("^[%a][%w]*_%d+$") then return (p:gsub("_%d+$", "")) end
+  end
+end
+
+local function is_class_name(c)
+  local raw = tostring(c.module_name or "")
+  local base = M.strip_module_index(c.base_name or raw)
+  return raw:sub(1, 11) == "nn.Module: " or base:match("^[A-Z][%w]*$") ~= nil
+end
+
+local function hints(c)
+  return (tostring(c.base_name or "") .. " " .. tostring(c.module_name or "")):lower()
+end
+
+local function has_hint(c, words)
+  local h = hints(c)
+  for _, w in ipairs(words) do
+    if h:find(w, 1, true) then return true end
+  end
+  return false
+end
+
+-- Decision 1 -----------------------------------------------------------------------
+
+-- Container modules: a whole layer or stack, not one fusable operation.
+local CONTAINER_NAMES = { Sequential = true, ModuleList = true, ModuleDict = true }
+local CONTAINER_SUFFIXES = { "Layer", "Layers", "Block", "Blocks", "Encoder", "Decoder", "Model" }
+
+--- Decision 1: nil when the candidate stays, else the reason it is set aside.
+function M.reject(c)
+  local comp = composition(c)
+  local base = M.strip_module_index(c.base_name or c.module_name)
+  if is_class_name(c) then
+    if CONTAINER_NAMES[base] then return "container module" end
+    for _, s in ipairs(CONTAINER_SUFFIXES) do
+      if #base > #s and base:sub(-#s) == s then return "container module (a whole layer or stack)" end
+    end
+  end
+  if c.has_fused_kernel == true then return "already contains a fused kernel" end
+  if comp.n > 0 and comp.matrix == comp.n then return "all kernels are GEMMs" end
+  for _, k in ipairs(c.kernels or {}) do
+    if M.kernel_name(k):sub(1, 7) == "triton_" then return "already compiler-generated (triton) kernels" end
+  end
+  if comp.matrix > 0 then
+    local only_norm = true
+    for i, l in ipairs(comp.labels) do
+      if l ~= "GEMM" and l ~= "Convolution" and not NORM_LABELS[l] then only_norm = false end
+      if i > 1 and (l == "GEMM" or l == "Convolution") and (comp.labels[i - 1] == "GEMM"
+          or comp.labels[i - 1] == "Convolution") and not comp.count.Softmax then
+        local activation = false
+        for a in pairs(ACTIVATION_LABELS) do activation = activation or comp.count[a] ~= nil end
+        if not activation then return "independent GEMMs side by side (separate weights, no shared epilogue)" end
+      end
+    end
+    if only_norm then return "GEMM followed only by normalization" end
+  end
+  return nil
+end
+
+-- Decision 2 ---------------------------------------------------------------------
+
+local function joined(labels) return table.concat(labels, " + ") end
+
+--- Decision 2: the pattern of a candidate. Returns {name=, kind=, sides=, base=}
+--- where kind is one of attention, rope, norm, swiglu, gelu, epilogue,
+--- multi_epilogue, residual_norm, reduction, sequence, chain.
+function M.pattern(c)
+  local comp = composition(c)
+  local n, has = comp.n, comp.count
+  local sides = side_labels(comp)
+  local base = (comp.conv or has_hint(c, { "conv2d", "conv" })) and "Convolution" or "GEMM"
+  local p = { sides = sides, base = base, comp = comp }
+  if comp.matrix >= 2 and has.Softmax then
+    p.kind, p.name = "attention", "Unfused Attention"
+  elseif (has.Neg and has.Cat) or (has_hint(c, { "rotary", "rope", "apply_rotary" }) and comp.matrix == 0) then
+    p.kind, p.name = "rope", "Unfused RoPE"
+  elseif has.Rsqrt then
+    p.kind = "norm"
+    if has.Sub or has_hint(c, { "layernorm", "layer_norm" }) then
+      p.norm, p.name = "LayerNorm", "Unfused LayerNorm"
+    else
+      p.norm, p.name = "RMSNorm", "Unfused RMSNorm"
+    end
+  elseif has_hint(c, { "batchnorm", "batch_norm" }) and has.Mul and has.Add and not has.BatchNorm then
+    p.kind, p.norm, p.name = "norm", "BatchNorm", "Unfused BatchNorm"
+  elseif has.SiLU and has.Mul then
+    p.kind, p.name = "swiglu", "Unfused SwiGLU"
+  elseif comp.matrix == 0 and ((has.GELU or 0) + (has.Tanh or 0) + (has.Pow or 0)) >= 2 then
+    p.kind, p.name = "gelu", "Unfused GELU"
+  elseif comp.matrix >= 2 then
+    p.kind = "multi_epilogue"
+    local what = has_hint(c, { "mlp", "feed_forward", "ffn", "intermediate" }) and "MLP" or base
+    p.name = "Unfused " .. what .. " Epilogues (" .. joined(sides) .. ")"
+  elseif comp.matrix == 1 then
+    p.kind, p.name = "epilogue", base .. " Epilogue (" .. joined(sides) .. ")"
+  elseif has.Reduce then
+    p.kind, p.name = "reduction", "Unfused Reduction + Elementwise (" .. joined(sides) .. ")"
+  elseif #sides == 1 and n >= 2 then
+    p.kind, p.name = "sequence", "Unfused Elementwise " .. sides[1] .. " Sequence"
+  else
+    local norm
+    for _, l in ipairs(sides) do
+      if NORM_LABELS[l] then norm = l end
+    end
+    if norm and has.Add then
+      p.kind, p.norm, p.name = "residual_norm", norm, "Unfused Residual Add + " .. norm
+    else
+      p.kind, p.name = "chain", "Unfused Elementwise Chain (" .. joined(sides) .. ")"
+    end
+  end
+  return p
+end
+
+-- Decision 3 ---------------------------------------------------------------------
+
+local function lower_list(labels)
+  local out = {}
+  for i, l in ipairs(labels) do out[i] = (l == "GELU" or l == "SiLU" or NORM_LABELS[l] or l == "ReLU") and l
+    or l:lower() end
+  return table.concat(out, ", ")
+end
+
+--- Decision 3: the action for a candidate, by pattern and module context.
+--- Vendor-agnostic: a custom fused kernel, a library epilogue, graph-level or
+--- compiler fusion.
+function M.action(c, p)
+  local m = "`" .. M.module_label(c) .. "`"
+  local n = p.comp.n
+  local base = p.base == "Convolution" and "convolution" or "GEMM"
+  if p.kind == "attention" then
+    return "Replace the score GEMM, softmax and value GEMM in " .. m .. " with one fused attention kernel, so the "
+      .. "score matrix stays on chip instead of making a round trip through memory."
+  elseif p.kind == "rope" then
+    return "Apply the rotary embedding in " .. m .. " with one fused kernel, or fold it into the kernel that "
+      .. "consumes the query and key tensors."
+  elseif p.kind == "norm" then
+    return "Compute the " .. p.norm .. " in " .. m .. " with one fused normalization kernel instead of separate "
+      .. "reduction and elementwise kernels."
+  elseif p.kind == "swiglu" then
+    return "Fuse the SiLU activation and the gating multiply in " .. m .. " into one kernel, or into the epilogue "
+      .. "of the GEMM that produces their inputs."
+  elseif p.kind == "gelu" then
+    return "Compute the GELU in " .. m .. " with one fused activation kernel instead of " .. n .. " separate pieces."
+  elseif p.kind == "epilogue" then
+    return "Fold the " .. lower_list(p.sides) .. " after the " .. base .. " in " .. m .. " into the " .. base
+      .. " epilogue, through the library's fused epilogue, a custom fused kernel or compiler fusion, so the "
+      .. base .. " output is written once."
+  elseif p.kind == "multi_epilogue" then
+    return "Fold the " .. lower_list(p.sides) .. " kernels in " .. m .. " into the epilogues of the " .. base
+      .. "s they follow, through a custom fused kernel or compiler fusion, so each intermediate is written once."
+  elseif p.kind == "reduction" then
+    return "Fuse the elementwise kernels into the reduction in " .. m .. " with a custom fused kernel or compiler "
+      .. "fusion, so the input is read once."
+  elseif p.kind == "residual_norm" then
+    return "Fuse the residual add into the " .. p.norm .. " kernel in " .. m .. " (a fused add-and-normalize "
+      .. "kernel), so the sum is not written and read back."
+  end
+  return "Fuse the " .. n .. " " .. lower_list(p.sides) .. " kernels in " .. m .. " into one custom fused kernel, or "
+    .. "enable graph-level or compiler fusion, so the chain makes one pass over memory instead of " .. n .. "."
+end
+
+-- Confidence ------------------------------------------------------------------------
+
+-- The fusion script's confidence signals (analysis-layer.md §10): module-name
+-- hints and kernel composition.
+local NAME_HINTS = {
+  { "an attention block", { "attention", "sdpa", "self_attn" } },
+  { "a normalization", { "rmsnorm", "rms_norm", "layernorm", "layer_norm", "batchnorm", "batch_norm" } },
+  { "an MLP", { "mlp" } },
+  { "a rotary embedding", { "rotary", "rope", "apply_rotary" } },
+  { "a gated activation", { "silu", "swiglu" } },
+}
+
+local function name_signal(c)
+  for _, row in ipairs(NAME_HINTS) do
+    if has_hint(c, row[2]) then return row[1] end
+  end
+end
+
+local function composition_signal(c)
+  local comp = composition(c)
+  local names = {}
+  for i, k in ipairs(c.kernels or {}) do names[i] = M.kernel_name(k):lower() end
+  local function any(s)
+    for _, nm in ipairs(names) do
+      if nm:find(s, 1, true) then return true end
+    end
+    return false
+  end
+  if comp.matrix >= 2 and any("softmax") then return "an attention pattern (GEMM, softmax, GEMM)" end
+  if any("rsqrt") then return "a normalization (rsqrt)" end
+  if comp.matrix >= 2 and comp.n > comp.matrix then return "an MLP (GEMMs with elementwise kernels between them)" end
+  if any("neg") and (any("catarray") or any("cat_")) then return "a rotary embedding (neg and cat)" end
+  if comp.matrix == 0 and comp.n >= 3 then return "a chain of elementwise kernels" end
+end
+
+--- The confidence word (`High`) and the reason behind the level.
+function M.confidence(c, level)
+  level = tostring(level or "low"):lower()
+  local word = level:sub(1, 1):upper() .. level:sub(2)
+  local name, comp = name_signal(c), composition_signal(c)
+  local reason
+  if level == "high" then
+    reason = (name and comp) and ("the module name points to " .. name .. " and the kernel composition shows "
+      .. comp .. ".") or "the module name and the kernel composition both point to a known fusable pattern."
+  elseif level == "medium" then
+    if comp and not name then
+      reason = "the kernel composition shows " .. comp .. ", but the module name does not match a named fusable "
+        .. "pattern."
+    elseif name and not comp then
+      reason = "the module name points to " .. name .. ", but the kernel composition does not confirm a known "
+        .. "pattern."
+    else
+      reason = "one of module name and kernel composition matches a known fusable pattern."
+    end
+  else
+    reason = "neither the module name nor the kernel composition matches a known fusable pattern, so the "
+      .. "grouping rests on module structure only."
+  end
+  return word, reason
+end
+
+--- The report icon of a confidence level: high 🔴, medium 🟡, low 🟢.
+function M.icon(level)
+  level = tostring(level or ""):lower()
+  if level == "high" then return "🔴" elseif level == "medium" then return "🟡" end
+  return "🟢"
+end
+
+return M
