@@ -24,6 +24,7 @@ static const char *const MAIN_HELP =
     "                         (e.g. `tracelens run orchestrator.lua TRACE`)\n"
     "  report TRACE -o DIR    write the perf report (DIR/perf_report_csvs/*.csv)\n"
     "  repl [TRACE]           interactive Lua prompt with `trace` bound\n"
+    "  validate DIR           structural checks of an analysis output directory\n"
     "\n"
     "options:\n"
     "  -h, --help             this help; `tracelens COMMAND --help` for a command\n"
@@ -70,6 +71,13 @@ static const char *const REPORT_HELP =
     "                                 is_recompute column in gpu_timeline (two blocks),\n"
     "                                 the ops, unified and perf sheets (python functions\n"
     "                                 join the tree) [--detect_recompute]\n"
+    "  --enable-pseudo-ops            split fused or multi-kernel ops into pseudo ops\n"
+    "                                 with their own perf models (vLLM MoE: matmul_ogs,\n"
+    "                                 aiter fused, GPTQ/AWQ; aiter flydsl MoE stages, MLA\n"
+    "                                 decode/prefill, DeepSeek-V4 paged decode; the\n"
+    "                                 frame-based ones need --include-call-stack) and\n"
+    "                                 rename sglang_profiler::X_123 to sglang_profiler::X\n"
+    "                                 [--enable_pseudo_ops]\n"
     "sheets:\n"
     "  --no-kernel-summary            omit kernel_summary (on by default)\n"
     "                                 [--enable_kernel_summary turns it on]\n"
@@ -146,7 +154,6 @@ static int is_opt(const char *a, const char *ours, const char *ref)
 static const char *unsupported_reference_flag(const char *a)
 {
     static const struct { const char *flag, *why; } t[] = {
-        {"--enable_pseudo_ops", "pseudo-op injection comes with the inference mode"},
         {"--comparison_json_path", "TraceDiff comes with the comparative analysis"},
         {"--enable-origami", "this build has no GEMM/SDPA simulator"},
         {"--python_path", "this build has no external GEMM simulator"},
@@ -200,6 +207,9 @@ static int cmd_report(int argc, char **argv)
             /* python functions join the tree (spec §3.11) */
             ro.detect_recompute = 1;
             lo.with_python = 1;
+        } else if (is_opt(a, "--enable-pseudo-ops", "--enable_pseudo_ops")) {
+            lo.pseudo_ops = 1;
+            ro.pseudo_ops = 1;
         } else if (is_opt(a, "--include-overlap-info", "--include_overlap_info")) {
             ro.include_overlap_info = 1;
         } else if (is_opt(a, "--no-kernel-summary", NULL)) {
@@ -333,6 +343,19 @@ static int cmd_repl(int argc, char **argv)
     return tl_host_repl(argc ? argv[0] : NULL, &ho);
 }
 
+/* `tracelens validate`: lua/validate_cmd.lua parses its own arguments. */
+static int cmd_validate(int argc, char **argv)
+{
+    char dir[2048], path[4096];
+    if (tl_host_lua_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, "tracelens: validate: the tracelens lua/ directory was not found\n");
+        return EXIT_INPUT;
+    }
+    snprintf(path, sizeof path, "%s/validate_cmd.lua", dir);
+    tl_host_opts ho = {0};
+    return tl_host_run_script(path, argc, argv, &ho);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -351,6 +374,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "repl")) return cmd_repl(argc - 2, argv + 2);
+    if (!strcmp(cmd, "validate")) return cmd_validate(argc - 2, argv + 2);
     char msg[256];
     snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
     return usage_error(msg, MAIN_HELP);

@@ -30,6 +30,7 @@ void tl_report_opts_default(tl_report_opts *o)
     o->short_bins = 100;
     o->coll_analysis = 1;
     o->call_stack = -1;
+    o->pseudo_ops = -1;
     o->csv = 1;
     o->xlsx = 1;
 }
@@ -120,6 +121,21 @@ static void *perf_job_main(void *arg)
 int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (o->pseudo_ops == 1 && !t->opts.pseudo_ops) {
+        /* pseudo ops for this report only: a private copy of the trace gets
+         * them; the shared trace is never changed */
+        tl_trace *d = tl_trace_with_pseudo_ops(t);
+        tl_report_opts od = *o;
+        od.pseudo_ops = -1;
+        int rc = tl_report_build(d, &od, out, err);
+        tl_trace_release(d);
+        return rc;
+    }
+    if (o->pseudo_ops == 0 && t->opts.pseudo_ops) {
+        tl_error_set(err, "%s: the trace was loaded with pseudo ops (enable_pseudo_ops): load it again without "
+                          "them for a report without", t->path);
+        return -1;
+    }
     if (o->detect_recompute && !t->tree.with_python) {
         tl_error_set(err, "%s: --detect_recompute needs the python functions in the call tree: load the trace "
                           "with them (Lua: tl.load(path, {include_call_stack = true}))", t->path);

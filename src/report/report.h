@@ -28,6 +28,9 @@ typedef struct tl_report_opts {
     int include_overlap_info;  /* --include_overlap_info: the `*_kl_overlap` sheets */
     int call_stack;            /* unified entry_point / call_stack_full: -1 (default) when the
                                   tree has python functions, 0 off, 1 on (needs them) */
+    int pseudo_ops;            /* --enable_pseudo_ops: -1 (default) as the trace was loaded;
+                                  1 with them (on a private copy of the trace when it was
+                                  loaded without); 0 without (an error when it has them) */
     int csv;                   /* write CSVs (default on) */
     int xlsx;                  /* write the xlsx (default on) */
     const char *xlsx_path;     /* default DIR/perf_report.xlsx */

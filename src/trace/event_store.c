@@ -205,12 +205,22 @@ static uint32_t *remap_pool(tl_strpool *into, const tl_strpool *from)
     return map;
 }
 
-static void move_column(void *dst, size_t at, void *src, size_t n, size_t width)
+/* Copies a column of n items after `at` items of dst; with `consume` the
+ * source column is released at once (so joining parts keeps the peak
+ * memory near the size of the result). */
+static void move_column(void *dst, size_t at, void **src, size_t n, size_t width, int consume)
 {
-    memcpy((char *)dst + at * width, src, n * width);
+    memcpy((char *)dst + at * width, *src, n * width);
+    if (consume) {
+        tl_big_free(*src);
+        *src = NULL;
+    }
 }
 
-void tl_es_append(tl_event_store *dst, tl_event_store *src)
+/* Appends every event of src after those of dst (ids remapped), with its
+ * metadata and top-level keys; with `consume` src's columns are released as
+ * they are copied and its top-level texts are taken over. */
+static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
 {
     uint32_t *names = remap_pool(&dst->names, &src->names);
     uint32_t *cats = remap_pool(&dst->cats, &src->cats);
@@ -224,28 +234,21 @@ void tl_es_append(tl_event_store *dst, tl_event_store *src)
     }
     size_t base = dst->n, n = src->n;
     if (base + n > dst->cap) tl_es_grow(dst, base + n);
-    /* one column at a time, releasing each source column once copied, so
-     * the peak memory stays near the size of the result */
-    move_column(dst->ts, base, src->ts, n, sizeof *dst->ts);
-    tl_big_free(src->ts), src->ts = NULL;
-    move_column(dst->dur, base, src->dur, n, sizeof *dst->dur);
-    tl_big_free(src->dur), src->dur = NULL;
-    move_column(dst->corr, base, src->corr, n, sizeof *dst->corr);
-    tl_big_free(src->corr), src->corr = NULL;
-    move_column(dst->cat, base, src->cat, n, 1);
-    tl_big_free(src->cat), src->cat = NULL;
-    move_column(dst->ph, base, src->ph, n, 1);
-    tl_big_free(src->ph), src->ph = NULL;
-    move_column(dst->flags, base, src->flags, n, 1);
-    tl_big_free(src->flags), src->flags = NULL;
+    /* one column at a time */
+    move_column(dst->ts, base, (void **)&src->ts, n, sizeof *dst->ts, consume);
+    move_column(dst->dur, base, (void **)&src->dur, n, sizeof *dst->dur, consume);
+    move_column(dst->corr, base, (void **)&src->corr, n, sizeof *dst->corr, consume);
+    move_column(dst->cat, base, (void **)&src->cat, n, 1, consume);
+    move_column(dst->ph, base, (void **)&src->ph, n, 1, consume);
+    move_column(dst->flags, base, (void **)&src->flags, n, 1, consume);
     for (size_t i = 0; i < n; i++) dst->name[base + i] = names[src->name[i]];
-    tl_big_free(src->name), src->name = NULL;
+    if (consume) tl_big_free(src->name), src->name = NULL;
     for (size_t i = 0; i < n; i++) dst->cat_id[base + i] = cats[src->cat_id[i]];
-    tl_big_free(src->cat_id), src->cat_id = NULL;
+    if (consume) tl_big_free(src->cat_id), src->cat_id = NULL;
     for (size_t i = 0; i < n; i++) dst->pid[base + i] = idv[src->pid[i]];
-    tl_big_free(src->pid), src->pid = NULL;
+    if (consume) tl_big_free(src->pid), src->pid = NULL;
     for (size_t i = 0; i < n; i++) dst->tid[base + i] = idv[src->tid[i]];
-    tl_big_free(src->tid), src->tid = NULL;
+    if (consume) tl_big_free(src->tid), src->tid = NULL;
 
     /* args blobs: re-encoded, as key and value ids may change width; an
      * argument takes >= 3 bytes and grows by <= 2, so 2x is a safe bound
@@ -271,8 +274,10 @@ void tl_es_append(tl_event_store *dst, tl_event_store *src)
         }
         dst->args_off[base + i + 1] = dst->blob_len;
     }
-    tl_big_free(src->blob), src->blob = NULL;
-    tl_big_free(src->args_off), src->args_off = NULL;
+    if (consume) {
+        tl_big_free(src->blob), src->blob = NULL;
+        tl_big_free(src->args_off), src->args_off = NULL;
+    }
     dst->n = base + n;
 
     for (size_t i = 0; i < src->n_seq; i++) {
@@ -294,8 +299,14 @@ void tl_es_append(tl_event_store *dst, tl_event_store *src)
         TL_GROW(dst->top, dst->cap_top, dst->n_top + 1);
         dst->top[dst->n_top] = src->top[i];
         dst->top[dst->n_top].key = keys[src->top[i].key];
+        if (consume) {
+            src->top[i].raw = NULL;
+        } else {
+            dst->top[dst->n_top].raw = tl_xmalloc(src->top[i].len + 1);
+            memcpy(dst->top[dst->n_top].raw, src->top[i].raw, src->top[i].len);
+            dst->top[dst->n_top].raw[src->top[i].len] = 0;
+        }
         dst->n_top++;
-        src->top[i].raw = NULL;
     }
     dst->dropped_metadata |= src->dropped_metadata;
     free(names);
@@ -303,5 +314,24 @@ void tl_es_append(tl_event_store *dst, tl_event_store *src)
     free(keys);
     free(values);
     free(idv);
+}
+
+void tl_es_append(tl_event_store *dst, tl_event_store *src)
+{
+    append_events(dst, src, 1);
     tl_es_free(src);
+}
+
+void tl_es_copy(tl_event_store *dst, const tl_event_store *src)
+{
+    tl_es_init(dst);
+    /* an empty store interns the same strings in the same order, so every
+     * id (names, keys, values, pid/tid) of the copy equals the source's */
+    append_events(dst, (tl_event_store *)src, 0);
+    dst->bare_array = src->bare_array;
+    dst->dropped_metadata = src->dropped_metadata;
+    dst->parts_joined = src->parts_joined;
+    dst->bytes = src->bytes;
+    dst->file_bytes = src->file_bytes;
+    dst->gzip = src->gzip;
 }

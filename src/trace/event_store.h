@@ -4,7 +4,8 @@
  * raw args values), the pid/tid value table, the compact per-event args blob,
  * the top-level keys of the document (raw JSON text, secrets removed) and the
  * metadata (ph "M") table. After loading nothing is written, so any number of
- * threads may read it concurrently. */
+ * threads may read it concurrently. (Loading includes the optional pseudo-op
+ * pass, pseudo_ops.h, which appends events before the store is shared.) */
 #ifndef TL_EVENT_STORE_H
 #define TL_EVENT_STORE_H
 
@@ -38,6 +39,8 @@ enum {
     TL_F_DUR = 2,     /* has a numeric dur */
     TL_F_ARGS = 4,    /* has an args object */
     TL_F_NEGDUR = 8,  /* dur was negative in the file (stored as 0) */
+    TL_F_TS_INT = 16, /* ts was a plain JSON integer (older traces: integer us) */
+    TL_F_DUR_INT = 32, /* dur was a plain JSON integer (the reference keeps a Python int) */
 };
 
 /* Well-known args keys: interned first, so their ids are these constants. */
@@ -132,6 +135,10 @@ void tl_es_free(tl_event_store *es);
  * its metadata and top-level keys; src is freed. Used to join the parts of a
  * file scanned in parallel. */
 void tl_es_append(tl_event_store *dst, tl_event_store *src);
+/* A deep copy of src into dst (uninitialised); every id of the copy equals
+ * the source's. Used to derive a store that may then be extended (pseudo ops
+ * for one report) while the original stays shared and unchanged. */
+void tl_es_copy(tl_event_store *dst, const tl_event_store *src);
 /* Grows every column to hold nc events (the scanner's append path). */
 void tl_es_grow(tl_event_store *es, size_t nc);
 

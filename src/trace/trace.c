@@ -1,6 +1,7 @@
 #include "trace.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,39 @@ static void progress(void *ud, uint64_t done, uint64_t file_bytes, int gzip)
     else
         fprintf(stderr, "\rtracelens: loading: %.0f of %.0f MB", done / 1e6, file_bytes / 1e6);
     fflush(stderr);
+}
+
+/* The pass, with the reference's environment knobs of the DeepSeek-V4
+ * extension (TL_MODEL, TL_TP); its failures (and, with progress on, its
+ * notes) go to stderr as the reference logs them. */
+static void apply_pseudo_ops(tl_trace *t)
+{
+    tl_pseudo_opts po = {.v4_model_name = getenv("TL_MODEL"), .v4_tp = 1};
+    const char *tp = getenv("TL_TP");
+    if (tp) {
+        char *end;
+        long v = strtol(tp, &end, 10);
+        while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+        if (end != tp && !*end) po.v4_tp = v;
+    }
+    tl_pseudo_ops_apply(&t->es, &t->tree, &po, &t->pseudo);
+    t->opts.pseudo_ops = 1;
+    const char *w = t->pseudo.warnings;
+    while (w && *w) {
+        const char *nl = strchr(w, '\n');
+        size_t len = nl ? (size_t)(nl - w) : strlen(w);
+        char line[640];
+        snprintf(line, sizeof line, "%.*s", (int)len, w);
+        if (t->opts.progress || strstr(line, ": failed: ")) fprintf(stderr, "tracelens: warning: pseudo ops: %s\n", line);
+        w += len + (nl != NULL);
+    }
+    if (t->opts.progress && isatty(2)) {
+        fprintf(stderr, "tracelens: pseudo ops: %zu injected", t->pseudo.n_injected);
+        for (size_t i = 0; i < t->pseudo.n_ext; i++)
+            fprintf(stderr, "%s %s %zu%s", i ? "," : ":", t->pseudo.ext[i].name, t->pseudo.ext[i].injected,
+                    t->pseudo.ext[i].failed ? " (failed)" : "");
+        fputc('\n', stderr);
+    }
 }
 
 tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *err)
@@ -48,8 +82,25 @@ tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *er
     double t1 = now();
     tl_tree_opts to = {.with_python = t->opts.with_python};
     tl_tree_build(&t->tree, &t->es, &to);
+    if (t->opts.pseudo_ops) apply_pseudo_ops(t);
     t->load_seconds = t1 - t0;
     t->tree_seconds = now() - t1;
+    atomic_init(&t->refs, 1);
+    return t;
+}
+
+tl_trace *tl_trace_with_pseudo_ops(const tl_trace *src)
+{
+    tl_trace *t = tl_xcalloc(1, sizeof *t);
+    t->opts = src->opts;
+    t->opts.progress = 0; /* the loader already spoke; failures are still shown */
+    t->path = tl_xstrdup(src->path);
+    double t0 = now();
+    tl_es_copy(&t->es, &src->es);
+    tl_tree_copy(&t->tree, &src->tree, src->es.names.n);
+    apply_pseudo_ops(t);
+    t->load_seconds = src->load_seconds;
+    t->tree_seconds = src->tree_seconds + (now() - t0);
     atomic_init(&t->refs, 1);
     return t;
 }
@@ -62,6 +113,7 @@ void tl_trace_release(tl_trace *t)
     if (atomic_fetch_sub(&t->refs, 1) != 1) return;
     tl_tree_free(&t->tree);
     tl_es_free(&t->es);
+    tl_pseudo_summary_free(&t->pseudo);
     free(t->path);
     free(t);
 }

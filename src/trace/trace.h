@@ -1,13 +1,15 @@
 /* trace.h — a loaded trace: the EventStore plus its tree.
- * Owns both; immutable after tl_trace_load returns, and reference-counted so
- * that Lua states on several threads can share one trace (the count is the
- * only mutable field, updated atomically). */
+ * Owns both, and the summary of the pseudo-op pass when it ran; immutable
+ * after tl_trace_load (or tl_trace_with_pseudo_ops) returns, and
+ * reference-counted so that Lua states on several threads can share one
+ * trace (the count is the only mutable field, updated atomically). */
 #ifndef TL_TRACE_H
 #define TL_TRACE_H
 
 #include <stdatomic.h>
 
 #include "event_store.h"
+#include "pseudo_ops.h"
 #include "tree.h"
 #include "../util/error.h"
 
@@ -15,6 +17,7 @@ typedef struct tl_load_opts {
     int with_python;        /* python functions in the tree (--include_call_stack) */
     int progress;           /* print progress to stderr */
     int threads;            /* scan threads for plain files (0 = one per core) */
+    int pseudo_ops;         /* run the pseudo-op pass after the tree (--enable_pseudo_ops) */
 } tl_load_opts;
 
 typedef struct tl_trace {
@@ -23,11 +26,16 @@ typedef struct tl_trace {
     char *path;
     tl_load_opts opts;
     double load_seconds, tree_seconds;
+    tl_pseudo_summary pseudo; /* when opts.pseudo_ops */
     atomic_int refs;
 } tl_trace;
 
 /* Loads and builds the tree; NULL with err set on failure. refs = 1. */
 tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *err);
+/* A new trace (refs = 1): a copy of t with the pseudo-op pass applied, for
+ * a report that asks for pseudo ops on a trace loaded without them. t is
+ * only read. */
+tl_trace *tl_trace_with_pseudo_ops(const tl_trace *t);
 void tl_trace_retain(tl_trace *t);
 void tl_trace_release(tl_trace *t);
 

@@ -372,6 +372,36 @@ void tl_tree_free(tl_tree *t)
     memset(t, 0, sizeof *t);
 }
 
+static void *big_dup(const void *p, size_t bytes)
+{
+    void *d = tl_big_realloc(NULL, bytes ? bytes : 1);
+    if (bytes) memcpy(d, p, bytes);
+    return d;
+}
+
+static void *dup_or_null(const void *p, size_t bytes)
+{
+    if (!p) return NULL;
+    void *d = tl_xmalloc(bytes ? bytes : 1);
+    if (bytes) memcpy(d, p, bytes);
+    return d;
+}
+
+void tl_tree_copy(tl_tree *dst, const tl_tree *src, size_t n_names)
+{
+    *dst = *src;
+    size_t n = src->n;
+    dst->parent = big_dup(src->parent, n * sizeof *src->parent);
+    dst->in_tree = big_dup(src->in_tree, n);
+    dst->child_off = big_dup(src->child_off, (n + 1) * sizeof *src->child_off);
+    dst->child = big_dup(src->child, src->child_off[n] * sizeof *src->child);
+    dst->gpu_off = big_dup(src->gpu_off, (n + 1) * sizeof *src->gpu_off);
+    dst->gpu = big_dup(src->gpu, src->gpu_off[n] * sizeof *src->gpu);
+    dst->name_comm = dup_or_null(src->name_comm, n_names + 1);
+    dst->fwd_links = dup_or_null(src->fwd_links, src->n_links * sizeof *src->fwd_links);
+    dst->bwd_links = dup_or_null(src->bwd_links, src->n_links * sizeof *src->bwd_links);
+}
+
 uint32_t tl_tree_launcher(const tl_tree *t, const tl_event_store *es, uint32_t g)
 {
     uint32_t rt = t->parent[g];

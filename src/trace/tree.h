@@ -2,7 +2,9 @@
  * Owns index arrays over event UIDs (no pointers): parent, children (CSR),
  * gpu_events of every node (CSR, in runtime-UID order as the reference
  * builds them), the in-tree flag, and the forward<->backward links. Built
- * once from an immutable EventStore, read-only afterwards (thread-safe).
+ * once from an immutable EventStore (and reworked by the pseudo-op pass,
+ * pseudo_ops.h, while the trace is still private to its loader),
+ * read-only afterwards (thread-safe).
  * Rules: perf-report spec §3 (linking key, call stacks with the 1 us bleed
  * tolerance, ac2g flows, graph launches, fwd/bwd by Sequence number) with its
  * FIX list; launcher resolution §5. */
@@ -38,6 +40,8 @@ typedef struct tl_tree_opts {
 
 void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opts);
 void tl_tree_free(tl_tree *t);
+/* A deep copy (n_names: the size of the store's names pool, for name_comm). */
+void tl_tree_copy(tl_tree *dst, const tl_tree *src, size_t n_names);
 
 static inline int tl_is_gpu_cat(uint8_t c)
 {
