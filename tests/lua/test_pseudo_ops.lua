@@ -1,0 +1,204 @@
+-- The pseudo-op pass (--enable_pseudo_ops, perf-report spec §3.10) on the
+-- hand-made trace tests/data/pseudo_ops_trace.json (45 events, UIDs 0-44):
+--   0  vllm::moe_forward (M=8, E=4)   1 TopK (Concrete Inputs[1] = "2")
+--   2,3,4 its launches (corr 11, 12, 13) of kernels 9 (up, _swiglu, ts 1100),
+--     8 (down, ts 1200: before the up kernel in UID order) and 10 (finalize
+--     matmul_scatter)
+--   14 vllm::moe_forward (M=16, Sequence number 77, no TopK) with launches 15,
+--     16 of kernels 19 (up) and 20 (down)
+--   23 python "aiter/mla.py(123): mla_decode_fwd" over 24
+--     aiter::mla_decode_stage1_asm_fwd (launch 25 -> kernel 30) and 26
+--     aiter::mla_reduce_v1 (launch 27 -> kernel 31)
+--   34 aiter::fused_moe_ (Sequence number 9) over python frames 35
+--     "...: flydsl_moe_stage1" (launch 36 -> kernel 41) and 37
+--     "...: flydsl_moe_stage2" (launch 38 -> kernel 42)
+-- Every expected value below is worked out by hand.
+local root, _, bin = arg[1], arg[2], arg[3]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+bin = bin or T.tracelens_bin()
+local path = root .. "/tests/data/pseudo_ops_trace.json"
+
+local function uids(list)
+  local out = {}
+  for i, e in ipairs(list) do out[i] = e.uid end
+  return table.concat(out, " ")
+end
+
+-- ------------------------------------------ without python functions
+local plain = tl.load(path)
+T.eq(#plain, 45, "events of the plain trace")
+T.eq(plain:info().pseudo_ops, nil, "no pseudo-op summary without the option")
+local t = tl.load(path, {enable_pseudo_ops = true})
+-- only the MoE ops (the frame-based extensions need python functions in the tree)
+T.eq(#t, 50, "5 pseudo ops appended")
+local info = t:info().pseudo_ops
+T.eq(info.injected, 5, "info: injected")
+T.eq(info.renamed, 0, "info: renamed")
+T.eq(#info.extensions, 3, "extensions detected: triton MoE, flydsl, MLA decode")
+T.eq(info.extensions[1].name, "MoE_Unfused_Triton", "first extension")
+T.eq(info.extensions[1].injected, 5, "triton MoE pseudo ops")
+T.eq(info.extensions[2].injected, 0, "flydsl: its frames are not in the tree")
+T.eq(info.extensions[3].injected, 0, "MLA decode: its frame is not in the tree")
+
+local function check_moe(tr, tag)
+  -- UIDs in detection order: moe 0 (up, down, finalize), then moe 14 (up, down)
+  local want = {
+    [45] = {"pseudo_op::moe_triton_unfused_up", 0, "2", "9", 2, true, 0, 11},
+    [46] = {"pseudo_op::moe_triton_unfused_down", 0, "3", "8", 2, false, 0, 12},
+    [47] = {"pseudo_op::moe_triton_unfused_finalize_matmul_scatter", 0, "4", "10", nil, nil, 0, 13},
+    [48] = {"pseudo_op::moe_triton_unfused_up", 14, "15", "19", 4, true, 77, 21},
+    [49] = {"pseudo_op::moe_triton_unfused_down", 14, "16", "20", 4, false, 77, 22},
+  }
+  for uid = 45, 49 do
+    local w, e = want[uid], tr:node(uid)
+    local p = tag .. " UID " .. uid
+    T.eq(e.name, w[1], p .. " name")
+    T.eq(e.cat, "cpu_op", p .. " cat")
+    T.eq(e.ts, nil, p .. " has no ts")
+    T.eq(e.dur, nil, p .. " has no dur")
+    T.eq(e:parent().uid, w[2], p .. " parent: the op above the launch")
+    T.eq(uids(e:children()), w[3], p .. " children: the launch")
+    T.eq(uids(e:kernels()), w[4], p .. " gpu_events: the kernel")
+    local a = e.args
+    T.eq(a["MoE topk"], w[5], p .. " MoE topk (TopK's Concrete Inputs[1], else 4)")
+    T.eq(a["MoE GEMM gated"], w[6], p .. " MoE GEMM gated (_swiglu)")
+    T.eq(a["Pseudo op"], true, p .. " Pseudo op")
+    T.eq(a["Sequence number"], w[7], p .. " Sequence number (the op's, else its UID)")
+    T.eq(a["External id"], w[8], p .. " External id (the kernel's correlation)")
+    T.eq(e.pid, 1, p .. " pid")
+    local donor = tr:node(w[2]).args
+    T.eq(#a["Input Dims"], #donor["Input Dims"], p .. " Input Dims copied")
+    T.eq(a["Input Dims"][1][1], donor["Input Dims"][1][1], p .. " Input Dims[0][0]")
+    T.eq(a["Input Strides"] == nil, donor["Input Strides"] == nil, p .. " Input Strides copied or absent")
+  end
+  -- the original op: launches moved under the pseudo ops (appended in order)
+  T.eq(uids(tr:node(0):children()), "1 45 46 47", tag .. " children of moe_forward 0")
+  T.eq(uids(tr:node(14):children()), "48 49", tag .. " children of moe_forward 14")
+  -- [KEEP] the launch keeps its parent: the kernel's launcher is unchanged
+  T.eq(tr:node(2):parent().uid, 0, tag .. " launch 2 still has parent 0")
+  T.eq(tr:node(9):launcher().uid, 0, tag .. " launcher of kernel 9")
+  T.eq(uids(tr:node(0):kernels()), "9 8 10", tag .. " moe_forward's gpu_events unchanged")
+end
+check_moe(t, "plain")
+
+-- ---------------------------------------------- with python functions
+local tp = tl.load(path, {enable_pseudo_ops = true, include_call_stack = true})
+T.eq(#tp, 53, "with python functions: 8 pseudo ops")
+T.eq(tp:info().pseudo_ops.injected, 8, "info: injected (python)")
+check_moe(tp, "python")
+-- flydsl: above the stage frames, in their place under aiter::fused_moe_ 34
+for k, w in ipairs({{50, "pseudo_op::moe_flydsl_stage1", 35, 4010.0, "41", "flydsl_moe_stage1"},
+                    {51, "pseudo_op::moe_flydsl_stage2", 37, 4200.0, "42", "flydsl_moe_stage2"}}) do
+  local e = tp:node(w[1])
+  local p = "flydsl UID " .. w[1]
+  T.eq(e.name, w[2], p .. " name")
+  T.eq(e.ts, w[4], p .. " ts of the stage frame")
+  T.eq(e.dur, 100.0, p .. " dur of the stage frame")
+  T.eq(e:parent().uid, 34, p .. " parent")
+  T.eq(uids(e:children()), tostring(w[3]), p .. " children: the stage frame")
+  T.eq(tp:node(w[3]):parent().uid, w[1], p .. " the stage frame's parent")
+  T.eq(uids(e:kernels()), w[5], p .. " gpu_events")
+  T.eq(e.args["Sequence number"], 9, p .. " Sequence number of aiter::fused_moe_")
+  T.eq(e.args["MoE flydsl stage"], w[6], p .. " MoE flydsl stage")
+  T.eq(e.args["Input Dims"][2][2], 256, p .. " Input Dims of aiter::fused_moe_")
+  -- the frame's launches now have the pseudo op as their nearest cpu_op
+  T.eq(tp:node(k == 1 and 41 or 42):launcher().uid, w[1], p .. " launcher of its kernel")
+end
+T.eq(uids(tp:node(34):children()), "50 51", "aiter::fused_moe_ children: the pseudo ops in place")
+-- MLA decode: wraps all children of the python frame 23
+local m = tp:node(52)
+T.eq(m.name, "pseudo_mla_decode_fwd", "MLA name")
+T.eq(m.ts, 3000.0, "MLA ts of the frame")
+T.eq(m.dur, 500.0, "MLA dur of the frame")
+T.eq(m:parent().uid, 23, "MLA parent")
+T.eq(uids(m:children()), "24 26", "MLA children: all of the frame's")
+T.eq(uids(tp:node(23):children()), "52", "the frame's only child")
+T.eq(tp:node(26):parent().uid, 52, "a wrapped child's parent")
+T.eq(uids(m:kernels()), "30 31", "MLA gpu_events: the frame's")
+T.eq(m.args["Input Dims"][1][3], 576, "MLA shapes of aiter::mla_decode_stage1_asm_fwd")
+T.eq(m.args["Sequence number"], 23, "MLA Sequence number: the frame's UID (the donor has none)")
+
+-- ------------------------------------------------------------ reports
+local function rows_named(tb, name)
+  local out = {}
+  for _, row in tb:rows() do
+    if row.name == name then out[#out + 1] = row end
+  end
+  return out
+end
+
+-- the plain trace's own report has no pseudo op
+local r0 = plain:report()
+T.eq(#rows_named(r0.unified_perf_summary, "pseudo_op::moe_triton_unfused_up"), 0, "no pseudo ops without the option")
+-- a report with the option on a trace loaded without it: a private copy
+local r = plain:report{enable_pseudo_ops = true, platform = "none"}
+T.eq(#plain, 45, "the shared trace is unchanged")
+local u = r.unified_perf_summary
+local ups = rows_named(u, "pseudo_op::moe_triton_unfused_up")
+T.eq(#ups, 2, "two up rows (M=8 topk 2, M=16 topk 4)")
+-- M=8 K=N=64 E=4 topk=2 gated, FP4 weights (0.5 B), bf16 in/out:
+-- flops 2*8*64*64*2*2 = 262144; E_active = 4*(1-(2/4)^8) = 3.984375;
+-- bytes 8*64*2 + 3.984375*2*64*64*0.5 + 8*64*2*2 = 1024 + 16320 + 2048 = 19392
+local up8 = ups[1].ex_UID == 45 and ups[1] or ups[2]
+T.eq(up8.ex_UID, 45, "up row of moe 0")
+T.close(up8.GFLOPS, 262144 / 1e9, "up GFLOPS", 1e-12, 0)
+T.close(up8["Data Moved (MB)"], 19392 / 1048576, "up Data Moved (MB)", 1e-12, 0)
+T.eq(up8["op category"], "MoE_unfused", "up category")
+T.eq(up8["Compute Spec"], "matrix_fp4", "up Compute Spec")
+T.eq(up8.total_duration_us, 0.0, "up total_duration_us")
+T.eq(up8.duration_us_median, nil, "up has no CPU duration")
+T.eq(up8["Kernel Time (µs)_sum"], 30.0, "up kernel time")
+T.check(up8.perf_params:find("'topk': 2", 1, true) and up8.perf_params:find("'gated': True", 1, true),
+  "up perf_params: " .. tostring(up8.perf_params))
+-- M=16 topk=4 (default: no TopK op): flops 2*16*64*64*4 = 524288 (down);
+-- E_active = 4; bytes 16*64*4*2 + 4*64*64*0.5 + 16*64*2 = 8192 + 8192 + 2048 = 18432
+local downs = rows_named(u, "pseudo_op::moe_triton_unfused_down")
+local down16 = downs[1].ex_UID == 49 and downs[1] or downs[2]
+T.eq(down16.ex_UID, 49, "down row of moe 14")
+T.close(down16.GFLOPS, 524288 / 1e9, "down GFLOPS", 1e-12, 0)
+T.close(down16["Data Moved (MB)"], 18432 / 1048576, "down Data Moved (MB)", 1e-12, 0)
+T.check(down16.perf_params:find("'topk': 4", 1, true) and down16.perf_params:find("'gated': False", 1, true),
+  "down perf_params: " .. tostring(down16.perf_params))
+local fin = rows_named(u, "pseudo_op::moe_triton_unfused_finalize_matmul_scatter")
+T.eq(#fin, 1, "finalize row")
+T.eq(fin[1] and fin[1]["op category"], "other", "finalize category (no perf model)")
+T.eq(fin[1] and fin[1].has_perf_model, false, "finalize has no perf model")
+T.check(r.MoE_unfused_fwd ~= nil and #r.MoE_unfused_fwd == 4, "MoE_unfused_fwd sheet: 4 rows")
+-- launchers: the kernels stay with vllm::moe_forward: 30+20+5 + 30+20 us
+local moe = rows_named(r.ops_summary, "vllm::moe_forward")
+T.eq(moe[1] and moe[1].total_direct_kernel_time_sum, 105.0, "ops_summary: moe_forward's direct kernel time")
+T.eq(#rows_named(r.ops_summary, "pseudo_op::moe_triton_unfused_up"), 0, "pseudo ops are not launchers")
+-- the same report from a trace loaded with the option
+local r2 = t:report{platform = "none"}
+T.eq(#r2.unified_perf_summary, #u, "loaded with the option: same unified rows")
+T.eq(#rows_named(r2.unified_perf_summary, "pseudo_op::moe_triton_unfused_down"), 2, "loaded with the option: down rows")
+local ok, err = pcall(function() return t:report{enable_pseudo_ops = false} end)
+T.check(not ok and tostring(err):find("pseudo ops", 1, true), "enable_pseudo_ops=false on a trace loaded with them: " .. tostring(err))
+
+-- ---------------------------------------------------------- the CLI
+local out = T.tmpdir()
+local okc, code, _, cerr = T.run(T.q(bin) .. " report -q --no-xlsx --platform none --enable_pseudo_ops " .. T.q(path) .. " -o " .. T.q(out))
+T.check(okc, "tracelens report --enable_pseudo_ops: " .. tostring(code) .. " " .. cerr)
+local h, rows = T.read_csv(out .. "/perf_report_csvs/MoE_unfused_fwd.csv")
+T.eq(#rows, 4, "CLI: MoE_unfused_fwd rows")
+T.eq(h[1], "name", "CLI: MoE_unfused_fwd header")
+T.rmrf(out)
+out = T.tmpdir()
+okc, code, _, cerr = T.run(T.q(bin) .. " report -q --no-xlsx --platform none --enable-pseudo-ops --include-call-stack "
+  .. T.q(path) .. " -o " .. T.q(out))
+T.check(okc, "tracelens report --enable-pseudo-ops --include-call-stack: " .. tostring(code) .. " " .. cerr)
+local _, urows = T.read_csv(out .. "/perf_report_csvs/unified_perf_summary.csv")
+local names = {}
+for _, row in ipairs(urows) do names[row[1]] = true end
+T.check(names["pseudo_op::moe_flydsl_stage1"] and names["pseudo_mla_decode_fwd"],
+  "CLI with call stacks: the flydsl and MLA pseudo ops are unified rows")
+T.rmrf(out)
+out = T.tmpdir()
+okc = T.run(T.q(bin) .. " report -q --no-xlsx --platform none " .. T.q(path) .. " -o " .. T.q(out))
+T.check(okc and not T.file_exists(out .. "/perf_report_csvs/MoE_unfused_fwd.csv"), "CLI without the flag: no MoE_unfused_fwd sheet")
+T.rmrf(out)
+local _, _, help = T.run(T.q(bin) .. " report --help")
+T.check(help:find("--enable_pseudo_ops", 1, true), "report --help names --enable_pseudo_ops")
+
+T.finish()
