@@ -323,13 +323,16 @@ function M.impact_estimates(operations, category, baseline_ms, scope)
       local eff = op.efficiency
       local e = eff.efficiency_percent
       if num(e) and not eff.is_anomaly and baseline_ok then
+        -- the reference scales each gap, then projects it (the order moves the last digit)
         local gap_high = math.max(0, 1 - e / 100)
-        local high = gap_high * t / baseline_ms * 100
+        local function impact(gap) return gap * t / baseline_ms * 100 end
+        local high = impact(gap_high)
         if high >= MIN_IMPACT then
           out[#out + 1] = json.obj(
             "operation", op.name, "category", category, "type", "kernel_tuning",
             "estimate_method", "quantified",
-            "impact_score", r2(GAP_MID * high), "impact_score_low", r2(GAP_LOW * high), "impact_score_high", r2(high),
+            "impact_score", r2(impact(GAP_MID * gap_high)), "impact_score_low", r2(impact(GAP_LOW * gap_high)),
+            "impact_score_high", r2(high),
             "efficiency_pct", r2(e), "bound_type", eff.bound_type, "library", op.library, "time_ms", r3(t))
         end
       elseif scope ~= "comparative" then

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lregex.h"
+#include "lrender.h"
 #include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
@@ -72,6 +73,7 @@ int luaopen_tracelens(lua_State *L)
     lua_setfield(L, -2, "VERSION");
     tl_lregex_push(L);
     lua_setfield(L, -2, "re");
+    tl_lrender_register(L);
     return 1;
 }
 

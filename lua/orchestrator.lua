@@ -1,0 +1,274 @@
+-- orchestrator.lua — the standalone analysis of one trace:
+--   perf report -> category data -> analyzers (in parallel) -> priority data
+--   -> validation -> model identification -> chart -> analysis.md
+--
+--   tracelens run orchestrator.lua TRACE [options]     (see usage() below)
+--
+-- The steps follow the reference's analysis orchestrator (shared spec
+-- agents-and-report.md §1); every number comes from the C core or from the
+-- shared Lua library (lua/tracelens/*), the words from the analyzers in
+-- agents/ and the user rules in rules/ (docs/rules.md).
+local json = require "tracelens.json"
+local prepare = require "tracelens.prepare"
+local categories = require "tracelens.categories"
+local priority = require "tracelens.priority"
+local cpu_idle = require "tracelens.cpu_idle"
+local runner = require "tracelens.runner"
+
+local USAGE = [[
+usage: tracelens run orchestrator.lua TRACE [options]
+
+Runs the full analysis of a PyTorch profiler (Kineto) trace: the perf report,
+the category data, every analyzer and user rule (in parallel), the priority
+ranking, the chart and a prioritised report OUT/analysis.md.
+
+options:
+  -o, --output DIR   output directory (default: <trace dir>/analysis_output)
+  --platform NAME    GPU platform of the shipped arch files (MI300X, MI325X,
+                     MI355X, H100, H200, B200, A100); default: detected from
+                     the trace's deviceProperties (the report says which)
+  --arch FILE        a custom arch JSON file instead of --platform
+  --rules DIR        also run the rule scripts DIR/*.lua (repeatable; the
+                     directory ./rules is used when it exists)
+  --no-rules         do not run any user rule
+  -j, --jobs N       analyzers run at once (default: one per core)
+  --timeout S        wall-clock limit per analyzer in seconds (default 120)
+  --memory-mb M      Lua heap limit per analyzer (default 1024)
+  --inference        inference-mode analysis (not yet supported)
+  -q, --quiet        no progress on stderr
+  -h, --help         this text
+]]
+
+local function fail(msg, code)
+  io.stderr:write("orchestrator: ", msg, "\n")
+  os.exit(code or 2)
+end
+
+local function parse_args(argv)
+  local o = { rules = {}, jobs = nil, timeout = 120, memory_mb = 1024, use_default_rules = true }
+  local i = 1
+  local function value(flag)
+    i = i + 1
+    if argv[i] == nil then fail(flag .. " needs a value\n" .. USAGE) end
+    return argv[i]
+  end
+  while i <= #argv do
+    local a = argv[i]
+    if a == "-h" or a == "--help" then
+      io.write(USAGE)
+      os.exit(0)
+    elseif a == "-o" or a == "--output" or a == "--output-dir" then o.out = value(a)
+    elseif a == "--platform" then o.platform = value(a)
+    elseif a == "--arch" then o.arch = value(a)
+    elseif a == "--rules" then o.rules[#o.rules + 1] = value(a)
+    elseif a == "--no-rules" then o.use_default_rules, o.no_rules = false, true
+    elseif a == "-j" or a == "--jobs" then o.jobs = tonumber(value(a)) or fail("-j needs a number")
+    elseif a == "--timeout" then o.timeout = tonumber(value(a)) or fail("--timeout needs seconds")
+    elseif a == "--memory-mb" then o.memory_mb = tonumber(value(a)) or fail("--memory-mb needs a number")
+    elseif a == "--inference" then
+      fail("--inference: the inference-mode analysis is not yet supported; run without it for the standard analysis")
+    elseif a == "-q" or a == "--quiet" then o.quiet = true
+    elseif a:sub(1, 1) == "-" then fail("unknown option " .. a .. "\n" .. USAGE)
+    elseif not o.trace then o.trace = a
+    else fail("unexpected argument " .. a .. "\n" .. USAGE) end
+    i = i + 1
+  end
+  if not o.trace then fail("no trace given\n" .. USAGE) end
+  if o.platform and o.arch then fail("--platform and --arch are mutually exclusive") end
+  if not o.out then
+    local dir = o.trace:match("^(.*)/[^/]*$") or "."
+    o.out = dir .. "/analysis_output"
+  end
+  return o
+end
+
+local t_start = tl.now()
+local function progress(opts, fmt, ...)
+  if not opts.quiet then io.stderr:write(string.format("[%6.2fs] ", tl.now() - t_start), string.format(fmt, ...), "\n") end
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write_json(path, v) tl.fs.write_file(path, json.encode(v)) end
+
+-- Optional library modules (written per spec section; a missing one is a
+-- warning, not a crash).
+local function optional(name)
+  local ok, mod = pcall(require, name)
+  if ok then return mod end
+  return nil, mod
+end
+
+local function main(argv)
+  local opts = parse_args(argv)
+  local warnings = {}
+  local function warn(msg)
+    warnings[#warnings + 1] = msg
+    progress(opts, "warning: %s", msg)
+  end
+  local timings = {}
+  local function timed(name, fn)
+    local t0 = tl.now()
+    local r = table.pack(fn())
+    timings[#timings + 1] = { name, tl.now() - t0 }
+    return table.unpack(r, 1, r.n)
+  end
+
+  -- Step 1: load and the perf report (written as the reference's layout)
+  progress(opts, "loading %s", opts.trace)
+  local trace = timed("load", function()
+    local ok, t = pcall(tl.load, opts.trace, { include_call_stack = true, progress = not opts.quiet })
+    if not ok then fail(tostring(t), 1) end
+    return t
+  end)
+  local plat = trace:platform({ platform = opts.platform, arch = opts.arch })
+  if not plat.path then
+    fail("no GPU platform: " .. plat.how .. ". Name one with --platform (MI300X, MI325X, MI355X, H100, H200, "
+      .. "B200, A100) or give an arch file with --arch FILE", 2)
+  end
+  local arch = json.decode(assert(read_file(plat.path), "cannot read " .. plat.path))
+  local platform = opts.platform or plat.name
+  progress(opts, "%s", plat.how)
+  tl.fs.mkdir(opts.out)
+  local sheets = timed("perf report", function()
+    return trace:report({ platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
+      include_call_stack = true, enable_pseudo_ops = true, write = opts.out })
+  end)
+  progress(opts, "perf report written to %s/perf_report_csvs", opts.out)
+
+  -- Steps 2-5: category data (the trace walks are optional modules)
+  local mk_mod, fusion_mod = optional("tracelens.multi_kernel"), optional("tracelens.fusion")
+  local mk_data = mk_mod and timed("multi-kernel data", function() return mk_mod.data(trace) end)
+  local candidates = fusion_mod and timed("fusion candidates", function()
+    return fusion_mod.candidates(trace, sheets.unified_perf_summary)
+  end)
+  if not mk_mod then warn("multi-kernel data module missing: no multi-kernel analysis") end
+  if not fusion_mod then warn("kernel fusion module missing: no fusion analysis") end
+  local prep = timed("category data", function()
+    return prepare.run({ out_dir = opts.out, trace_path = opts.trace, platform = platform, arch = arch,
+      scope = "standalone", sheets = sheets, multi_kernel_data = mk_data, fusion_candidates = candidates,
+      log = function(msg) progress(opts, "%s", msg) end })
+  end)
+  local manifest, util = prep.manifest, prep.util
+  local in_manifest = {}
+  for _, e in ipairs(manifest.categories) do in_manifest[e.name] = e end
+  local manifest_text = json.encode(manifest)
+
+  -- System metrics computed here (small), so the analyzers only render.
+  local metrics_files = {}
+  local function keep_metrics(name, obj, written)
+    local file = name .. "_metrics.json"
+    if not written then write_json(opts.out .. "/category_data/" .. file, obj) end
+    metrics_files[#metrics_files + 1] = { file = file, metrics = obj }
+  end
+  keep_metrics("cpu_idle", cpu_idle.metrics(sheets))
+  local mk_metrics
+  if mk_mod and (in_manifest.multi_kernel or util.exposed_comm_time_percent > 0 or util.exposed_memcpy_time_percent > 0) then
+    mk_metrics = mk_mod.analyze(mk_data, sheets.gpu_timeline)
+    keep_metrics("multi_kernel", mk_metrics)
+  end
+  local kf_metrics, fusion_map
+  if fusion_mod and in_manifest.kernel_fusion then
+    kf_metrics = fusion_mod.analyze(candidates, { baseline_ms = util.total_time_ms, scope = "standalone",
+      platform = platform, peak_hbm_bw_tbs = arch.mem_bw_gbps / 1000, max_achievable_tflops = arch.max_achievable_tflops,
+      unified = sheets.unified_perf_summary })
+    keep_metrics("kernel_fusion", kf_metrics)
+    if kf_metrics.high_confidence_kernel_map then fusion_map = json.encode(kf_metrics.high_confidence_kernel_map) end
+  end
+
+  -- Steps 6-7: the analyzers and user rules, all at once
+  local tasks = runner.tasks({
+    out_dir = opts.out, scope = "standalone", manifest_text = manifest_text, manifest = manifest, util = util,
+    compute = prep.compute, fusion_map = fusion_map, sheets = sheets, trace = trace,
+    mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = kf_metrics, candidates = candidates,
+    cpu_idle_metrics = metrics_files[1].metrics, rule_dirs = runner.rule_dirs(opts),
+  }, warn)
+  progress(opts, "running %d analyzers", #tasks)
+  local outcome = timed("analyzers", function()
+    return runner.run(tasks, { jobs = opts.jobs, timeout = opts.timeout, memory_mb = opts.memory_mb,
+      out_dir = opts.out, scope = "standalone" }, warn)
+  end)
+  for _, m in ipairs(outcome.metrics) do keep_metrics(m.name, m.metrics, true) end
+
+  -- Step 7.5: priority data; Step 8: the analyzers' outputs checked
+  local prio = timed("priority data", function()
+    local ok, p = pcall(priority.build, manifest, metrics_files)
+    if not ok then
+      warn("priority data: " .. tostring(p))
+      return priority.empty()
+    end
+    return p
+  end)
+  write_json(opts.out .. "/priority_data.json", prio)
+  local validate = optional("tracelens.validate")
+  if validate then
+    local ok, level2 = pcall(validate.validate_subagent_outputs, opts.out)
+    if ok and level2 then
+      for _, name in ipairs({ "time_check", "coverage_check", "priority_check" }) do
+        local c = level2[name]
+        if c and c.status ~= "PASS" then
+          for _, msg in ipairs(c.messages or {}) do progress(opts, "check %s: %s", name, msg) end
+        end
+      end
+    end
+  end
+
+  -- Step 9: model identification
+  local model_info = json.decode(read_file(opts.out .. "/metadata/model_info.json"))
+  if outcome.model_info then
+    model_info = outcome.model_info
+    write_json(opts.out .. "/metadata/model_info.json", model_info)
+  end
+  local model = model_info.model
+  if model == nil or model == "Cannot be inferred from trace" then model = "Workload" end
+
+  -- Step 10: the chart
+  local plot = optional("tracelens.plot")
+  if plot then
+    timed("chart", function()
+      local ok, err = pcall(plot.generate_perf_plot, opts.out, string.format("%s on %s — Performance Breakdown", model,
+        platform), manifest)
+      if not ok then warn("chart: " .. tostring(err)) end
+    end)
+  end
+
+  -- Step 11: analysis.md, checked, with the chart embedded
+  local report_md = optional("tracelens.report_md")
+  if not report_md then fail("the report renderer (tracelens.report_md) is missing", 1) end
+  local metrics_by_cat = {}
+  for _, m in ipairs(metrics_files) do metrics_by_cat[m.metrics.category or m.file:gsub("_metrics%.json$", "")] = m.metrics end
+  local text = timed("analysis.md", function()
+    return report_md.render({ scope = "standalone", manifest = json.decode(manifest_text), priority = prio,
+      findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
+      arch = arch, platform = platform, platform_note = plat.how, warnings = warnings })
+  end)
+  local report_path = opts.out .. "/analysis.md"
+  tl.fs.write_file(report_path, text)
+  if plot then pcall(plot.embed_plot_in_report, opts.out, "analysis.md", "{{PERF_PLOT}}") end
+  local passed, messages = true, {}
+  if validate then
+    passed, messages = validate.validate_report(opts.out, "standalone")
+    for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
+  end
+
+  -- Summary
+  local total = tl.now() - t_start
+  io.write(string.format("analysis: %s\n", report_path))
+  io.write(string.format("  platform: %s\n", plat.how))
+  io.write(string.format("  findings: %d compute, %d analyzers failed, report checks %s\n", #prio.findings,
+    #outcome.failed, passed and "passed" or "FAILED"))
+  if not opts.quiet then
+    for _, t in ipairs(timings) do io.stderr:write(string.format("  %-20s %7.3f s\n", t[1], t[2])) end
+    io.stderr:write(runner.concurrency_note(outcome), "\n")
+    io.stderr:write(string.format("  %-20s %7.3f s\n", "total", total))
+  end
+  return passed and 0 or 1
+end
+
+os.exit(main(arg))

@@ -1,0 +1,217 @@
+-- tracelens.runner — running the analyzers and user rules as parallel Lua
+-- states (tl.parallel), with the reference's retry policy: a failed analyzer
+-- (it raised, ran out of time or memory, or a compute findings file fails
+-- the Level-1 checks) is run once more; if it fails again it is left out of
+-- the report and listed under ## Warnings.
+--
+-- Owns: the task list (which analyzer runs, with which context), where each
+-- output file goes, and the failure bookkeeping. Runs in the main state.
+local json = require "tracelens.json"
+local categories = require "tracelens.categories"
+local prepare = require "tracelens.prepare"
+
+local M = {}
+
+local IDLE_GATE_PERCENT = 15
+
+-- agents/ sits next to lua/ in the source tree and in the installed share dir.
+local function agents_dir()
+  local p = package.searchpath("tracelens.json", package.path)
+  local root = p and p:match("^(.*)/lua/tracelens/json%.lua$")
+  return (root or ".") .. "/agents"
+end
+
+--- The rule directories to run: --rules DIRs, plus ./rules when present.
+function M.rule_dirs(opts)
+  local dirs = {}
+  if opts.no_rules then return dirs end
+  for _, d in ipairs(opts.rules or {}) do
+    if tl.fs.kind(d) ~= "directory" then error("--rules " .. d .. ": not a directory", 0) end
+    dirs[#dirs + 1] = d
+  end
+  if opts.use_default_rules and #dirs == 0 and tl.fs.kind("rules") == "directory" then dirs[1] = "rules" end
+  return dirs
+end
+
+local function task(name, tier, script, ctx)
+  return { name = name, tier = tier, script = script, ctx = ctx }
+end
+
+--- The task list. spec: see orchestrator.lua (compute, manifest_text, ...).
+function M.tasks(spec, warn)
+  local dir = agents_dir()
+  local tasks = {}
+  local function agent(stem) return dir .. "/" .. stem .. ".lua" end
+  local base = { out_dir = spec.out_dir, scope = spec.scope, manifest = spec.manifest_text }
+
+  local function with(extra)
+    local ctx = {}
+    for k, v in pairs(base) do ctx[k] = v end
+    for k, v in pairs(extra) do ctx[k] = v end
+    return ctx
+  end
+
+  -- system tier (agents-and-report.md §1.2 invocation conditions)
+  if spec.util.idle_time_percent > IDLE_GATE_PERCENT then
+    tasks[#tasks + 1] = task("cpu_idle", "system", agent("cpu_idle"),
+      with({ metrics = json.encode(spec.cpu_idle_metrics) }))
+  end
+  if spec.mk_metrics then
+    tasks[#tasks + 1] = task("multi_kernel", "system", agent("multi_kernel"),
+      with({ data = json.encode(spec.mk_data), metrics = json.encode(spec.mk_metrics) }))
+  end
+  if spec.kf_metrics then
+    tasks[#tasks + 1] = task("kernel_fusion", "fusion", agent("kernel_fusion"),
+      with({ candidates = json.encode(spec.candidates), metrics = json.encode(spec.kf_metrics),
+        unified = spec.sheets.unified_perf_summary }))
+  end
+  -- compute tier: one analyzer per manifest category
+  for _, c in ipairs(spec.compute) do
+    tasks[#tasks + 1] = task(c.name, "compute", agent(categories.agent(c.name)),
+      with({ category = c.name, display_name = c.display, ops = c.ops, metadata = c.metadata_text,
+        fusion_map = spec.fusion_map }))
+  end
+  -- model identification
+  local modules = prepare.model_identification_data(spec.out_dir, spec.sheets.unified_perf_summary)
+  if modules then
+    tasks[#tasks + 1] = task("model_id", "model", agent("model_id"),
+      { scope = spec.scope, unified = spec.sheets.unified_perf_summary, nn_modules = modules })
+  end
+  -- user rules: the compute contract, with the whole report and the trace
+  for _, rdir in ipairs(spec.rule_dirs or {}) do
+    for _, f in ipairs(tl.fs.listdir(rdir) or {}) do
+      local stem = f:match("^(.+)%.lua$")
+      if stem then
+        local meta = json.decode(prepare.read_file(spec.out_dir .. "/metadata/cpu_idle_metadata.json"))
+        meta.category = stem
+        meta.category_name = stem
+        local sheets = {}
+        for k, v in pairs(spec.sheets) do
+          if type(v) == "userdata" then sheets[k] = v end
+        end
+        tasks[#tasks + 1] = task(stem, "compute", rdir .. "/" .. f,
+          with({ category = stem, display_name = stem, rule = true, trace = spec.trace, sheets = sheets,
+            metadata = json.encode(meta) }))
+      end
+    end
+  end
+  for _, t in ipairs(tasks) do
+    if tl.fs.kind(t.script) ~= "file" then
+      warn(string.format("analyzer %s: %s not found", t.name, t.script))
+      t.missing = true
+    end
+  end
+  return tasks
+end
+
+local function findings_path(out, t)
+  local sub = (t.tier == "compute") and "category_findings" or "system_findings"
+  return string.format("%s/%s/%s_findings.md", out, sub, t.name)
+end
+
+-- Writes one analyzer's outputs; returns nil or the reason it failed.
+local function accept(t, r, opts, validate)
+  if not r.ok then return (r.error or "failed") end
+  local v = r.value
+  if type(v) ~= "table" then return "returned " .. type(v) .. ", expected a table" end
+  if t.tier == "model" then
+    if type(v.model_info) ~= "string" then return "model_info missing" end
+    local ok, info = pcall(json.decode, v.model_info)
+    if not ok or not json.is_obj(info) then return "model_info is not a JSON object" end
+    t.model_info = info
+    return nil
+  end
+  if v.metrics ~= nil then
+    local ok, m = pcall(json.decode, v.metrics)
+    if not ok or not json.is_obj(m) then return "metrics are not a JSON object: " .. tostring(m) end
+    t.metrics = m
+    tl.fs.write_file(string.format("%s/category_data/%s_metrics.json", opts.out_dir, t.name), v.metrics)
+  end
+  if type(v.findings) ~= "string" then return "findings text missing" end
+  local path = findings_path(opts.out_dir, t)
+  tl.fs.write_file(path, v.findings)
+  t.findings = v.findings
+  if v.findings:find("Status: ERROR", 1, true) then return "the analyzer reported Status: ERROR" end
+  if validate and t.tier == "compute" then
+    local passed, errors = validate.validate_findings_file(path, "compute", opts.scope)
+    if not passed then return "findings fail the checks: " .. table.concat(errors or {}, "; ") end
+  end
+  return nil
+end
+
+local function run_batch(list, opts)
+  local ptasks = {}
+  for i, t in ipairs(list) do
+    ptasks[i] = { script = t.script, args = { t.ctx }, name = t.name }
+  end
+  return tl.parallel(ptasks, { jobs = opts.jobs, timeout = opts.timeout, memory_mb = opts.memory_mb })
+end
+
+--- Runs the tasks (one retry for failures). Returns {findings = {system =,
+--- compute =}, failed = {{category, tier, error}}, metrics = {{name, metrics}},
+--- model_info, runs = {{name, started, finished, seconds}}}.
+function M.run(tasks, opts, warn)
+  local ok_v, validate = pcall(require, "tracelens.validate")
+  if not ok_v then validate = nil end
+  local pending = {}
+  for _, t in ipairs(tasks) do
+    if not t.missing then pending[#pending + 1] = t end
+  end
+  local out = { findings = { system = {}, compute = {} }, failed = {}, metrics = {}, runs = {} }
+  local errors = {}
+  for attempt = 1, 2 do
+    if #pending == 0 then break end
+    local results = run_batch(pending, opts)
+    local again = {}
+    for i, t in ipairs(pending) do
+      local r = results[i]
+      out.runs[#out.runs + 1] = { name = t.name, started = r.started, finished = r.finished, seconds = r.seconds,
+        attempt = attempt }
+      local why = accept(t, r, opts, validate)
+      if why then
+        errors[t] = why
+        if attempt == 1 then
+          warn(string.format("analyzer %s failed (%s); running it again", t.name, why:gsub("\n.*", "")))
+          again[#again + 1] = t
+        end
+      else
+        errors[t] = nil
+      end
+    end
+    pending = again
+  end
+  for _, t in ipairs(tasks) do
+    local why = errors[t] or (t.missing and "analyzer script not found")
+    if why then
+      local tier = t.tier == "compute" and "Compute Kernel" or "System"
+      out.failed[#out.failed + 1] = { category = t.name, tier = tier, error = (why:gsub("\n.*", "")) }
+      if t.tier ~= "model" then
+        tl.fs.write_file(findings_path(opts.out_dir, t), string.format("# %s\n\nStatus: ERROR\n\n%s\n", t.name, why))
+      end
+    elseif t.tier == "model" then
+      out.model_info = t.model_info
+    else
+      local bucket = t.tier == "compute" and out.findings.compute or out.findings.system
+      bucket[t.name] = t.findings
+      if t.metrics then out.metrics[#out.metrics + 1] = { name = t.name, metrics = t.metrics } end
+    end
+  end
+  return out
+end
+
+--- One line on how the analyzers overlapped in time.
+function M.concurrency_note(outcome)
+  local first, last, busy = math.huge, -math.huge, 0
+  for _, r in ipairs(outcome.runs or {}) do
+    if r.started then
+      first, last = math.min(first, r.started), math.max(last, r.finished)
+      busy = busy + r.seconds
+    end
+  end
+  if first == math.huge then return "  analyzers: none ran" end
+  local span = last - first
+  return string.format("  analyzers: %d runs, %.3f s of analyzer time in %.3f s wall (%.1fx overlap)",
+    #outcome.runs, busy, span, span > 0 and busy / span or 1)
+end
+
+return M

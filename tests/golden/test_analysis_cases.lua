@@ -1,0 +1,89 @@
+-- The standalone analysis of every agent case (../shared/data/agent_cases/
+-- standalone/<case>/trace.json) against the reference report: the compute
+-- and fusion P-item markers (category, low, mid, high), the Top Operations
+-- rows, the Executive Summary metrics, and `tracelens validate` passing.
+-- Numbers shown rounded are compared within one unit of the reference's last
+-- shown digit (its prose was written by a language model that rounded freely).
+local root, shared, bin = arg[1], arg[2], arg[3]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+local P = require "report_parse"
+
+local cases_dir = shared .. "/agent_cases/standalone"
+local cases = tl.fs.listdir(cases_dir)
+if not cases then T.skip("no shared data at " .. cases_dir) end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function close_to(ours, ref_cell, what)
+  local r, unit = P.number(ref_cell)
+  local o = P.number(ours)
+  return T.check(r ~= nil and o ~= nil and math.abs(o - r) <= unit * 1.0001 + 1e-9,
+    string.format("%s: ours %s, reference %s", what, tostring(ours), tostring(ref_cell)))
+end
+
+local function same_markers(ours, ref, what, keys)
+  T.eq(#ours, #ref, what .. ": number of P-items")
+  for i = 1, math.min(#ours, #ref) do
+    for _, k in ipairs(keys) do
+      if k == "category" then
+        T.eq(ours[i][k], ref[i][k], string.format("%s P%d %s", what, i, k))
+      else
+        close_to(ours[i][k], ref[i][k], string.format("%s P%d %s", what, i, k))
+      end
+    end
+  end
+end
+
+local tmp = T.tmpdir()
+for _, case in ipairs(cases) do
+  local dir = cases_dir .. "/" .. case
+  local ref = read(dir .. "/ref/analysis.md")
+  if ref then
+    local out = tmp .. "/" .. case
+    local ok, code, stdout, stderr = T.run(string.format("%s run orchestrator.lua %s -o %s --platform MI300X --no-rules -q",
+      T.q(bin), T.q(dir .. "/trace.json"), T.q(out)))
+    T.check(ok, case .. ": orchestrator exit " .. tostring(code) .. "\n" .. stdout .. stderr)
+    local ours = read(out .. "/analysis.md") or ""
+    -- Executive Summary
+    local em, rm = P.exec_metrics(ours), P.exec_metrics(ref)
+    for _, k in ipairs({ "Total Time", "Compute %", "Idle %", "Exposed Communication %" }) do
+      close_to(em[k], rm[k], case .. " exec " .. k)
+    end
+    local ocat = tostring(em["Top Bottleneck Category"]):match("^(.-)%s*%(")
+    local rcat = tostring(rm["Top Bottleneck Category"]):match("^(.-)%s*%(")
+    T.eq(ocat and ocat:lower(), rcat and rcat:lower(), case .. " exec top bottleneck category")
+    close_to(tostring(em["Top Bottleneck Category"]):match("%((.-)%)"),
+      tostring(rm["Top Bottleneck Category"]):match("%((.-)%)"), case .. " exec top bottleneck share")
+    -- P-items
+    same_markers(P.markers(P.section(ours, "Compute Kernel Optimizations"), "p_item"),
+      P.markers(P.section(ref, "Compute Kernel Optimizations"), "p_item"), case .. " compute",
+      { "category", "low", "mid", "high" })
+    same_markers(P.markers(P.section(ours, "Kernel Fusion Opportunities"), "p_item"),
+      P.markers(P.section(ref, "Kernel Fusion Opportunities"), "p_item"), case .. " fusion", { "low", "mid", "high" })
+    -- Top Operations
+    local ot, rt = P.top_ops(ours), P.top_ops(ref)
+    T.eq(#ot, #rt, case .. " top ops rows")
+    for i = 1, math.min(#ot, #rt) do
+      local o, r = ot[i].cells, rt[i].cells
+      T.eq(o[1], r[1], case .. " top ops rank " .. i)
+      T.eq(tostring(o[2]):lower(), tostring(r[2]):lower(), case .. " top ops category " .. i)
+      close_to(o[3], r[3], case .. " top ops time " .. i)
+      close_to(o[4], r[4], case .. " top ops share " .. i)
+      T.eq(o[5], r[5], case .. " top ops count " .. i)
+      T.eq(ot[i].low, rt[i].low, case .. " top ops low " .. i)
+      T.eq(ot[i].high, rt[i].high, case .. " top ops high " .. i)
+    end
+    -- the report passes the structural checks
+    local vok, vcode, vout, verr = T.run(string.format("%s validate %s", T.q(bin), T.q(out)))
+    T.check(vok, case .. ": tracelens validate exit " .. tostring(vcode) .. "\n" .. vout .. verr)
+  end
+end
+T.rmrf(tmp)
+T.finish()
