@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lfs.h"
 #include "lregex.h"
 #include "lrender.h"
 #include "ltable.h"
@@ -227,6 +228,10 @@ void tl_host_fill_state(lua_State *L, const tl_state_opts *o)
         lua_pop(L, 1);
     }
     luaL_requiref(L, "tracelens", luaopen_tracelens, 0);
+    if (!(o && o->sandboxed)) {
+        tl_lfs_push(L);
+        lua_setfield(L, -2, "fs");
+    }
     lua_setglobal(L, "tl");
 }
 

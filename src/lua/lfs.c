@@ -1,0 +1,71 @@
+/* lfs.c — tl.fs.listdir and tl.fs.kind (see lfs.h). */
+#include "lfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lauxlib.h>
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* tl.fs.listdir(path): the entry names but "." and "..", sorted bytewise
+ * (Python's sorted() of UTF-8 names); nil, "path: reason" when unreadable. */
+static int l_listdir(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    DIR *d = opendir(path);
+    if (!d) {
+        luaL_pushfail(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    /* names are collected in a Lua table first (so an error cannot leak
+     * them), then sorted through a C array of pointers into those strings */
+    lua_newtable(L);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        lua_pushstring(L, e->d_name);
+        lua_rawseti(L, -2, ++n);
+    }
+    closedir(d);
+    const char **names = lua_newuserdatauv(L, (size_t)n * sizeof *names + 1, 0);
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, -2, i + 1);
+        names[i] = lua_tostring(L, -1);
+        lua_pop(L, 1); /* still referenced by the table */
+    }
+    qsort(names, (size_t)n, sizeof *names, cmp_names);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, names[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* tl.fs.kind(path): "file", "directory", "other", or nil when it does not exist. */
+static int l_kind(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        luaL_pushfail(L);
+        return 1;
+    }
+    lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "directory" : "other");
+    return 1;
+}
+
+void tl_lfs_push(lua_State *L)
+{
+    static const luaL_Reg funcs[] = {{"listdir", l_listdir}, {"kind", l_kind}, {NULL, NULL}};
+    luaL_newlib(L, funcs);
+}
