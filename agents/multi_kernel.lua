@@ -69,13 +69,14 @@ local function bytes_text(b)
   return string.format("%.1f MiB", b / (1024 * 1024))
 end
 
-local function overlap_text()
-  if sf.present(overlap.overlap_percent) then return sf.pct(overlap.overlap_percent) .. " (target > 70%)" end
-  return "not assessed"
-end
-
 local function comm_exposed_ms() return sf.value(analysis.exposed_comm_time_us) / 1000 end
 local function comm_total_ms() return sf.value(analysis.total_comm_time_us) / 1000 end
+
+local function overlap_text()
+  if sf.present(overlap.overlap_percent) then return sf.pct(overlap.overlap_percent) .. " (target > 70%)" end
+  if comm_total_ms() <= 0 then return "not assessed (no communication)" end
+  return "not assessed (under 100 µs of communication)"
+end
 
 -- Cards ---------------------------------------------------------------------
 
@@ -205,6 +206,15 @@ local function direction_section(dir)
   }
 end
 
+-- Device-to-device copies are reported but never flagged (the metrics do not assess them).
+local function d2d_line()
+  local d = obj(by_direction.D2D)
+  if sf.value(d.count) <= 0 then return {} end
+  local ms = sf.value(d.total_time_us) / 1000
+  return { string.format("Device-to-device copies: %s (%s, %s of total), not assessed.", sf.count(d.count), sf.ms(ms),
+    sf.pct(pct_of_total(ms))), "" }
+end
+
 local function communication_section()
   return {
     "### Communication Blocking Compute", "",
@@ -255,6 +265,7 @@ local function document()
   append(out, { "", "## Memory Copy Analysis", "" })
   append(out, direction_section("D2H"))
   append(out, direction_section("H2D"))
+  append(out, d2d_line())
   append(out, { "## Communication Blocking Analysis", "" })
   append(out, communication_section())
   append(out, { "## Detected Patterns", "" })

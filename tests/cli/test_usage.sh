@@ -13,7 +13,7 @@ check 0 "--version" "$BIN" --version
 grep -q '^tracelens [0-9]' /tmp/tl_usage_out.$$ || { fail=$((fail + 1)); echo "FAIL: version text" >&2; }
 check 0 "--help" "$BIN" --help
 grep -q 'report TRACE -o DIR' /tmp/tl_usage_out.$$ || { fail=$((fail + 1)); echo "FAIL: help text" >&2; }
-for sub in run report repl; do check 0 "$sub --help" "$BIN" "$sub" --help; done
+for sub in run report repl validate; do check 0 "$sub --help" "$BIN" "$sub" --help; done
 check 2 "no command" "$BIN"
 check 2 "unknown command" "$BIN" frobnicate
 check 2 "report without trace" "$BIN" report -o /tmp/x
