@@ -439,8 +439,7 @@ static uint32_t new_op(work *w, const char *name, uint32_t who, uint32_t timed, 
 
 /* --------------------------------------------------- the three splices */
 
-/* Extra args of one injection; `seq_set` says that the extension sets the
- * Sequence number itself (flydsl). */
+/* Extra args of one injection. */
 typedef struct extras {
     int has_topk, has_gated;
     int64_t topk;
@@ -674,13 +673,6 @@ static uint32_t ancestor_named(const work *w, uint32_t u, const char *name)
     return TL_NOUID;
 }
 
-static int is_ancestor(const work *w, uint32_t a, uint32_t u)
-{
-    for (uint32_t p = u; p != TL_NOUID; p = w->t->parent[p])
-        if (p == a) return 1;
-    return 0;
-}
-
 static int by_ts(void *ctx, size_t a, size_t b)
 {
     const int64_t *ts = ctx;
@@ -901,30 +893,30 @@ static int ext_moe_flydsl(work *w)
     return rc;
 }
 
-/* The earliest (by ts; ties: UID order) event named `name` below u. */
-static uint32_t earliest_below(const work *w, uint32_t u, const char *name)
-{
-    u32vec c = {0};
-    events_named(w, name, &c);
-    uint32_t best = TL_NOUID;
-    for (size_t i = 0; i < c.n; i++)
-        if (c.v[i] != u && is_ancestor(w, u, c.v[i]) && (best == TL_NOUID || w->es->ts[c.v[i]] < w->es->ts[best]))
-            best = c.v[i];
-    free(c.v);
-    return best;
-}
-
 /* MLA_Decode / MLA_Prefill: wrap the children of each matching python
- * frame, with the shapes of the first aiter op below it. */
+ * frame, with the shapes of the earliest (by ts; ties: UID order) op named
+ * donor_name below it. The donors are indexed once, walking up from each
+ * (wrapping a frame keeps every op below it below it). */
 static int ext_mla(work *w, int (*match)(const char *), const char *donor_name, const char *pseudo)
 {
-    u32vec evs = {0};
+    u32vec evs = {0}, cand = {0};
     events_matching(w, match, TL_CAT_PYTHON_FUNCTION, &evs);
     if (!evs.n) note(w, "no python_function matches");
+    events_named(w, donor_name, &cand);
+    tl_map slot; /* frame uid -> index in evs */
+    tl_map_init(&slot, evs.n + 1);
+    for (size_t i = 0; i < evs.n; i++) tl_map_put(&slot, evs.v[i], 0, (uint32_t)i);
+    uint32_t *donor = tl_xmalloc((evs.n + 1) * sizeof *donor);
+    memset(donor, 0xff, (evs.n + 1) * sizeof *donor);
+    for (size_t c = 0; c < cand.n; c++)
+        for (uint32_t p = w->t->parent[cand.v[c]]; p != TL_NOUID; p = w->t->parent[p]) {
+            uint32_t i = tl_map_get(&slot, p, 0);
+            if (i != UINT32_MAX && (donor[i] == TL_NOUID || w->es->ts[cand.v[c]] < w->es->ts[donor[i]]))
+                donor[i] = cand.v[c];
+        }
     for (size_t i = 0; i < evs.n; i++) {
         uint32_t py = evs.v[i];
-        uint32_t donor = earliest_below(w, py, donor_name);
-        if (donor == TL_NOUID) {
+        if (donor[i] == TL_NOUID) {
             note(w, "no %s below UID %u", donor_name, (unsigned)py);
             continue;
         }
@@ -934,8 +926,11 @@ static int ext_mla(work *w, int (*match)(const char *), const char *donor_name, 
             note(w, "no GPU events for UID %u", (unsigned)py);
             continue;
         }
-        wrap_children(w, py, pseudo, donor, NULL);
+        wrap_children(w, py, pseudo, donor[i], NULL);
     }
+    free(donor);
+    tl_map_free(&slot);
+    free(cand.v);
     free(evs.v);
     return 0;
 }
