@@ -1,0 +1,614 @@
+-- tracelens.report_md — the final analysis.md (agents-and-report.md §5).
+--
+-- render(inp) -> markdown text, where
+--   inp = {scope = "standalone"|"comparative",
+--          manifest = <decoded category_manifest.json>, priority = <decoded priority_data.json>,
+--          findings = {system = {cpu_idle=, multi_kernel=, kernel_fusion=}, compute = {<cat> = text}},
+--          failed = {{category=, tier = "System"|"Compute Kernel", error=}},
+--          metrics = {<cat> = decoded metrics}, model_info = {model=, architecture=, scale=, precision=},
+--          arch = {name=, mem_bw_gbps=, max_achievable_tflops={...}}, platform = "MI300X",
+--          platform_note = <how the platform was chosen, or nil>,
+--          platform2 = <trace 2 platform, comparative>}
+--
+-- Sections, in order: title, Executive Summary (+ `{{PERF_PLOT}}`), Warnings
+-- (only when needed), Compute Kernel Optimizations, Kernel Fusion
+-- Opportunities (Experimental), System-Level Optimizations, Detailed
+-- Analysis, Appendix. Cards and Detailed Analysis blocks come from the
+-- findings files (tracelens.findings_doc); numbers in markers come from
+-- priority_data.json verbatim. Rules: docs/analyzers.md, "System analyzers
+-- and the report".
+local json = require "tracelens.json"
+local py = require "tracelens.py"
+local doc = require "tracelens.findings_doc"
+local sf = require "tracelens.system_findings"
+
+local M = {}
+
+local UNKNOWN = "Cannot be inferred from trace"
+local IDLE_THRESHOLD_PCT = 15
+local NEGLIGIBLE_PCT = 1.0
+local ICONS = { "🔴", "🟡" }
+local OTHER_ICON = "🟢"
+local NO_COMPUTE = "✅ No compute kernel optimization opportunities identified. All categories are within target "
+  .. "performance bounds."
+local SYSTEM_NOTE = sf.NOTE
+local COMPARATIVE_NOTE = "> **Comparative Note:** System-level analysis is performed on the primary trace (Trace 1) "
+  .. "only. Cross-trace system-level comparison is not yet supported."
+local FUSION_NOTE_HEAD = "> **Note:** Kernel fusion analysis is experimental. impact_score projections estimate the "
+  .. "recoverable fraction of E2E with 85% memory/compute pipeline overlap. Kernels without perf models use their "
+  .. "measured trace time as-is."
+local FUSION_NOTE_COVERAGE = " Candidates where fewer than 75% of kernels have perf models are not reported."
+local FUSION_NOTE_TAIL = " Actual recoverable time depends on implementation feasibility and interaction effects."
+local FUSION_NOTE_COMPARATIVE = "> **Note:** Kernel fusion analysis is experimental."
+
+-- Helpers ------------------------------------------------------------------------
+
+local function present(v) return v ~= nil and not json.is_null(v) end
+
+local function num(v)
+  if not present(v) then return "null" end
+  if type(v) == "number" then return json.number_text(v) end
+  return tostring(v)
+end
+
+local function round_text(x, n) return json.number_text(py.round((tonumber(x) or 0) + 0.0, n)) end
+
+-- Milliseconds: 2 decimals from 1 ms up, else 3.
+local function ms_text(x)
+  x = tonumber(x) or 0
+  return round_text(x, x >= 1 and 2 or 3) .. " ms"
+end
+
+local function pct_text(x) return round_text(x, 2) .. "%" end
+
+local function signed(x, text)
+  if x > 0 then return "+" .. text end
+  return text
+end
+
+local function icon_at(i) return ICONS[i] or OTHER_ICON end
+
+local function append(dst, src)
+  for _, l in ipairs(src) do dst[#dst + 1] = l end
+  return dst
+end
+
+local function add(out, ...)
+  for i = 1, select("#", ...) do out[#out + 1] = (select(i, ...)) end
+end
+
+local function is_comparative(inp) return inp.scope == "comparative" end
+
+local function failed_set(inp)
+  local set = {}
+  for _, f in ipairs(inp.failed or {}) do set[f.category] = true end
+  return set
+end
+
+-- The findings document of a category, or nil when missing or failed.
+local function findings_of(inp, group, name)
+  local text = ((inp.findings or {})[group] or {})[name]
+  if type(text) ~= "string" or failed_set(inp)[name] then return nil end
+  local d = doc.parse(text)
+  if d.failed then return nil end
+  return d
+end
+
+local function utilization(inp) return (inp.manifest or {}).gpu_utilization or {} end
+
+local function compute_categories(inp) return sf.categories(inp.manifest, "compute_kernel") end
+
+local function display_name(inp, name)
+  for _, c in ipairs((inp.manifest or {}).categories or {}) do
+    if c.name == name then return c.display_name or name end
+  end
+  return name
+end
+
+local function computation_ms(g)
+  return (tonumber(g.total_time_ms) or 0) * (tonumber(g.computation_time_percent) or 0) / 100
+end
+
+-- The compute category with the most kernel time (ties: manifest order).
+local function top_category(inp)
+  local best
+  for _, c in ipairs(compute_categories(inp)) do
+    if not best or sf.value(c.gpu_kernel_time_ms) > sf.value(best.gpu_kernel_time_ms) then best = c end
+  end
+  return best
+end
+
+local function share_text(t, denominator)
+  if denominator <= 0 then return "0.0%" end
+  return round_text(t / denominator * 100, 1) .. "%"
+end
+
+local function top_bottleneck(inp)
+  local c = top_category(inp)
+  if not c then return "None" end
+  return (c.display_name or c.name) .. " (" .. share_text(sf.value(c.gpu_kernel_time_ms),
+    computation_ms(utilization(inp))) .. ")"
+end
+
+local function model_name(inp)
+  local m = (inp.model_info or {}).model
+  if type(m) ~= "string" or m == "" or m == UNKNOWN then return "Workload" end
+  return m
+end
+
+local function platform_of(inp)
+  return inp.platform or (inp.manifest or {}).platform or (inp.arch or {}).name or "Unknown platform"
+end
+
+-- Cards of every tier ---------------------------------------------------------
+
+local P_ITEM = "^<!%-%-%s*impact%-begin.-kind=p_item.-%-%->%s*$"
+
+local function compute_marker(f)
+  return string.format("<!-- impact-begin kind=p_item category=%s low=%s mid=%s high=%s -->", f.category,
+    num(f.impact_score_low), num(f.impact_score), num(f.impact_score_high))
+end
+
+-- A compute card whose findings file is missing or has no card for it: the
+-- numbers of the finding only.
+local function fallback_compute_card(inp, f)
+  local display = display_name(inp, f.category)
+  local body = {
+    string.format("**Insight**: The %s analysis gave no recommendation text for this finding. It covers %s "
+      .. "operation(s), %s-bound, estimated by the %s method.", display, num(f.member_count), num(f.bound_type),
+      num(f.estimate_method)), "",
+    string.format("**Action**: Rerun the %s analysis to get a recommendation for these operations.", display), "",
+    compute_marker(f), "**Impact**: impact_score: " .. num(f.impact_score), "<!-- impact-end -->",
+  }
+  local title = display .. " operations below their roofline"
+  if present(f.library) and f.library ~= "Unknown" then title = title .. " (" .. f.library .. ")" end
+  return { title = title, body = body }
+end
+
+local function fallback_compute_block(inp, f)
+  local rows = { "| Operation | Time (ms) | impact_score |", "|-----------|-----------|--------------|" }
+  for _, m in ipairs(f.members or {}) do
+    rows[#rows + 1] = string.format("| %s | %s | %s |", num(m.operation), num(m.time_ms), num(m.impact_score))
+  end
+  return {
+    string.format("**Identification:** The %s findings file has no detailed block for this finding, so only its "
+      .. "members are listed. (source: `priority_data.json` → `findings[].members`)",
+      display_name(inp, f.category)), "",
+    "**Data:**", "", table.concat(rows, "\n"), "",
+    "**Reasoning for Slowdown:** Not available from the category analysis.", "",
+    "**Resolution:** Rerun the category analysis.", "",
+    "**Impact estimate:**",
+    string.format("<!-- impact-begin kind=detail_estimate low=%s high=%s -->", num(f.impact_score_low),
+      num(f.impact_score_high)),
+    "- Low end impact_score: " .. num(f.impact_score_low),
+    "- High end impact_score: " .. num(f.impact_score_high),
+    "<!-- impact-end -->",
+  }
+end
+
+-- One entry per priority_data.findings[] entry, in order:
+-- {title=, card = {lines}, block = {lines}, category=}.
+local function compute_items(inp)
+  local items = {}
+  for i, f in ipairs((inp.priority or {}).findings or {}) do
+    local d = findings_of(inp, "compute", f.category)
+    local rank = math.tointeger(f.category_rank) or i
+    local card = d and doc.card(d, rank)
+    local block = d and doc.block(d, "compute", rank)
+    local item = { category = f.category, finding = f }
+    if card then
+      item.title = card.title
+      item.card = {}
+      for _, line in ipairs(card.body) do
+        item.card[#item.card + 1] = line:find(P_ITEM) and compute_marker(f) or line
+      end
+    else
+      local fb = fallback_compute_card(inp, f)
+      item.title, item.card = fb.title, fb.body
+    end
+    item.block = block and block.body or fallback_compute_block(inp, f)
+    items[#items + 1] = item
+  end
+  return items
+end
+
+-- Fusion cards, in the findings file's order (impact_score, highest first).
+local TIME_SUFFIX = "%s*%([%d%.]+ ms, %d+ instances?%)$"
+
+local function fusion_items(inp)
+  local d = findings_of(inp, "system", "kernel_fusion")
+  if not d then return {} end
+  local items = {}
+  for i, c in ipairs(d.cards) do
+    local block = doc.block(d, "fusion", c.p) or doc.block(d, "fusion", i)
+    local icon = c.prefix:gsub("%s+$", "")
+    items[#items + 1] = {
+      icon = icon ~= "" and icon or OTHER_ICON,
+      title = (c.title:gsub(TIME_SUFFIX, "")),
+      block_title = block and block.title or c.title,
+      card = c.body, block = block and block.body or { "**Impact estimate:** " .. sf.NOT_QUANTIFIABLE },
+    }
+  end
+  return items
+end
+
+-- System cards: the CPU/idle cards first, then the multi-kernel cards (each
+-- file is in severity order already). A CPU/idle host-synchronization card
+-- is dropped when the multi-kernel analysis has a device-to-host copy card:
+-- the two describe the same mechanism (host reads of device values).
+local function system_items(inp)
+  local items, has_d2h = {}, false
+  local mk = findings_of(inp, "system", "multi_kernel")
+  for _, c in ipairs(mk and mk.cards or {}) do has_d2h = has_d2h or c.title == sf.TITLE.d2h_memcpy end
+  for _, name in ipairs({ "cpu_idle", "multi_kernel" }) do
+    local d = findings_of(inp, "system", name)
+    for i, c in ipairs(d and d.cards or {}) do
+      if not (name == "cpu_idle" and has_d2h and c.title == sf.TITLE.host_sync) then
+        local block = doc.block(d, "system", c.p) or doc.block(d, "system", i)
+        items[#items + 1] = { title = c.title, card = c.body, source = name,
+          block = block and block.body or { "**Impact estimate:** " .. sf.NOT_QUANTIFIABLE } }
+      end
+    end
+  end
+  return items
+end
+
+-- Title and Executive Summary ------------------------------------------------------
+
+local function title(inp)
+  if is_comparative(inp) then
+    return "# " .. model_name(inp) .. " - Comparative Analysis: " .. platform_of(inp) .. " vs "
+      .. tostring(inp.platform2 or "Trace 2")
+  end
+  return "# " .. model_name(inp) .. " - " .. platform_of(inp) .. " Standalone Analysis"
+end
+
+local function overview(inp, items)
+  local g = utilization(inp)
+  local s = {}
+  local model = model_name(inp)
+  s[#s + 1] = string.format("This analysis covers %s of GPU time on %s%s.", ms_text(g.total_time_ms),
+    platform_of(inp), model ~= "Workload" and (" for a " .. model .. " workload") or "")
+  s[#s + 1] = string.format("Computation takes %s of that time, the GPU is idle for %s, exposed communication takes "
+    .. "%s and exposed memory copies take %s.", pct_text(g.computation_time_percent), pct_text(g.idle_time_percent),
+    pct_text(g.exposed_comm_time_percent), pct_text(g.exposed_memcpy_time_percent))
+  local top = top_category(inp)
+  if top then
+    s[#s + 1] = string.format("%s is the largest compute category with %s ms, %s of compute time.",
+      top.display_name or top.name, num(top.gpu_kernel_time_ms),
+      share_text(sf.value(top.gpu_kernel_time_ms), computation_ms(g)))
+  end
+  local f1 = items.compute[1]
+  if f1 then
+    s[#s + 1] = string.format("The per-category analysis gives %d compute finding%s. The largest, in %s, has an "
+      .. "impact_score of %s.", #items.compute, #items.compute == 1 and "" or "s",
+      display_name(inp, f1.category), num(f1.finding.impact_score))
+  else
+    s[#s + 1] = "No compute kernel finding reaches the reporting threshold."
+  end
+  if #items.fusion > 0 then
+    s[#s + 1] = string.format("The kernel fusion analysis reports %d candidate%s.", #items.fusion,
+      #items.fusion == 1 and "" or "s")
+  else
+    s[#s + 1] = "No kernel fusion opportunity was found."
+  end
+  if #items.system > 0 then
+    s[#s + 1] = string.format("At the system level the top issue is: %s.", items.system[1].title)
+  else
+    s[#s + 1] = "No system-level bottleneck is flagged."
+  end
+  return table.concat(s, " ")
+end
+
+local function standalone_metrics(inp)
+  local g = utilization(inp)
+  return {
+    "| Metric | Value |",
+    "|--------|-------|",
+    "| Total Time | " .. ms_text(g.total_time_ms) .. " |",
+    "| Compute % | " .. pct_text(g.computation_time_percent) .. " |",
+    "| Idle % | " .. pct_text(g.idle_time_percent) .. " |",
+    "| Exposed Communication % | " .. pct_text(g.exposed_comm_time_percent) .. " |",
+    "| Top Bottleneck Category | " .. top_bottleneck(inp) .. " |",
+  }
+end
+
+-- Trace 2's largest category from trace2_ops_summary_by_category.
+local function trace2_top(inp)
+  local g2 = (inp.manifest or {}).trace2_gpu_utilization or {}
+  local best
+  for _, r in ipairs((inp.manifest or {}).trace2_ops_summary_by_category or {}) do
+    if not best or sf.value(r.total_direct_kernel_time_ms) > sf.value(best.total_direct_kernel_time_ms) then best = r end
+  end
+  if not best then return "None" end
+  return tostring(best["op category"]) .. " (" .. share_text(sf.value(best.total_direct_kernel_time_ms),
+    computation_ms(g2)) .. ")"
+end
+
+local function comparative_metrics(inp)
+  local g1, g2 = utilization(inp), (inp.manifest or {}).trace2_gpu_utilization or {}
+  local t1, t2 = sf.value(g1.total_time_ms), sf.value(g2.total_time_ms)
+  local function diff_pct(key)
+    local d = sf.value(g2[key]) - sf.value(g1[key])
+    return signed(d, pct_text(d))
+  end
+  local dt = t2 - t1
+  local rel = t1 > 0 and dt / t1 * 100 or 0
+  return {
+    string.format("| Metric | Trace 1 - (%s) | Trace 2 - (%s) | Difference |", platform_of(inp),
+      tostring(inp.platform2 or "Trace 2")),
+    "|--------|------------|------------|------------|",
+    string.format("| Total Time | %s | %s | %s (%s) |", ms_text(t1), ms_text(t2), signed(dt, ms_text(dt)),
+      signed(rel, round_text(rel, 1) .. "%")),
+    string.format("| Compute %% | %s | %s | %s |", pct_text(g1.computation_time_percent),
+      pct_text(g2.computation_time_percent), diff_pct("computation_time_percent")),
+    string.format("| Idle %% | %s | %s | %s |", pct_text(g1.idle_time_percent), pct_text(g2.idle_time_percent),
+      diff_pct("idle_time_percent")),
+    string.format("| Exposed Communication %% | %s | %s | %s |", pct_text(g1.exposed_comm_time_percent),
+      pct_text(g2.exposed_comm_time_percent), diff_pct("exposed_comm_time_percent")),
+    string.format("| Top Bottleneck Category | %s | %s | — |", top_bottleneck(inp), trace2_top(inp)),
+  }
+end
+
+local function executive_summary(inp, items)
+  local out = { "## Executive Summary", "", overview(inp, items), "" }
+  append(out, is_comparative(inp) and comparative_metrics(inp) or standalone_metrics(inp))
+  add(out, "", "{{PERF_PLOT}}", "")
+  return out
+end
+
+-- Warnings ------------------------------------------------------------------------
+
+local function cell(s) return (tostring(s):gsub("\r?\n", " "):gsub("|", "\\|")) end
+
+local function high_variance_rows(inp)
+  local rows = {}
+  for _, c in ipairs(compute_categories(inp)) do
+    local m = (inp.metrics or {})[c.name]
+    for _, op in ipairs(type(m) == "table" and m.operations or {}) do
+      if op.high_variance == true then
+        rows[#rows + 1] = string.format("| %s | %s | %s | %s |", cell(op.name), c.display_name or c.name, num(op.cov),
+          num(op.time_ms))
+      end
+    end
+  end
+  return rows
+end
+
+local function warnings(inp)
+  local failed, variance = inp.failed or {}, high_variance_rows(inp)
+  if #failed == 0 and #variance == 0 then return {} end
+  local out = { "## Warnings", "" }
+  if #failed > 0 then
+    add(out, "The following analyses failed:", "", "| Analysis | Tier | Error Summary |", "|----------|------|---------------|")
+    for _, f in ipairs(failed) do
+      out[#out + 1] = string.format("| %s | %s | %s |", display_name(inp, f.category), f.tier or "Compute Kernel",
+        cell(f.error or "unknown error"))
+    end
+    add(out, "", "Their findings are excluded from the recommendations below.", "")
+  end
+  if #variance > 0 then
+    add(out, "**Data Quality:** These operations vary strongly between calls (coefficient of variation above 1.0), "
+      .. "which is likely a profiler artifact. Treat their reported times with caution.", "",
+      "| Operation | Category | CoV | Reported Time (ms) |", "|-----------|----------|-----|--------------------|")
+    append(out, variance)
+    out[#out + 1] = ""
+  end
+  return out
+end
+
+-- Compute Kernel Optimizations ------------------------------------------------------
+
+local function category_entry(inp, name)
+  for _, c in ipairs((inp.manifest or {}).categories or {}) do
+    if c.name == name then return c end
+  end
+  return {}
+end
+
+-- Trace 2's kernel time of a category (matched on `op category`, case-insensitively).
+local function trace2_time(inp, display)
+  for _, r in ipairs((inp.manifest or {}).trace2_ops_summary_by_category or {}) do
+    if tostring(r["op category"]):lower() == tostring(display):lower() then return r.total_direct_kernel_time_ms end
+  end
+end
+
+local function top_ops_row(inp, p)
+  local entry = category_entry(inp, p.category)
+  local t = entry.gpu_kernel_time_ms
+  if not present(t) then t = p.gpu_kernel_time_ms end
+  local share = share_text(sf.value(t), computation_ms(utilization(inp)))
+  local marker = string.format(" <!-- top-ops-row low=%s high=%s -->", num(p.impact_score_low), num(p.impact_score_high))
+  local display = p.display_name or entry.display_name or p.category
+  if is_comparative(inp) then
+    local t2 = trace2_time(inp, display)
+    local diff = present(t2) and signed(t2 - sf.value(t), round_text(t2 - sf.value(t), 3)) or "—"
+    return string.format("| %s | %s | %s | %s | %s | %s | %s |%s", num(p.rank), display, num(t),
+      present(t2) and round_text(t2, 3) or "—", share, num(entry.ops_count), diff, marker)
+  end
+  return string.format("| %s | %s | %s | %s | %s |%s", num(p.rank), display, num(t), share, num(entry.ops_count),
+    marker)
+end
+
+local function top_operations(inp)
+  local out = { "### Top Operations", "", "<!-- impact-begin kind=top_ops -->" }
+  if is_comparative(inp) then
+    add(out, "| Rank | Category | Trace 1 Time (ms) | Trace 2 Time (ms) | % of Compute Time | Ops | Difference (ms) |",
+      "|------|----------|-------------------|-------------------|-------------------|-----|-----------------|")
+  else
+    add(out, "| Rank | Category | Time (ms) | % of Compute Time | Ops |",
+      "|------|----------|-----------|-------------------|-----|")
+  end
+  for _, p in ipairs((inp.priority or {}).priorities or {}) do out[#out + 1] = top_ops_row(inp, p) end
+  add(out, "<!-- impact-end -->", "")
+  return out
+end
+
+local function link(section, anchor, n)
+  return string.format("→ *See [Detailed Analysis: %s > P%d](#%s%d) for details*", section, n, anchor, n)
+end
+
+local function card_lines(heading, body, link_line)
+  local out = { heading, "" }
+  append(out, body)
+  add(out, "", link_line, "")
+  return out
+end
+
+local function compute_section(inp, items)
+  local out = { "## Compute Kernel Optimizations", "",
+    "Findings from per-category kernel analysis (GEMM, SDPA, elementwise, etc.).",
+    "Summaries of the per-category analyzers' recommendations, focused on individual kernel efficiency.", "" }
+  append(out, top_operations(inp))
+  if #items == 0 then add(out, NO_COMPUTE, "") end
+  for i, item in ipairs(items) do
+    if i > 1 then add(out, "---", "") end
+    append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
+      link("Compute kernel insights", "detailed-analysis-compute-p", i)))
+  end
+  add(out, "---", "")
+  return out
+end
+
+-- Kernel Fusion Opportunities ------------------------------------------------------------
+
+local function fusion_note(inp, with_coverage)
+  if is_comparative(inp) then return FUSION_NOTE_COMPARATIVE end
+  return FUSION_NOTE_HEAD .. (with_coverage and FUSION_NOTE_COVERAGE or "") .. FUSION_NOTE_TAIL
+end
+
+local function fusion_section(inp, items)
+  local out = { "## Kernel Fusion Opportunities (Experimental)", "", fusion_note(inp, true), "" }
+  if #items == 0 then add(out, "No kernel fusion opportunities detected.", "") end
+  for i, item in ipairs(items) do
+    if i > 1 then add(out, "---", "") end
+    append(out, card_lines(string.format("### %s P%d: %s", item.icon, i, item.title), item.card,
+      link("Kernel fusion insights", "detailed-analysis-fusion-P", i)))
+  end
+  add(out, "---", "")
+  return out
+end
+
+-- System-Level Optimizations ---------------------------------------------------------
+
+local function template_a(inp)
+  local g = utilization(inp)
+  local comm, memcpy = sf.value(g.exposed_comm_time_percent), sf.value(g.exposed_memcpy_time_percent)
+  local tail
+  if comm < NEGLIGIBLE_PCT and memcpy < NEGLIGIBLE_PCT then
+    tail = "with negligible memcpy and communication overhead."
+  else
+    tail = string.format("with %s exposed communication and %s exposed memory copies, below the flagging "
+      .. "thresholds.", pct_text(comm), pct_text(memcpy))
+  end
+  local idle = sf.value(g.idle_time_percent)
+  local idle_text = ","
+  if idle > IDLE_THRESHOLD_PCT then
+    idle_text = string.format(" and %s idle,", pct_text(idle))
+  elseif idle > 0 then
+    idle_text = string.format(" and %s idle (below the %d%% threshold),", pct_text(idle), IDLE_THRESHOLD_PCT)
+  end
+  return string.format("✅ No system-level bottlenecks detected. GPU activity breakdown shows %s computation%s %s",
+    pct_text(g.computation_time_percent), idle_text, tail)
+end
+
+local function system_section(inp, items)
+  local out = { "## System-Level Optimizations", "", SYSTEM_NOTE, "" }
+  if is_comparative(inp) then add(out, COMPARATIVE_NOTE, "") end
+  add(out, "Findings from system-level analysis (GPU utilization, memory transfer patterns,",
+    "communication/compute overlap). These affect the GPU pipeline as a whole.", "")
+  if #items == 0 then add(out, template_a(inp), "") end
+  for i, item in ipairs(items) do
+    if i > 1 then add(out, "---", "") end
+    append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
+      link("System-level insights", "detailed-analysis-system-p", i)))
+  end
+  add(out, "---", "")
+  return out
+end
+
+-- Detailed Analysis ---------------------------------------------------------------------
+
+local function block_lines(anchor, tier, n, heading, body)
+  local out = { string.format('<a id="%s"></a>', anchor),
+    string.format("<!-- reasoning-candidate tier=%s rank=%d -->", tier, n), heading }
+  append(out, body)
+  out[#out + 1] = ""
+  return out
+end
+
+local function detailed_analysis(inp, items)
+  local out = { "## Detailed Analysis", "", "### Compute Kernel Insights", "" }
+  if #items.compute == 0 then add(out, NO_COMPUTE, "") end
+  for i, item in ipairs(items.compute) do
+    append(out, block_lines("detailed-analysis-compute-p" .. i, "compute", i,
+      string.format("#### %s P%d: %s", icon_at(i), i, item.title), item.block))
+  end
+  add(out, "### Kernel Fusion Insights", "", fusion_note(inp, false), "")
+  if #items.fusion == 0 then add(out, "No fusion impact estimates available.", "") end
+  for i, item in ipairs(items.fusion) do
+    append(out, block_lines("detailed-analysis-fusion-P" .. i, "fusion", i,
+      string.format("#### %s P%d: %s", item.icon, i, item.block_title), item.block))
+  end
+  add(out, "### System-Level Insights", "")
+  if #items.system == 0 then add(out, "✅ No system-level bottlenecks detected.", "") end
+  for i, item in ipairs(items.system) do
+    append(out, block_lines("detailed-analysis-system-p" .. i, "system", i,
+      string.format("#### %s P%d: %s", icon_at(i), i, item.title), item.block))
+  end
+  add(out, "---", "")
+  return out
+end
+
+-- Appendix ------------------------------------------------------------------------------
+
+local function info(inp, key)
+  local v = (inp.model_info or {})[key]
+  if type(v) ~= "string" or v == "" then return UNKNOWN end
+  return v
+end
+
+local MAF_ROWS = { { "matrix_bf16", "BF16" }, { "matrix_fp8", "FP8" }, { "matrix_fp4", "FP4" } }
+
+local function appendix(inp)
+  local out = { "## Appendix", "", "### Model Architecture",
+    "- **Model**: " .. info(inp, "model"), "- **Architecture**: " .. info(inp, "architecture"),
+    "- **Scale**: " .. info(inp, "scale"), "- **Precision**: " .. info(inp, "precision"), "",
+    "### Hardware Reference", "- **Platform**: " .. platform_of(inp) }
+  local arch = inp.arch or {}
+  if type(arch.mem_bw_gbps) == "number" then
+    out[#out + 1] = "- **Peak HBM BW**: " .. json.number_text(arch.mem_bw_gbps / 1000) .. " TB/s"
+  end
+  local maf = arch.max_achievable_tflops or {}
+  for _, r in ipairs(MAF_ROWS) do
+    if type(maf[r[1]]) == "number" then
+      out[#out + 1] = "- **Peak MAF (" .. r[2] .. ")**: " .. json.number_text(maf[r[1]]) .. " TFLOPS"
+    end
+  end
+  if type(inp.platform_note) == "string" and inp.platform_note ~= "" then
+    out[#out + 1] = "- **Platform selection**: " .. inp.platform_note
+  end
+  if is_comparative(inp) then
+    out[#out + 1] = "- **Scope**: the model and hardware above describe Trace 1."
+  end
+  out[#out + 1] = ""
+  return out
+end
+
+--- The whole analysis.md.
+function M.render(inp)
+  local items = { compute = compute_items(inp), fusion = fusion_items(inp), system = system_items(inp) }
+  local out = { title(inp), "" }
+  append(out, executive_summary(inp, items))
+  append(out, warnings(inp))
+  out[#out + 1] = "---"
+  out[#out + 1] = ""
+  append(out, compute_section(inp, items.compute))
+  append(out, fusion_section(inp, items.fusion))
+  append(out, system_section(inp, items.system))
+  append(out, detailed_analysis(inp, items))
+  append(out, appendix(inp))
+  return table.concat(out, "\n")
+end
+
+return M
