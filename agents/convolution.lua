@@ -1,0 +1,147 @@
+-- Convolution analyzer (categories conv_fwd, conv_bwd, convolution):
+-- agents-and-report.md §3.12, rules in docs/analyzers.md.
+--
+-- Compute-bound groups: tile/occupancy tuning of the dominant kernel (a
+-- depthwise convolution is called out first: one input channel per filter
+-- leaves little work per output). Memory-bound groups: when layout transposes
+-- take more than 10% of convolution time, switch to channels-last; otherwise
+-- tune memory access. The expected efficiency depends on the filter size.
+local json = require "tracelens.json"
+local F = require "tracelens.findings"
+local say = require "tracelens.prose"
+
+local ctx = ...
+
+local TRANSPOSE_MODERATE, TRANSPOSE_HIGH = 10, 20 -- % of convolution time spent in layout transposes
+
+-- Input (N, C, spatial...) and filter (C_out, C_in / groups, kernel...) shapes.
+local function geometry(op)
+  local dims = say.input_dims(op)
+  local x, w = dims and dims[1], dims and dims[2]
+  if type(x) ~= "table" or type(w) ~= "table" or #x < 3 or #w ~= #x then return nil end
+  local g = { rank = #x - 2, c_in = x[2], c_out = w[1], per_group = w[2], spatial = {}, kernel = {} }
+  for i = 3, #x do g.spatial[#g.spatial + 1] = x[i]; g.kernel[#g.kernel + 1] = w[i] end
+  return g
+end
+
+local function square(g)
+  for _, d in ipairs(g.kernel) do
+    if d ~= g.kernel[1] then return false end
+  end
+  return true
+end
+
+local function class(op)
+  local name, kernel = op.name:lower(), tostring(op.kernel_name or ""):lower()
+  if name:find("transpose") or name:find("deconv") then return "transpose" end
+  local g = geometry(op)
+  if kernel:find("depthwise") or (g and g.per_group == 1 and g.c_in > 1) then return "depthwise" end
+  if g then return g.rank .. "d" end
+  return "other"
+end
+
+local CLASS_TEXT = { transpose = "transposed convolution (also a layout-mismatch signal)",
+  depthwise = "depthwise convolution", ["1d"] = "standard 1D convolution", ["2d"] = "standard 2D convolution",
+  ["3d"] = "standard 3D convolution", other = "convolution of unrecognised shape" }
+
+-- Expected efficiency by filter: {what, % of peak, unit} or nil (asymmetric or unknown filters).
+local function expected(op)
+  if class(op) == "depthwise" then return { "depthwise convolutions", 50, "of peak" } end
+  local g = geometry(op)
+  if not g then return nil end
+  if not square(g) then return nil end
+  local k = g.kernel[1]
+  if k >= 5 then return { "large filters (5×5 and up)", 70, "of peak TFLOPS" } end
+  if k == 3 then return { "3×3 filters", 70, "of peak TFLOPS" } end
+  if k == 1 then return { "1×1 filters", 60, "of peak HBM bandwidth" } end
+end
+
+local function transpose_pct(v) return (v.metrics.category_specific or {}).transpose_overhead_percent or 0 end
+
+local rules = { missing = "No Convolution operations found in trace" }
+
+function rules.noun(v)
+  local c = class(v.lead)
+  if c == "depthwise" then return "depthwise convolution" end
+  if c == "transpose" then return "transposed convolution" end
+  return "convolution"
+end
+
+-- The filter size of a single-member group: "7×7".
+function rules.qualifier(v)
+  local g = geometry(v.lead)
+  if g and #v.rows == 1 then return say.shape_text(g.kernel) end
+end
+
+function rules.describe(op)
+  local g = geometry(op)
+  if not g then return say.tensors_text(op) end
+  local dtype = say.input_dtype(op)
+  return say.shape_text(g.kernel) .. " filter, " .. g.c_in .. "→" .. g.c_out .. " channels, "
+    .. say.shape_text(g.spatial) .. " input" .. (dtype and (", " .. dtype) or "")
+end
+
+function rules.identify(v)
+  local c = class(v.lead)
+  local out = { "The dominant operation is a " .. CLASS_TEXT[c] .. "." }
+  if c == "depthwise" then
+    out[2] = "Each filter sees one input channel, so every output has little work and a lower efficiency is expected."
+  end
+  local t = transpose_pct(v)
+  if v.bound == "memory" and t > TRANSPOSE_MODERATE then
+    out[#out + 1] = "Layout transposes take " .. F.num(t) .. "% of convolution time, "
+      .. (t > TRANSPOSE_HIGH and "a high share" or "a moderate share") .. "."
+  end
+  return out
+end
+
+function rules.source_keys(v)
+  local keys = { "operations[].Input Dims" }
+  if v.bound == "memory" then keys[2] = "category_specific.transpose_overhead_percent" end
+  return keys
+end
+
+function rules.reasoning(v)
+  local out, e = {}, expected(v.lead)
+  local eff = (v.lead.efficiency or {}).efficiency_percent
+  if e and not v.heuristic and not v.comparative and F.present(eff) then
+    out[1] = "Convolutions with " .. e[1] .. " usually reach more than " .. e[2] .. "% " .. e[3] .. ", and "
+      .. say.code(v.lead.name) .. " reaches " .. F.num(eff) .. "%."
+  end
+  local g = geometry(v.lead)
+  if g and not square(g) then
+    out[#out + 1] = "Its " .. say.shape_text(g.kernel) .. " filter is not square, so it maps less evenly onto "
+      .. "convolution tiles than the common square filters."
+  end
+  if not v.heuristic and not v.comparative and v.bound == "compute" and v.bucket == "0-30" then
+    out[#out + 1] = F.FALLBACK.occupancy
+  end
+  return out
+end
+
+function rules.advice(v)
+  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
+  if v.bound == "compute" then return { say.remedy.tile_tuning(v) } end
+  if transpose_pct(v) > TRANSPOSE_MODERATE then return { say.remedy.channels_last(v) } end
+  return { say.remedy.memory_access(v) }
+end
+
+function rules.notes(v)
+  if v.heuristic then return { F.FALLBACK.root_cause } end
+  local notes = {}
+  if v.bound ~= "memory" then notes[1] = "Tile size not visible — profile the kernel for tile-size tuning." end
+  notes[#notes + 1] = "Per-op layout not visible — refer to the aggregate transpose overhead ("
+    .. F.num(transpose_pct(v)) .. "% of convolution time)."
+  return notes
+end
+
+function rules.summary(metrics)
+  local cs = metrics.category_specific or {}
+  local t = cs.transpose_overhead_percent or 0
+  local band = t > TRANSPOSE_HIGH and "high" or (t > TRANSPOSE_MODERATE and "moderate" or "acceptable")
+  return { "Layout transposes: " .. F.num(cs.transpose_count) .. " signatures, " .. F.num(cs.transpose_time_ms)
+    .. " ms, " .. F.num(cs.transpose_overhead_percent) .. "% of convolution time (" .. band .. ")." }
+end
+
+local metrics = F.analyze(ctx)
+return { metrics = json.encode(metrics), findings = F.render(ctx, metrics, rules) }

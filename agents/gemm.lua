@@ -1,0 +1,141 @@
+-- GEMM analyzer (categories gemm, groupedgemm_fwd, groupedgemm_bwd):
+-- agents-and-report.md §3.5, rules in docs/analyzers.md.
+--
+-- Compute-bound groups: tune tiles and wave occupancy of the dominant kernel;
+-- tiny GEMMs launched 1000+ times are batched upstream instead; otherwise
+-- suggest the next narrower matrix type when the platform has a peak for it.
+-- Memory-bound groups: tune memory access; GEMMs sharing a model layer with
+-- other GEMMs are left to the kernel fusion analysis.
+local json = require "tracelens.json"
+local F = require "tracelens.findings"
+local say = require "tracelens.prose"
+
+local ctx = ...
+
+local TINY_CALLS, TINY_DIM = 1000, 64
+local SKINNY_DIM = 128
+local LONG_K = 8 -- K at least this many times the larger output side: a long reduction
+local NARROWER = { FP32 = { "BF16", "matrix_bf16" }, FP16 = { "FP8", "matrix_fp8" }, BF16 = { "FP8", "matrix_fp8" },
+  FP8 = { "FP4", "matrix_fp4" } }
+
+-- M, N, K (and the batch) of a GEMM from its input shapes: the first two
+-- consecutive matrices whose inner dimensions agree (A·B, or A·Wᵀ for linear).
+local function shape(op)
+  local dims = say.input_dims(op)
+  if not dims then return nil end
+  local first = op.name:find("addmm") and 2 or 1 -- addmm/baddbmm: the bias comes first
+  for i = first, #dims - 1 do
+    local a, b = dims[i], dims[i + 1]
+    if type(a) == "table" and type(b) == "table" and #a >= 2 and #b >= 2 then
+      local batch = #a > 2 and a[1] or nil
+      if a[#a] == b[#b - 1] then return { m = a[#a - 1], n = b[#b], k = a[#a], batch = batch } end
+      if a[#a] == b[#b] then return { m = a[#a - 1], n = b[#b - 1], k = a[#a], batch = batch } end
+    end
+  end
+end
+
+local function tiny(op)
+  local s = shape(op)
+  return s and (op.count or 0) >= TINY_CALLS and math.max(s.m, s.n) <= TINY_DIM
+end
+
+local function long_reduction(s) return s and s.k >= LONG_K * math.max(s.m, s.n) end
+
+local rules = { missing = "No GEMM operations found in trace" }
+
+function rules.noun() return ctx.category:find("^groupedgemm") and "grouped GEMM" or "GEMM" end
+
+function rules.qualifier(v)
+  local s = shape(v.lead)
+  if not s or #v.rows > 1 then return nil end
+  if tiny(v.lead) then return "tiny high-count" end
+  if math.min(s.m, s.n) < SKINNY_DIM then return "tall-skinny" end
+  if long_reduction(s) then return "long-reduction" end
+end
+
+function rules.describe(op)
+  local s = shape(op)
+  if not s then return nil end
+  return (s.batch and ("batch " .. s.batch .. ", ") or "") .. "M=" .. s.m .. ", N=" .. s.n .. ", K=" .. s.k
+end
+
+function rules.identify(v)
+  local quantized = 0
+  for _, r in ipairs(v.rows) do
+    if (r.op.classification or {}).is_quantized then quantized = quantized + 1 end
+  end
+  if quantized == 0 then
+    return { #v.rows == 1 and "The operation uses regular (not quantized) weights."
+      or "The operations use regular (not quantized) weights." }
+  end
+  return { quantized .. " of " .. #v.rows .. " " .. say.plural(#v.rows, "member") .. " use quantized weights." }
+end
+
+function rules.source_keys() return { "operations[].Input Dims", "operations[].classification.is_quantized" } end
+
+-- What the shape of the dominant GEMM says about the gap.
+function rules.reasoning(v)
+  local s, who, out = shape(v.lead), say.code(v.lead.name), {}
+  if s then
+    if tiny(v.lead) then
+      out[#out + 1] = who .. " is launched " .. F.num(v.lead.count) .. " times on a problem of at most " .. TINY_DIM
+        .. " rows or columns, too small to fill the device."
+    elseif math.min(s.m, s.n) < SKINNY_DIM then
+      out[#out + 1] = "One output side of " .. who .. " is below " .. SKINNY_DIM .. " (M=" .. s.m .. ", N=" .. s.n
+        .. "), a tall-skinny shape with few output tiles to spread over the compute units."
+    end
+    if long_reduction(s) then
+      out[#out + 1] = "The reduction of " .. who .. " is long (K=" .. s.k .. ") for an output of only " .. s.m .. "×"
+        .. s.n .. ", so each output tile carries a lot of serial work."
+    end
+    local odd = {}
+    for _, d in ipairs({ { "M", s.m }, { "N", s.n }, { "K", s.k } }) do
+      if d[2] % 16 ~= 0 then odd[#odd + 1] = d[1] .. "=" .. d[2] end
+    end
+    if #odd > 0 then
+      out[#out + 1] = say.list(odd) .. " of " .. who .. (#odd == 1 and " is not a multiple" or " are not multiples")
+        .. " of 16, so its edge tiles run partly empty."
+    end
+  end
+  if not v.heuristic and not v.comparative and v.bound == "compute" and v.bucket == "0-30" then
+    out[#out + 1] = F.FALLBACK.occupancy
+  end
+  return out
+end
+
+function rules.advice(v)
+  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
+  local advice = {}
+  if tiny(v.lead) then advice[#advice + 1] = say.remedy.batch_upstream(v) end
+  if v.bound == "memory" then
+    advice[#advice + 1] = say.remedy.memory_access(v)
+    local layer = say.layer(v.lead)
+    if #say.same_layer_ops(v, v.lead) > 0 then advice[#advice + 1] = say.remedy.defer_fusion(v, "`" .. layer .. "`") end
+    return advice
+  end
+  advice[#advice + 1] = say.remedy.tile_tuning(v)
+  local narrower = NARROWER[say.dtype(v) or ""]
+  if not v.comparative and narrower and F.platform_has(ctx, narrower[2]) then
+    advice[#advice + 1] = say.remedy.narrow_precision(v, say.dtype(v), narrower[1])
+  end
+  return advice
+end
+
+function rules.notes(v)
+  if v.heuristic then return { F.FALLBACK.root_cause } end
+  local notes = {}
+  if v.bound ~= "memory" then notes[#notes + 1] = "Tile size not visible — profile the kernel for tile-size tuning." end
+  if long_reduction(shape(v.lead)) then
+    notes[#notes + 1] = "Decomposition strategy not visible — profile the kernel for tiling layout."
+  end
+  return notes
+end
+
+function rules.summary(metrics)
+  local cs = metrics.category_specific or {}
+  return { "Quantized GEMM signatures: " .. F.num(cs.quantized_count) .. ".",
+    "Signatures without a performance model: " .. F.num(cs.missing_perf_model_count) .. "." }
+end
+
+local metrics = F.analyze(ctx)
+return { metrics = json.encode(metrics), findings = F.render(ctx, metrics, rules) }

@@ -1,0 +1,358 @@
+-- tracelens.findings — the findings file of a compute-tier analyzer
+-- (agents-and-report.md §2): P-item cards, Detailed Analysis candidate blocks,
+-- the Compute Data table, impact markers, the heuristic warning line, the
+-- no-data / error variants, and the sentences every analyzer shares.
+--
+-- An analyzer (agents/<name>.lua) is a table of rules; render() calls them for
+-- each category_findings entry, in rank order. Numbers in the text come from
+-- the metrics only: copied verbatim (Python repr) or, for sums and ratios,
+-- rounded with Python's round(). See docs/analyzers.md.
+local json = require "tracelens.json"
+local py = require "tracelens.py"
+
+local M = {}
+
+local DASH = "—"
+M.DASH = DASH
+
+local STANDALONE_COLUMNS = { "Operation", "Args", "Kernel Path", "Kernel Name", "Time (ms)", "%E2E", "Count",
+  "FLOPS/Byte", "Efficiency", "Bound" }
+local COMPARATIVE_COLUMNS = { "Operation", "Args (T1)", "Kernel Path", "Kernel Name", "Trace 1 Time (ms)",
+  "Trace 2 Time (ms)", "Count (T1/T2)", "Difference (ms)", "FLOPS/Byte (T1)", "Bound (T1)" }
+M.STANDALONE_COLUMNS, M.COMPARATIVE_COLUMNS = STANDALONE_COLUMNS, COMPARATIVE_COLUMNS
+
+-- The trace-observability fallbacks (§2.3): what to write instead of a claim
+-- the trace cannot support. Analyzers add their own next to these.
+M.FALLBACK = {
+  bank_conflicts = "Low efficiency — profile with hardware counters to diagnose.",
+  cache = "Large working set may exceed cache.",
+  occupancy = "Kernel running slower than expected — profile occupancy with hardware counters.",
+  shared_memory = "Shared-memory usage not visible — profile with hardware counters.",
+  warp_shuffle = "Warp-shuffle efficiency not visible — profile with hardware counters.",
+  root_cause = "Bottleneck identified — generate reproducer for kernel team.",
+}
+
+-- Numbers ------------------------------------------------------------------
+
+local function present(v) return v ~= nil and not json.is_null(v) end
+M.present = present
+
+--- A metrics number as Python prints it (`83.6`, `30.0`, `708`), or — when absent.
+function M.num(v)
+  if not present(v) then return DASH end
+  if type(v) == "number" then return json.number_text(v) end
+  return tostring(v)
+end
+
+--- Python round(x, n) printed as Python would.
+function M.round(x, n) return json.number_text(py.round(x + 0.0, n)) end
+
+--- The category metadata of ctx (metadata/<cat>_metadata.json), decoded; {} when absent.
+local decoded = setmetatable({}, { __mode = "k" })
+function M.metadata(ctx)
+  local m = ctx.metadata
+  if type(m) == "string" then
+    if decoded[ctx] == nil then
+      local ok, d = pcall(json.decode, m)
+      decoded[ctx] = ok and d or false
+    end
+    m = decoded[ctx]
+  end
+  return type(m) == "table" and m or {}
+end
+
+--- True when the platform has a matrix peak for `spec` (e.g. "matrix_fp8").
+function M.platform_has(ctx, spec)
+  local maf = M.metadata(ctx).max_achievable_tflops
+  return type(maf) == "table" and present(maf[spec]) and maf[spec] ~= 0
+end
+
+-- Members joined to operations ---------------------------------------------
+
+local function same(a, b) return (not present(a) and not present(b)) or a == b end
+
+-- An estimate (members[] entry) came from exactly one operation: same name and
+-- time, and the same efficiency (quantified) or E2E share (heuristic).
+local function matches(m, op)
+  if op.name ~= m.operation or op.time_ms ~= m.time_ms or op.fusion_flagged then return false end
+  if m.estimate_method == "heuristic" then return same(op.percent_of_total, m.percent_of_total) end
+  return same((op.efficiency or {}).efficiency_percent, m.efficiency_pct)
+end
+
+--- For every category_findings entry, its members joined to operations[]:
+--- an array (parallel to category_findings) of arrays of {member=, op=}.
+--- Each operation is used at most once.
+function M.join(metrics)
+  local used, out = {}, {}
+  local ops = metrics.operations or {}
+  local function take(m, strict)
+    for i, op in ipairs(ops) do
+      if not used[i] and (strict and matches(m, op) or (not strict and op.name == m.operation)) then
+        used[i] = true
+        return op
+      end
+    end
+  end
+  for fi, f in ipairs(metrics.category_findings or {}) do
+    out[fi] = {}
+    for mi, m in ipairs(f.members or {}) do out[fi][mi] = { member = m, op = take(m, true) } end
+  end
+  for fi, rows in ipairs(out) do
+    for _, r in ipairs(rows) do r.op = r.op or take(r.member, false) or { name = r.member.operation } end
+  end
+  return out
+end
+
+-- The Data table -------------------------------------------------------------
+
+local function efficiency_cell(op, heuristic)
+  local e = op.efficiency or {}
+  if heuristic or not present(e.efficiency_percent) then return DASH end
+  local pct = M.num(e.efficiency_percent) .. "%"
+  if e.bound_type == "compute" and present(e.resolved_peak_maf) then
+    return pct .. " of " .. M.num(e.resolved_peak_maf) .. " TFLOPS"
+  elseif e.bound_type == "memory" and present(e.resolved_peak_hbm_bw) then
+    return pct .. " of " .. M.num(e.resolved_peak_hbm_bw) .. " TB/s"
+  end
+  return pct .. " of roofline"
+end
+
+local function bound_cell(op, heuristic)
+  local b = (op.efficiency or {}).bound_type
+  if heuristic or not present(b) then return DASH end
+  return b .. "-bound"
+end
+
+-- Args, Kernel Path and Kernel Name are pasted verbatim (the validator matches
+-- them against operations[]); an op without args gets an empty Args cell.
+local function common_cells(op)
+  local kernel = op.kernel_name_trunc
+  return present(op.args) and op.args or "", op.launcher_path or "Not found",
+    (present(kernel) and kernel ~= "") and kernel or DASH
+end
+
+local function standalone_row(op, heuristic)
+  local args, path, kernel = common_cells(op)
+  return { op.name, args, path, kernel, M.num(op.time_ms), M.num(op.percent_of_total), M.num(op.count),
+    M.num((op.efficiency or {}).flops_per_byte), efficiency_cell(op, heuristic), bound_cell(op, heuristic) }
+end
+
+local function comparative_row(op, heuristic)
+  local args, path, kernel = common_cells(op)
+  return { op.name, args, path, kernel, M.num(op.time_ms), M.num(op.t2_time_ms),
+    M.num(op.count) .. " / " .. M.num(op.count_trace2), M.num(op.difference_ms),
+    M.num((op.efficiency or {}).flops_per_byte), bound_cell(op, heuristic) }
+end
+
+local function table_line(cells) return "| " .. table.concat(cells, " | ") .. " |" end
+
+--- The Compute Data table of one finding: the 10 canonical columns of the
+--- scope, then the analyzer's extra columns ({name=, cell=function(op)}).
+function M.data_table(v, extra)
+  local header = {}
+  for _, c in ipairs(v.comparative and COMPARATIVE_COLUMNS or STANDALONE_COLUMNS) do header[#header + 1] = c end
+  for _, c in ipairs(extra or {}) do header[#header + 1] = c.name end
+  local sep = {}
+  for i = 1, #header do sep[i] = "---" end
+  local lines = { table_line(header), table_line(sep) }
+  for _, r in ipairs(v.rows) do
+    local cells = (v.comparative and comparative_row or standalone_row)(r.op, v.heuristic)
+    for _, c in ipairs(extra or {}) do
+      local value = c.cell(r.op, v)
+      cells[#cells + 1] = present(value) and tostring(value) or DASH
+    end
+    lines[#lines + 1] = table_line(cells)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- Markers, card, candidate block ---------------------------------------------
+
+function M.p_item_marker(f)
+  return string.format("<!-- impact-begin kind=p_item low=%s mid=%s high=%s -->",
+    M.num(f.impact_score_low), M.num(f.impact_score), M.num(f.impact_score_high))
+end
+
+function M.detail_marker(f)
+  return string.format("<!-- impact-begin kind=detail_estimate low=%s high=%s -->",
+    M.num(f.impact_score_low), M.num(f.impact_score_high))
+end
+
+--- The blockquote under a heuristic card (§2.2 item 5).
+function M.heuristic_warning(f)
+  return "> **Warning — estimated:** No performance model covers this operation. The impact is derived from its "
+    .. "share of end-to-end GPU time (" .. M.num(f.percent_of_total) .. "%), not from a gap projection."
+end
+
+--- `### P<rank>: <title>` card lines (§2.2).
+function M.card(c)
+  local f = c.finding
+  local lines = { "### P" .. M.num(f.rank) .. ": " .. c.title, "", "**Insight**: " .. c.insight, "",
+    "**Action**: " .. c.action, "", M.p_item_marker(f), "**Impact**: impact_score: " .. M.num(f.impact_score),
+    "<!-- impact-end -->" }
+  if f.estimate_method == "heuristic" then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = M.heuristic_warning(f)
+  end
+  return table.concat(lines, "\n")
+end
+
+--- The Detailed Analysis candidate block (§2.3): five labels, the Data table
+--- alone after `**Data:**`, the detail_estimate marker.
+function M.candidate(c)
+  local f = c.finding
+  return table.concat({
+    "<!-- reasoning-candidate tier=compute rank=" .. M.num(f.rank) .. " -->",
+    "#### " .. c.title,
+    "**Identification:** " .. c.identification, "",
+    "**Data:**", "",
+    c.table, "",
+    "**Reasoning for Slowdown:** " .. c.reasoning, "",
+    "**Resolution:** " .. c.resolution, "",
+    "**Impact estimate:**",
+    M.detail_marker(f),
+    "- Low end impact_score: " .. M.num(f.impact_score_low),
+    "- High end impact_score: " .. M.num(f.impact_score_high),
+    "<!-- impact-end -->",
+  }, "\n")
+end
+
+-- The file ----------------------------------------------------------------
+
+local function call(rule, ...)
+  if type(rule) == "function" then return rule(...) end
+  return rule
+end
+
+local function sentences(list)
+  local out = {}
+  for _, s in ipairs(list or {}) do
+    if s and s ~= "" then out[#out + 1] = s end
+  end
+  return table.concat(out, " ")
+end
+
+local function append(dst, src)
+  for _, s in ipairs(src or {}) do dst[#dst + 1] = s end
+  return dst
+end
+
+-- The shared sentences (tracelens.prose formats its numbers with this module,
+-- so it is required on first use, not at load time).
+local function prose() return require "tracelens.prose" end
+
+--- The view of one category_findings entry the rules read.
+local function view(ctx, metrics, rules, f, rows)
+  local v = {
+    ctx = ctx, metrics = metrics, finding = f, rows = rows, lead = rows[1] and rows[1].op or {},
+    bound = f.bound_type, bucket = f.eff_bucket,
+    library = (present(f.library) and f.library ~= "Unknown") and f.library or nil,
+    heuristic = f.estimate_method == "heuristic",
+    comparative = metrics.comparison_scope == "comparative",
+    category = metrics.category, display = ctx.display_name or metrics.category,
+    source = (metrics.category or "category") .. "_metrics.json",
+  }
+  v.describe = function(op) return rules.describe and rules.describe(op, v) or nil end
+  v.noun = call(rules.noun, v) or v.display
+  v.qualifier = call(rules.qualifier, v)
+  return v
+end
+
+--- One card and one candidate block.
+local function finding_text(v, rules)
+  local advice = rules.advice(v)
+  local actions, mechanisms = {}, {}
+  for i = 1, math.min(#advice, 2) do
+    actions[#actions + 1] = advice[i].action
+    mechanisms[#mechanisms + 1] = advice[i].mechanism
+  end
+  local title = call(rules.title, v) or prose().title(v)
+  if v.library then title = title .. " (" .. v.library .. ")" end
+  local identification = append(append({ prose().flag_reason(v) }, call(rules.identify, v)),
+    { prose().backend(v), prose().layers(v) })
+  local keys = append(prose().source_keys(v), call(rules.source_keys, v))
+  local c = {
+    finding = v.finding, title = title,
+    insight = call(rules.insight, v) or prose().insight(v),
+    action = sentences(actions),
+    identification = sentences(identification) .. " " .. prose().source(v, keys),
+    table = M.data_table(v, call(rules.columns, v)),
+    reasoning = sentences(append(prose().measurements(v), call(rules.reasoning, v))),
+    resolution = sentences(append(mechanisms, call(rules.notes, v))),
+  }
+  return M.card(c), M.candidate(c)
+end
+
+local function missing_note(ctx, rules)
+  return call(rules.missing, ctx) or ("No " .. (ctx.display_name or ctx.category) .. " operations found in trace")
+end
+
+local function header(ctx, metrics)
+  return "# " .. (ctx.display_name or metrics.category or ctx.category) .. " Analysis Findings"
+end
+
+--- The findings file of a failed analysis: the literal `Status: ERROR` the
+--- orchestrator looks for, the error, and no findings.
+function M.error_file(ctx, metrics)
+  return table.concat({ header(ctx, metrics), "", "Status: ERROR", "",
+    "The " .. (ctx.display_name or ctx.category) .. " analysis failed: " .. tostring(metrics.error or "unknown error"),
+    "", "No findings are given for this category.", "" }, "\n")
+end
+
+--- The findings file of a category without operations.
+function M.no_data_file(ctx, metrics, rules)
+  return table.concat({ header(ctx, metrics), "", missing_note(ctx, rules), "", "## Recommendations", "",
+    "## Detailed Analysis", "" }, "\n")
+end
+
+--- The whole findings file of a compute-tier analyzer.
+function M.render(ctx, metrics, rules)
+  if metrics.status == "ERROR" then return M.error_file(ctx, metrics) end
+  if metrics.status == "NO_DATA" or #(metrics.operations or {}) == 0 then
+    return M.no_data_file(ctx, metrics, rules)
+  end
+  local out = { header(ctx, metrics), "", "## Summary", "" }
+  append(out, prose().summary(ctx, metrics, call(rules.summary, metrics, ctx)))
+  out[#out + 1] = ""
+  for _, line in ipairs(call(rules.sections, metrics, ctx) or {}) do out[#out + 1] = line end
+  local cards, blocks = {}, {}
+  local joined = M.join(metrics)
+  for i, f in ipairs(metrics.category_findings or {}) do
+    cards[i], blocks[i] = finding_text(view(ctx, metrics, rules, f, joined[i]), rules)
+  end
+  out[#out + 1] = "## Recommendations"
+  out[#out + 1] = ""
+  if #cards == 0 then
+    out[#out + 1] = prose().nothing_to_report(ctx, metrics)
+    out[#out + 1] = ""
+  end
+  for _, c in ipairs(cards) do
+    out[#out + 1] = c
+    out[#out + 1] = ""
+  end
+  out[#out + 1] = "## Detailed Analysis"
+  out[#out + 1] = ""
+  for _, b in ipairs(blocks) do
+    out[#out + 1] = b
+    out[#out + 1] = ""
+  end
+  return table.concat(out, "\n")
+end
+
+--- The numeric step, guarded: the metrics of ctx's category, or an ERROR
+--- metrics object carrying the error text when the analysis raised.
+function M.analyze(ctx)
+  local analysis = require "tracelens.analysis"
+  local ok, metrics = pcall(analysis.run_category, ctx)
+  if ok then return metrics end
+  return json.obj("category", ctx.category, "status", "ERROR", "error", tostring(metrics),
+    "comparison_scope", ctx.scope or "standalone")
+end
+
+--- An analyzer's whole job: metrics, then the findings file rendered by its rules.
+function M.run(ctx, rules)
+  local metrics = M.analyze(ctx)
+  return { metrics = json.encode(metrics), findings = M.render(ctx, metrics, rules) }
+end
+
+return M

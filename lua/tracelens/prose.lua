@@ -1,0 +1,620 @@
+-- tracelens.prose — the sentences every compute-tier analyzer shares: card
+-- title, Insight, the flagging reason, backend and model-layer sentences, the
+-- `(source: ...)` parenthetical, the measured facts behind Reasoning, the
+-- summary bullets, and the remedies an Action is built from (each with the
+-- mechanism its Resolution explains).
+--
+-- `v` is the view of one category_findings entry (tracelens.findings): v.rows
+-- (members joined to operations), v.lead (the operation of the member with the
+-- largest impact), v.bound, v.bucket, v.library, v.heuristic, v.comparative,
+-- v.noun. Wording rules are in docs/analyzers.md.
+local F = require "tracelens.findings"
+local py = require "tracelens.py"
+
+local M = {}
+
+local num, present = F.num, F.present
+
+local function code(s) return "`" .. tostring(s) .. "`" end
+M.code = code
+
+local function plural(n, one, many) return n == 1 and one or (many or one .. "s") end
+M.plural = plural
+
+--- "a", "a and b", "a, b and c", then "and N more" past `max`.
+function M.list(items, max)
+  max = max or #items
+  local shown = {}
+  for i = 1, math.min(#items, max) do shown[i] = items[i] end
+  if #items > max then shown[#shown + 1] = (#items - max) .. " more" end
+  if #shown <= 1 then return shown[1] or "" end
+  return table.concat(shown, ", ", 1, #shown - 1) .. " and " .. shown[#shown]
+end
+
+-- Facts of the members -------------------------------------------------------
+
+local function sum(v, get)
+  local s, any = 0.0, false
+  for _, r in ipairs(v.rows) do
+    local x = get(r.op)
+    if present(x) then s, any = s + x, true end
+  end
+  return any and s or nil
+end
+
+--- Total kernel time (ms, 3 dp), E2E share (%, 2 dp), calls, Trace 2 time.
+function M.totals(v)
+  local t = sum(v, function(op) return op.time_ms end)
+  local p = sum(v, function(op) return op.percent_of_total end)
+  local t2 = sum(v, function(op) return op.t2_time_ms end)
+  local calls = 0
+  for _, r in ipairs(v.rows) do calls = calls + (present(r.op.count) and r.op.count or 0) end
+  return {
+    time = t and F.round(t, 3) or F.DASH, pct = p and F.round(p, 2) or F.DASH, calls = math.tointeger(calls) or calls,
+    t1_raw = t, t2_raw = t2, t2 = t2 and F.round(t2, 3) or nil,
+  }
+end
+
+--- The distinct operation names of the members, in member order.
+function M.names(v)
+  local seen, out = {}, {}
+  for _, r in ipairs(v.rows) do
+    if not seen[r.op.name] then seen[r.op.name] = true; out[#out + 1] = r.op.name end
+  end
+  return out
+end
+
+--- "`aten::mm` (M=256, N=512, K=131072)": the op name and, when the analyzer
+--- can describe its shapes, that description.
+function M.label(v, op)
+  local d = v.describe(op)
+  return code(op.name) .. (d and (" (" .. d .. ")") or "")
+end
+
+--- The subject of the Insight: one op, or "4 `aten::addmm` signatures".
+function M.subject(v)
+  if #v.rows == 1 then return M.label(v, v.lead), false end
+  local names = M.names(v)
+  if #names == 1 then return #v.rows .. " " .. code(names[1]) .. " signatures", true end
+  local quoted = {}
+  for i, n in ipairs(names) do quoted[i] = code(n) end
+  return #v.rows .. " " .. v.noun .. " signatures (" .. M.list(quoted, 3) .. ")", true
+end
+
+local function efficiencies(v)
+  local lo, hi
+  for _, r in ipairs(v.rows) do
+    local e = (r.op.efficiency or {}).efficiency_percent
+    if present(e) then
+      if not lo or e < lo then lo = e end
+      if not hi or e > hi then hi = e end
+    end
+  end
+  return lo, hi
+end
+
+--- "4.46%" or "3.05–29.6%" over the members.
+function M.efficiency_range(v)
+  local lo, hi = efficiencies(v)
+  if not lo then return nil end
+  if lo == hi then return num(lo) .. "%" end
+  return num(lo) .. "–" .. num(hi) .. "%"
+end
+
+local UNIT = { compute = "TFLOPS", memory = "TB/s" }
+
+local function peak_of(op, bound)
+  local e = op.efficiency or {}
+  if bound == "compute" then return e.resolved_peak_maf end
+  if bound == "memory" then return e.resolved_peak_hbm_bw end
+end
+
+--- "the 708 TFLOPS peak" when every member shares it, else "their peaks".
+function M.peak_phrase(v)
+  local peak = peak_of(v.lead, v.bound)
+  for _, r in ipairs(v.rows) do
+    if peak_of(r.op, v.bound) ~= peak then peak = nil end
+  end
+  if present(peak) then return "the " .. num(peak) .. " " .. UNIT[v.bound] .. " peak" end
+  return #v.rows == 1 and "its roofline" or "their roofline"
+end
+
+--- The element type of the members' roofline ("BF16" from `matrix_bf16`), when shared.
+function M.dtype(v)
+  local spec
+  for i, r in ipairs(v.rows) do
+    local s = (r.op.efficiency or {}).compute_spec
+    if not present(s) or (i > 1 and s ~= spec) then return nil end
+    spec = s
+  end
+  local t = spec and spec:match("_(%w+)$")
+  return t and t:upper() or nil
+end
+
+--- Trace 1 slower by X% (relative to Trace 2's time), from the rounded times.
+function M.slower_pct(t1, t2)
+  if not (present(t1) and present(t2)) or t2 <= 0 then return nil end
+  return F.round((t1 - t2) / t2 * 100, 1)
+end
+
+--- The kernel an Action points at: "the `attn_fwd.kd` kernel of `op`" or "the kernels of `op`".
+function M.target(v)
+  local op, k = v.lead, v.lead.kernel_name
+  local s
+  local who = #v.rows > 1 and M.label(v, op) or code(op.name)
+  if present(k) and k ~= "" and not k:find("<br>", 1, true) and #k <= 60 then
+    s = "the " .. code(k) .. " kernel of " .. who
+  else
+    s = "the kernels of " .. who
+  end
+  if #v.rows > 1 then s = s .. ", the member with the largest impact" end
+  return s
+end
+
+-- Model context -------------------------------------------------------------
+
+--- The innermost `n` model layers of an op ("BertSdpaSelfAttention > Linear"), or nil.
+function M.layer(op, n)
+  local chain = op.module_chain
+  if type(chain) ~= "table" or #chain == 0 then return nil end
+  n = n or 2
+  local from = math.max(1, #chain - n + 1)
+  return table.concat(chain, " > ", from, #chain)
+end
+
+--- The frames of an op's call chain above the op itself (kernels excluded).
+function M.callers(op)
+  local chain, out = op.call_chain, {}
+  if type(chain) ~= "table" then return out end
+  local last = 0
+  for i, frame in ipairs(chain) do
+    if frame == op.name then last = i end
+  end
+  for i = 1, last - 1 do out[#out + 1] = chain[i] end
+  return out
+end
+
+--- Operations of this category that run in the same model layer as `op`
+--- (same full module chain), `op` excluded.
+function M.same_layer_ops(v, op)
+  local key = type(op.module_chain) == "table" and #op.module_chain > 0 and table.concat(op.module_chain, ">")
+  local out = {}
+  if not key then return out end
+  for _, other in ipairs(v.metrics.operations or {}) do
+    if other ~= op and type(other.module_chain) == "table" and table.concat(other.module_chain, ">") == key then
+      out[#out + 1] = other
+    end
+  end
+  return out
+end
+
+--- Lower-cased text of an op's model layers and call chain, for keyword rules.
+function M.context_text(op)
+  local parts = {}
+  for _, list in ipairs({ op.module_chain, op.call_chain }) do
+    if type(list) == "table" then
+      for _, s in ipairs(list) do parts[#parts + 1] = tostring(s) end
+    end
+  end
+  return table.concat(parts, " "):lower()
+end
+
+--- The bare op name, lower-cased: "aten::add_" -> "add", "aten::add.Tensor" -> "add".
+function M.base_name(name)
+  local base = tostring(name):match("([^:]+)$") or tostring(name)
+  base = base:gsub("%..*$", "")
+  if base:sub(-1) == "_" and base:sub(1, 1) ~= "_" then base = base:sub(1, -2) end
+  return base:lower()
+end
+
+--- The label of the first class whose words match `text`: `exact` compares
+--- whole words, otherwise a word matches as a substring. classes = {{label, {words}}, ...}.
+function M.class_of(text, classes, exact)
+  text = tostring(text):lower()
+  for _, c in ipairs(classes) do
+    for _, w in ipairs(c[2]) do
+      if (exact and text == w) or (not exact and text:find(w, 1, true)) then return c[1] end
+    end
+  end
+end
+
+--- The parsed `Input Dims` of an op (a list of shapes), or nil.
+function M.input_dims(op)
+  local dims = op["Input Dims"]
+  if type(dims) ~= "string" then return nil end
+  local v = py.literal(dims)
+  return type(v) == "table" and v or nil
+end
+
+--- The torch type names of `Input type`, or nil.
+function M.input_types(op)
+  local types = op["Input type"]
+  if type(types) ~= "string" then return nil end
+  local v = py.literal(types)
+  return type(v) == "table" and v or nil
+end
+
+--- "BF16" for the first input's torch type, or nil.
+function M.input_dtype(op)
+  local types = M.input_types(op)
+  local first = types and types[1]
+  local t = first and (py.torch_dtype(first) or py.torch_dtype("c10::" .. tostring(first)))
+  return t and t:upper() or nil
+end
+
+local WORDS = { "one", "two", "three", "four", "five", "six", "seven", "eight", "nine" }
+
+--- "two" for 2 (one to nine in words, then digits).
+function M.count_word(n) return WORDS[n] or tostring(n) end
+
+--- "two 8192×8192 BF16 tensors" / "(141,512) and (512,512) BF16 tensors": the
+--- non-scalar input shapes of an op, or nil.
+function M.tensors_text(op)
+  local shapes, seen, unique = {}, {}, {}
+  for _, d in ipairs(M.input_dims(op) or {}) do
+    if type(d) == "table" and #d > 0 then
+      local t = M.shape_text(d)
+      shapes[#shapes + 1] = t
+      if not seen[t] then seen[t] = true; unique[#unique + 1] = t end
+    end
+  end
+  if #shapes == 0 then return nil end
+  local dtype = M.input_dtype(op)
+  local kind = (dtype and (dtype .. " ") or "") .. plural(#shapes, "tensor")
+  if #unique == 1 then return M.count_word(#shapes) .. " " .. unique[1] .. " " .. kind end
+  return M.list(unique, 3) .. " " .. kind
+end
+
+--- "8192×8192" for a shape list.
+function M.shape_text(shape)
+  local parts = {}
+  for i, d in ipairs(shape) do parts[i] = tostring(d) end
+  return table.concat(parts, "×")
+end
+
+-- Title, Insight, Identification -------------------------------------------
+
+local BAND = {
+  compute = { ["0-30"] = "far below the compute roofline", ["30-60"] = "well below the compute roofline",
+    ["60-100"] = "short of the compute roofline" },
+  memory = { ["0-30"] = "far below peak memory bandwidth", ["30-60"] = "well below peak memory bandwidth",
+    ["60-100"] = "short of peak memory bandwidth" },
+  unknown = { ["0-30"] = "far below its roofline", ["30-60"] = "well below its roofline",
+    ["60-100"] = "short of its roofline" },
+}
+
+local function capital(s) return (s:gsub("^%l", string.upper)) end
+
+--- The bound phrase of a title: "Compute-bound ", "Memory-bound " or "".
+function M.bound_prefix(v)
+  if v.bound == "compute" or v.bound == "memory" then return capital(v.bound) .. "-bound " end
+  return ""
+end
+
+--- The subject of a title: bound type, qualifier, element type, category
+--- noun ("Compute-bound long-sequence BF16 Flash Attention").
+function M.title_subject(v)
+  local dtype, prefix = M.dtype(v), M.bound_prefix(v)
+  local noun = (#v.rows > 1 and v.noun:sub(-3) == " op") and (v.noun .. "s") or v.noun
+  local words = (v.qualifier and (v.qualifier .. " ") or "") .. (dtype and (dtype .. " ") or "") .. noun
+  return prefix ~= "" and (prefix .. words) or capital(words)
+end
+
+--- Title = bound type + element type + category noun + efficiency band
+--- (standalone) or "slower in Trace 1" (comparative); heuristic findings
+--- name the op and its time share. The library suffix is added by the caller.
+function M.title(v)
+  if v.heuristic then
+    return code(v.lead.name) .. " takes " .. num(v.finding.percent_of_total) .. "% of GPU time with no performance model"
+  end
+  local what = M.title_subject(v)
+  if v.comparative then return what .. " slower in Trace 1 than in Trace 2" end
+  local band = (BAND[v.bound] or BAND.unknown)[v.bucket] or "below its roofline"
+  return what .. " " .. band
+end
+
+--- One-sentence Insight: what is wrong, with the numbers that show it.
+function M.insight(v)
+  local subject, many = M.subject(v)
+  local t = M.totals(v)
+  local calls = " over " .. t.calls .. " " .. plural(t.calls, "call")
+  local share = t.time .. " ms (" .. t.pct .. "% of end-to-end GPU time)"
+  if v.heuristic then
+    return subject .. (many and " have" or " has") .. " no performance model, yet " .. (many and "take " or "takes ")
+      .. share .. calls .. "."
+  end
+  if v.comparative then
+    local pct = M.slower_pct(t.t1_raw, t.t2_raw)
+    if not pct then
+      return subject .. (many and " take " or " takes ") .. t.time .. " ms in Trace 1" .. calls
+        .. (many and " and run" or " and runs") .. " slower than in Trace 2."
+    end
+    return subject .. (many and " take " or " takes ") .. t.time .. " ms in Trace 1 against " .. t.t2
+      .. " ms in Trace 2" .. calls .. ", so Trace 1 is " .. pct .. "% slower."
+  end
+  local only = (v.bucket == "0-30" or v.bucket == "30-60") and "only " or ""
+  local reach = (many and "reach " or "reaches ") .. only .. M.efficiency_range(v) .. " of " .. M.peak_phrase(v)
+  local bound = (v.bound == "compute" or v.bound == "memory")
+    and ((many and " are " or " is ") .. v.bound .. "-bound and ") or " "
+  return subject .. bound .. reach .. ", taking " .. share .. calls .. "."
+end
+
+local FLAG_BAND = {
+  ["0-30"] = "below 30% of", ["30-60"] = "between 30% and 60% of", ["60-100"] = "at 60% or more of, but still short of,",
+}
+
+--- The first Identification sentence: why this group was flagged.
+function M.flag_reason(v)
+  local n = #v.rows
+  local count = n == 1 and "one" or tostring(n)
+  local what = count .. " " .. v.noun .. " " .. plural(n, "signature")
+  if v.heuristic then
+    return "This finding covers " .. code(v.lead.name) .. ", which has no performance model but takes "
+      .. num(v.finding.percent_of_total) .. "% of end-to-end GPU time, enough to report from its time share alone."
+  end
+  if v.comparative then
+    return "This finding covers " .. what .. " that " .. plural(n, "runs", "run") .. " slower in Trace 1 than in Trace 2."
+  end
+  local bound = (v.bound == "compute" or v.bound == "memory") and (v.bound .. "-bound ") or ""
+  return "This finding covers " .. count .. " " .. bound .. v.noun .. " " .. plural(n, "signature") .. " that "
+    .. plural(n, "runs", "run") .. " " .. (FLAG_BAND[v.bucket] or "below") .. " " .. plural(n, "its", "their")
+    .. " roofline."
+end
+
+-- What the kernels of each library are, in vendor-agnostic words.
+local BACKEND = {
+  Tensile = "come from the vendor GEMM library", rocBLAS = "come from the vendor BLAS library",
+  CK = "come from the vendor kernel-template library", AITER = "come from the vendor operator library",
+  MIOpen = "come from the vendor DNN primitives library", rocPRIM = "come from the vendor parallel-primitives library",
+  Triton = "are generated by the Triton compiler", FBGEMM = "come from the FBGEMM operator library",
+  ["PyTorch Native"] = "are the framework's own native kernels",
+}
+
+--- Which backend runs the kernels.
+function M.backend(v)
+  if not v.library then return "No backend library can be identified from the kernel names." end
+  return "The kernels " .. (BACKEND[v.library] or ("come from the " .. v.library .. " library")) .. " (" .. v.library
+    .. ")."
+end
+
+--- Which model layers the members run in, else the end of their call chain.
+function M.layers(v)
+  local seen, layers = {}, {}
+  for _, r in ipairs(v.rows) do
+    local l = M.layer(r.op)
+    if l and not seen[l] then seen[l] = true; layers[#layers + 1] = code(l) end
+  end
+  if #layers > 0 then
+    return (#v.rows == 1 and "It runs" or "They run") .. " in the model " .. plural(#layers, "layer") .. " "
+      .. M.list(layers, 3) .. "."
+  end
+  local callers = M.callers(v.lead)
+  if #callers > 0 then
+    local tail = {}
+    for i = math.max(1, #callers - 1), #callers do tail[#tail + 1] = code(callers[i]) end
+    tail[#tail + 1] = code(v.lead.name)
+    return "No model layer is recorded. The call chain ends in " .. table.concat(tail, " → ") .. "."
+  end
+  return "No model layer or calling code is recorded for it in the trace."
+end
+
+--- The JSON keys behind the shared Identification sentences.
+function M.source_keys(v)
+  local keys = { "category_findings[].members[]" }
+  if v.heuristic then
+    keys[#keys + 1] = "category_findings[].percent_of_total"
+  elseif v.comparative then
+    keys[#keys + 1] = "operations[].t2_time_ms"
+    keys[#keys + 1] = "operations[].difference_ms"
+  else
+    keys[#keys + 1] = "operations[].efficiency.efficiency_percent"
+    keys[#keys + 1] = "operations[].efficiency.bound_type"
+  end
+  keys[#keys + 1] = "operations[].library"
+  keys[#keys + 1] = "operations[].module_chain"
+  return keys
+end
+
+--- "(source: `gemm_metrics.json` → `a`, `b`)", the keys deduplicated.
+function M.source(v, keys)
+  local seen, quoted = {}, {}
+  for _, k in ipairs(keys) do
+    if not seen[k] then seen[k] = true; quoted[#quoted + 1] = code(k) end
+  end
+  return "(source: " .. code(v.source) .. " → " .. table.concat(quoted, ", ") .. ")"
+end
+
+-- Reasoning: what the trace measured ----------------------------------------
+
+local function standalone_facts(v, op)
+  local e = op.efficiency or {}
+  local out, who = {}, M.label(v, op)
+  local intensity = present(e.flops_per_byte) and (" does " .. num(e.flops_per_byte) .. " FLOPS per byte, so it") or ""
+  if e.bound_type == "compute" then
+    out[1] = who .. intensity .. " is compute-bound."
+    local achieved = present(e.tflops_achieved) and (num(e.tflops_achieved) .. " TFLOPS, ") or ""
+    out[2] = "It achieves " .. achieved .. num(e.efficiency_percent) .. "% of the " .. num(e.resolved_peak_maf)
+      .. " TFLOPS peak."
+  elseif e.bound_type == "memory" then
+    out[1] = who .. intensity .. " is memory-bound."
+    local achieved = present(e.tb_s_achieved) and (num(e.tb_s_achieved) .. " TB/s, ") or ""
+    out[2] = "It moves " .. achieved .. num(e.efficiency_percent) .. "% of the " .. num(e.resolved_peak_hbm_bw)
+      .. " TB/s peak."
+  else
+    out[1] = who .. " reaches " .. num(e.efficiency_percent) .. "% of its roofline."
+  end
+  return out
+end
+
+local function comparative_facts(v, op)
+  local out = {}
+  local pct = M.slower_pct(op.time_ms, op.t2_time_ms)
+  if pct then
+    out[1] = "In Trace 1, " .. M.label(v, op) .. " takes " .. num(op.time_ms) .. " ms against " .. num(op.t2_time_ms)
+      .. " ms in Trace 2, so Trace 1 is " .. pct .. "% slower."
+  else
+    out[1] = "In Trace 1, " .. M.label(v, op) .. " takes " .. num(op.time_ms) .. " ms and has no matching Trace 2 time."
+  end
+  if present(op.difference_ms) then
+    out[#out + 1] = "The absolute gap is " .. F.round(math.abs(op.difference_ms), 3) .. " ms."
+  end
+  if present(op.count_trace2) and op.count_trace2 ~= op.count then
+    out[#out + 1] = "The call counts differ (" .. num(op.count) .. " in Trace 1, " .. num(op.count_trace2)
+      .. " in Trace 2), so part of the gap is extra calls rather than slower kernels."
+  end
+  local e = op.efficiency or {}
+  if present(e.bound_type) then
+    local intensity = present(e.flops_per_byte) and (" at " .. num(e.flops_per_byte) .. " FLOPS per byte") or ""
+    out[#out + 1] = "In Trace 1 it is " .. e.bound_type .. "-bound" .. intensity .. "."
+  end
+  return out
+end
+
+local function heuristic_facts(v, op)
+  local out = { "No FLOPs or byte count is modelled for " .. M.label(v, op)
+    .. ", so the trace cannot place it on the roofline." }
+  out[2] = "Its weight is its time: " .. num(op.time_ms) .. " ms over " .. num(op.count) .. " "
+    .. plural(op.count, "call") .. ", " .. num(op.percent_of_total) .. "% of end-to-end GPU time."
+  if (op.efficiency or {}).is_anomaly then
+    out[3] = "Its measured efficiency of " .. num(op.efficiency.efficiency_percent)
+      .. "% of roofline is implausible: [ANOMALY] - verify measurement."
+  end
+  return out
+end
+
+local SHORT_CALL_US = 10
+
+--- Mean kernel time of one call of `op` in µs, or nil.
+function M.per_call_us(op)
+  if not (present(op.time_ms) and present(op.count)) or op.count <= 0 then return nil end
+  return op.time_ms * 1000 / op.count
+end
+
+--- The measured facts of the members (up to three, largest impact first), then
+--- variance warnings. Comparative prose uses times and gaps, never the
+--- trace-2-relative efficiency.
+function M.measurements(v)
+  local out = {}
+  local facts = v.heuristic and heuristic_facts or (v.comparative and comparative_facts or standalone_facts)
+  for i = 1, math.min(#v.rows, 3) do
+    for _, s in ipairs(facts(v, v.rows[i].op)) do out[#out + 1] = s end
+  end
+  local per_call = M.per_call_us(v.lead)
+  if per_call and per_call < SHORT_CALL_US then
+    out[#out + 1] = "Each call of " .. code(v.lead.name) .. " lasts " .. F.round(per_call, 1)
+      .. " µs on average, short enough that launch and ramp-up time weigh on the achieved rate."
+  end
+  if #v.rows > 3 then
+    local rest = #v.rows - 3
+    out[#out + 1] = rest .. " more " .. plural(rest, "member") .. " of this group " .. plural(rest, "is", "are")
+      .. " listed in the table."
+  end
+  for _, r in ipairs(v.rows) do
+    if r.op.high_variance then
+      out[#out + 1] = code(r.op.name) .. " has a kernel-time CoV of " .. num(r.op.cov)
+        .. ", so part of its time may be a profiler artifact."
+    end
+  end
+  return out
+end
+
+-- Summary section ---------------------------------------------------------
+
+--- The bullets of the `## Summary` section.
+function M.summary(ctx, metrics, extra)
+  local out = {}
+  if metrics.comparison_scope == "comparative" then
+    out[#out + 1] = "- Scope: comparative. Trace 1 is compared with Trace 2, and a finding means Trace 1 is slower."
+  else
+    out[#out + 1] = "- Scope: standalone. Efficiency is the percentage of its roofline an operation reaches."
+  end
+  local nops = #(metrics.operations or {})
+  out[#out + 1] = "- Category time: " .. num(metrics.total_time_ms) .. " ms (" .. num(metrics.percent_of_compute)
+    .. "% of end-to-end GPU time) over " .. num(metrics.operation_count) .. " "
+    .. plural(metrics.operation_count, "call") .. " of " .. nops .. " "
+    .. plural(nops, "signature") .. "."
+  local cs = metrics.category_specific or {}
+  local peaks = {}
+  if present(cs.peak_maf_tflops) then peaks[#peaks + 1] = num(cs.peak_maf_tflops) .. " TFLOPS (matrix BF16)" end
+  if present(cs.peak_hbm_bw_tbs) then peaks[#peaks + 1] = num(cs.peak_hbm_bw_tbs) .. " TB/s (HBM)" end
+  if #peaks > 0 then out[#out + 1] = "- Peak references: " .. table.concat(peaks, " and ") .. "." end
+  for _, line in ipairs(extra or {}) do out[#out + 1] = "- " .. line end
+  for _, op in ipairs(metrics.operations or {}) do
+    if op.fusion_flagged then
+      out[#out + 1] = "- Left to the kernel fusion analysis: " .. code(op.name) .. " (candidate "
+        .. code(op.fusion_candidate_name) .. ")."
+    end
+  end
+  for _, op in ipairs(metrics.operations or {}) do
+    if op.high_variance then
+      out[#out + 1] = "- High kernel-time variance: " .. code(op.name) .. " (CoV " .. num(op.cov) .. ")."
+    end
+  end
+  local n = #(metrics.category_findings or {})
+  out[#out + 1] = "- Findings: " .. n .. " (operation groups with an impact score of 0.5 or more)."
+  return out
+end
+
+function M.nothing_to_report(ctx, metrics)
+  return "No " .. (ctx.display_name or metrics.category) .. " operation group reaches the reporting threshold "
+    .. "(an impact score of 0.5), so there is nothing to recommend."
+end
+
+-- Remedies: an Action sentence and the mechanism its Resolution explains ----
+
+M.remedy = {}
+
+function M.remedy.tile_tuning(v)
+  return { action = "Profile " .. M.target(v) .. " for tile-size and wave-occupancy tuning.",
+    mechanism = "A tile shape matched to the problem keeps every compute unit busy until the last wave, so the same "
+      .. "arithmetic finishes in less time." }
+end
+
+function M.remedy.memory_access(v)
+  return { action = "Optimize the memory-access pattern of " .. M.target(v) .. ".",
+    mechanism = "A memory-bound kernel runs as fast as it moves bytes. Coalesced, vectorized loads and stores raise "
+      .. "the achieved bandwidth toward the HBM peak, so the same bytes move in less time." }
+end
+
+function M.remedy.narrow_precision(v, from, to)
+  return { action = "If the model tolerates it, run these operations in " .. to .. " instead of " .. from .. ".",
+    mechanism = to .. " halves the bytes per element and runs on faster low-precision matrix units, which lowers "
+      .. "both the compute floor and the data moved." }
+end
+
+function M.remedy.batch_upstream(v)
+  return { action = "Batch the " .. num(v.lead.count) .. " small calls of " .. code(v.lead.name)
+      .. " upstream into fewer, larger calls.",
+    mechanism = "Every launch pays a fixed cost, and a small problem cannot fill the device. Fewer, larger calls "
+      .. "amortize the launch cost and give each kernel enough work to fill the compute units." }
+end
+
+function M.remedy.defer_fusion(v, where)
+  return { action = "Leave the fusion of " .. code(v.lead.name) .. " with its neighbouring operations in " .. where
+      .. " to the kernel fusion analysis.",
+    mechanism = "Fusing a chain of memory-bound operations keeps the intermediates on chip instead of writing them "
+      .. "to memory and reading them back, which removes traffic that no single-kernel tuning can." }
+end
+
+function M.remedy.profile_unmodeled(v)
+  return { action = "Profile " .. M.target(v) .. " with hardware counters to learn whether it is compute-bound or "
+      .. "memory-bound.",
+    mechanism = "Without a performance model the trace shows how long the op takes but not what limits it. Counter "
+      .. "data gives the bound, and with it the direction: tile and occupancy tuning when compute-bound, "
+      .. "memory-access tuning when memory-bound." }
+end
+
+function M.remedy.channels_last(v)
+  return { action = "Switch the model to the channels-last memory layout "
+      .. "(`model.to(memory_format=torch.channels_last)`).",
+    mechanism = "The kernels of " .. code(v.lead.name) .. " work best on channels-last tensors. With channels-first "
+      .. "input, every call pays layout transposes and their memory traffic, which a channels-last model removes." }
+end
+
+function M.remedy.reroute(v, category)
+  return { action = "Assign " .. code(v.lead.name) .. " to the " .. category .. " category so that analyzer models it.",
+    mechanism = "The op's name and kernels match " .. category .. " work. Analyzed there, it gets a roofline estimate "
+      .. "and the matching tuning advice instead of a time-share estimate." }
+end
+
+return M
