@@ -77,4 +77,12 @@ T.check(rr[2].started < rr[1].finished and rr[1].started < rr[2].finished,
     rr[2].started, rr[2].finished))
 rr = tl.parallel({work, work}, {jobs = 1})
 T.check(rr[2].started >= rr[1].finished, "1 thread runs tasks one after the other")
+
+-- a module required twice in a task state is loaded once (the same table:
+-- ordered JSON objects of tracelens.json depend on it)
+rr = tl.parallel({{code = [[local a = require "tracelens.json"; return a == require "tracelens.json"]]}})
+T.check(rr[1].ok and rr[1].value == true, "require caches modules in task states")
+-- task states have no file system writes
+rr = tl.parallel({{code = "return tl.fs == nil and io == nil"}})
+T.check(rr[1].ok and rr[1].value == true, "no tl.fs and no io in task states")
 T.finish()
