@@ -8,7 +8,8 @@
 --          metrics = {<cat> = decoded metrics}, model_info = {model=, architecture=, scale=, precision=},
 --          arch = {name=, mem_bw_gbps=, max_achievable_tflops={...}}, platform = "MI300X",
 --          platform_note = <how the platform was chosen, or nil>,
---          platform2 = <trace 2 platform, comparative>}
+--          platform2 = <trace 2 platform, comparative>,
+--          warnings = <list of notes from the run, shown under ## Warnings, or nil>}
 --
 -- Sections, in order: title, Executive Summary (+ `{{PERF_PLOT}}`), Warnings
 -- (only when needed), Compute Kernel Optimizations, Kernel Fusion
@@ -376,8 +377,8 @@ local function high_variance_rows(inp)
 end
 
 local function warnings(inp)
-  local failed, variance = inp.failed or {}, high_variance_rows(inp)
-  if #failed == 0 and #variance == 0 then return {} end
+  local failed, variance, notes = inp.failed or {}, high_variance_rows(inp), inp.warnings or {}
+  if #failed == 0 and #variance == 0 and #notes == 0 then return {} end
   local out = { "## Warnings", "" }
   if #failed > 0 then
     add(out, "The following analyses failed:", "", "| Analysis | Tier | Error Summary |", "|----------|------|---------------|")
@@ -392,6 +393,11 @@ local function warnings(inp)
       .. "which is likely a profiler artifact. Treat their reported times with caution.", "",
       "| Operation | Category | CoV | Reported Time (ms) |", "|-----------|----------|-----|--------------------|")
     append(out, variance)
+    out[#out + 1] = ""
+  end
+  if #notes > 0 then
+    add(out, "Notes from the analysis run:", "")
+    for _, n in ipairs(notes) do out[#out + 1] = "- " .. tostring(n):gsub("\r?\n", " ") end
     out[#out + 1] = ""
   end
   return out

@@ -349,8 +349,10 @@ do
   local r = report_md.render({ scope = "standalone", manifest = manifest, priority = priority,
     findings = { system = system, compute = compute2 },
     failed = { { category = "sdpa_fwd", tier = "Compute Kernel", error = "boom | with a pipe" } },
-    metrics = metrics2, model_info = model_info, arch = arch, platform = "MI300X" })
+    metrics = metrics2, model_info = model_info, arch = arch, platform = "MI300X",
+    warnings = { "chart: no font\nfound" } })
   local w = section(r, "Warnings")
+  T.check(w:find("\n- chart: no font found\n", 1, true), "run notes listed")
   T.check(w:find("| SDPA_fwd | Compute Kernel | boom \\| with a pipe |", 1, true), "failed analysis row")
   T.check(w:find("| aten::addmm | GEMM | 1.42 | 0.086 |", 1, true), "high-variance row")
   local cs = section(r, "Compute Kernel Optimizations")
