@@ -7,9 +7,11 @@ bash tests/install_deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$(nproc)" >/dev/null
 OUT=${1:-demo_output}
-./build/tracelens report examples/demo_trace.json -o "$OUT"
+# the full analysis: perf report, analyzers in parallel, priority ranking, chart, analysis.md
+./build/tracelens run orchestrator.lua examples/demo_trace.json -o "$OUT"
+./build/tracelens validate "$OUT" >/dev/null && echo "tracelens validate $OUT: passed"
 echo
-echo "== $OUT/perf_report_csvs/gpu_timeline.csv =="
-column -s, -t <"$OUT/perf_report_csvs/gpu_timeline.csv"
+echo "== $OUT/analysis.md (first 40 lines; the chart is embedded as base64) =="
+sed -E 's/base64,[A-Za-z0-9+\/=]+/base64,.../' "$OUT/analysis.md" | head -40
 echo
 ./build/tracelens run examples/summary.lua examples/demo_trace.json
