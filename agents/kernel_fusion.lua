@@ -105,22 +105,39 @@ end
 
 -- Candidates ------------------------------------------------------------------
 
+-- The trace-1 kernels of a candidate (comparative candidates keep kernels_trace1).
+local function kernels_of(c)
+  if comparative and c.kernels_trace1 then return c.kernels_trace1 end
+  return c.kernels or {}
+end
+
+-- The candidate of an estimate: same base_name (else module_name); among
+-- several (a module and a sibling sequence can share a name), the first not
+-- yet taken whose kernel and instance counts equal the estimate's.
+local taken = {}
 local function candidate_of(e)
-  for _, c in ipairs(candidates) do
-    if c.base_name == e.operation then return c end
+  local named = {}
+  for _, key in ipairs({ "base_name", "module_name" }) do
+    for i, c in ipairs(candidates) do
+      if c[key] == e.operation and not taken[i] then named[#named + 1] = i end
+    end
+    if #named > 0 then break end
   end
-  for _, c in ipairs(candidates) do
-    if c.module_name == e.operation then return c end
+  local pick = named[1]
+  for _, i in ipairs(named) do
+    local c = candidates[i]
+    if #kernels_of(c) == e.kernel_count and c.instance_count == e.instance_count then
+      pick = i
+      break
+    end
+  end
+  if pick then
+    taken[pick] = true
+    return candidates[pick]
   end
   local kernels = {}
   for i, name in ipairs(e.affected_gpu_kernels or {}) do kernels[i] = { name = name, type = "Unknown" } end
   return { base_name = e.operation, module_name = e.operation, kernels = kernels, instance_count = e.instance_count }
-end
-
--- The trace-1 view of a candidate (comparative candidates keep kernels_trace1).
-local function kernels_of(c)
-  if comparative and c.kernels_trace1 then return c.kernels_trace1 end
-  return c.kernels or {}
 end
 
 local function instances(n)

@@ -29,10 +29,10 @@ local OP_LABELS = {
   { "Pow", { "pow_", "powfunctor" } },
   { "Mean", { "meanops", "mean_" } },
   { "Reduce", { "reduce_kernel", "reduction" } },
-  { "Add", { "functor_add", "addfunctor", "add_kernel" } },
-  { "Mul", { "mulfunctor", "functor_mul", "mul_kernel" } },
-  { "Sub", { "subfunctor", "functor_sub", "sub_kernel" } },
-  { "Div", { "divfunctor", "functor_div", "div_kernel", "div_true" } },
+  { "Add", { "functor_add", "functoronself_add", "addfunctor", "add_kernel" } },
+  { "Mul", { "mulfunctor", "functor_mul", "functoronself_mul", "mul_kernel" } },
+  { "Sub", { "subfunctor", "functor_sub", "functoronself_sub", "sub_kernel" } },
+  { "Div", { "divfunctor", "functor_div", "functoronself_div", "div_kernel", "div_true" } },
   { "Compare", { "compare" } },
   { "Index", { "index" } },
   { "Copy", { "copy_kernel", "to_copy", "direct_copy" } },
@@ -106,10 +106,11 @@ function M.strip_module_index(name)
 end
 
 --- The name to show for a candidate's module: the class name of an nn.Module,
---- or the function of a python frame (`...py(638): feed_forward_chunk` -> `feed_forward_chunk`).
+--- or a python frame without its directories
+--- (`transformers/.../modeling_bert.py(638): feed_forward_chunk` -> `modeling_bert.py(638): feed_forward_chunk`).
 function M.module_label(c)
   local base = M.strip_module_index(c.base_name or c.module_name or "Unknown")
-  return base:match("%(%d+%):%s*(.+)$") or base
+  return base:match("^[^:]*/([^/]-%.py%(%d+%):.*)$") or base
 end
 
 --- The innermost nn.Module class around the candidate, from its parent chain.

@@ -351,6 +351,25 @@ do
   T.check(s:find("`kernels_trace2[]`", 1, true), "comparative source list")
 end
 
+-- Two candidates share a base name (a module and a sibling sequence): the
+-- estimate joins the one with its kernel and instance counts.
+do
+  local cands = {
+    { module_name = "adds", base_name = "adds", instance_count = 24, kernels = add_kernels(10) },
+    { module_name = "adds", base_name = "adds", instance_count = 24, kernels = add_kernels(6), source = "sibling_sequence" },
+  }
+  local s = run_agent("kernel_fusion", { scope = "standalone", manifest = fusion_manifest, candidates = json.encode(cands),
+    metrics = fusion_metrics({ estimate("adds", 9.0, 8.0, 10.0, "low", { kernel_count = 6, modeled_kernel_count = 6,
+      instance_count = 24 }), estimate("adds", 5.0, 4.0, 6.0, "low", { kernel_count = 10, instance_count = 24 }) }),
+    unified = unified }).findings or ""
+  T.check(s:find("### 🟢 P1: Unfused Elementwise Add Sequence (4.21 ms, 24 instances)\n\n**Insight**: `adds` launches 6 "
+    .. "separate GPU kernels", 1, true), "estimate with 6 kernels joins the 6-kernel candidate")
+  T.check(s:find("**Insight**: `adds` launches 10 separate GPU kernels", 1, true), "the other joins the 10-kernel one")
+end
+T.eq(rules.module_label({ base_name = "transformers/models/bert/modeling_bert.py(638): feed_forward_chunk" }),
+  "modeling_bert.py(638): feed_forward_chunk", "python frame without directories")
+T.eq(rules.module_label({ module_name = "nn.Module: BertOutput_0" }), "BertOutput", "module class without index")
+
 -- The bert golden: no estimate -> the exact no-opportunity file.
 do
   local G = shared .. "/agent_golden/standalone/"
