@@ -1,0 +1,636 @@
+-- The compute-tier analyzers (agents/gemm.lua ... generic.lua) against the
+-- findings-file contract (agents-and-report.md §2, §6.1):
+--   1. the golden bert metrics (standalone and comparative) rendered by their
+--      analyzer: structure, one card and one candidate block per finding in
+--      rank order, markers equal to the metrics' numbers as written in the JSON
+--      text, Data rows equal to members joined to operations (cells as written
+--      in the JSON text), warning lines, no placeholders, Level 1;
+--   2. synthetic metrics that drive each analyzer's rules (bound types,
+--      patterns, paged attention, transposes, MoE stages, heuristic findings,
+--      NO_DATA, ERROR);
+--   3. every analyzer script run through tl.parallel on the agent-case traces,
+--      its markers compared with the reference report's.
+-- The expected values are read from the JSON text with a line reader of its
+-- own (Python indent-2 layout), not through tracelens.json or the renderer.
+local root, shared = arg[1], arg[2]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+local json = require "tracelens.json"
+local cjson = require "cjson"
+local has_validate, validate = pcall(require, "tracelens.validate")
+
+local DASH = "—"
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function lines_of(text)
+  local out = {}
+  for line in (text .. "\n"):gmatch("(.-)\r?\n") do out[#out + 1] = line end
+  return out
+end
+
+-- JSON text reader --------------------------------------------------------------
+
+-- A scalar token as written: strings unescaped, null as nil, numbers as text.
+local function token(raw)
+  raw = raw:gsub(",$", "")
+  if raw == "null" then return nil end
+  if raw:sub(1, 1) == '"' then return cjson.decode(raw) end
+  return raw
+end
+
+-- The operations[] and category_findings[] of a metrics text: each a table of
+-- key -> token (nested objects flattened as "efficiency.x", "classification.x";
+-- members as a list of key -> token tables).
+local function read_metrics_text(text)
+  local out = { operations = {}, findings = {} }
+  local section, cur, sub, member
+  for _, line in ipairs(lines_of(text)) do
+    local top = line:match('^  "([%w_]+)":')
+    if top then
+      section = (top == "operations" and "operations") or (top == "category_findings" and "findings") or nil
+      cur, sub, member = nil, nil, nil
+    elseif section and line == "    {" then
+      cur = { members = {} }
+      table.insert(out[section], cur)
+      sub, member = nil, nil
+    elseif cur then
+      local k6, v6 = line:match('^      "([^"]+)": (.*)$')
+      local k8, v8 = line:match('^        "([^"]+)": (.*)$')
+      local k10, v10 = line:match('^          "([^"]+)": (.*)$')
+      if k6 then
+        sub = (v6 == "{") and k6 or nil
+        if v6 ~= "{" and v6 ~= "[" then cur[k6] = token(v6) end
+      elseif line == "        {" and section == "findings" then
+        member = {}
+        table.insert(cur.members, member)
+      elseif k10 and member then
+        member[k10] = token(v10)
+      elseif k8 and sub then
+        cur[sub .. "." .. k8] = token(v8)
+      end
+    end
+  end
+  return out
+end
+
+-- What a Data row must hold, from the JSON tokens (agents-and-report.md §2.4).
+local function expected_row(op, scope, heuristic)
+  local function t(k) return op[k] or DASH end
+  local bound = op["efficiency.bound_type"]
+  local bound_cell = (heuristic or not bound) and DASH or (bound .. "-bound")
+  local kernel = op.kernel_name_trunc
+  if kernel == nil or kernel == "" then kernel = DASH end
+  local row = { op.name, op.args or "", op.launcher_path, kernel }
+  if scope == "comparative" then
+    for _, c in ipairs({ t("time_ms"), t("t2_time_ms"), t("count") .. " / " .. t("count_trace2"), t("difference_ms"),
+      t("efficiency.flops_per_byte"), bound_cell }) do row[#row + 1] = c end
+    return row
+  end
+  local eff = op["efficiency.efficiency_percent"]
+  local eff_cell = DASH
+  if eff and not heuristic then
+    if bound == "compute" then eff_cell = eff .. "% of " .. op["efficiency.resolved_peak_maf"] .. " TFLOPS"
+    elseif bound == "memory" then eff_cell = eff .. "% of " .. op["efficiency.resolved_peak_hbm_bw"] .. " TB/s"
+    else eff_cell = eff .. "% of roofline" end
+  end
+  for _, c in ipairs({ t("time_ms"), t("percent_of_total"), t("count"), t("efficiency.flops_per_byte"), eff_cell,
+    bound_cell }) do row[#row + 1] = c end
+  return row
+end
+
+-- Members joined to operations: same name and time, and the same efficiency
+-- (or, for heuristic members, E2E share); each operation used once.
+local function join(m, ops, used)
+  for i, op in ipairs(ops) do
+    local same = m.estimate_method == "heuristic" and op.percent_of_total == m.percent_of_total
+      or op["efficiency.efficiency_percent"] == m.efficiency_pct
+    if not used[i] and op.name == m.operation and op.time_ms == m.time_ms and same then
+      used[i] = true
+      return op
+    end
+  end
+end
+
+-- Findings-file reader -----------------------------------------------------------
+
+local function split_cells(line)
+  local inner = line:match("^%s*|(.*)|%s*$")
+  local cells = {}
+  for c in (inner .. "|"):gmatch("(.-)|") do cells[#cells + 1] = c:match("^%s*(.-)%s*$") end
+  return cells
+end
+
+local function parse_findings(text)
+  local doc = { cards = {}, blocks = {}, lines = lines_of(text) }
+  local block
+  for i, line in ipairs(doc.lines) do
+    local p, title = line:match("^### P(%d+): (.*)$")
+    if p then doc.cards[#doc.cards + 1] = { rank = tonumber(p), title = title, line = i } end
+    local tier, rank = line:match("^<!%-%- reasoning%-candidate tier=(%w+) rank=(%d+) %-%->$")
+    if tier then
+      block = { tier = tier, rank = tonumber(rank), line = i, labels = {}, rows = {} }
+      doc.blocks[#doc.blocks + 1] = block
+    elseif block then
+      if not block.title and line:match("^#### ") then block.title = line:sub(6) end
+      for _, label in ipairs({ "Identification", "Data", "Reasoning for Slowdown", "Resolution", "Impact estimate" }) do
+        if line:sub(1, #label + 5) == "**" .. label .. ":**" then
+          block.labels[#block.labels + 1] = label
+          if label == "Identification" then block.identification = line end
+          if label == "Data" then block.data_line = line end
+        end
+      end
+      if line:match("^|") then
+        if not block.header then block.header = split_cells(line)
+        elseif not line:match("^| %-%-%-") then block.rows[#block.rows + 1] = split_cells(line) end
+      end
+    end
+  end
+  doc.p_items, doc.details = {}, {}
+  for low, mid, high in text:gmatch("<!%-%- impact%-begin kind=p_item low=(%S+) mid=(%S+) high=(%S+) %-%->") do
+    doc.p_items[#doc.p_items + 1] = { low, mid, high }
+  end
+  for low, high in text:gmatch("<!%-%- impact%-begin kind=detail_estimate low=(%S+) high=(%S+) %-%->") do
+    doc.details[#doc.details + 1] = { low, high }
+  end
+  doc.warnings = {}
+  for pct in text:gmatch("\n> %*%*Warning — estimated:%*%*[^\n]-%(([%d.]+)%%%)") do doc.warnings[#doc.warnings + 1] = pct end
+  return doc
+end
+
+local STANDALONE = { "Operation", "Args", "Kernel Path", "Kernel Name", "Time (ms)", "%E2E", "Count", "FLOPS/Byte",
+  "Efficiency", "Bound" }
+local COMPARATIVE = { "Operation", "Args (T1)", "Kernel Path", "Kernel Name", "Trace 1 Time (ms)", "Trace 2 Time (ms)",
+  "Count (T1/T2)", "Difference (ms)", "FLOPS/Byte (T1)", "Bound (T1)" }
+
+-- Level 1 through the validator (when present), in an output-directory layout.
+local function level1(what, cat, metrics_text, findings_text, scope)
+  if not has_validate then return end
+  local dir = T.tmpdir()
+  os.execute("mkdir -p " .. T.q(dir .. "/category_data") .. " " .. T.q(dir .. "/category_findings"))
+  write(dir .. "/category_data/" .. cat .. "_metrics.json", metrics_text)
+  local path = dir .. "/category_findings/" .. cat .. "_findings.md"
+  write(path, findings_text)
+  local passed, errors = validate.validate_findings_file(path, "compute", scope)
+  T.check(passed, what .. ": Level 1: " .. table.concat(errors or {}, "; "))
+  T.rmrf(dir)
+end
+
+--- Every contract check of one findings file against its metrics text.
+local function check_file(what, cat, metrics_text, findings_text, scope, extra_columns)
+  local m = read_metrics_text(metrics_text)
+  local doc = parse_findings(findings_text)
+  local text = findings_text
+  local rec, da = text:find("\n## Recommendations\n", 1, true), text:find("\n## Detailed Analysis\n", 1, true)
+  T.check(rec and da and rec < da, what .. ": Recommendations before Detailed Analysis")
+  T.eq(#doc.cards, #m.findings, what .. ": one card per finding")
+  T.eq(#doc.blocks, #m.findings, what .. ": one candidate block per finding")
+  T.eq(#doc.p_items, #m.findings, what .. ": one p_item marker per finding")
+  T.eq(#doc.details, #m.findings, what .. ": one detail_estimate marker per finding")
+  local heuristic_count, used = 0, {}
+  for i, f in ipairs(m.findings) do
+    local w = what .. " P" .. i
+    local card, block = doc.cards[i] or {}, doc.blocks[i] or { labels = {}, rows = {} }
+    T.eq(tostring(card.rank), f.rank, w .. ": card rank")
+    T.eq(tostring(block.rank), f.rank, w .. ": block rank")
+    T.eq(block.tier, "compute", w .. ": block tier")
+    T.eq(block.title, card.title, w .. ": block title = card title")
+    if f.library ~= "Unknown" then
+      T.check(card.title and card.title:sub(-#f.library - 3) == " (" .. f.library .. ")", w .. ": library suffix")
+    else
+      T.check(card.title and not card.title:find("%(Unknown%)"), w .. ": no (Unknown) suffix")
+    end
+    local p, d = doc.p_items[i] or {}, doc.details[i] or {}
+    T.eq(p[1], f.impact_score_low, w .. ": p_item low")
+    T.eq(p[2], f.impact_score, w .. ": p_item mid")
+    T.eq(p[3], f.impact_score_high, w .. ": p_item high")
+    T.eq(d[1], f.impact_score_low, w .. ": detail low")
+    T.eq(d[2], f.impact_score_high, w .. ": detail high")
+    T.check(text:find("**Impact**: impact_score: " .. f.impact_score .. "\n", 1, true), w .. ": Impact line")
+    T.eq(table.concat(block.labels, ","), "Identification,Data,Reasoning for Slowdown,Resolution,Impact estimate",
+      w .. ": the five labels in order")
+    T.eq(block.data_line, "**Data:**", w .. ": **Data:** alone on its line")
+    T.check(block.identification and block.identification:find("%(source: `" .. cat .. "_metrics%.json` → .*%)$"),
+      w .. ": Identification ends with the source parenthetical")
+    local header = block.header or {}
+    local want = scope == "comparative" and COMPARATIVE or STANDALONE
+    for c = 1, #want do T.eq(header[c], want[c], w .. ": header column " .. c) end
+    for c, name in ipairs(extra_columns or {}) do T.eq(header[#want + c], name, w .. ": extra column " .. name) end
+    T.eq(#block.rows, #f.members, w .. ": one Data row per member")
+    local heuristic = f.estimate_method == "heuristic"
+    if heuristic then heuristic_count = heuristic_count + 1 end
+    for r, member in ipairs(f.members) do
+      local op = join(member, m.operations, used)
+      T.check(op ~= nil, w .. ": member " .. r .. " joins an operation")
+      if op then
+        local exp, got = expected_row(op, scope, heuristic), block.rows[r] or {}
+        for c = 1, #exp do T.eq(got[c], exp[c], w .. " row " .. r .. " column " .. want[c]) end
+        if extra_columns and extra_columns[1] == "Sub-Category" then
+          T.eq(got[#want + 1], op["classification.sub_category"] or DASH, w .. " row " .. r .. " Sub-Category")
+        end
+      end
+    end
+  end
+  T.eq(#doc.warnings, heuristic_count, what .. ": one warning line per heuristic finding")
+  local k = 0
+  for _, f in ipairs(m.findings) do
+    if f.estimate_method == "heuristic" then
+      k = k + 1
+      T.eq(doc.warnings[k], f.percent_of_total, what .. ": warning line carries percent_of_total")
+    end
+  end
+  T.check(not text:find("<[A-Z][A-Za-z_ ]*>"), what .. ": no <Placeholder>")
+  T.check(not text:find("%f[%w]X%.X%f[%W]") and not text:find("TODO", 1, true) and not text:find("{{", 1, true),
+    what .. ": no X.X / TODO / {{ }}")
+  T.check(not text:find("Status: ERROR", 1, true), what .. ": not an error file")
+  level1(what, cat, metrics_text, findings_text, scope)
+end
+
+-- Running an analyzer on given metrics -------------------------------------------
+
+local AGENT = { gemm = "gemm", groupedgemm_fwd = "gemm", sdpa_fwd = "sdpa", sdpa_bwd = "sdpa", elementwise = "elementwise",
+  reduce = "reduce", norm_fwd = "norm", norm_bwd = "norm", conv_fwd = "convolution", conv_bwd = "convolution",
+  moe_fused = "moe", moe_unfused = "moe", triton = "triton" }
+
+local MI300X_META = json.encode(json.obj("platform", "MI300X", "peak_hbm_bw_tbs", 5.3, "max_achievable_tflops",
+  json.obj("matrix_fp16", 654, "matrix_bf16", 708, "matrix_fp32", 163, "matrix_fp8", 1273)))
+
+-- The analyzer's output for `metrics` (the numeric step replaced by a stub).
+local function run_agent(agent, cat, display, metrics, metadata)
+  package.loaded["tracelens.analysis"] = { run_category = function() return metrics end }
+  local chunk = assert(loadfile(root .. "/agents/" .. agent .. ".lua"))
+  local ok, out = pcall(chunk, { category = cat, display_name = display, scope = metrics.comparison_scope or "standalone",
+    out_dir = "/nonexistent", ops = {}, metadata = metadata or MI300X_META })
+  package.loaded["tracelens.analysis"] = nil
+  T.check(ok, agent .. " on " .. cat .. ": " .. tostring(not ok and out or ""))
+  return ok and out or { findings = "", metrics = "" }
+end
+
+-- 1. Golden metrics -------------------------------------------------------------------
+
+local golden = shared .. "/agent_golden"
+if T.dir_exists(golden) then
+  local DISPLAY = { gemm = "GEMM", sdpa_fwd = "SDPA_fwd", elementwise = "elementwise", reduce = "reduce",
+    norm_fwd = "NORM_fwd", other = "other" }
+  for _, scope in ipairs({ "standalone", "comparative" }) do
+    for cat, display in pairs(DISPLAY) do
+      local text = read(golden .. "/" .. scope .. "/category_data/" .. cat .. "_metrics.json")
+      local metrics = json.decode(text)
+      local out = run_agent(AGENT[cat] or "generic", cat, display, metrics,
+        read(golden .. "/" .. scope .. "/metadata/" .. cat .. "_metadata.json"))
+      T.eq(out.metrics, json.encode(metrics), scope .. " " .. cat .. ": metrics returned as the analysis gave them")
+      local what = "golden " .. scope .. " " .. cat
+      check_file(what, cat, text, out.findings, scope, cat == "other" and { "Sub-Category" } or nil)
+      if #metrics.category_findings == 0 then
+        T.check(not out.findings:find("\n### ", 1, true) and not out.findings:find("reasoning-candidate", 1, true),
+          what .. ": the empty variant has no card and no block")
+      end
+    end
+  end
+  -- spot values worked out by hand from gemm_metrics.json
+  local out = run_agent("gemm", "gemm", "GEMM",
+    json.decode(read(golden .. "/standalone/category_data/gemm_metrics.json")))
+  T.check(out.findings:find("### P1: Memory-bound BF16 GEMM far below peak memory bandwidth (Tensile)\n", 1, true),
+    "gemm title: bound + dtype + noun + band + library")
+  T.check(out.findings:find("reach only 3.05–29.6% of the 5.3 TB/s peak, taking 0.175 ms (4.98% of end-to-end GPU "
+    .. "time) over 26 calls.", 1, true), "gemm insight: efficiency range, summed time (0.086+0.034+0.029+0.026), "
+    .. "summed share, summed calls")
+else
+  print("note: " .. golden .. " not found; golden checks skipped")
+end
+
+-- 2. Synthetic metrics driving the rules ------------------------------------------------
+
+local function efficiency(bound, eff, extra)
+  local e = json.obj("tflops_achieved", extra and extra.tflops or json.null, "tb_s_achieved", extra and extra.tbs or json.null,
+    "efficiency_percent", eff == nil and json.null or eff, "bound_type", bound or json.null,
+    "flops_per_byte", extra and extra.fpb or json.null, "compute_spec", extra and extra.spec or "matrix_bf16",
+    "resolved_peak_maf", 708, "resolved_peak_hbm_bw", 5.3, "warning", json.null, "is_anomaly", extra and extra.anomaly or false)
+  if extra and extra.spec == "matrix_fp32" then e.resolved_peak_maf = 163 end
+  return e
+end
+
+-- One operation (keys in the metrics order).
+local function op(t)
+  local o = json.obj("name", t.name, "count", t.count or 10, "time_ms", t.time_ms, "percent_of_category", t.pct_cat or 50.0,
+    "percent_of_total", t.pct, "efficiency", efficiency(t.bound, t.eff, t))
+  if t.dims then o["Input Dims"], o["Input type"] = t.dims, t.types end
+  o.args = t.args
+  if t.t2 then o.t2_time_ms, o.count_trace2, o.difference_ms = t.t2, t.count2 or t.count or 10, t.diff end
+  o.classification = t.classification
+  o.library = t.library or json.null
+  o.launcher_path = t.path or "model.py(12): forward"
+  o.kernel_name = t.kernel or "kernel_a"
+  o.kernel_name_trunc = t.kernel or "kernel_a"
+  o.module_chain = json.arr(t.modules or {})
+  o.call_chain = json.arr(t.calls or {})
+  return o
+end
+
+-- A finding over operations, with the given scores.
+local function finding(cat, ops, f)
+  local members = json.arr()
+  for _, o in ipairs(ops) do
+    local e = o.efficiency
+    local mem = json.obj("operation", o.name, "category", cat, "type", f.heuristic and "unmodeled_significant" or "kernel_tuning",
+      "estimate_method", f.heuristic and "heuristic" or "quantified", "impact_score", f.mid, "impact_score_low", f.low,
+      "impact_score_high", f.high, "efficiency_pct", f.heuristic and json.null or e.efficiency_percent,
+      "bound_type", f.heuristic and json.null or e.bound_type, "library", o.library, "time_ms", o.time_ms)
+    if f.heuristic then mem.percent_of_total = o.percent_of_total end
+    members[#members + 1] = mem
+  end
+  local out = json.obj("bound_type", f.bound, "library", f.library or "Unknown", "eff_bucket", f.bucket or "0-30",
+    "estimate_method", f.heuristic and "heuristic" or "quantified", "impact_score", f.mid, "impact_score_low", f.low,
+    "impact_score_high", f.high)
+  if f.heuristic then out.percent_of_total = f.pct end
+  out.member_count = #ops
+  out.members = members
+  out.rank = f.rank or 1
+  return out
+end
+
+local function metrics_of(cat, scope, ops, findings, cs)
+  return json.obj("category", cat, "status", "OK", "comparison_scope", scope, "total_time_ms", 1.0,
+    "percent_of_compute", 50.0, "operation_count", 20, "operations", json.arr(ops), "category_specific", cs or json.obj(),
+    "impact_estimates", json.arr(), "category_findings", json.arr(findings))
+end
+
+-- Renders, runs the contract checks, and returns the findings text.
+local function synthetic(what, agent, cat, display, metrics, extra_columns)
+  local out = run_agent(agent, cat, display, metrics)
+  check_file("synthetic " .. what, cat, json.encode(metrics), out.findings, metrics.comparison_scope, extra_columns)
+  return out.findings
+end
+
+local function has(text, needle, what) T.check(text:find(needle, 1, true), what .. ": expected \"" .. needle .. "\"") end
+local function lacks(text, needle, what) T.check(not text:find(needle, 1, true), what .. ": unexpected \"" .. needle .. "\"") end
+
+do -- GEMM, compute-bound BF16: tile tuning, then FP8 (the platform has an FP8 peak)
+  local o = op { name = "aten::mm", time_ms = 10.89, pct = 100.0, bound = "compute", eff = 4.46, fpb = 170.44, tflops = 31.55,
+    dims = "((256, 131072), (131072, 512))", types = "('c10::BFloat16', 'c10::BFloat16')", args = "(256,131072) bf16<br>(131072,512) bf16",
+    classification = json.obj("is_quantized", false, "gemm_type", "regular"), library = "Tensile", kernel = "Cijk_Ailk_Bljk_MT256" }
+  local text = synthetic("gemm compute", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { o },
+    { finding("gemm", { o }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) }))
+  has(text, "### P1: Compute-bound long-reduction BF16 GEMM far below the compute roofline (Tensile)", "gemm compute title")
+  has(text, "**Action**: Profile the `Cijk_Ailk_Bljk_MT256` kernel of `aten::mm` for tile-size and wave-occupancy tuning. "
+    .. "If the model tolerates it, run these operations in FP8 instead of BF16.", "gemm compute action")
+  has(text, "(M=256, N=512, K=131072)", "gemm shape from Input Dims")
+  has(text, "Decomposition strategy not visible", "gemm long-K fallback")
+  has(text, "Tile size not visible", "gemm tile fallback")
+  -- without an FP8 peak there is no precision advice
+  local out = run_agent("gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { o },
+    { finding("gemm", { o }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) }),
+    json.encode(json.obj("max_achievable_tflops", json.obj("matrix_bf16", 708))))
+  lacks(out.findings, "FP8", "gemm without an FP8 peak")
+end
+
+do -- GEMM: 2000 tiny calls are batched upstream; memory-bound GEMMs sharing a layer go to fusion
+  local tiny = op { name = "aten::bmm", count = 2000, time_ms = 4.0, pct = 40.0, bound = "memory", eff = 10.0, fpb = 5.0,
+    dims = "((64, 8, 16), (64, 16, 16))", types = "('c10::BFloat16', 'c10::BFloat16')", args = "(64,8,16) bf16<br>(64,16,16) bf16" }
+  local text = synthetic("gemm tiny", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { tiny },
+    { finding("gemm", { tiny }, { bound = "memory", low = 1.0, mid = 2.0, high = 3.0 }) }))
+  has(text, "Batch the 2000 small calls of `aten::bmm` upstream into fewer, larger calls.", "gemm tiny action")
+  has(text, "tiny high-count", "gemm tiny title")
+  local mods = { "Model", "Block", "MLP" }
+  local a = op { name = "aten::addmm", time_ms = 0.5, pct = 5.0, bound = "memory", eff = 12.5, modules = mods, path = "linear.py(1): forward" }
+  local b = op { name = "aten::mm", time_ms = 0.3, pct = 3.0, bound = "memory", eff = 20.0, modules = mods, path = "linear.py(1): forward" }
+  text = synthetic("gemm chain", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { a, b },
+    { finding("gemm", { a, b }, { bound = "memory", low = 0.6, mid = 0.7, high = 0.8 }) }))
+  has(text, "Leave the fusion of `aten::addmm` with its neighbouring operations in `Block > MLP` to the kernel fusion "
+    .. "analysis.", "gemm chain action")
+  has(text, "2 GEMM signatures (`aten::addmm` and `aten::mm`)", "gemm subject lists the names")
+  has(text, "12.5–20.0%", "gemm efficiency range keeps Python's 20.0")
+end
+
+do -- SDPA: paged, memory-bound, KV write above 10% -> block size; three extra columns
+  local kb = json.obj("has_paged_attention_kernel", true, "has_fwd_kernel", false, "has_reshape_cache", true,
+    "kernels", json.arr({ json.obj("name", "reshape_and_cache_kernel", "mean_us", 30.0, "kernel_type", "reshape_cache", "percent", 30.0),
+      json.obj("name", "kernel_paged_attention_2d", "mean_us", 70.0, "kernel_type", "paged_attention", "percent", 70.0) }))
+  local wp = json.obj("n_q", 64, "n_kv", 4096, "h_q", 32, "h_kv", 8, "sum_ctx_tokens", 100, "sum_gen_tokens", 900,
+    "ctx_ratio", 0.1, "workload_type", "decode_heavy", "attention_pattern", "GQA", "gqa_ratio", 4)
+  local o = op { name = "vllm::unified_attention", time_ms = 2.0, pct = 20.0, bound = "memory", eff = 15.0,
+    classification = json.obj("is_flash_attention", false, "is_paged_attention", true, "has_perf_model", true,
+      "attention_type", "paged", "kernel_breakdown", kb, "workload_profile", wp) }
+  local text = synthetic("sdpa paged", "sdpa", "sdpa_fwd", "SDPA_fwd", metrics_of("sdpa_fwd", "standalone", { o },
+    { finding("sdpa_fwd", { o }, { bound = "memory", low = 2.0, mid = 2.5, high = 3.0 }) }),
+    { "Breakdown Component", "Workload Type", "Attention Pattern" })
+  has(text, "| paged_attention (70.0%) | decode_heavy | GQA |", "sdpa paged columns")
+  has(text, "Tune the KV-cache block size (16, 32 or 64 tokens)", "sdpa KV block size action")
+  has(text, "The KV-cache write takes 30.0% of the op's kernel time.", "sdpa KV write share")
+  has(text, "Per-request KV-cache hit rate not visible from trace data.", "sdpa paged fallback")
+  has(text, "with 4 query heads per key/value head", "sdpa GQA ratio")
+  -- unfused attention migrates to Flash Attention
+  local u = op { name = "aten::_scaled_dot_product_attention_math", time_ms = 3.0, pct = 30.0, bound = "memory", eff = 8.0,
+    classification = json.obj("is_flash_attention", false, "is_paged_attention", false, "has_perf_model", true,
+      "attention_type", "standard") }
+  text = synthetic("sdpa unfused", "sdpa", "sdpa_fwd", "SDPA_fwd", metrics_of("sdpa_fwd", "standalone", { u },
+    { finding("sdpa_fwd", { u }, { bound = "memory", low = 5.0, mid = 6.0, high = 7.0 }) }))
+  has(text, "with a fused Flash Attention kernel.", "sdpa unfused action")
+  lacks(text, "fuse the SDPA", "sdpa never fuses SDPA")
+  -- flash, in band: the title does not call it a bottleneck
+  local f = op { name = "aten::_scaled_dot_product_flash_attention", time_ms = 3.0, pct = 30.0, bound = "compute", eff = 45.0,
+    dims = "((1, 16, 2048, 128), (1, 16, 2048, 128), (1, 16, 2048, 128))",
+    classification = json.obj("is_flash_attention", true, "is_paged_attention", false, "has_perf_model", true,
+      "attention_type", "flash") }
+  text = synthetic("sdpa in band", "sdpa", "sdpa_fwd", "SDPA_fwd", metrics_of("sdpa_fwd", "standalone", { f },
+    { finding("sdpa_fwd", { f }, { bound = "compute", bucket = "30-60", low = 1.0, mid = 1.2, high = 1.4 }) }))
+  has(text, "within the efficiency expected at its length", "sdpa in-band title")
+  has(text, "usually reaches 40–60% of roofline", "sdpa band for N=2048")
+  has(text, "Flash Attention is already in use", "sdpa flash action")
+end
+
+do -- convolution: memory-bound with 25% transposes -> channels-last
+  local o = op { name = "aten::convolution", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 20.0, spec = "matrix_fp32",
+    dims = "((8, 64, 56, 56), (64, 64, 1, 1))", types = "('float', 'float')" }
+  local cs = json.obj("transpose_count", 3, "transpose_time_ms", 0.25, "transpose_overhead_percent", 25.0,
+    "peak_maf_tflops", 708, "peak_hbm_bw_tbs", 5.3)
+  local text = synthetic("conv transposes", "convolution", "conv_fwd", "CONV_fwd",
+    metrics_of("conv_fwd", "standalone", { o }, { finding("conv_fwd", { o }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }, cs))
+  has(text, "channels-last memory layout", "conv channels-last action")
+  has(text, "Layout transposes take 25.0% of convolution time, a high share.", "conv transpose identification")
+  has(text, "1×1 filters usually reach more than 60% of peak HBM bandwidth", "conv 1x1 expectation")
+  has(text, "3 signatures, 0.25 ms, 25.0% of convolution time (high)", "conv summary")
+  -- depthwise, compute-bound
+  local d = op { name = "aten::convolution", time_ms = 1.0, pct = 10.0, bound = "compute", eff = 5.0, spec = "matrix_fp32",
+    dims = "((8, 64, 56, 56), (64, 1, 3, 3))", types = "('float', 'float')" }
+  text = synthetic("conv depthwise", "convolution", "conv_fwd", "CONV_fwd",
+    metrics_of("conv_fwd", "standalone", { d }, { finding("conv_fwd", { d }, { bound = "compute", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "depthwise convolution", "conv depthwise class")
+  has(text, "for tile-size and wave-occupancy tuning", "conv compute action")
+end
+
+do -- MoE: unfused stages -> fused kernel; memory-bound fused -> more tokens; NO_DATA note
+  local o = op { name = "aiter::ck_moe_stage1", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 20.0,
+    dims = "((16, 4096), (64, 22016, 4096))", types = "('c10::BFloat16', 'c10::BFloat16')" }
+  local text = synthetic("moe unfused", "moe", "moe_unfused", "MoE_unfused", metrics_of("moe_unfused", "standalone", { o },
+    { finding("moe_unfused", { o }, { bound = "memory", library = "AITER", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "to a fused MoE expert kernel.", "moe unfused action")
+  has(text, "TB/s, FLOPS/Byte, and efficiency are uniform-routing approximations.", "moe uniform-routing note")
+  has(text, "64 experts, 16 tokens, hidden size 4096", "moe shapes")
+  text = synthetic("moe fused", "moe", "moe_fused", "MoE_fused", metrics_of("moe_fused", "standalone", { o },
+    { finding("moe_fused", { o }, { bound = "memory", library = "AITER", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "Route more tokens to each expert per call", "moe fused memory action")
+  local fp4 = op { name = "aiter::fused_moe", time_ms = 1.0, pct = 10.0, bound = "compute", eff = 20.0, spec = "matrix_fp4" }
+  text = synthetic("moe fp4", "moe", "moe_fused", "MoE_fused", metrics_of("moe_fused", "standalone", { fp4 },
+    { finding("moe_fused", { fp4 }, { bound = "compute", low = 1, mid = 1.5, high = 2 }) }))
+  lacks(text, "instead of FP4", "moe never narrows below FP4")
+  local out = run_agent("moe", "moe_fused", "MoE_fused", json.obj("category", "moe_fused", "status", "NO_DATA",
+    "comparison_scope", "standalone", "message", "No MoE operations detected in this trace (moe_fused bucket)",
+    "total_time_ms", 0, "percent_of_compute", 0, "operation_count", 0, "operations", json.arr(), "category_specific", json.obj()))
+  has(out.findings, "No MoE operations found in trace - model does not use Mixture of Experts", "moe NO_DATA note")
+end
+
+do -- triton, reduce, norm, elementwise rules
+  local t = op { name = "triton_red_fused_add_native_layer_norm_0", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 12.0,
+    classification = json.obj("kernel_type", "reduction"), library = "Triton" }
+  local text = synthetic("triton", "triton", "triton", "triton", metrics_of("triton", "standalone", { t },
+    { finding("triton", { t }, { bound = "memory", library = "Triton", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "dedicated library normalization or reduction kernel", "triton weak fused norm action")
+  has(text, "fuses `add_native_layer_norm`", "triton fused ops from the name")
+  local s = op { name = "aten::_softmax", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 12.0,
+    modules = { "Model", "SelfAttention", "Dropout" } }
+  text = synthetic("reduce softmax", "reduce", "reduce", "reduce", metrics_of("reduce", "standalone", { s },
+    { finding("reduce", { s }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "Softmax dominates this group.", "reduce softmax identification")
+  has(text, "Leave the fusion of `aten::_softmax`", "reduce softmax-in-attention action")
+  local bn = op { name = "aten::batch_norm", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 12.0,
+    dims = "((8, 64, 56, 56), (64,), (64,))", types = "('float', 'float', 'float')" }
+  text = synthetic("norm batchnorm", "norm", "norm_fwd", "NORM_fwd", metrics_of("norm_fwd", "standalone", { bn },
+    { finding("norm_fwd", { bn }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "channels-last memory layout", "norm BatchNorm action")
+  has(text, "The variant is BatchNorm", "norm variant")
+  local e = op { name = "aten::pow", time_ms = 1.0, pct = 10.0, bound = "compute", eff = 12.0 }
+  text = synthetic("elementwise compute", "elementwise", "elementwise", "elementwise", metrics_of("elementwise", "standalone",
+    { e }, { finding("elementwise", { e }, { bound = "compute", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "is really elementwise", "elementwise compute action")
+  has(text, "`aten::pow` math op", "elementwise class in the noun")
+end
+
+do -- generic: heuristic miscategorized op, skipped communication, anomaly, collectives
+  local moe = op { name = "vllm::rocm_aiter_fused_moe", count = 1, time_ms = 0.28, pct = 100.0, library = "AITER",
+    kernel = "aiter_fused_moe_kernel_bf16", classification = json.obj("sub_category", "miscellaneous") }
+  local anomalous = op { name = "aten::index_select", count = 3, time_ms = 0.2, pct = 5.0, bound = "memory", eff = 150.0,
+    anomaly = true, classification = json.obj("sub_category", "miscellaneous") }
+  local cs = json.obj("communication_count", 0, "graph_count", 0, "miscellaneous_count", 2, "peak_maf_tflops", 708,
+    "peak_hbm_bw_tbs", 5.3, "communication_ops_skipped", json.obj("count", 2, "op_names", json.arr({ "nccl:all_reduce", "c10d::broadcast_" }),
+      "message", "Communication kernels detected."))
+  local text = synthetic("generic heuristic", "generic", "other", "other", metrics_of("other", "standalone", { moe, anomalous }, {
+    finding("other", { moe }, { heuristic = true, bound = "unmodeled", library = "AITER", bucket = "unknown", pct = 100.0,
+      low = 15.0, mid = 30.0, high = 45.0, rank = 1 }),
+    finding("other", { anomalous }, { heuristic = true, bound = "unmodeled", bucket = "unknown", pct = 5.0,
+      low = 0.75, mid = 1.5, high = 2.25, rank = 2 }) }, cs), { "Sub-Category" })
+  has(text, "Assign `vllm::rocm_aiter_fused_moe` to the MoE category", "generic reroute")
+  has(text, "## Communication Kernels (Skipped)", "generic skipped section")
+  has(text, "`nccl:all_reduce` and `c10d::broadcast_`", "generic skipped names")
+  has(text, "[ANOMALY] - verify measurement", "generic anomaly")
+  has(text, "Sub-category is heuristic — verify against op semantics before acting on it.", "generic fallback")
+  T.check(text:find("## Communication Kernels (Skipped)", 1, true) < text:find("## Recommendations", 1, true),
+    "generic skipped section before the cards")
+  local c = op { name = "custom::all_gather", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 20.0,
+    classification = json.obj("sub_category", "communication") }
+  text = synthetic("generic collective", "generic", "customcollective", "CustomCollective",
+    metrics_of("customcollective", "standalone", { c }, { finding("customcollective", { c }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }),
+    { "Sub-Category" })
+  has(text, "beside independent compute", "generic collective action")
+  lacks(text, "Communication Kernels (Skipped)", "no skipped section outside other")
+  local out = run_agent("generic", "other", "other", metrics_of("other", "standalone", {}, {}))
+  has(out.findings, "No uncategorized operations found in trace", "generic missing note")
+end
+
+do -- comparative: times and gaps, never the efficiency ratio; count mismatch explained
+  local o = op { name = "aten::bmm", count = 2, time_ms = 0.18, pct = 10.0, bound = "memory", eff = 44.44, fpb = 51.2,
+    t2 = 0.08, count2 = 4, diff = -0.1 }
+  local text = synthetic("comparative", "gemm", "gemm", "GEMM", metrics_of("gemm", "comparative", { o },
+    { finding("gemm", { o }, { bound = "memory", bucket = "all", low = 26.79, mid = 31.25, high = 35.72 }) }))
+  has(text, "### P1: Memory-bound BF16 GEMM slower in Trace 1 than in Trace 2\n", "comparative title")
+  has(text, "takes 0.18 ms in Trace 1 against 0.08 ms in Trace 2 over 2 calls, so Trace 1 is 125.0% slower.",
+    "comparative insight: (0.18-0.08)/0.08")
+  has(text, "The absolute gap is 0.1 ms.", "comparative gap")
+  has(text, "The call counts differ (2 in Trace 1, 4 in Trace 2)", "comparative count mismatch")
+  has(text, "| 2 / 4 | -0.1 |", "comparative count and difference cells")
+  lacks(text, "44.44", "comparative prose has no efficiency ratio")
+  lacks(text, "FP8", "comparative gives no precision advice")
+end
+
+do -- every analyzer: no data, error
+  for _, agent in ipairs({ "gemm", "sdpa", "elementwise", "reduce", "norm", "convolution", "moe", "triton", "generic" }) do
+    local out = run_agent(agent, "x_cat", "X", json.obj("category", "x_cat", "status", "ERROR", "error", "boom",
+      "comparison_scope", "standalone"))
+    has(out.findings, "Status: ERROR", agent .. " error file")
+    has(out.findings, "boom", agent .. " error text")
+    lacks(out.findings, "### P", agent .. " error file has no card")
+    out = run_agent(agent, "x_cat", "X", metrics_of("x_cat", "standalone", {}, {}))
+    T.check(out.findings:find("No [%w ]+ operations found in trace"), agent .. " missing-data note")
+    lacks(out.findings, "### P", agent .. " no-data file has no card")
+  end
+  -- a raising numeric step becomes an ERROR metrics object and file
+  package.loaded["tracelens.analysis"] = { run_category = function() error("exploded") end }
+  local out = assert(loadfile(root .. "/agents/gemm.lua"))({ category = "gemm", display_name = "GEMM", scope = "standalone" })
+  package.loaded["tracelens.analysis"] = nil
+  has(out.findings, "Status: ERROR", "raising analysis -> error file")
+  T.eq(json.decode(out.metrics).status, "ERROR", "raising analysis -> ERROR metrics")
+end
+
+-- 3. The analyzers through tl.parallel on the agent-case traces ------------------------
+
+local cases = shared .. "/agent_cases/standalone"
+local ok_prepare, prepare = pcall(require, "tracelens.prepare")
+local categories = require "tracelens.categories"
+if T.dir_exists(cases) and ok_prepare then
+  for _, dir in ipairs(T.glob(cases .. "/*")) do
+    local name = dir:match("([^/]+)$")
+    local trace = tl.load(dir .. "/trace.json", { include_call_stack = true })
+    local sheets = trace:report { platform = "MI300X", group_by_num_kernels = true, include_call_stack = true,
+      enable_pseudo_ops = true }
+    local plat = trace:platform { platform = "MI300X" }
+    local out_dir = T.tmpdir()
+    local prep = prepare.run { out_dir = out_dir, trace_path = dir .. "/trace.json", platform = "MI300X",
+      arch = json.decode(read(plat.path)), scope = "standalone", sheets = sheets }
+    local tasks = {}
+    for i, c in ipairs(prep.compute) do
+      tasks[i] = { script = root .. "/agents/" .. categories.agent(c.name) .. ".lua", name = c.name,
+        args = { { category = c.name, display_name = c.display, scope = "standalone", out_dir = out_dir, ops = c.ops,
+          metadata = c.metadata_text } } }
+    end
+    local results = tl.parallel(tasks)
+    -- the reference report's compute markers, in order
+    local ref = read(dir .. "/ref/analysis.md") or ""
+    local ref_markers = {}
+    for cat, low, mid, high in ref:gmatch("kind=p_item category=(%S+) low=(%S+) mid=(%S+) high=(%S+) %-%->") do
+      ref_markers[#ref_markers + 1] = { cat, low, mid, high }
+    end
+    local k = 0
+    for i, r in ipairs(results) do
+      local cat = prep.compute[i].name
+      T.check(r.ok, name .. " " .. cat .. ": " .. tostring(r.error))
+      if r.ok then
+        write(out_dir .. "/category_data/" .. cat .. "_metrics.json", r.value.metrics)
+        check_file(name .. " " .. cat, cat, r.value.metrics, r.value.findings, "standalone",
+          categories.agent(cat) == "generic" and { "Sub-Category" } or nil)
+        for low, mid, high in r.value.findings:gmatch("kind=p_item low=(%S+) mid=(%S+) high=(%S+) %-%->") do
+          k = k + 1
+          local want = ref_markers[k] or {}
+          T.eq(cat .. " " .. low .. " " .. mid .. " " .. high, table.concat(want, " "), name .. ": marker equals the reference's")
+        end
+      end
+    end
+    T.eq(k, #ref_markers, name .. ": as many compute findings as the reference")
+    T.rmrf(out_dir)
+  end
+else
+  print("note: agent cases or tracelens.prepare not available; the live analyzer runs are skipped")
+end
+
+T.finish()
