@@ -57,7 +57,7 @@ local function round_text(x, n) return json.number_text(py.round((tonumber(x) or
 -- Milliseconds: 2 decimals from 1 ms up, else 3.
 local function ms_text(x)
   x = tonumber(x) or 0
-  return round_text(x, x >= 1 and 2 or 3) .. " ms"
+  return round_text(x, math.abs(x) >= 1 and 2 or 3) .. " ms"
 end
 
 local function pct_text(x) return round_text(x, 2) .. "%" end
@@ -273,6 +273,15 @@ local function overview(inp, items)
   s[#s + 1] = string.format("Computation takes %s of that time, the GPU is idle for %s, exposed communication takes "
     .. "%s and exposed memory copies take %s.", pct_text(g.computation_time_percent), pct_text(g.idle_time_percent),
     pct_text(g.exposed_comm_time_percent), pct_text(g.exposed_memcpy_time_percent))
+  if is_comparative(inp) then
+    local t1 = sf.value(g.total_time_ms)
+    local t2 = sf.value(((inp.manifest or {}).trace2_gpu_utilization or {}).total_time_ms)
+    if t1 > 0 and t2 > 0 and t1 ~= t2 then
+      s[#s + 1] = string.format("Trace 2 (%s) is %s%% %s than Trace 1: %s against %s.", tostring(inp.platform2 or
+        "Trace 2"), round_text(math.abs(t1 - t2) / t1 * 100, 1), t2 < t1 and "faster" or "slower", ms_text(t2),
+        ms_text(t1))
+    end
+  end
   local top = top_category(inp)
   if top then
     s[#s + 1] = string.format("%s is the largest compute category with %s ms, %s of compute time.",

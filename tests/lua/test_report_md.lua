@@ -10,6 +10,7 @@ local report_md = require "tracelens.report_md"
 local has_validate, validate = pcall(require, "tracelens.validate")
 
 local G = shared .. "/agent_golden/standalone/"
+local NO_COMPUTE_TEXT = "✅ No compute kernel optimization opportunities identified."
 if not T.dir_exists(G) then T.skip("no " .. G) end
 
 local function read(path)
@@ -400,6 +401,51 @@ do
   if has_validate then
     local ok, messages = validate.validate_report_text(r, { scope = "standalone", priority = p })
     T.check(ok, "empty-priorities report passes Level 3: " .. table.concat(messages or {}, "; "))
+  end
+end
+
+-- Comparative (a later issue; the renderer already has the variants) -----------------------
+
+do
+  local m = json.decode(manifest_text)
+  m.comparison_scope = "comparative"
+  m.trace2_gpu_utilization = json.obj("total_time_ms", 2.0, "computation_time_percent", 50.0,
+    "exposed_comm_time_percent", 0.0, "exposed_memcpy_time_percent", 0.0, "idle_time_percent", 50.0)
+  m.trace2_ops_summary_by_category = { json.obj("op category", "GEMM", "total_direct_kernel_time_ms", 0.5) }
+  local p = json.obj("baseline_ms", 3.496, "priorities", { json.obj("rank", 1, "category", "gemm", "display_name", "GEMM",
+    "impact_score", json.null, "gpu_kernel_time_ms", 0.174, "source", "manifest_fallback") }, "recommendations", json.arr(),
+    "findings", json.arr(), "all_estimates", json.arr())
+  local fusion = run_agent("kernel_fusion", { scope = "comparative", manifest = manifest_text,
+    candidates = json.encode({ { module_name = "moe_layer", base_name = "moe_layer", instance_count = 1,
+      kernel_count_trace1 = 2, kernel_count_trace2 = 1,
+      kernels_trace1 = { { name = "stage1", type = "Unknown", dur_us = 600.0 }, { name = "stage2", type = "Unknown",
+        dur_us = 560.0 } }, kernels_trace2 = { { name = "fused", type = "Unknown", dur_us = 800.0 } } } }),
+    metrics = json.encode(json.obj("status", "OK", "impact_estimates", { json.obj("operation", "moe_layer",
+      "impact_score", 25.0, "impact_score_low", 21.43, "impact_score_high", 28.57, "estimation", "measured",
+      "bound_type", "memory", "time_ms", 1.16, "instance_count", 1, "kernel_count", 2, "modeled_kernel_count", 2,
+      "confidence", "medium", "fusion_type", "memory_bound") })) }).findings
+  local r = report_md.render({ scope = "comparative", manifest = m, priority = p,
+    findings = { system = { kernel_fusion = fusion }, compute = {} }, failed = {}, metrics = {}, arch = arch,
+    platform = "MI300X", platform2 = "H100", model_info = model_info })
+  T.check(r:find("# BERT - Comparative Analysis: MI300X vs H100\n", 1, true) == 1, "comparative title")
+  local es = section(r, "Executive Summary")
+  T.check(es:find("Trace 2 (H100) is 42.8% faster than Trace 1: 2.0 ms against 3.5 ms.", 1, true), "which trace is faster")
+  T.check(es:find("| Metric | Trace 1 - (MI300X) | Trace 2 - (H100) | Difference |", 1, true), "comparative header")
+  -- 2.0 - 3.49597607421875 = -1.496 ms, -42.8% of trace 1
+  T.check(es:find("| Total Time | 3.5 ms | 2.0 ms | -1.5 ms (-42.8%) |", 1, true), "total time difference")
+  T.check(es:find("| Compute % | 11.11% | 50.0% | +38.89% |", 1, true), "compute % difference")
+  -- trace 2: 0.5 ms of 2.0 * 50% = 1.0 ms of computation
+  T.check(es:find("| Top Bottleneck Category | GEMM (44.8%) | GEMM (50.0%) | — |", 1, true), "top bottleneck, no difference")
+  local cs = section(r, "Compute Kernel Optimizations")
+  T.check(cs:find("| 1 | GEMM | 0.174 | 0.5 | 44.8% | 4 | +0.326 | <!-- top-ops-row low=null high=null -->", 1, true),
+    "comparative top ops row")
+  T.check(cs:find(NO_COMPUTE_TEXT, 1, true), "no compute findings")
+  T.check(section(r, "Kernel Fusion Opportunities (Experimental)"):find("\n**Impact**: impact_score: 25.0\n", 1, true),
+    "comparative fusion impact")
+  T.check(section(r, "System-Level Optimizations"):find("> **Comparative Note:**", 1, true), "comparative note")
+  if has_validate then
+    local ok, messages = validate.validate_report_text(r, { scope = "comparative", priority = p })
+    T.check(ok, "comparative report passes Level 3: " .. table.concat(messages or {}, "; "))
   end
 end
 
