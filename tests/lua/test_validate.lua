@@ -260,6 +260,24 @@ local function level1(s, opts)
     metrics = opts.metrics == nil and GEMM_METRICS_DECODED or opts.metrics or nil })
 end
 
+-- Python str behaviours the messages depend on (values from CPython 3.11) ----------
+
+do
+  local t = require "tracelens.validate.text"
+  same_list(t.splitlines("a\nb\r\nc\rd\ve\xc2\x85f\xe2\x80\xa8g\n\n"), { "a", "b", "c", "d", "e", "f", "g", "" },
+    "str.splitlines boundaries")
+  same_list(t.splitlines(""), {}, "''.splitlines()")
+  T.eq(t.repr("Kernel's"), [["Kernel's"]], "repr picks double quotes")
+  T.eq(t.repr("a'\"b"), [['a\'"b']], "repr escapes the quote")
+  T.eq(t.repr("t\tq\\\xc2\xa0\xc3\xa9\xe2\x80\x8b"), "'t\\tq\\\\\\xa0\xc3\xa9\\u200b'",
+    "repr escapes non-printables, keeps letters")
+  T.eq(t.strip("\xc2\xa0 x \xe3\x80\x80\t"), "x", "str.strip() takes Unicode whitespace")
+  T.eq(t.float("1_000.5"), 1000.5, "float() takes underscores")
+  T.check(t.float("1__0") == nil and t.float("0x10") == nil and t.float(".") == nil, "float() rejects")
+  T.eq(t.str(nil) .. t.str(1.0) .. t.str(true), "None1.0True", "str()")
+  T.eq(t.dirname("a//b"), "a", "os.path.dirname")
+end
+
 -- Level 1 ------------------------------------------------------------------------
 
 do

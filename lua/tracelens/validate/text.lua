@@ -107,23 +107,22 @@ function M.strip(s, chars) return M.lstrip(M.rstrip(s, chars), chars) end
 
 -- Lines and pieces -------------------------------------------------------------
 
--- Line boundaries of str.splitlines besides "\n" and "\r": \v \f \x1c \x1d
--- \x1e and U+0085, U+2028, U+2029.
-local function next_boundary(s, i)
-  local best_s, best_e = s:find("[\n\r\v\f\28\29\30]", i)
-  for _, seq in ipairs({ "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9" }) do
-    local a, b = s:find(seq, i, true)
-    if a and (not best_s or a < best_s) then best_s, best_e = a, b end
-  end
-  if best_s and s:sub(best_s, best_s + 1) == "\r\n" then best_e = best_s + 1 end
-  return best_s, best_e
-end
+-- Line boundaries of str.splitlines besides "\n", "\r" and "\r\n": \v \f
+-- \x1c \x1d \x1e and U+0085, U+2028, U+2029.
+local WIDE_BREAKS = { "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9" }
 
 --- str.splitlines(): an array of lines without their ends (no last empty line).
 function M.splitlines(s)
   local lines, i = {}, 1
+  local wide_at = {} -- next position of each wide break at or after i (false: none)
   while i <= #s do
-    local a, b = next_boundary(s, i)
+    local a, b = s:find("[\n\r\v\f\28\29\30]", i)
+    if a and s:sub(a, a + 1) == "\r\n" then b = a + 1 end
+    for k, seq in ipairs(WIDE_BREAKS) do
+      if wide_at[k] == nil or (wide_at[k] and wide_at[k] < i) then wide_at[k] = s:find(seq, i, true) or false end
+      local p = wide_at[k]
+      if p and (not a or p < a) then a, b = p, p + #seq - 1 end
+    end
     if not a then
       lines[#lines + 1] = s:sub(i)
       break
