@@ -157,7 +157,7 @@ function M.reject(c)
   if c.has_fused_kernel == true then return "already contains a fused kernel" end
   if comp.n > 0 and comp.matrix == comp.n then return "all kernels are GEMMs" end
   for _, k in ipairs(c.kernels or {}) do
-    if M.kernel_name(k):sub(1, 7) == "triton_" then return "already compiler-generated (triton) kernels" end
+    if M.kernel_name(k):sub(1, 7) == "triton_" then return "already compiler-generated kernels (`triton_` names)" end
   end
   if comp.matrix > 0 then
     local only_norm = true

@@ -52,6 +52,15 @@ local function num(v)
   return tostring(v)
 end
 
+-- Text for a table cell: one line, pipes escaped.
+local function cell(s) return (tostring(s):gsub("\r?\n", " "):gsub("|", "\\|")) end
+
+-- A number for a table cell: verbatim, or — when absent.
+local function cell_num(v)
+  if not present(v) then return "—" end
+  return num(v)
+end
+
 local function round_text(x, n) return json.number_text(py.round((tonumber(x) or 0) + 0.0, n)) end
 
 -- Milliseconds: 2 decimals from 1 ms up, else 3.
@@ -169,7 +178,8 @@ end
 local function fallback_compute_block(inp, f)
   local rows = { "| Operation | Time (ms) | impact_score |", "|-----------|-----------|--------------|" }
   for _, m in ipairs(f.members or {}) do
-    rows[#rows + 1] = string.format("| %s | %s | %s |", num(m.operation), num(m.time_ms), num(m.impact_score))
+    rows[#rows + 1] = string.format("| %s | %s | %s |", cell(m.operation or "—"), cell_num(m.time_ms),
+      cell_num(m.impact_score))
   end
   return {
     string.format("**Identification:** The %s findings file has no detailed block for this finding, so only its "
@@ -369,16 +379,14 @@ end
 
 -- Warnings ------------------------------------------------------------------------
 
-local function cell(s) return (tostring(s):gsub("\r?\n", " "):gsub("|", "\\|")) end
-
 local function high_variance_rows(inp)
   local rows = {}
   for _, c in ipairs(compute_categories(inp)) do
     local m = (inp.metrics or {})[c.name]
     for _, op in ipairs(type(m) == "table" and m.operations or {}) do
       if op.high_variance == true then
-        rows[#rows + 1] = string.format("| %s | %s | %s | %s |", cell(op.name), c.display_name or c.name, num(op.cov),
-          num(op.time_ms))
+        rows[#rows + 1] = string.format("| %s | %s | %s | %s |", cell(op.name), c.display_name or c.name,
+          cell_num(op.cov), cell_num(op.time_ms))
       end
     end
   end
@@ -438,11 +446,11 @@ local function top_ops_row(inp, p)
   if is_comparative(inp) then
     local t2 = trace2_time(inp, display)
     local diff = present(t2) and signed(t2 - sf.value(t), round_text(t2 - sf.value(t), 3)) or "—"
-    return string.format("| %s | %s | %s | %s | %s | %s | %s |%s", num(p.rank), display, num(t),
-      present(t2) and round_text(t2, 3) or "—", share, num(entry.ops_count), diff, marker)
+    return string.format("| %s | %s | %s | %s | %s | %s | %s |%s", num(p.rank), display, cell_num(t),
+      present(t2) and round_text(t2, 3) or "—", share, cell_num(entry.ops_count), diff, marker)
   end
-  return string.format("| %s | %s | %s | %s | %s |%s", num(p.rank), display, num(t), share, num(entry.ops_count),
-    marker)
+  return string.format("| %s | %s | %s | %s | %s |%s", num(p.rank), display, cell_num(t), share,
+    cell_num(entry.ops_count), marker)
 end
 
 local function top_operations(inp)
