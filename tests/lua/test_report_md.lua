@@ -126,7 +126,7 @@ end
 local manifest_text = read(G .. "category_data/category_manifest.json")
 local manifest = json.decode(manifest_text)
 local priority = json.decode(read(G .. "priority_data.json"))
-local arch = json.decode(read(shared .. "/../arch/MI300X.json"))
+local arch = json.decode(read(root .. "/arch/MI300X.json"))
 local metrics, compute = {}, {}
 for _, c in ipairs(manifest.categories) do
   if c.tier == "compute_kernel" then
