@@ -88,7 +88,7 @@ end
 -- Standalone fused attention: the expected band at its length and its efficiency.
 local function band_of(v)
   local impl, eff = implementation(v.lead), (v.lead.efficiency or {}).efficiency_percent
-  if v.heuristic or v.comparative or impl == "unfused" or not F.present(eff) then return nil end
+  if v.heuristic or v.comparative or impl == "unfused" or impl == "paged" or not F.present(eff) then return nil end
   local lo, hi = expected_band(geometry(v.lead).n_q)
   if lo then return lo, hi, eff end
 end
@@ -143,6 +143,7 @@ local rules = { missing = "No SDPA operations found in trace" }
 function rules.noun(v) return NOUN[implementation(v.lead)] end
 
 function rules.qualifier(v)
+  if implementation(v.lead) == "paged" then return nil end
   local n = geometry(v.lead).n_q
   if n and n > LONG_SEQ then return "long-sequence" end
   if n and n < SHORT_SEQ then return "short-sequence" end
@@ -172,7 +173,7 @@ function rules.identify(v)
     out[#out + 1] = "The query length is " .. g.n_q .. kv .. (g.h_q and (" over " .. g.h_q .. " heads") or "")
       .. (g.gqa and (", with " .. g.gqa .. " query heads per key/value head") or "") .. "."
   end
-  if not v.comparative and v.bound == "memory" and impl ~= "unfused" and g.n_q and g.n_q < SHORT_SEQ then
+  if not v.comparative and v.bound == "memory" and (impl == "flash" or impl == "fused") and g.n_q and g.n_q < SHORT_SEQ then
     out[#out + 1] = "At fewer than " .. SHORT_SEQ .. " tokens each head has little work, so a lower efficiency is "
       .. "expected at this size."
   end
@@ -219,10 +220,12 @@ function rules.advice(v)
   if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
   local impl = implementation(v.lead)
   if impl == "unfused" then return { migrate_flash(v) } end
-  local tune = v.bound == "compute" and say.remedy.tile_tuning(v) or say.remedy.memory_access(v)
+  local g, b, w = geometry(v.lead), breakdown(v.lead), workload(v.lead)
+  -- paged attention tunes its dominant kernel component
+  local target = impl == "paged" and b and ("the " .. say.code(b.top.name) .. " kernel of " .. say.code(v.lead.name)) or nil
+  local tune = v.bound == "compute" and say.remedy.tile_tuning(v, target) or say.remedy.memory_access(v, target)
   if impl == "flash" then return { tune, already_flash() } end
   if impl ~= "paged" then return { tune } end
-  local g, b, w = geometry(v.lead), breakdown(v.lead), workload(v.lead)
   if v.bound == "compute" then
     if w == "prefill_heavy" then return { tune, chunked_prefill() } end
     if g.gqa and g.gqa > 1 then return { tune, gqa_grouping(g) } end

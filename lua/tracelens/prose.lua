@@ -564,14 +564,16 @@ end
 
 M.remedy = {}
 
-function M.remedy.tile_tuning(v)
-  return { action = "Profile " .. M.target(v) .. " for tile-size and wave-occupancy tuning.",
+--- Tile/occupancy tuning of `target` (default: the kernel of the largest member).
+function M.remedy.tile_tuning(v, target)
+  return { action = "Profile " .. (target or M.target(v)) .. " for tile-size and wave-occupancy tuning.",
     mechanism = "A tile shape matched to the problem keeps every compute unit busy until the last wave, so the same "
       .. "arithmetic finishes in less time." }
 end
 
-function M.remedy.memory_access(v)
-  return { action = "Optimize the memory-access pattern of " .. M.target(v) .. ".",
+--- Memory-access tuning of `target` (default: the kernel of the largest member).
+function M.remedy.memory_access(v, target)
+  return { action = "Optimize the memory-access pattern of " .. (target or M.target(v)) .. ".",
     mechanism = "A memory-bound kernel runs as fast as it moves bytes. Coalesced, vectorized loads and stores raise "
       .. "the achieved bandwidth toward the HBM peak, so the same bytes move in less time." }
 end

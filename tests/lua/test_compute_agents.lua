@@ -427,7 +427,10 @@ do -- SDPA: paged, memory-bound, KV write above 10% -> block size; three extra c
     { finding("sdpa_fwd", { o }, { bound = "memory", low = 2.0, mid = 2.5, high = 3.0 }) }),
     { "Breakdown Component", "Workload Type", "Attention Pattern" })
   has(text, "| paged_attention (70.0%) | decode_heavy | GQA |", "sdpa paged columns")
+  has(text, "Optimize the memory-access pattern of the `kernel_paged_attention_2d` kernel of `vllm::unified_attention`.",
+    "sdpa paged: the dominant component is tuned")
   has(text, "Tune the KV-cache block size (16, 32 or 64 tokens)", "sdpa KV block size action")
+  lacks(text, "expected at its length", "sdpa paged: no sequence-length band")
   has(text, "The KV-cache write takes 30.0% of the op's kernel time.", "sdpa KV write share")
   has(text, "Per-request KV-cache hit rate not visible from trace data.", "sdpa paged fallback")
   has(text, "with 4 query heads per key/value head", "sdpa GQA ratio")
