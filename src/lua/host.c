@@ -15,6 +15,8 @@
 #include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
+#include "../report/outfile.h"
+#include "../util/clock.h"
 #include "../util/datadir.h"
 #include "../util/vec.h"
 
@@ -62,8 +64,45 @@ static int l_version(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg tl_funcs[] = {
-    {"load", tl_l_load}, {"parallel", tl_l_parallel}, {"version", l_version}, {NULL, NULL}};
+/* tl.fs.mkdir(path): mkdir -p; raises on failure. */
+static int l_mkdir(lua_State *L)
+{
+    tl_error err;
+    if (tl_mkdirs(luaL_checkstring(L, 1), &err) != 0) return luaL_error(L, "%s", err.msg);
+    return 0;
+}
+
+/* tl.fs.write_file(path, text): the whole file or nothing (temporary name, then
+ * rename); parent directories are created. Raises on failure. */
+static int l_write_file(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    size_t len;
+    const char *text = luaL_checklstring(L, 2, &len);
+    tl_outfile o;
+    tl_error err;
+    if (tl_outfile_open(&o, path, &err) != 0) return luaL_error(L, "%s", err.msg);
+    if (fwrite(text, 1, len, o.f) != len) {
+        tl_outfile_abort(&o);
+        return luaL_error(L, "%s: write failed", path);
+    }
+    if (tl_outfile_commit(&o, &err) != 0) return luaL_error(L, "%s", err.msg);
+    return 0;
+}
+
+/* tl.now(): seconds on the monotonic clock (the clock of tl.parallel's
+ * started/finished times). */
+static int l_now(lua_State *L)
+{
+    lua_pushnumber(L, tl_now_s());
+    return 1;
+}
+
+static const luaL_Reg tl_funcs[] = {{"load", tl_l_load}, {"parallel", tl_l_parallel}, {"version", l_version},
+                                    {"now", l_now},      {NULL, NULL}};
+
+/* Added to tl.fs in full states only (sandboxed tasks write nothing). */
+static const luaL_Reg fs_write_funcs[] = {{"mkdir", l_mkdir}, {"write_file", l_write_file}, {NULL, NULL}};
 
 int luaopen_tracelens(lua_State *L)
 {
@@ -85,7 +124,8 @@ int luaopen_tracelens(lua_State *L)
 static int sandbox_require(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
-    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_settop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE); /* index 2 */
     lua_getfield(L, -1, name);
     if (!lua_isnil(L, -1)) return 1;
     lua_pop(L, 1);
@@ -129,7 +169,7 @@ static int sandbox_require(lua_State *L)
         lua_pushboolean(L, 1);
     }
     lua_pushvalue(L, -1);
-    lua_setfield(L, -3, name); /* LOADED[name] */
+    lua_setfield(L, 2, name); /* LOADED[name]: a second require gets the same module */
     return 1;
 }
 
@@ -230,6 +270,7 @@ void tl_host_fill_state(lua_State *L, const tl_state_opts *o)
     luaL_requiref(L, "tracelens", luaopen_tracelens, 0);
     if (!(o && o->sandboxed)) {
         tl_lfs_push(L);
+        luaL_setfuncs(L, fs_write_funcs, 0);
         lua_setfield(L, -2, "fs");
     }
     lua_setglobal(L, "tl");

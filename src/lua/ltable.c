@@ -167,6 +167,115 @@ static int t_filter(lua_State *L)
     return 1;
 }
 
+/* A copy of t (a Table Lua shares is never changed in place). */
+static tl_table *copy_all(const tl_table *t)
+{
+    size_t *all = tl_xmalloc((t->nrows + 1) * sizeof *all);
+    for (size_t r = 0; r < t->nrows; r++) all[r] = r;
+    tl_table *out = tl_table_take(t, t->name, all, t->nrows);
+    free(all);
+    return out;
+}
+
+/* t:take(indices) -> new table of those rows (1-based), in that order. */
+static int t_take(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    size_t n = (size_t)luaL_len(L, 2);
+    size_t *rows = tl_xmalloc((n + 1) * sizeof *rows);
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, (lua_Integer)i + 1);
+        lua_Integer r = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        if (r < 1 || (size_t)r > t->nrows) {
+            free(rows);
+            return luaL_error(L, "take: row %d out of range 1..%d", (int)r, (int)t->nrows);
+        }
+        rows[i] = (size_t)r - 1;
+    }
+    tl_ltable_push(L, tl_table_take(t, t->name, rows, n));
+    free(rows);
+    return 1;
+}
+
+/* t:select{col, ...} -> new table with those columns, in that order. */
+static int t_select(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    size_t n = (size_t)luaL_len(L, 2);
+    const char **names = tl_xmalloc((n + 1) * sizeof *names);
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, (lua_Integer)i + 1);
+        names[i] = lua_tostring(L, -1);
+        lua_pop(L, 1); /* the argument table keeps the string alive */
+        if (!names[i] || tl_table_col(t, names[i]) < 0) {
+            const char *bad = names[i] ? names[i] : "?";
+            free(names);
+            return luaL_error(L, "select: no column '%s'", bad);
+        }
+    }
+    tl_table *out = copy_all(t);
+    tl_table_select(out, names, n);
+    free(names);
+    tl_ltable_push(L, out);
+    return 1;
+}
+
+/* The type of a column holding the Lua values at the top of the stack
+ * (checked for each row by value_at): the narrowest of int, float, bool, text. */
+static tl_coltype infer_type(lua_State *L, int values, size_t nrows)
+{
+    int is_const = !lua_istable(L, values);
+    int ints = 1, nums = 1, bools = 1, any = 0;
+    for (size_t r = 0; r < (is_const ? 1 : nrows); r++) {
+        if (!is_const) lua_rawgeti(L, values, (lua_Integer)r + 1);
+        else lua_pushvalue(L, values);
+        int ty = lua_type(L, -1);
+        if (ty != LUA_TNIL) {
+            any = 1;
+            if (ty != LUA_TNUMBER) ints = nums = 0;
+            else if (!lua_isinteger(L, -1)) ints = 0;
+            if (ty != LUA_TBOOLEAN) bools = 0;
+        }
+        lua_pop(L, 1);
+    }
+    if (!any) return TL_COL_STR;
+    if (ints && nums) return TL_COL_I64;
+    if (nums) return TL_COL_F64;
+    if (bools) return TL_COL_BOOL;
+    return TL_COL_STR;
+}
+
+/* t:with_column(name, values) -> new table with a column appended (or
+ * replaced): values is an array of one value per row (nil = missing) or one
+ * value for every row. */
+static int t_with_column(lua_State *L)
+{
+    tl_table *t = check(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    luaL_checkany(L, 3);
+    if (lua_istable(L, 3) && luaL_len(L, 3) != (lua_Integer)t->nrows)
+        return luaL_error(L, "with_column: %d values for %d rows", (int)luaL_len(L, 3), (int)t->nrows);
+    tl_coltype type = infer_type(L, 3, t->nrows);
+    tl_table *out = copy_all(t);
+    if (tl_table_col(out, name) >= 0) tl_table_drop(out, name);
+    size_t c = tl_table_add_col(out, name, type);
+    for (size_t r = 0; r < out->nrows; r++) {
+        if (lua_istable(L, 3)) lua_rawgeti(L, 3, (lua_Integer)r + 1);
+        else lua_pushvalue(L, 3);
+        if (lua_isnil(L, -1)) tl_table_set_null(out, c, r);
+        else if (type == TL_COL_I64) tl_table_set_i64(out, c, r, lua_tointeger(L, -1));
+        else if (type == TL_COL_F64) tl_table_set_f64(out, c, r, lua_tonumber(L, -1));
+        else if (type == TL_COL_BOOL) tl_table_set_bool(out, c, r, lua_toboolean(L, -1));
+        else tl_table_set_str(out, c, r, luaL_tolstring(L, -1, NULL)), lua_pop(L, 1);
+        lua_pop(L, 1);
+    }
+    tl_ltable_push(L, out);
+    return 1;
+}
+
 /* t:sort(col [, desc]) or t:sort{{col, desc}, ...} -> new table (stable) */
 static int t_sort(lua_State *L)
 {
@@ -230,6 +339,8 @@ static int t_tostring(lua_State *L)
 static const luaL_Reg methods[] = {{"columns", t_columns}, {"nrows", t_nrows},   {"name", t_name},
                                    {"row", t_row},         {"rows", t_rows},     {"get", t_get},
                                    {"column", t_column},   {"filter", t_filter}, {"sort", t_sort},
+                                   {"with_column", t_with_column}, {"take", t_take},
+                                   {"select", t_select},
                                    {"write_csv", t_write_csv}, {NULL, NULL}};
 
 void tl_ltable_register(lua_State *L)
@@ -293,8 +404,13 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
 {
     tl_report_opts o;
     tl_report_opts_default(&o);
-    const char *platform = NULL, *arch_path = NULL;
+    const char *platform = NULL, *arch_path = NULL, *write_dir = NULL;
     if (lua_istable(L, idx)) {
+        /* write = DIR: also write DIR/perf_report_csvs/ and (xlsx ~= false) DIR/perf_report.xlsx */
+        lua_getfield(L, idx, "write");
+        write_dir = lua_tostring(L, -1);
+        lua_pop(L, 1);
+        o.xlsx = opt_bool(L, idx, "xlsx", 1);
         o.include_unlinked = opt_bool(L, idx, "include_unlinked", 0);
         double micro = opt_num(L, idx, "micro_idle_thresh_us", -1);
         o.micro_idle_ns = micro >= 0 ? (int64_t)(micro * 1000.0 + 0.5) : -1;
@@ -332,6 +448,10 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
     int rc = tl_report_build(t, &o, &s, &err);
     if (pc.have_arch) tl_arch_free(&arch);
     if (rc != 0) return luaL_error(L, "%s", err.msg);
+    if (write_dir && tl_report_write(&s, write_dir, &o, &err) != 0) {
+        tl_sheets_free(&s);
+        return luaL_error(L, "%s", err.msg);
+    }
     lua_createtable(L, 0, (int)s.n);
     lua_createtable(L, (int)s.n, 0); /* order */
     for (size_t i = 0; i < s.n; i++) {

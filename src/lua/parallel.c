@@ -16,6 +16,7 @@
 #include "ltable.h"
 #include "ltrace.h"
 #include "../util/vec.h"
+#include "../util/clock.h"
 
 enum { X_NIL, X_BOOL, X_INT, X_NUM, X_STR, X_TABLE, X_TRACE, X_EVENT, X_LIGHTNULL, X_SHEET };
 enum { MAX_XDEPTH = 100 };
@@ -183,12 +184,6 @@ typedef struct limits {
     int timed_out, out_of_memory;
 } limits;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -213,7 +208,7 @@ static void time_hook(lua_State *L, lua_Debug *ar)
     (void)ar;
     limits *lim;
     lua_getallocf(L, (void **)&lim);
-    if (lim->deadline > 0 && now_s() > lim->deadline) {
+    if (lim->deadline > 0 && tl_now_s() > lim->deadline) {
         lim->timed_out = 1;
         luaL_error(L, "time limit exceeded");
     }
@@ -263,7 +258,7 @@ static int task_main(lua_State *L)
 
 static void run_task(pool *P, task *tk)
 {
-    double t0 = now_s();
+    double t0 = tl_now_s();
     tk->started = t0;
     limits lim = {0, P->mem_limit, P->timeout > 0 ? t0 + P->timeout : 0, 0, 0};
     tl_state_opts so = {.sandboxed = 1, .script_dir = P->script_dir[0] ? P->script_dir : NULL};
@@ -298,7 +293,7 @@ static void run_task(pool *P, task *tk)
         }
     }
     lua_close(L);
-    tk->finished = now_s();
+    tk->finished = tl_now_s();
     tk->seconds = tk->finished - t0;
 }
 
