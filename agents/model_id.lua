@@ -34,11 +34,14 @@ local LLM_FAMILIES = { Llama = true, Qwen = true, Mixtral = true, Mistral = true
   ["GPT-OSS"] = true, ["GPT-2"] = true, ["GPT-NeoX"] = true, ["GPT-J"] = true, Falcon = true, DeepSeek = true,
   OPT = true }
 
--- Hidden size -> scale label (the width of the transformer's residual stream).
-local SCALES = {
-  [128] = "tiny", [256] = "mini", [512] = "small", [768] = "base", [1024] = "large", [1536] = "~1.5B",
-  [2048] = "~1B–2B", [2560] = "~3B", [3072] = "~3B–4B", [3584] = "~7B", [4096] = "~7B–8B", [5120] = "~13B–14B",
-  [6144] = "~20B–30B", [8192] = "~70B", [12288] = "~175B", [16384] = "~405B",
+-- Hidden size -> scale label (the width of the residual stream). Decoder
+-- language models are labelled by parameter count; other models (encoders,
+-- vision) by the BERT-era names first.
+local ENCODER_SCALES = { [128] = "tiny", [256] = "mini", [512] = "small", [768] = "base", [1024] = "large" }
+local DECODER_SCALES = {
+  [896] = "~0.5B", [1024] = "~0.5B", [1536] = "~1.5B", [2048] = "~1B–2B", [2560] = "~3B", [3072] = "~3B–4B",
+  [3584] = "~7B", [4096] = "~7B–8B", [5120] = "~13B–14B", [6144] = "~20B–30B", [8192] = "~70B", [12288] = "~175B",
+  [16384] = "~405B",
 }
 
 -- Precision labels of torch dtype names (py.torch_dtype).
@@ -205,14 +208,17 @@ local function moe_scale()
   end
 end
 
-local function scale(arch)
+local function scale(arch, fam)
   if arch == "Transformer (MoE)" then
     local s = moe_scale()
     if s then return s end
   end
   local h = hidden_size()
   if not h then return UNKNOWN end
-  if SCALES[h] then return string.format("%s (hidden size %d)", SCALES[h], h) end
+  local first, second = ENCODER_SCALES, DECODER_SCALES
+  if decoder_evidence(fam) then first, second = DECODER_SCALES, ENCODER_SCALES end
+  local label = first[h] or second[h]
+  if label then return string.format("%s (hidden size %d)", label, h) end
   return string.format("hidden size %d", h)
 end
 
@@ -264,7 +270,7 @@ local function identify()
   end
   local fam = family()
   local arch = architecture(op_mix(), fam)
-  return json.obj("model", model(arch, fam), "architecture", arch, "scale", scale(arch), "precision", precision())
+  return json.obj("model", model(arch, fam), "architecture", arch, "scale", scale(arch, fam), "precision", precision())
 end
 
 return { model_info = json.encode(identify()) }

@@ -461,6 +461,20 @@ if T.dir_exists(shared .. "/agent_golden") then
   T.eq(m.scale, "small (hidden size 512)", "bert: hidden size 512")
   T.eq(m.precision, "BF16", "bert: BF16 compute")
 
+  -- Qwen1.5-0.5B-Chat: hidden size 1024, a decoder, so labelled by parameter count.
+  local Q = shared .. "/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/unified_perf_summary.csv"
+  if T.file_exists(Q) then
+    -- (this perf summary has no call stacks: the module names the trace's python stack holds)
+    local rows = csv_rows(Q)
+    local mods = { "Embedding", "Linear", "Qwen2Attention", "Qwen2DecoderLayer", "Qwen2MLP", "Qwen2Model",
+      "Qwen2RMSNorm", "Qwen2RotaryEmbedding", "SiLU" }
+    local q = model_info(rows, mods)
+    T.eq(q.model, "Qwen", "qwen: family")
+    T.eq(q.architecture, "Transformer", "qwen: architecture")
+    T.eq(q.scale, "~0.5B (hidden size 1024)", "qwen: scale")
+    T.eq(q.precision, "BF16", "qwen: precision")
+  end
+
   local C = shared .. "/agent_cases/standalone/"
   local expect = {
     -- reference model_info values (agents-and-report.md §7.3) where they are evidence-based
