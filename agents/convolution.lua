@@ -13,6 +13,7 @@ local say = require "tracelens.prose"
 local ctx = ...
 
 local TRANSPOSE_MODERATE, TRANSPOSE_HIGH = 10, 20 -- % of convolution time spent in layout transposes
+local SHORT_REDUCTION, FEW_POSITIONS = 256, 1024 -- implicit-GEMM K and M below which the problem is thin
 
 -- Input (N, C, spatial...) and filter (C_out, C_in / groups, kernel...) shapes.
 local function geometry(op)
@@ -29,6 +30,14 @@ local function square(g)
     if d ~= g.kernel[1] then return false end
   end
   return true
+end
+
+-- The implicit GEMM of a convolution: K = input channels per group × filter
+-- area, M ≤ batch × input positions (the stride is not in the metrics).
+local function implicit_gemm(g, batch)
+  local k, m = g.per_group, batch
+  for i = 1, #g.kernel do k, m = k * g.kernel[i], m * g.spatial[i] end
+  return k, m
 end
 
 local function class(op)
@@ -109,6 +118,18 @@ function rules.reasoning(v)
       .. say.code(v.lead.name) .. " reaches " .. F.num(eff) .. "%."
   end
   local g = geometry(v.lead)
+  local dims = say.input_dims(v.lead)
+  if g and not v.heuristic and v.bound == "compute" then
+    local k, m = implicit_gemm(g, dims[1][1])
+    if k < SHORT_REDUCTION then
+      out[#out + 1] = "As an implicit GEMM its reduction is only " .. k .. " long (" .. g.per_group .. " "
+        .. say.plural(g.per_group, "input channel") .. " × " .. say.shape_text(g.kernel) .. " filter), so each output tile does little arithmetic."
+    end
+    if m < FEW_POSITIONS then
+      out[#out + 1] = "It has at most " .. m .. " output positions (batch × spatial), too few rows of work to "
+        .. "fill the compute units."
+    end
+  end
   if g and not square(g) then
     out[#out + 1] = "Its " .. say.shape_text(g.kernel) .. " filter is not square, so it maps less evenly onto "
       .. "convolution tiles than the common square filters."

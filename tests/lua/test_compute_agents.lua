@@ -471,6 +471,7 @@ do -- convolution: memory-bound with 25% transposes -> channels-last
   text = synthetic("conv depthwise", "convolution", "conv_fwd", "CONV_fwd",
     metrics_of("conv_fwd", "standalone", { d }, { finding("conv_fwd", { d }, { bound = "compute", low = 1, mid = 1.5, high = 2 }) }))
   has(text, "depthwise convolution", "conv depthwise class")
+  has(text, "its reduction is only 9 long (1 input channel × 3×3 filter)", "conv implicit-GEMM K = 1·3·3")
   has(text, "for tile-size and wave-occupancy tuning", "conv compute action")
 end
 
