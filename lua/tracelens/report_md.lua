@@ -294,7 +294,7 @@ local function overview(inp, items)
   end
   local top = top_category(inp)
   if top then
-    s[#s + 1] = string.format("%s is the largest compute category with %s ms, %s of compute time.",
+    s[#s + 1] = string.format("The largest compute category is %s with %s ms, %s of compute time.",
       top.display_name or top.name, num(top.gpu_kernel_time_ms),
       share_text(sf.value(top.gpu_kernel_time_ms), computation_ms(g)))
   end
