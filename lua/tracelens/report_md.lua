@@ -69,7 +69,15 @@ local function ms_text(x)
   return round_text(x, math.abs(x) >= 1 and 2 or 3) .. " ms"
 end
 
-local function pct_text(x) return round_text(x, 2) .. "%" end
+-- Percentages to 2 decimals; a non-zero share too small for that keeps two
+-- significant digits (0.00023%), so a little idle time does not read as none.
+local function pct_text(x)
+  if type(x) == "number" and x ~= 0 and math.abs(x) < 0.005 then
+    local decimals = 1 - math.floor(math.log(math.abs(x), 10))
+    return string.format("%." .. decimals .. "f", x) .. "%"
+  end
+  return round_text(x, 2) .. "%"
+end
 
 local function signed(x, text)
   if x > 0 then return "+" .. text end
