@@ -12,7 +12,8 @@
 --   34 aiter::fused_moe_ (Sequence number 9) over python frames 35
 --     "...: flydsl_moe_stage1" (launch 36 -> kernel 41) and 37
 --     "...: flydsl_moe_stage2" (launch 38 -> kernel 42)
--- Every expected value below is worked out by hand.
+-- and, written by the test, a trace where one extension fails (its warning
+-- on stderr is expected). Every expected value below is worked out by hand.
 local root, _, bin = arg[1], arg[2], arg[3]
 package.path = root .. "/tests/lib/?.lua;" .. package.path
 local T = require "testlib"
@@ -198,6 +199,46 @@ out = T.tmpdir()
 okc = T.run(T.q(bin) .. " report -q --no-xlsx --platform none " .. T.q(path) .. " -o " .. T.q(out))
 T.check(okc and not T.file_exists(out .. "/perf_report_csvs/MoE_unfused_fwd.csv"), "CLI without the flag: no MoE_unfused_fwd sheet")
 T.rmrf(out)
+-- a failing extension: two matmul_ogs kernels of one graph launch (UID 1)
+-- under vllm::moe_forward 0. The up op (UID 10) takes the launch from 0's
+-- children; the down op then cannot (the reference's list.remove raises), so
+-- the extension stops with what it made, and MLA_Decode still runs (UID 11).
+local fail_json = [==[{"traceEvents":[
+{"ph":"X","cat":"cpu_op","name":"vllm::moe_forward","pid":1,"tid":1,"ts":100,"dur":900,"args":{"Input Dims":[[8,64],[8,4],[],[]]}},
+{"ph":"X","cat":"cuda_runtime","name":"hipGraphLaunch","pid":1,"tid":1,"ts":200,"dur":10,"args":{"correlation":5}},
+{"ph":"X","cat":"kernel","name":"_matmul_ogs_a_swiglu","pid":0,"tid":7,"ts":1100,"dur":30,"args":{"correlation":5,"stream":7}},
+{"ph":"X","cat":"kernel","name":"_matmul_ogs_a","pid":0,"tid":7,"ts":1200,"dur":20,"args":{"correlation":5,"stream":7}},
+{"ph":"X","cat":"python_function","name":"aiter/mla.py(123): mla_decode_fwd","pid":1,"tid":1,"ts":3000,"dur":500,"args":{}},
+{"ph":"X","cat":"cpu_op","name":"aiter::mla_decode_stage1_asm_fwd","pid":1,"tid":1,"ts":3010,"dur":100,"args":{"Input Dims":[[4,16,576]]}},
+{"ph":"X","cat":"cuda_runtime","name":"hipModuleLaunchKernel","pid":1,"tid":1,"ts":3020,"dur":10,"args":{"correlation":31}},
+{"ph":"s","cat":"ac2g","name":"ac2g","id":31,"pid":1,"tid":1,"ts":3020},
+{"ph":"X","cat":"kernel","name":"mla_k","pid":0,"tid":7,"ts":3500,"dur":40,"args":{"correlation":31,"stream":7}},
+{"ph":"f","bp":"e","cat":"ac2g","name":"ac2g","id":31,"pid":0,"tid":7,"ts":3500}
+]}]==]
+local fdir = T.tmpdir()
+local fpath = fdir .. "/fail.json"
+local ff = assert(io.open(fpath, "w"))
+ff:write(fail_json)
+ff:close()
+okc, code, _, cerr = T.run(T.q(bin) .. " report -q --no-xlsx --platform none --enable_pseudo_ops --include-call-stack "
+  .. T.q(fpath) .. " -o " .. T.q(fdir .. "/out"))
+T.check(okc, "a failing extension does not fail the report: " .. tostring(code) .. " " .. cerr)
+T.check(cerr:find("warning: pseudo ops: MoE_Unfused_Triton: failed:", 1, true), "the failure is on stderr: " .. cerr)
+local _, frows = T.read_csv(fdir .. "/out/perf_report_csvs/unified_perf_summary.csv")
+local fnames = {}
+for _, row in ipairs(frows) do fnames[row[1]] = true end
+T.check(fnames["pseudo_op::moe_triton_unfused_up"] and fnames["pseudo_mla_decode_fwd"]
+  and not fnames["pseudo_op::moe_triton_unfused_down"], "the failed extension's first op and the next extension's op")
+local tf = tl.load(fpath, {enable_pseudo_ops = true, include_call_stack = true})
+local fi = tf:info().pseudo_ops
+T.eq(#tf, 12, "failing case: 2 pseudo ops")
+T.eq(fi.extensions[1].failed, true, "MoE_Unfused_Triton failed")
+T.eq(fi.extensions[1].injected, 1, "MoE_Unfused_Triton injected one op first")
+T.eq(fi.extensions[2].failed, false, "MLA_Decode did not")
+T.eq(tf:node(10).name, "pseudo_op::moe_triton_unfused_up", "UID 10")
+T.eq(tf:node(11).name, "pseudo_mla_decode_fwd", "UID 11")
+T.rmrf(fdir)
+
 local _, _, help = T.run(T.q(bin) .. " report --help")
 T.check(help:find("--enable_pseudo_ops", 1, true), "report --help names --enable_pseudo_ops")
 
