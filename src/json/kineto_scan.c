@@ -669,7 +669,8 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
 }
 
 /* ts / dur: exact microseconds -> int64 ns. Non-numbers leave the field
- * absent (the value is still validated). */
+ * absent (the value is still validated). *present: 0 absent, 1 a number,
+ * 2 a plain JSON integer (the reference then computes with Python ints). */
 static int parse_time(scanner *s, const char **pp, int64_t *out, int *present)
 {
     const char *start = *pp, *p = start;
@@ -681,7 +682,7 @@ static int parse_time(scanner *s, const char **pp, int64_t *out, int *present)
         if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
         if (tl_parse_us_to_ns(start, (size_t)(p - start), out) != 0)
             return fail(s, start, "timestamp out of range (does not fit int64 nanoseconds)");
-        *present = 1;
+        *present = isint ? 2 : 1;
     } else {
         if ((st = skip_value(s, &p)) != OK) return st;
     }
@@ -941,10 +942,12 @@ static int parse_event(scanner *s, const char **pp)
             int present;
             if ((st = parse_time(s, &p, &s->e_ts, &present)) != OK) return st;
             if (!present) s->e_ts = TL_NONE;
+            s->e_flags = (uint8_t)((s->e_flags & ~TL_F_TS_INT) | (present == 2 ? TL_F_TS_INT : 0));
         } else if (K("dur")) {
             int present;
             if ((st = parse_time(s, &p, &s->e_dur, &present)) != OK) return st;
             if (!present) s->e_dur = TL_NONE;
+            s->e_flags = (uint8_t)((s->e_flags & ~TL_F_DUR_INT) | (present == 2 ? TL_F_DUR_INT : 0));
         } else if (K("pid")) {
             if ((st = parse_idval(s, &p, &s->e_pid)) != OK) return st;
         } else if (K("tid")) {

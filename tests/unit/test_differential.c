@@ -370,6 +370,9 @@ static void check_time(diff *d, json_t *ev, const char *key, int is_dur)
         report(d, "%s absent, jansson %g", key, json_number_value(v));
         return;
     }
+    int int_flag = (es->flags[i] & (is_dur ? TL_F_DUR_INT : TL_F_TS_INT)) != 0;
+    if (int_flag != (json_is_integer(v) != 0))
+        report(d, "%s integer flag %d, jansson %s", key, int_flag, json_is_integer(v) ? "integer" : "real");
     long double want, tol;
     if (json_is_integer(v)) {
         want = (long double)json_integer_value(v) * 1000.0L;
