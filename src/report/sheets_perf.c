@@ -598,10 +598,8 @@ static int by_ts(void *ctx, size_t a, size_t b)
 }
 
 /* One unified row; synthetic ops carry their source event and kernel. */
-typedef struct urow {
-    uint32_t ev;        /* the event (or a synthetic op's parent) */
-    uint32_t kernel;    /* synthetic: its one kernel; else TL_NOUID */
-} urow;
+typedef tl_unified_row urow;
+typedef TL_VEC(urow) urows;
 
 static const char *launcher_first_kernel(const tl_trace *t, const tl_launchers *l, uint32_t u)
 {
@@ -953,27 +951,19 @@ static tl_table *unified_summary(const tl_table *tb, const tl_unified_ctx *c, in
     return s;
 }
 
-void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_unified_opts *o,
-                       tl_table **summary, tl_table **kl_overlap)
+/* Step A (§7.6): the collected events in collection order, then the
+ * synthetic ops (orphan groups by parent, then those under a cpu_op). */
+static void unified_rows(unified *U, urows *rows)
 {
-    const tl_trace *t = pe->t;
+    const tl_trace *t = U->t;
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
-    *summary = NULL;
-    if (kl_overlap) *kl_overlap = NULL;
-    unified U = {.pe = pe, .t = t, .callstack = tr->with_python && o->call_stack};
-    int ov = o->kl_overlap && l->overlaps && kl_overlap;
-    tl_strpool_init(&U.frames);
-    TL_PUSH(U.base_off, 0);
-    U.visited = tl_xcalloc(es->n + 1, 1);
-    U.model_memo = tl_xmalloc(es->n + 1);
-    memset(U.model_memo, 0xff, es->n + 1);
     /* roots: parentless python functions with GPU work, then cpu_op roots by ts */
     if (tr->with_python)
         for (size_t u = 0; u < es->n; u++)
             if (es->cat[u] == TL_CAT_PYTHON_FUNCTION && tr->in_tree[u] == 1 && tr->parent[u] == TL_NOUID &&
                 launches(t, (uint32_t)u))
-                visit(&U, (uint32_t)u);
+                visit(U, (uint32_t)u);
     TL_VEC(size_t) roots = {0};
     for (size_t u = 0; u < es->n; u++) {
         if (es->cat[u] != TL_CAT_CPU_OP || tr->in_tree[u] != 1) continue;
@@ -982,16 +972,15 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
         if (root) TL_PUSH(roots, u);
     }
     tl_msort(roots.v, roots.n, by_ts, (void *)es->ts);
-    for (size_t i = 0; i < roots.n; i++) visit(&U, (uint32_t)roots.v[i]);
+    for (size_t i = 0; i < roots.n; i++) visit(U, (uint32_t)roots.v[i]);
     free(roots.v);
 
     /* rows: collected events, then synthetic ops for uncovered kernels */
-    TL_VEC(urow) rows = {0};
     uint8_t *covered = tl_xcalloc(es->n + 1, 1);
-    for (size_t i = 0; i < U.collected.n; i++) {
-        uint32_t u = U.collected.v[i];
+    for (size_t i = 0; i < U->collected.n; i++) {
+        uint32_t u = U->collected.v[i];
         urow r = {u, TL_NOUID};
-        TL_PUSH(rows, r);
+        TL_PUSH(*rows, r);
         for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1]; k++) covered[tr->gpu[k]] = 1;
     }
     TL_VEC(urow) orphans = {0}, withop = {0};
@@ -1015,14 +1004,50 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
         for (size_t j = i; j < orphans.n; j++)
             if (!done[j] && orphans.v[j].ev == orphans.v[i].ev) {
                 done[j] = 1;
-                TL_PUSH(rows, orphans.v[j]);
+                TL_PUSH(*rows, orphans.v[j]);
             }
     }
     free(done);
-    for (size_t i = 0; i < withop.n; i++) TL_PUSH(rows, withop.v[i]);
+    for (size_t i = 0; i < withop.n; i++) TL_PUSH(*rows, withop.v[i]);
     free(orphans.v);
     free(withop.v);
     free(covered);
+}
+
+size_t tl_unified_collect(tl_perf_eval *pe, tl_unified_row **out)
+{
+    const tl_trace *t = pe->t;
+    unified U = {.pe = pe, .t = t};
+    U.visited = tl_xcalloc(t->es.n + 1, 1);
+    U.model_memo = tl_xmalloc(t->es.n + 1);
+    memset(U.model_memo, 0xff, t->es.n + 1);
+    urows rows = {0};
+    unified_rows(&U, &rows);
+    free(U.visited);
+    free(U.model_memo);
+    free(U.collected.v);
+    free(U.stack.v);
+    *out = rows.v;
+    return rows.n;
+}
+
+void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_unified_opts *o,
+                       tl_table **summary, tl_table **kl_overlap)
+{
+    const tl_trace *t = pe->t;
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    *summary = NULL;
+    if (kl_overlap) *kl_overlap = NULL;
+    unified U = {.pe = pe, .t = t, .callstack = tr->with_python && o->call_stack};
+    int ov = o->kl_overlap && l->overlaps && kl_overlap;
+    tl_strpool_init(&U.frames);
+    TL_PUSH(U.base_off, 0);
+    U.visited = tl_xcalloc(es->n + 1, 1);
+    U.model_memo = tl_xmalloc(es->n + 1);
+    memset(U.model_memo, 0xff, es->n + 1);
+    urows rows = {0};
+    unified_rows(&U, &rows);
 
     /* step B: the raw rows */
     tl_table *tb = tl_table_new("unified_raw");

@@ -28,6 +28,20 @@ typedef struct tl_unified_opts {
     int kl_overlap;   /* also unified_perf_summary_kl_overlap (needs l->overlaps) */
 } tl_unified_opts;
 
+/* One op of the unified perf collection (§7.6 step A, the reference's
+ * collect_unified_perf_events): a collected event, or a synthetic op, which
+ * is its parent event (the runtime call, or the nearest cpu_op) and its one
+ * kernel. */
+typedef struct tl_unified_row {
+    uint32_t ev;      /* the event (a synthetic op: its parent) */
+    uint32_t kernel;  /* a synthetic op: its kernel; else TL_NOUID */
+} tl_unified_row;
+
+/* The unified perf ops in the reference's order (the collected events, then
+ * the synthetic ops), the rows unified_perf_summary is built from. Returns
+ * their count; the caller frees *rows. */
+size_t tl_unified_collect(tl_perf_eval *pe, tl_unified_row **rows);
+
 /* unified_perf_summary and, with o->kl_overlap, its `_kl_overlap` variant
  * (§7.10) from the same rows; each NULL when empty (kl_overlap may be NULL
  * when not wanted). is_recompute is a key when l->recompute is set. */
