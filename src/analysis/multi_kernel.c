@@ -1,0 +1,160 @@
+#include "multi_kernel.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../trace/timeline.h"
+#include "../util/vec.h"
+
+static int has(const char *lower, const char *needle) { return strstr(lower, needle) != NULL; }
+
+int tl_mk_direction(const char *name)
+{
+    size_t n = strlen(name);
+    char *s = tl_xmalloc(n + 1);
+    for (size_t i = 0; i <= n; i++) s[i] = (char)tolower((unsigned char)name[i]);
+    int d = TL_MK_OTHER;
+    if (has(s, "dtoh") || has(s, "device -> host") || has(s, "devicetohost") || has(s, "device_to_host"))
+        d = TL_MK_D2H;
+    else if (has(s, "htod") || has(s, "host -> device") || has(s, "hosttodevice") || has(s, "host_to_device"))
+        d = TL_MK_H2D;
+    else if (has(s, "dtod") || has(s, "device -> device") || has(s, "devicetodevice") || has(s, "device_to_device"))
+        d = TL_MK_D2D;
+    free(s);
+    return d;
+}
+
+static void durs_init(tl_mk_durs *d)
+{
+    memset(d, 0, sizeof *d);
+    d->max_uid = TL_NOUID;
+    d->all_int = 1;
+}
+
+static void durs_add(tl_mk_durs *d, const tl_event_store *es, uint32_t u)
+{
+    d->count++;
+    d->sum_us += (double)es->dur[u] / 1000.0;
+    d->sum_ns += es->dur[u];
+    if (!(es->flags[u] & TL_F_DUR_INT)) d->all_int = 0;
+    if (d->max_uid == TL_NOUID || es->dur[u] > es->dur[d->max_uid]) d->max_uid = u;
+}
+
+/* args.bytes of a memcpy: Python adds `bytes or 0`, so only truthy values count. */
+static void add_bytes(tl_mk_dir *dir, const tl_event_store *es, uint32_t u)
+{
+    if (!(es->flags[u] & TL_F_ARGS)) return;
+    int64_t v;
+    if (tl_es_arg_int(es, u, TL_K_BYTES, &v)) {
+        if (v) {
+            dir->bytes_i += v;
+            dir->any_bytes = 1;
+        }
+        return;
+    }
+    int is_int;
+    uint32_t raw = tl_es_arg_raw(es, u, TL_K_BYTES, &is_int);
+    if (raw == UINT32_MAX) return;
+    const char *txt = tl_strpool_get(&es->values, raw);
+    char *end;
+    double f = strtod(txt, &end);
+    if (end == txt || *end || f == 0) return; /* not a number (or 0): adds nothing */
+    dir->bytes_f += f;
+    dir->bytes_float = 1;
+    dir->any_bytes = 1;
+}
+
+/* Inserts u into the top list (dur descending; an equal dur goes after the
+ * ones already there, as a stable sort keeps them). */
+static void top_add(tl_multi_kernel *m, const tl_event_store *es, uint32_t u)
+{
+    size_t pos = m->n_top;
+    while (pos > 0 && es->dur[m->top[pos - 1]] < es->dur[u]) pos--;
+    if (pos >= TL_MK_TOP) return;
+    size_t last = m->n_top < TL_MK_TOP ? m->n_top : TL_MK_TOP - 1;
+    memmove(m->top + pos + 1, m->top + pos, (last - pos) * sizeof *m->top);
+    m->top[pos] = u;
+    if (m->n_top < TL_MK_TOP) m->n_top++;
+}
+
+static tl_mk_len len_of(const tl_interval *iv, size_t n) { return (tl_mk_len){tl_length(iv, n), n}; }
+
+void tl_multi_kernel_compute(const tl_trace *t, tl_multi_kernel *m)
+{
+    const tl_event_store *es = &t->es;
+    memset(m, 0, sizeof *m);
+    m->all_int = 1;
+    for (int d = 0; d < TL_MK_NDIR; d++) durs_init(&m->dir[d].d);
+    durs_init(&m->comm);
+
+    /* per names id: 1 + bucket of a kernel name, 1 + direction of a memcpy name; 0 = not yet */
+    uint8_t *kbucket = tl_xcalloc(es->names.n + 1, 1), *mdir = tl_xcalloc(es->names.n + 1, 1);
+    size_t cnt[3] = {0, 0, 0};
+    uint8_t *bk = tl_xmalloc(es->n + 1);
+    for (size_t i = 0; i < es->n; i++) {
+        bk[i] = 0xff;
+        uint8_t cat = es->cat[i];
+        if (!tl_is_gpu_cat(cat) || !(es->flags[i] & TL_F_TS)) continue;
+        uint32_t nm = es->name[i];
+        uint8_t b;
+        if (cat == TL_CAT_KERNEL) {
+            if (!kbucket[nm]) kbucket[nm] = (uint8_t)(1 + tl_gpu_bucket(TL_CAT_KERNEL, tl_es_name(es, i)));
+            b = (uint8_t)(kbucket[nm] - 1);
+        } else {
+            b = (uint8_t)tl_gpu_bucket(cat, tl_es_name(es, i));
+        }
+        bk[i] = b;
+        cnt[b]++;
+        m->n_gpu++;
+        if ((es->flags[i] & (TL_F_TS_INT | TL_F_DUR_INT)) != (TL_F_TS_INT | TL_F_DUR_INT)) m->all_int = 0;
+        if (b == TL_B_MEMCPY) {
+            if (!mdir[nm]) mdir[nm] = (uint8_t)(1 + tl_mk_direction(tl_es_name(es, i)));
+            tl_mk_dir *d = &m->dir[mdir[nm] - 1];
+            durs_add(&d->d, es, (uint32_t)i);
+            add_bytes(d, es, (uint32_t)i);
+            m->n_memcpy++;
+        } else if (b == TL_B_COMM) {
+            durs_add(&m->comm, es, (uint32_t)i);
+            top_add(m, es, (uint32_t)i);
+        }
+    }
+    free(kbucket);
+    free(mdir);
+    if (!m->n_gpu) {
+        free(bk);
+        return;
+    }
+
+    tl_interval *lists[3], *all = tl_xmalloc(m->n_gpu * sizeof *all);
+    size_t fill[3] = {0, 0, 0}, na = 0;
+    for (int b = 0; b < 3; b++) lists[b] = tl_xmalloc((cnt[b] + 1) * sizeof(tl_interval));
+    for (size_t i = 0; i < es->n; i++) {
+        if (bk[i] == 0xff) continue;
+        tl_interval iv = {es->ts[i], tl_es_end(es, i)};
+        lists[bk[i]][fill[bk[i]]++] = iv;
+        all[na++] = iv;
+    }
+    free(bk);
+    size_t ncomp = tl_merge(lists[TL_B_COMP], cnt[TL_B_COMP]);
+    size_t ncomm = tl_merge(lists[TL_B_COMM], cnt[TL_B_COMM]);
+    size_t nmem = tl_merge(lists[TL_B_MEMCPY], cnt[TL_B_MEMCPY]);
+    size_t nall = tl_merge(all, na);
+    m->total_ns = all[nall - 1].e - all[0].s;
+    m->computation = len_of(lists[TL_B_COMP], ncomp);
+    m->total_comm = len_of(lists[TL_B_COMM], ncomm);
+    m->total_memcpy = len_of(lists[TL_B_MEMCPY], nmem);
+
+    /* exposed comm = U(comm) \ U(comp); exposed memcpy = (U(memcpy) \ U(comp)) \ U(comm) */
+    tl_interval *x = tl_xmalloc((ncomp + ncomm + nmem + 1) * sizeof *x);
+    tl_interval *y = tl_xmalloc((ncomp + ncomm + nmem + 1) * 2 * sizeof *y);
+    size_t nx = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_COMM], ncomm, x);
+    m->exposed_comm = len_of(x, nx);
+    nx = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_MEMCPY], nmem, x);
+    size_t ny = tl_subtract(lists[TL_B_COMM], ncomm, x, nx, y);
+    m->exposed_memcpy = len_of(y, ny);
+    free(x);
+    free(y);
+    for (int b = 0; b < 3; b++) free(lists[b]);
+    free(all);
+}

@@ -1,0 +1,18 @@
+/* lanalysis.h — trace methods of the system-tier analyses (analysis-layer
+ * spec §3.5, §3.6): the C walks of src/analysis/ returned as plain Lua
+ * tables for lua/tracelens/multi_kernel.lua and fusion.lua to shape.
+ * Durations keep the reference's number kind: a Lua integer when every
+ * duration summed was a JSON integer (and for an empty sum), else a float. */
+#ifndef TL_LANALYSIS_H
+#define TL_LANALYSIS_H
+
+#include <lua.h>
+
+/* trace:multi_kernel_stats() */
+int tl_l_trace_multi_kernel_stats(lua_State *L);
+/* trace:fusion_modules() */
+int tl_l_trace_fusion_modules(lua_State *L);
+/* trace:fusion_siblings() */
+int tl_l_trace_fusion_siblings(lua_State *L);
+
+#endif
