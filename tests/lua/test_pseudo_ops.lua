@@ -239,6 +239,83 @@ T.eq(tf:node(10).name, "pseudo_op::moe_triton_unfused_up", "UID 10")
 T.eq(tf:node(11).name, "pseudo_mla_decode_fwd", "UID 11")
 T.rmrf(fdir)
 
+-- the other frame-based extensions and the sglang_profiler names, on a
+-- trace written here (UIDs in the comments; kernels and flows follow)
+do
+  local ev, corr = {}, 0
+  local function X(cat, name, ts, dur, args)
+    ev[#ev + 1] = string.format('{"ph":"X","cat":"%s","name":"%s","pid":1,"tid":1,"ts":%d,"dur":%d,"args":{%s}}',
+      cat, name, ts, dur, args or "")
+  end
+  local kernels = {}
+  local function launch(ts, kname)
+    corr = corr + 1
+    X("cuda_runtime", "hipModuleLaunchKernel", ts, 2, '"correlation":' .. corr)
+    kernels[#kernels + 1] = {corr, ts, kname}
+  end
+  X("cpu_op", "aiter::v4_attention_with_output", 100, 1000, '"Input Dims":[[32,64,512],[100,1,512]]') -- 0
+  launch(110, "qk_norm_rope_H64_D512_RD64_flydsl")                                                     -- 1
+  launch(120, "hca_compress_forward_D512_R128_NW4_SL256_S128_flydsl")                                  -- 2
+  X("python_function", "srt/layers/paged_decode.py(42): sparse_attn_v4_paged_decode", 200, 500)      -- 3
+  X("cpu_op", "aiter::sparse_decode_split", 210, 100)                                                  -- 4
+  launch(220, "sparse_decode_kernel")                                                                  -- 5
+  X("python_function", "paged_decode.py(43): sparse_attn_v4_paged_decode_x", 750, 100)               -- 6 (no \b)
+  launch(760, "other_kernel")                                                                          -- 7
+  X("python_function", "aiter/mla.py(99): mla_fp8_prefill_attn", 2000, 500)                          -- 8
+  X("cpu_op", "aiter::mla_prefill_ps_asm_fwd", 2010, 100, '"Input Dims":[[100,16,192]],"Sequence number":5') -- 9
+  launch(2020, "mla_prefill_kernel")                                                                   -- 10
+  X("python_function", "x.py(1): mla_fp8_prefill_attn_v2", 3000, 100)                                -- 11 (no \b)
+  X("cpu_op", "aiter::mla_prefill_ps_asm_fwd", 3010, 50)                                               -- 12
+  launch(3020, "mla_prefill_kernel")                                                                   -- 13
+  X("cpu_op", "sglang_profiler::rmsnorm_fwd_109", 5000, 10)                                            -- 14
+  X("cpu_op", "sglang_profiler::rmsnorm_fwd_109", 5100, 10)                                            -- 15
+  X("python_function", "sglang_profiler::other_7", 5200, 10)                                           -- 16 (first event: not a cpu_op)
+  X("cpu_op", "sglang_profiler::_5", 5300, 10)                                                         -- 17 (nothing before _5)
+  X("cpu_op", "sglang_profiler::a_1_2", 5400, 10)                                                      -- 18
+  for _, k in ipairs(kernels) do                                                                       -- 19..
+    ev[#ev + 1] = string.format('{"ph":"s","cat":"ac2g","name":"ac2g","id":%d,"pid":1,"tid":1,"ts":%d}', k[1], k[2])
+    ev[#ev + 1] = string.format('{"ph":"X","cat":"kernel","name":"%s","pid":0,"tid":7,"ts":%d,"dur":5,"args":{"correlation":%d,"stream":7}}',
+      k[3], 10000 + k[2], k[1])
+    ev[#ev + 1] = string.format('{"ph":"f","bp":"e","cat":"ac2g","name":"ac2g","id":%d,"pid":0,"tid":7,"ts":%d}', k[1], 10000 + k[2])
+  end
+  local d = T.tmpdir()
+  local f = assert(io.open(d .. "/frames.json", "w"))
+  f:write('{"traceEvents":[' .. table.concat(ev, ",\n") .. "]}")
+  f:close()
+  local n = #ev -- 19 + 3 per kernel
+  local tf = tl.load(d .. "/frames.json", {enable_pseudo_ops = true, include_call_stack = true})
+  local fi = tf:info().pseudo_ops
+  T.eq(#tf, n + 2, "frames: 2 pseudo ops")
+  T.eq(fi.renamed, 3, "frames: renamed events (14, 15, 18)")
+  T.eq(tf:node(14).name, "sglang_profiler::rmsnorm_fwd", "sglang name 14")
+  T.eq(tf:node(15).name, "sglang_profiler::rmsnorm_fwd", "sglang name 15")
+  T.eq(tf:node(16).name, "sglang_profiler::other_7", "a name whose first event is no cpu_op is kept")
+  T.eq(tf:node(17).name, "sglang_profiler::_5", "sglang_profiler::_5 is kept")
+  T.eq(tf:node(18).name, "sglang_profiler::a_1", "only the last _digits go")
+  -- detection order: MLA_Prefill, then V4_Paged_Decode
+  local pre, v4 = tf:node(n), tf:node(n + 1)
+  T.eq(pre.name, "pseudo_mla_prefill_fwd", "prefill pseudo op (UID n)")
+  T.eq(pre:parent().uid, 8, "prefill parent: the frame")
+  T.eq(uids(pre:children()), "9", "prefill children")
+  T.eq(pre.ts, 2000.0, "prefill ts")
+  T.eq(pre.args["Sequence number"], 5, "prefill Sequence number of the donor")
+  T.eq(pre.args["Input Dims"][1][3], 192, "prefill shapes of aiter::mla_prefill_ps_asm_fwd")
+  T.eq(tf:node(12):parent().uid, 11, "mla_fp8_prefill_attn_v2 is not wrapped")
+  T.eq(v4.name, "pseudo_v4_paged_decode_hca", "V4 mode hca (an hca_ kernel under the attention op)")
+  T.eq(v4:parent().uid, 3, "V4 parent: the frame")
+  T.eq(uids(v4:children()), "4", "V4 children")
+  T.eq(v4.args.v4_mode, "hca", "v4_mode")
+  T.eq(v4.args.v4_call_index, 0, "v4_call_index")
+  T.eq(v4.args.v4_H_Q, 64, "v4_H_Q from qk_norm_rope_H64_D512_RD64")
+  T.eq(v4.args.v4_d_h, 512, "v4_d_h")
+  T.eq(v4.args.v4_tp, tonumber(os.getenv("TL_TP") or "1") or 1, "v4_tp (TL_TP, default 1)")
+  T.eq(v4.args.v4_model_name, os.getenv("TL_MODEL"), "v4_model_name (TL_MODEL)")
+  T.eq(v4.args["Input Dims"][1][2], 64, "V4 shapes of aiter::v4_attention_with_output")
+  T.eq(v4.args["Sequence number"], 3, "V4 Sequence number: the frame's UID")
+  T.eq(tf:node(7):parent().uid, 6, "sparse_attn_v4_paged_decode_x is not wrapped")
+  T.rmrf(d)
+end
+
 local _, _, help = T.run(T.q(bin) .. " report --help")
 T.check(help:find("--enable_pseudo_ops", 1, true), "report --help names --enable_pseudo_ops")
 
