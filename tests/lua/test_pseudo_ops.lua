@@ -316,6 +316,65 @@ do
   T.rmrf(d)
 end
 
+-- the aiter fused MoE and GPTQ/AWQ extensions, on a trace written here
+do
+  local ev, corr, kernels = {}, 0, {}
+  local function X(cat, name, ts, dur, args)
+    ev[#ev + 1] = string.format('{"ph":"X","cat":"%s","name":"%s","pid":1,"tid":1,"ts":%d,"dur":%d,"args":{%s}}',
+      cat, name, ts, dur, args or "")
+  end
+  local function launch(ts, kname)
+    corr = corr + 1
+    X("cuda_runtime", "hipModuleLaunchKernel", ts, 2, '"correlation":' .. corr)
+    kernels[#kernels + 1] = {corr, ts, kname}
+  end
+  X("cpu_op", "vllm::moe_forward", 100, 1000)                                                          -- 0
+  X("cpu_op", "vllm::rocm_aiter_fused_moe", 110, 500, '"Input Dims":[[8,64],[4,256,64],[4,64,128],[8,2]]') -- 1
+  launch(120, "aiter::MoeSortingKernel_fmoe")                                                          -- 2
+  launch(130, "aiter::fmoe_quant_kernel")                                                              -- 3
+  launch(140, "aiter::fmoe_bf16_g1u1_32x256")                                                          -- 4
+  X("cpu_op", "vllm::rocm_aiter_fused_moe", 700, 200)                                                  -- 5 (has a cpu_op below)
+  X("cpu_op", "aten::empty", 710, 10)                                                                  -- 6
+  launch(720, "aiter::fmoe_bf16_g1u1_32x256")                                                          -- 7
+  X("cpu_op", "vllm::outplace_fused_experts", 2000, 500,
+    '"Input Dims":[[8,64],[4,256,32],[4,64,64],[8,6],[8,6]],"Sequence number":3')                       -- 8
+  launch(2010, "fused_moe_kernel_gptq_awq_a")                                                          -- 9
+  launch(2020, "fused_moe_kernel_gptq_awq_b")                                                          -- 10
+  for _, k in ipairs(kernels) do
+    ev[#ev + 1] = string.format('{"ph":"s","cat":"ac2g","name":"ac2g","id":%d,"pid":1,"tid":1,"ts":%d}', k[1], k[2])
+    ev[#ev + 1] = string.format('{"ph":"X","cat":"kernel","name":"%s","pid":0,"tid":7,"ts":%d,"dur":5,"args":{"correlation":%d,"stream":7}}',
+      k[3], 10000 + k[2], k[1])
+    ev[#ev + 1] = string.format('{"ph":"f","bp":"e","cat":"ac2g","name":"ac2g","id":%d,"pid":0,"tid":7,"ts":%d}', k[1], 10000 + k[2])
+  end
+  local d = T.tmpdir()
+  local f = assert(io.open(d .. "/moe.json", "w"))
+  f:write('{"traceEvents":[' .. table.concat(ev, ",\n") .. "]}")
+  f:close()
+  local n = #ev
+  local tm = tl.load(d .. "/moe.json", {enable_pseudo_ops = true})
+  local ext = {}
+  for _, e in ipairs(tm:info().pseudo_ops.extensions) do ext[#ext + 1] = e.name .. "=" .. e.injected end
+  T.eq(table.concat(ext, " "), "MoE_Fused=1 MoE_GPTQ_AWQ=2", "aiter fused (not triton) and GPTQ/AWQ")
+  T.eq(#tm, n + 3, "moe: 3 pseudo ops")
+  local a = tm:node(n)
+  T.eq(a.name, "pseudo_op::moe_aiter_fused_1stage", "aiter pseudo op")
+  T.eq(a:parent().uid, 1, "aiter parent")
+  T.eq(uids(a:children()), "4", "aiter: the fmoe kernel's launch (sorting and quant kernels excluded)")
+  T.eq(a.args["Sequence number"], 1, "aiter Sequence number: the op's UID")
+  T.eq(a.args["Input Dims"][2][2], 256, "aiter shapes")
+  T.eq(a.args["MoE topk"], nil, "aiter: no MoE topk arg (its model reads D[3][1])")
+  T.eq(tm:node(7):parent().uid, 5, "an aiter op with a cpu_op below is left alone")
+  local up, down = tm:node(n + 1), tm:node(n + 2)
+  T.eq(up.name, "pseudo_op::moe_gptq_awq_up", "gptq up")
+  T.eq(down.name, "pseudo_op::moe_gptq_awq_down", "gptq down")
+  T.eq(uids(up:children()) .. "/" .. uids(down:children()), "9/10", "gptq launches by kernel ts")
+  T.eq(up.args["MoE topk"], 6, "gptq topk = Input Dims[4][1]")
+  T.eq(up.args["MoE GEMM gated"], true, "gptq up gated")
+  T.eq(down.args["MoE GEMM gated"], false, "gptq down not gated")
+  T.eq(down.args["Sequence number"], 3, "gptq Sequence number")
+  T.rmrf(d)
+end
+
 local _, _, help = T.run(T.q(bin) .. " report --help")
 T.check(help:find("--enable_pseudo_ops", 1, true), "report --help names --enable_pseudo_ops")
 
