@@ -7,7 +7,10 @@
 -- says "No kernel fusion opportunities detected." and a system file with
 -- empty Recommendations / Detailed Analysis sections ("nothing flagged").
 -- Here they are reported as notes, not failures, when Level 1's errors are
--- exactly the ones that form must give; Level 1 itself is unchanged.
+-- exactly the ones that form must give; Level 1 itself is unchanged. A file
+-- holding "Status: ERROR" is a failed analyzer, which the report leaves out
+-- and lists under ## Warnings (the reference's load_findings split): also a
+-- note.
 local findings = require "tracelens.validate.findings"
 local markers = require "tracelens.validate.markers"
 local outdir = require "tracelens.validate.outdir"
@@ -67,12 +70,14 @@ end
 local NOTES = {
   no_fusion = "no kernel fusion opportunities: this form cannot pass Level 1 by design",
   empty_system = "nothing flagged: empty sections cannot pass Level 1 by design",
+  failed = "the analyzer failed (Status: ERROR): left out of the report and listed under ## Warnings",
 }
 
 --- The note for a failed findings file of a documented form, or nil.
 function M.note_for(path, tier, errors)
   local s = text.read(path)
   if not s or #errors == 0 then return nil end
+  if s:find("Status: ERROR", 1, true) then return NOTES.failed end
   local form
   if tier == "fusion" and is_no_fusion_file(s) then form = "no_fusion"
   elseif tier == "system" and is_empty_system_file(s) then form = "empty_system" end
