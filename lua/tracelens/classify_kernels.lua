@@ -7,6 +7,8 @@
 -- highest priority with ties to the earliest rule, and answers
 -- ("Unknown", "Others", 0) when nothing matches or the best priority is below
 -- MIN_CONFIDENCE (5).
+local tl = require "tracelens"
+
 local M = {}
 
 M.MIN_CONFIDENCE = 5

@@ -11,6 +11,7 @@
 -- Design note (documented in docs/analysis.md): analyze() takes the arch
 -- numbers in ctx (platform, peak_hbm_bw_tbs, max_achievable_tflops) instead
 -- of scanning metadata/*_metadata.json as the reference does.
+local tl = require "tracelens"
 local json = require "tracelens.json"
 local py = require "tracelens.py"
 local classify = require "tracelens.classify_kernels"
