@@ -59,11 +59,14 @@ end
 function rules.describe(op) return say.tensors_text(op) end
 
 function rules.identify(v)
-  local by_class, order = {}, {}
+  local by_class, order, seen = {}, {}, {}
   for _, r in ipairs(v.rows) do
     local c = class(r.op)
     if not by_class[c] then by_class[c] = {}; order[#order + 1] = c end
-    table.insert(by_class[c], say.code(r.op.name))
+    if not seen[r.op.name] then -- several signatures of one op are named once
+      seen[r.op.name] = true
+      table.insert(by_class[c], say.code(r.op.name))
+    end
   end
   local parts = {}
   for _, c in ipairs(order) do parts[#parts + 1] = CLASS_TEXT[c] .. " ops (" .. say.list(by_class[c], 3) .. ")" end

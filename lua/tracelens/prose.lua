@@ -141,13 +141,14 @@ end
 function M.target(v)
   local op, k = v.lead, v.lead.kernel_name
   local s
-  local who = #v.rows > 1 and M.label(v, op) or code(op.name)
+  -- several members: name the largest (a restrictive appositive, so the
+  -- phrase fits mid-sentence without commas)
+  local who = #v.rows > 1 and ("the largest-impact member " .. M.label(v, op)) or code(op.name)
   if present(k) and k ~= "" and not k:find("<br>", 1, true) and #k <= 60 then
     s = "the " .. code(k) .. " kernel of " .. who
   else
     s = "the kernels of " .. who
   end
-  if #v.rows > 1 then s = s .. ", the member with the largest impact" end
   return s
 end
 
