@@ -87,13 +87,7 @@ local function progress(opts, fmt, ...)
   if not opts.quiet then io.stderr:write(string.format("[%6.2fs] ", tl.now() - t_start), string.format(fmt, ...), "\n") end
 end
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read_file = tl.fs.read_file
 
 local function write_json(path, v) tl.fs.write_file(path, json.encode(v)) end
 

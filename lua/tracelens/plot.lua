@@ -23,13 +23,7 @@ local function join(dir, name)
   return dir .. "/" .. name
 end
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local read_file = tl.fs.read_file
 
 local function write_file(path, text)
   local tmp = path .. ".tmp-plot"

@@ -211,14 +211,7 @@ function M.run(inp)
   return result
 end
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-M.read_file = read_file
+local read_file = tl.fs.read_file
 
 --- metadata/model_info.json: the four fields, "Cannot be inferred from
 --- trace" unless an existing file says otherwise (its extra keys are kept).

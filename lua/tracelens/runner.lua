@@ -82,7 +82,7 @@ function M.tasks(spec, warn)
     for _, f in ipairs(tl.fs.listdir(rdir) or {}) do
       local stem = f:match("^(.+)%.lua$")
       if stem then
-        local meta = json.decode(prepare.read_file(spec.out_dir .. "/metadata/cpu_idle_metadata.json"))
+        local meta = json.decode(tl.fs.read_file(spec.out_dir .. "/metadata/cpu_idle_metadata.json"))
         meta.category = stem
         meta.category_name = stem
         local sheets = {}

@@ -1,5 +1,6 @@
 #include "host.h"
 
+#include <errno.h>
 #include <lauxlib.h>
 #include <lua-cjson.h>
 #include <lualib.h>
@@ -90,6 +91,32 @@ static int l_write_file(lua_State *L)
     return 0;
 }
 
+/* tl.fs.read_file(path) -> the bytes of the file, or nil, "path: reason". */
+static int l_read_file(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) luaL_addlstring(&b, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: read error", path);
+        return 2;
+    }
+    luaL_pushresult(&b);
+    return 1;
+}
+
 /* tl.now(): seconds on the monotonic clock (the clock of tl.parallel's
  * started/finished times). */
 static int l_now(lua_State *L)
@@ -101,8 +128,9 @@ static int l_now(lua_State *L)
 static const luaL_Reg tl_funcs[] = {{"load", tl_l_load}, {"parallel", tl_l_parallel}, {"version", l_version},
                                     {"now", l_now},      {NULL, NULL}};
 
-/* Added to tl.fs in full states only (sandboxed tasks write nothing). */
-static const luaL_Reg fs_write_funcs[] = {{"mkdir", l_mkdir}, {"write_file", l_write_file}, {NULL, NULL}};
+/* Added to tl.fs in full states only (sandboxed tasks touch no files). */
+static const luaL_Reg fs_funcs[] = {
+    {"mkdir", l_mkdir}, {"write_file", l_write_file}, {"read_file", l_read_file}, {NULL, NULL}};
 
 int luaopen_tracelens(lua_State *L)
 {
@@ -270,7 +298,7 @@ void tl_host_fill_state(lua_State *L, const tl_state_opts *o)
     luaL_requiref(L, "tracelens", luaopen_tracelens, 0);
     if (!(o && o->sandboxed)) {
         tl_lfs_push(L);
-        luaL_setfuncs(L, fs_write_funcs, 0);
+        luaL_setfuncs(L, fs_funcs, 0);
         lua_setfield(L, -2, "fs");
     }
     lua_setglobal(L, "tl");

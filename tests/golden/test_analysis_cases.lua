@@ -13,13 +13,7 @@ local cases_dir = shared .. "/agent_cases/standalone"
 local cases = tl.fs.listdir(cases_dir)
 if not cases then T.skip("no shared data at " .. cases_dir) end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = tl.fs.read_file
 
 local function close_to(ours, ref_cell, what)
   local r, unit = P.number(ref_cell)

@@ -20,13 +20,7 @@ local G = shared .. "/agent_golden/standalone/"
 local trace_path = shared .. "/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz"
 if not T.file_exists(G .. "priority_data.json") then T.skip("no agent goldens at " .. G) end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = tl.fs.read_file
 
 local tmp = T.tmpdir()
 local out = tmp .. "/out"

@@ -28,12 +28,7 @@ if not data or not T.file_exists(golden .. "/fusion_candidates.json") then
   T.skip("../shared/data/agent_golden not found: system analyses golden test skipped")
 end
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local function read(path) return assert(tl.fs.read_file(path)) end
 
 local arch = json.decode(read(root .. "/arch/MI300X.json"))
 

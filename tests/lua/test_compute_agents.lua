@@ -21,13 +21,7 @@ local has_validate, validate = pcall(require, "tracelens.validate")
 
 local DASH = "—"
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = tl.fs.read_file
 
 local function write(path, text)
   local f = assert(io.open(path, "wb"))

@@ -11,13 +11,7 @@ local tmp = T.tmpdir()
 local function orch(args)
   return T.run(string.format("cd %s && %s run orchestrator.lua %s", T.q(tmp), T.q(bin), args))
 end
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = tl.fs.read_file
 
 -- usage errors: exit 2 with a message
 local ok, code, out, err = orch("")

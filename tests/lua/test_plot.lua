@@ -9,13 +9,7 @@ local T = require "testlib"
 local pngread = require "pngread"
 local plot = require "tracelens.plot"
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = tl.fs.read_file
 
 local function write(path, s)
   local f = assert(io.open(path, "wb"))

@@ -13,12 +13,7 @@ local G = shared .. "/agent_golden/standalone/"
 local NO_COMPUTE_TEXT = "✅ No compute kernel optimization opportunities identified."
 if not T.dir_exists(G) then T.skip("no " .. G) end
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local function read(path) return assert(tl.fs.read_file(path)) end
 
 local function write(path, s)
   local f = assert(io.open(path, "wb"))

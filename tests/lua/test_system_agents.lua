@@ -10,12 +10,7 @@ local json = require "tracelens.json"
 local rules = require "tracelens.fusion_rules"
 local has_validate, validate = pcall(require, "tracelens.validate")
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local function read(path) return assert(tl.fs.read_file(path)) end
 
 -- Runs an agent the way the orchestrator does: its own sandboxed state.
 local function run_agent(name, ctx)
