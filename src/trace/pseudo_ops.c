@@ -690,6 +690,29 @@ static void sort_uids_by_ts(const work *w, uint32_t *v, size_t n)
     free(idx);
 }
 
+/* The kernels among op's GPU events whose name contains needle (case-blind
+ * when ci), in ts order, into out (emptied first). Notes why and returns 0
+ * when op has no GPU events or no such kernel. */
+static size_t op_kernels(work *w, uint32_t op, const char *needle, int ci, u32vec *out)
+{
+    const tl_event_store *es = w->es;
+    size_t ng;
+    const uint32_t *g = gpu_events(w, op, &ng);
+    out->n = 0;
+    if (!ng) {
+        note(w, "no GPU events for %s UID %u", tl_es_name(es, op), (unsigned)op);
+        return 0;
+    }
+    for (size_t k = 0; k < ng; k++) {
+        const char *nm = tl_es_name(es, g[k]);
+        if (es->cat[g[k]] == TL_CAT_KERNEL && (ci ? contains_ci(nm, needle) : strstr(nm, needle) != NULL))
+            TL_PUSH(*out, g[k]);
+    }
+    if (!out->n) note(w, "no %s kernels for %s UID %u", needle, tl_es_name(es, op), (unsigned)op);
+    sort_uids_by_ts(w, out->v, out->n);
+    return out->n;
+}
+
 /* ------------------------------------------------------- the extensions */
 
 /* MoE_Fused: one aiter fused-MoE kernel per vllm::rocm_aiter_fused_moe. */
@@ -770,24 +793,13 @@ static int ext_moe_unfused_triton(work *w)
     int rc = 0;
     for (size_t i = 0; i < ops.n && !rc; i++) {
         uint32_t op = ops.v[i];
+        if (!op_kernels(w, op, "matmul_ogs", 1, &mm)) continue;
         size_t ng;
         const uint32_t *g = gpu_events(w, op, &ng);
-        if (!ng) {
-            note(w, "no GPU events for vllm::moe_forward UID %u", (unsigned)op);
-            continue;
-        }
-        mm.n = 0;
         uint32_t scatter = TL_NOUID;
         size_t n_scatter = 0;
-        for (size_t k = 0; k < ng; k++) {
-            const char *nm = tl_es_name(es, g[k]);
-            if (es->cat[g[k]] == TL_CAT_KERNEL && contains_ci(nm, "matmul_ogs")) TL_PUSH(mm, g[k]);
-            if (contains_ci(nm, "matmul_scatter")) scatter = g[k], n_scatter++;
-        }
-        if (!mm.n) {
-            note(w, "no matmul_ogs kernels for vllm::moe_forward UID %u", (unsigned)op);
-            continue;
-        }
+        for (size_t k = 0; k < ng; k++)
+            if (contains_ci(tl_es_name(es, g[k]), "matmul_scatter")) scatter = g[k], n_scatter++;
         extras x = {0};
         x.has_topk = x.has_gated = 1;
         x.topk = 4;
@@ -797,7 +809,6 @@ static int ext_moe_unfused_triton(work *w)
         for (size_t k = 0; k < nc && !found; k++) found = topk_search(w, ch[k], 0, &x.topk);
         if (!found) note(w, "no TopK op below vllm::moe_forward UID %u: topk 4", (unsigned)op);
         int64_t seq = seq_or(w, op, op);
-        sort_uids_by_ts(w, mm.v, mm.n);
         for (size_t k = 0; k < mm.n && !rc; k++) {
             const char *kn = tl_es_name(es, mm.v[k]);
             x.gated = contains_ci(kn, "_swiglu") || contains_ci(kn, "_glu");
@@ -826,20 +837,7 @@ static int ext_moe_gptq_awq(work *w)
     int rc = 0;
     for (size_t i = 0; i < ops.n && !rc; i++) {
         uint32_t op = ops.v[i];
-        size_t ng;
-        const uint32_t *g = gpu_events(w, op, &ng);
-        if (!ng) {
-            note(w, "no GPU events for UID %u", (unsigned)op);
-            continue;
-        }
-        kk.n = 0;
-        for (size_t k = 0; k < ng; k++)
-            if (es->cat[g[k]] == TL_CAT_KERNEL && strstr(tl_es_name(es, g[k]), "fused_moe_kernel_gptq_awq"))
-                TL_PUSH(kk, g[k]);
-        if (!kk.n) {
-            note(w, "no fused_moe_kernel_gptq_awq kernels for UID %u", (unsigned)op);
-            continue;
-        }
+        if (!op_kernels(w, op, "fused_moe_kernel_gptq_awq", 0, &kk)) continue;
         if (kk.n != 2) note(w, "expected 2 fused_moe_kernel_gptq_awq kernels, found %zu for UID %u", kk.n, (unsigned)op);
         extras x = {0};
         x.has_topk = x.has_gated = 1;
@@ -851,7 +849,6 @@ static int ext_moe_gptq_awq(work *w)
             note(w, "no topk in the Input Dims of UID %u: topk 8", (unsigned)op);
         }
         int64_t seq = seq_or(w, op, op);
-        sort_uids_by_ts(w, kk.v, kk.n);
         for (size_t k = 0; k < kk.n && !rc; k++) {
             x.gated = k == 0;
             rc = inject(w, kk.v[k], k == 0 ? "pseudo_op::moe_gptq_awq_up" : "pseudo_op::moe_gptq_awq_down", seq, op, &x);
