@@ -134,9 +134,7 @@ function rules.reasoning(v)
     out[#out + 1] = "Its " .. say.shape_text(g.kernel) .. " filter is not square, so it maps less evenly onto "
       .. "convolution tiles than the common square filters."
   end
-  if not v.heuristic and not v.comparative and v.bound == "compute" and v.bucket == "0-30" then
-    out[#out + 1] = F.FALLBACK.occupancy
-  end
+  out[#out + 1] = F.occupancy_note(v)
   return out
 end
 

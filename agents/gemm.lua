@@ -97,9 +97,7 @@ function rules.reasoning(v)
         .. " of 16, so its edge tiles run partly empty."
     end
   end
-  if not v.heuristic and not v.comparative and v.bound == "compute" and v.bucket == "0-30" then
-    out[#out + 1] = F.FALLBACK.occupancy
-  end
+  out[#out + 1] = F.occupancy_note(v)
   return out
 end
 

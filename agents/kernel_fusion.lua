@@ -46,14 +46,7 @@ local function first_shape(dims)
   return "None"
 end
 
-local function each_row(t)
-  if type(t) == "userdata" then return t:rows() end
-  local i = 0
-  return function()
-    i = i + 1
-    if t and t[i] then return i, t[i] end
-  end
-end
+local each_row = require("tracelens.analysis").each_row
 
 local function is_number(v) return type(v) == "number" and v == v end
 

@@ -47,14 +47,7 @@ local DECODER_SCALES = {
 -- Precision labels of torch dtype names (py.torch_dtype).
 local PRECISION = { bf16 = "BF16", fp16 = "FP16", fp32 = "FP32", fp64 = "FP64", fp8 = "FP8", fp4 = "FP4" }
 
-local function each_row(t)
-  if type(t) == "userdata" then return t:rows() end
-  local i = 0
-  return function()
-    i = i + 1
-    if t and t[i] then return i, t[i] end
-  end
-end
+local each_row = require("tracelens.analysis").each_row
 
 local function kernel_us(row)
   local v = tonumber(row["Kernel Time (µs)_sum"])

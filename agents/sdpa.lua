@@ -210,9 +210,7 @@ function rules.reasoning(v)
     out[#out + 1] = "Backward attention recomputes the scores and runs more matrix products per token, so it "
       .. "naturally reaches a lower efficiency than the forward pass."
   end
-  if not v.heuristic and not v.comparative and v.bound == "compute" and v.bucket == "0-30" then
-    out[#out + 1] = F.FALLBACK.occupancy
-  end
+  out[#out + 1] = F.occupancy_note(v)
   return out
 end
 

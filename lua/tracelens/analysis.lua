@@ -429,12 +429,14 @@ function M.category_findings(estimates, scope)
   return findings
 end
 
---- get_peak_specs(metadata)
-function M.peak_specs(meta)
-  local maf = meta.max_achievable_tflops
-  return json.obj(
-    "peak_maf_tflops", type(maf) == "table" and maf.matrix_bf16 or meta.peak_bf16_maf_tflops or json.null,
-    "peak_hbm_bw_tbs", meta.peak_hbm_bw_tbs or json.null)
+--- Iterates (i, row) over a Table or a plain array of row tables.
+function M.each_row(t)
+  if type(t) == "userdata" then return t:rows() end
+  local i = 0
+  return function()
+    i = i + 1
+    if t and t[i] then return i, t[i] end
+  end
 end
 
 --- The Lua rows of a Table (or of an array of rows) and the set of its columns.

@@ -32,6 +32,15 @@ M.FALLBACK = {
   root_cause = "Bottleneck identified — generate reproducer for kernel team.",
 }
 
+--- The occupancy fallback for a modelled, standalone, compute-bound finding
+--- below 30% of roofline (the trace cannot say why such a kernel is slow), or nil.
+function M.occupancy_note(v)
+  if not v.heuristic and not v.comparative and v.bound == "compute" and v.bucket == "0-30" then
+    return M.FALLBACK.occupancy
+  end
+  return nil
+end
+
 -- Numbers ------------------------------------------------------------------
 
 local function present(v) return v ~= nil and not json.is_null(v) end

@@ -78,8 +78,6 @@ static void top_add(tl_multi_kernel *m, const tl_event_store *es, uint32_t u)
     if (m->n_top < TL_MK_TOP) m->n_top++;
 }
 
-static tl_mk_len len_of(const tl_interval *iv, size_t n) { return (tl_mk_len){tl_length(iv, n), n}; }
-
 void tl_multi_kernel_compute(const tl_trace *t, tl_multi_kernel *m)
 {
     const tl_event_store *es = &t->es;
@@ -88,25 +86,16 @@ void tl_multi_kernel_compute(const tl_trace *t, tl_multi_kernel *m)
     for (int d = 0; d < TL_MK_NDIR; d++) durs_init(&m->dir[d].d);
     durs_init(&m->comm);
 
-    /* per names id: 1 + bucket of a kernel name, 1 + direction of a memcpy name; 0 = not yet */
-    uint8_t *kbucket = tl_xcalloc(es->names.n + 1, 1), *mdir = tl_xcalloc(es->names.n + 1, 1);
-    size_t cnt[3] = {0, 0, 0};
+    /* every GPU event, linked or not (analysis-layer §3.5): the timeline's bucket rule */
+    size_t cnt[3];
     uint8_t *bk = tl_xmalloc(es->n + 1);
+    m->n_gpu = tl_gpu_buckets(es, &t->tree, 1, NULL, 0, bk, cnt);
+    /* per names id: 1 + direction of a memcpy name; 0 = not yet */
+    uint8_t *mdir = tl_xcalloc(es->names.n + 1, 1);
     for (size_t i = 0; i < es->n; i++) {
-        bk[i] = 0xff;
-        uint8_t cat = es->cat[i];
-        if (!tl_is_gpu_cat(cat) || !(es->flags[i] & TL_F_TS)) continue;
+        uint8_t b = bk[i];
+        if (b == 0xff) continue;
         uint32_t nm = es->name[i];
-        uint8_t b;
-        if (cat == TL_CAT_KERNEL) {
-            if (!kbucket[nm]) kbucket[nm] = (uint8_t)(1 + tl_gpu_bucket(TL_CAT_KERNEL, tl_es_name(es, i)));
-            b = (uint8_t)(kbucket[nm] - 1);
-        } else {
-            b = (uint8_t)tl_gpu_bucket(cat, tl_es_name(es, i));
-        }
-        bk[i] = b;
-        cnt[b]++;
-        m->n_gpu++;
         if ((es->flags[i] & (TL_F_TS_INT | TL_F_DUR_INT)) != (TL_F_TS_INT | TL_F_DUR_INT)) m->all_int = 0;
         if (b == TL_B_MEMCPY) {
             if (!mdir[nm]) mdir[nm] = (uint8_t)(1 + tl_mk_direction(tl_es_name(es, i)));
@@ -119,42 +108,19 @@ void tl_multi_kernel_compute(const tl_trace *t, tl_multi_kernel *m)
             top_add(m, es, (uint32_t)i);
         }
     }
-    free(kbucket);
     free(mdir);
     if (!m->n_gpu) {
         free(bk);
         return;
     }
 
-    tl_interval *lists[3], *all = tl_xmalloc(m->n_gpu * sizeof *all);
-    size_t fill[3] = {0, 0, 0}, na = 0;
-    for (int b = 0; b < 3; b++) lists[b] = tl_xmalloc((cnt[b] + 1) * sizeof(tl_interval));
-    for (size_t i = 0; i < es->n; i++) {
-        if (bk[i] == 0xff) continue;
-        tl_interval iv = {es->ts[i], tl_es_end(es, i)};
-        lists[bk[i]][fill[bk[i]]++] = iv;
-        all[na++] = iv;
-    }
+    tl_unions u;
+    tl_bucket_unions(es, bk, cnt, m->n_gpu, -1, &u);
     free(bk);
-    size_t ncomp = tl_merge(lists[TL_B_COMP], cnt[TL_B_COMP]);
-    size_t ncomm = tl_merge(lists[TL_B_COMM], cnt[TL_B_COMM]);
-    size_t nmem = tl_merge(lists[TL_B_MEMCPY], cnt[TL_B_MEMCPY]);
-    size_t nall = tl_merge(all, na);
-    m->total_ns = all[nall - 1].e - all[0].s;
-    m->computation = len_of(lists[TL_B_COMP], ncomp);
-    m->total_comm = len_of(lists[TL_B_COMM], ncomm);
-    m->total_memcpy = len_of(lists[TL_B_MEMCPY], nmem);
-
-    /* exposed comm = U(comm) \ U(comp); exposed memcpy = (U(memcpy) \ U(comp)) \ U(comm) */
-    tl_interval *x = tl_xmalloc((ncomp + ncomm + nmem + 1) * sizeof *x);
-    tl_interval *y = tl_xmalloc((ncomp + ncomm + nmem + 1) * 2 * sizeof *y);
-    size_t nx = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_COMM], ncomm, x);
-    m->exposed_comm = len_of(x, nx);
-    nx = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_MEMCPY], nmem, x);
-    size_t ny = tl_subtract(lists[TL_B_COMM], ncomm, x, nx, y);
-    m->exposed_memcpy = len_of(y, ny);
-    free(x);
-    free(y);
-    for (int b = 0; b < 3; b++) free(lists[b]);
-    free(all);
+    m->total_ns = u.total;
+    m->computation = (tl_mk_len){u.computation, u.n_comp};
+    m->total_comm = (tl_mk_len){u.total_comm, u.n_comm};
+    m->total_memcpy = (tl_mk_len){u.total_memcpy, u.n_memcpy};
+    m->exposed_comm = (tl_mk_len){u.exposed_comm, u.n_exposed_comm};
+    m->exposed_memcpy = (tl_mk_len){u.exposed_memcpy, u.n_exposed_memcpy};
 }

@@ -142,15 +142,14 @@ int tl_timeline_compute(const tl_event_store *es, const tl_tree *t, int include_
     return tl_timeline_compute_subset(es, t, include_unlinked, micro_idle_thresh_ns, NULL, 0, out);
 }
 
-int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int include_unlinked,
-                               int64_t micro_idle_thresh_ns, const uint8_t *flags, uint8_t want, tl_timeline *out)
+size_t tl_gpu_buckets(const tl_event_store *es, const tl_tree *t, int include_unlinked, const uint8_t *flags,
+                      uint8_t want, uint8_t *bk, size_t cnt[3])
 {
-    memset(out, 0, sizeof *out);
-    size_t cnt[3] = {0, 0, 0}, nall = 0;
-    /* bucket per distinct name, computed once */
+    size_t n = 0;
+    cnt[0] = cnt[1] = cnt[2] = 0;
+    /* bucket per distinct kernel name, computed once */
     uint8_t *bucket_of_name = tl_xmalloc(es->names.n ? es->names.n : 1);
     memset(bucket_of_name, 0xff, es->names.n);
-    uint8_t *bk = tl_xmalloc(es->n ? es->n : 1);
     for (size_t i = 0; i < es->n; i++) {
         bk[i] = 0xff;
         if (!tl_is_gpu_cat(es->cat[i]) || !(es->flags[i] & TL_F_TS)) continue;
@@ -159,27 +158,28 @@ int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int i
         uint8_t b;
         if (es->cat[i] == TL_CAT_GPU_MEMCPY) {
             b = TL_B_MEMCPY;
-        } else {
+        } else if (es->cat[i] == TL_CAT_KERNEL) {
+            /* the legacy copy/fill names apply to kernels only */
             uint8_t *slot = &bucket_of_name[es->name[i]];
-            /* the bucket of a name is the same for kernel and memset except
-             * for the legacy copy/fill names, which only apply to kernels */
-            if (es->cat[i] == TL_CAT_KERNEL) {
-                if (*slot == 0xff) *slot = (uint8_t)tl_gpu_bucket(TL_CAT_KERNEL, tl_es_name(es, i));
-                b = *slot;
-            } else {
-                b = (uint8_t)tl_gpu_bucket(es->cat[i], tl_es_name(es, i));
-            }
+            if (*slot == 0xff) *slot = (uint8_t)tl_gpu_bucket(TL_CAT_KERNEL, tl_es_name(es, i));
+            b = *slot;
+        } else {
+            b = (uint8_t)tl_gpu_bucket(es->cat[i], tl_es_name(es, i));
         }
         bk[i] = b;
         cnt[b]++;
-        nall++;
+        n++;
     }
     free(bucket_of_name);
-    if (!nall) {
-        free(bk);
-        return -1;
-    }
-    tl_interval *lists[3], *all = tl_xmalloc(nall * sizeof *all);
+    return n;
+}
+
+void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t cnt[3], size_t n,
+                      int64_t micro_thresh_ns, tl_unions *u)
+{
+    memset(u, 0, sizeof *u);
+    if (!n) return;
+    tl_interval *lists[3], *all = tl_xmalloc(n * sizeof *all);
     size_t fill[3] = {0, 0, 0}, na = 0;
     for (int b = 0; b < 3; b++) lists[b] = tl_xmalloc((cnt[b] ? cnt[b] : 1) * sizeof(tl_interval));
     for (size_t i = 0; i < es->n; i++) {
@@ -188,38 +188,65 @@ int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int i
         lists[bk[i]][fill[bk[i]]++] = iv;
         all[na++] = iv;
     }
-    free(bk);
-    size_t ncomp = tl_merge(lists[TL_B_COMP], cnt[TL_B_COMP]);
-    size_t ncomm = tl_merge(lists[TL_B_COMM], cnt[TL_B_COMM]);
-    size_t nmem = tl_merge(lists[TL_B_MEMCPY], cnt[TL_B_MEMCPY]);
-    size_t nall_m = tl_merge(all, na);
-
-    tl_interval *tmp1 = tl_xmalloc((ncomm + ncomp + nmem + 1) * sizeof *tmp1);
-    tl_interval *tmp2 = tl_xmalloc((ncomm + ncomp + nmem + 1) * 2 * sizeof *tmp2);
-    out->computation = tl_length(lists[TL_B_COMP], ncomp);
-    out->total_comm = tl_length(lists[TL_B_COMM], ncomm);
-    out->total_memcpy = tl_length(lists[TL_B_MEMCPY], nmem);
-    size_t n1 = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_COMM], ncomm, tmp1);
-    out->exposed_comm = tl_length(tmp1, n1);
-    n1 = tl_subtract(lists[TL_B_COMP], ncomp, lists[TL_B_MEMCPY], nmem, tmp1);
-    size_t n2 = tl_subtract(lists[TL_B_COMM], ncomm, tmp1, n1, tmp2);
-    out->exposed_memcpy = tl_length(tmp2, n2);
-    out->busy = tl_length(all, nall_m);
-    out->total = all[nall_m - 1].e - all[0].s;
-    out->idle = out->total - out->busy;
-    out->n_events = na;
-    if (micro_idle_thresh_ns >= 0) {
-        out->have_micro = 1;
-        for (size_t i = 1; i < nall_m; i++) {
+    u->n_comp = tl_merge(lists[TL_B_COMP], cnt[TL_B_COMP]);
+    u->n_comm = tl_merge(lists[TL_B_COMM], cnt[TL_B_COMM]);
+    u->n_memcpy = tl_merge(lists[TL_B_MEMCPY], cnt[TL_B_MEMCPY]);
+    size_t nall = tl_merge(all, na);
+    size_t room = u->n_comp + u->n_comm + u->n_memcpy + 1;
+    tl_interval *tmp1 = tl_xmalloc(room * sizeof *tmp1), *tmp2 = tl_xmalloc(room * 2 * sizeof *tmp2);
+    u->computation = tl_length(lists[TL_B_COMP], u->n_comp);
+    u->total_comm = tl_length(lists[TL_B_COMM], u->n_comm);
+    u->total_memcpy = tl_length(lists[TL_B_MEMCPY], u->n_memcpy);
+    /* exposed comm = U(comm) \ U(comp); exposed memcpy = (U(memcpy) \ U(comp)) \ U(comm) */
+    u->n_exposed_comm = tl_subtract(lists[TL_B_COMP], u->n_comp, lists[TL_B_COMM], u->n_comm, tmp1);
+    u->exposed_comm = tl_length(tmp1, u->n_exposed_comm);
+    size_t n1 = tl_subtract(lists[TL_B_COMP], u->n_comp, lists[TL_B_MEMCPY], u->n_memcpy, tmp1);
+    u->n_exposed_memcpy = tl_subtract(lists[TL_B_COMM], u->n_comm, tmp1, n1, tmp2);
+    u->exposed_memcpy = tl_length(tmp2, u->n_exposed_memcpy);
+    u->busy = tl_length(all, nall);
+    u->total = all[nall - 1].e - all[0].s;
+    u->n_events = na;
+    if (micro_thresh_ns >= 0) {
+        for (size_t i = 1; i < nall; i++) {
             int64_t gap = all[i].s - all[i - 1].e;
-            if (gap < micro_idle_thresh_ns) out->micro_idle += gap;
-            else out->macro_idle += gap;
+            if (gap < micro_thresh_ns) u->micro_idle += gap;
+            else u->macro_idle += gap;
         }
     }
     free(tmp1);
     free(tmp2);
     free(all);
     for (int b = 0; b < 3; b++) free(lists[b]);
+}
+
+int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int include_unlinked,
+                               int64_t micro_idle_thresh_ns, const uint8_t *flags, uint8_t want, tl_timeline *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t cnt[3];
+    uint8_t *bk = tl_xmalloc(es->n ? es->n : 1);
+    size_t nall = tl_gpu_buckets(es, t, include_unlinked, flags, want, bk, cnt);
+    if (!nall) {
+        free(bk);
+        return -1;
+    }
+    tl_unions u;
+    tl_bucket_unions(es, bk, cnt, nall, micro_idle_thresh_ns, &u);
+    free(bk);
+    out->computation = u.computation;
+    out->total_comm = u.total_comm;
+    out->total_memcpy = u.total_memcpy;
+    out->exposed_comm = u.exposed_comm;
+    out->exposed_memcpy = u.exposed_memcpy;
+    out->busy = u.busy;
+    out->total = u.total;
+    out->idle = u.total - u.busy;
+    out->n_events = u.n_events;
+    if (micro_idle_thresh_ns >= 0) {
+        out->have_micro = 1;
+        out->micro_idle = u.micro_idle;
+        out->macro_idle = u.macro_idle;
+    }
     return 0;
 }
 

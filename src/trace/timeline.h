@@ -36,6 +36,26 @@ size_t tl_merge(tl_interval *iv, size_t n);
 size_t tl_subtract(const tl_interval *a, size_t na, const tl_interval *b, size_t nb, tl_interval *out);
 int64_t tl_length(const tl_interval *iv, size_t n);
 
+/* The bucket (TL_B_*) of every GPU event with a timestamp into bk (es->n
+ * entries; 0xff for the others, for unlinked ones unless include_unlinked,
+ * and where flags[i] != want when flags is given); events per bucket into
+ * cnt. Returns the number of events bucketed. */
+size_t tl_gpu_buckets(const tl_event_store *es, const tl_tree *t, int include_unlinked, const uint8_t *flags,
+                      uint8_t want, uint8_t *bk, size_t cnt[3]);
+
+/* Interval-union figures of bucketed events (ns), with the number of merged
+ * intervals behind each length. */
+typedef struct tl_unions {
+    int64_t computation, total_comm, total_memcpy, exposed_comm, exposed_memcpy, busy, total;
+    int64_t micro_idle, macro_idle; /* gaps between busy intervals shorter / not shorter than the threshold */
+    size_t n_comp, n_comm, n_memcpy, n_exposed_comm, n_exposed_memcpy, n_events;
+} tl_unions;
+
+/* The unions of the n events bucketed in bk (tl_gpu_buckets); micro_thresh_ns
+ * < 0 skips the idle split. All zero when n is 0. */
+void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t cnt[3], size_t n,
+                      int64_t micro_thresh_ns, tl_unions *u);
+
 /* The GPU timeline over the linked GPU events (all when include_unlinked).
  * micro_idle_thresh_ns < 0 disables the micro/macro split. Returns -1 when
  * there are no GPU events. */
