@@ -86,32 +86,30 @@ static int match_mla_decode(const char *s)
     return 0;
 }
 
+/* r"\s*WORD\b" matches at q. */
+static int spaced_word_at(const char *q, const char *word)
+{
+    while (is_space(*q)) q++;
+    size_t n = strlen(word);
+    if (strncmp(q, word, n)) return 0;
+    q += n;
+    return !*q || !is_word((unsigned char)*q);
+}
+
 /* re.search(r":\s*mla_fp8_prefill_attn(\b|$)", s) */
 static int match_mla_prefill(const char *s)
 {
-    static const char word[] = "mla_fp8_prefill_attn";
-    for (const char *p = strchr(s, ':'); p; p = strchr(p + 1, ':')) {
-        const char *q = p + 1;
-        while (is_space(*q)) q++;
-        if (strncmp(q, word, sizeof word - 1)) continue;
-        q += sizeof word - 1;
-        if (!*q || !is_word((unsigned char)*q)) return 1;
-    }
+    for (const char *p = strchr(s, ':'); p; p = strchr(p + 1, ':'))
+        if (spaced_word_at(p + 1, "mla_fp8_prefill_attn")) return 1;
     return 0;
 }
 
 /* re.search(r"paged_decode\.py\(\d+\):\s*sparse_attn_v4_paged_decode\b", s) */
 static int match_v4_decode(const char *s)
 {
-    static const char word[] = "sparse_attn_v4_paged_decode";
     for (const char *p = strstr(s, "paged_decode.py"); p; p = strstr(p + 1, "paged_decode.py")) {
         const char *q = paren_digits(p + 15);
-        if (!q || *q != ':') continue;
-        q++;
-        while (is_space(*q)) q++;
-        if (strncmp(q, word, sizeof word - 1)) continue;
-        q += sizeof word - 1;
-        if (!*q || !is_word((unsigned char)*q)) return 1;
+        if (q && *q == ':' && spaced_word_at(q + 1, "sparse_attn_v4_paged_decode")) return 1;
     }
     return 0;
 }
