@@ -411,6 +411,10 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         write_dir = lua_tostring(L, -1);
         lua_pop(L, 1);
         o.xlsx = opt_bool(L, idx, "xlsx", 1);
+        /* name = BASE: DIR/BASE_csvs/ and DIR/BASE.xlsx (default perf_report) */
+        lua_getfield(L, idx, "name");
+        o.name = lua_tostring(L, -1);
+        lua_pop(L, 1);
         o.include_unlinked = opt_bool(L, idx, "include_unlinked", 0);
         double micro = opt_num(L, idx, "micro_idle_thresh_us", -1);
         o.micro_idle_ns = micro >= 0 ? (int64_t)(micro * 1000.0 + 0.5) : -1;

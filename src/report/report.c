@@ -274,12 +274,13 @@ int tl_report_write(const tl_sheets *s, const char *outdir, const tl_report_opts
 {
     if (tl_mkdirs(outdir, err) != 0) return -1;
     char final_dir[4096], tmp_dir[4096], old_dir[4096];
-    snprintf(final_dir, sizeof final_dir, "%s/perf_report_csvs", outdir);
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/.perf_report_csvs.tmp-%ld", outdir, (long)getpid());
-    snprintf(old_dir, sizeof old_dir, "%s/.perf_report_csvs.old-%ld", outdir, (long)getpid());
+    const char *name = o->name ? o->name : "perf_report";
+    snprintf(final_dir, sizeof final_dir, "%s/%s_csvs", outdir, name);
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/.%s_csvs.tmp-%ld", outdir, name, (long)getpid());
+    snprintf(old_dir, sizeof old_dir, "%s/.%s_csvs.old-%ld", outdir, name, (long)getpid());
     char xlsx_final[4096], xlsx_tmp[4200];
     if (o->xlsx_path) snprintf(xlsx_final, sizeof xlsx_final, "%s", o->xlsx_path);
-    else snprintf(xlsx_final, sizeof xlsx_final, "%s/perf_report.xlsx", outdir);
+    else snprintf(xlsx_final, sizeof xlsx_final, "%s/%s.xlsx", outdir, name);
     snprintf(xlsx_tmp, sizeof xlsx_tmp, "%s.tmp-%ld", xlsx_final, (long)getpid());
 
     if (o->csv) {

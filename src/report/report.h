@@ -33,7 +33,8 @@ typedef struct tl_report_opts {
                                   loaded without); 0 without (an error when it has them) */
     int csv;                   /* write CSVs (default on) */
     int xlsx;                  /* write the xlsx (default on) */
-    const char *xlsx_path;     /* default DIR/perf_report.xlsx */
+    const char *xlsx_path;     /* default DIR/<name>.xlsx */
+    const char *name;          /* base name of the outputs: DIR/<name>_csvs/, DIR/<name>.xlsx (default "perf_report") */
     const char *extension_path; /* --extension-file: a Lua module (extension.h), NULL: none */
 } tl_report_opts;
 
