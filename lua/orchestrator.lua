@@ -17,10 +17,15 @@ local runner = require "tracelens.runner"
 
 local USAGE = [[
 usage: tracelens run orchestrator.lua TRACE [options]
+       tracelens run orchestrator.lua TRACE --compare TRACE2 [options]
 
 Runs the full analysis of a PyTorch profiler (Kineto) trace: the perf report,
 the category data, every analyzer and user rule (in parallel), the priority
-ranking, the chart and a prioritised report OUT/analysis.md.
+ranking, the chart and a prioritised report OUT/analysis.md. With --compare,
+TRACE is the baseline being optimised and TRACE2 the reference it is compared
+with: both perf reports are written (perf_report_trace1* with the TraceDiff
+columns and diff_stats, perf_report_trace2*) and the report explains where
+trace 1 loses time against trace 2.
 
 options:
   -o, --output DIR   output directory (default: <trace dir>/analysis_output)
@@ -28,6 +33,10 @@ options:
                      MI355X, H100, H200, B200, A100); default: detected from
                      the trace's deviceProperties (the report says which)
   --arch FILE        a custom arch JSON file instead of --platform
+  --compare TRACE2   the comparative analysis against TRACE2
+  --platform2 NAME   the name of trace 2's GPU in the report (default: detected
+                     from TRACE2, else "Trace 2"); both reports use the
+                     roofline of --platform, as the reference does
   --rules DIR        also run the rule scripts DIR/*.lua (repeatable; the
                      directory ./rules is used when it exists)
   --no-rules         do not run any user rule
@@ -60,6 +69,8 @@ local function parse_args(argv)
     elseif a == "-o" or a == "--output" or a == "--output-dir" then o.out = value(a)
     elseif a == "--platform" then o.platform = value(a)
     elseif a == "--arch" then o.arch = value(a)
+    elseif a == "--compare" then o.compare = value(a)
+    elseif a == "--platform2" then o.platform2 = value(a)
     elseif a == "--rules" then o.rules[#o.rules + 1] = value(a)
     elseif a == "--no-rules" then o.use_default_rules, o.no_rules = false, true
     elseif a == "-j" or a == "--jobs" then o.jobs = tonumber(value(a)) or fail("-j needs a number")
@@ -99,6 +110,47 @@ local function optional(name)
   return nil, mod
 end
 
+local LOAD_OPTS = { include_call_stack = true, enable_pseudo_ops = true }
+
+-- The trace(s): as the reference's Step 1 and orchestrator_prepare, python
+-- functions in the tree and pseudo ops on (the trace walks see them too). Two
+-- traces load at once, each in its own state (the handles are shared back).
+local function load_traces(opts)
+  if not opts.compare then
+    progress(opts, "loading %s", opts.trace)
+    local lo = { progress = not opts.quiet }
+    for k, v in pairs(LOAD_OPTS) do lo[k] = v end
+    local ok, t = pcall(tl.load, opts.trace, lo)
+    if not ok then fail(tostring(t), 1) end
+    return t
+  end
+  progress(opts, "loading %s and %s", opts.trace, opts.compare)
+  local code = "local path, opts = ...; return tl.load(path, opts)"
+  local r = tl.parallel({ { code = code, args = { opts.trace, LOAD_OPTS }, name = "load trace 1" },
+    { code = code, args = { opts.compare, LOAD_OPTS }, name = "load trace 2" } }, { jobs = 2 })
+  for i = 1, 2 do
+    if not r[i].ok then fail((tostring(r[i].error):gsub("^[^\n]-: ", "", 1)), 1) end
+  end
+  return r[1].value, r[2].value
+end
+
+-- The perf report(s). Comparative: trace 1's with the TraceDiff columns and
+-- diff_stats (perf_report_trace1*), trace 2's plain (perf_report_trace2*),
+-- both with the one platform, built side by side.
+local function perf_reports(trace, trace2, ro)
+  if not trace2 then return trace:report(ro) end
+  local code = "local t, o = ...; return t:report(o)"
+  local o1, o2 = {}, {}
+  for k, v in pairs(ro) do o1[k], o2[k] = v, v end
+  o1.compare, o1.name, o2.name = trace2, "perf_report_trace1", "perf_report_trace2"
+  local r = tl.parallel({ { code = code, args = { trace, o1 }, name = "report trace 1" },
+    { code = code, args = { trace2, o2 }, name = "report trace 2" } }, { jobs = 2 })
+  for i = 1, 2 do
+    if not r[i].ok then fail(tostring(r[i].error), 1) end
+  end
+  return r[1].value, r[2].value
+end
+
 local function main(argv)
   local opts = parse_args(argv)
   local warnings = {}
@@ -115,15 +167,8 @@ local function main(argv)
   end
 
   -- Step 1: load and the perf report (written as the reference's layout)
-  progress(opts, "loading %s", opts.trace)
-  local trace = timed("load", function()
-    -- as the reference's Step 1 and orchestrator_prepare: python functions in
-    -- the tree, pseudo ops on (the trace walks see them too)
-    local ok, t = pcall(tl.load, opts.trace, { include_call_stack = true, enable_pseudo_ops = true,
-      progress = not opts.quiet })
-    if not ok then fail(tostring(t), 1) end
-    return t
-  end)
+  local scope = opts.compare and "comparative" or "standalone"
+  local trace, trace2 = timed("load", function() return load_traces(opts) end)
   local plat = trace:platform({ platform = opts.platform, arch = opts.arch })
   if not plat.path then
     fail("no GPU platform: " .. plat.how .. ". Name one with --platform (MI300X, MI325X, MI355X, H100, H200, "
@@ -133,23 +178,29 @@ local function main(argv)
   local platform = opts.platform or plat.name
   progress(opts, "%s", plat.how)
   tl.fs.mkdir(opts.out)
-  local sheets = timed("perf report", function()
-    return trace:report({ platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
-      include_call_stack = true, write = opts.out })
-  end)
-  progress(opts, "perf report written to %s/perf_report_csvs", opts.out)
+  local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
+    include_call_stack = true, write = opts.out }
+  local sheets, sheets2 = timed("perf report", function() return perf_reports(trace, trace2, report_opts) end)
+  local platform2
+  if trace2 then
+    platform2 = opts.platform2 or trace2:platform().name or "Trace 2"
+    progress(opts, "perf reports written to %s/perf_report_trace1_csvs and perf_report_trace2_csvs", opts.out)
+  else
+    progress(opts, "perf report written to %s/perf_report_csvs", opts.out)
+  end
 
   -- Steps 2-5: category data (the trace walks are optional modules)
   local mk_mod, fusion_mod = optional("tracelens.multi_kernel"), optional("tracelens.fusion")
   local mk_data = mk_mod and timed("multi-kernel data", function() return mk_mod.data(trace) end)
   local candidates = fusion_mod and timed("fusion candidates", function()
+    if trace2 then return fusion_mod.candidates_comparative(trace, sheets.diff_stats) end
     return fusion_mod.candidates(trace, sheets.unified_perf_summary)
   end)
   if not mk_mod then warn("multi-kernel data module missing: no multi-kernel analysis") end
   if not fusion_mod then warn("kernel fusion module missing: no fusion analysis") end
   local prep = timed("category data", function()
     return prepare.run({ out_dir = opts.out, trace_path = opts.trace, platform = platform, arch = arch,
-      scope = "standalone", sheets = sheets, multi_kernel_data = mk_data, fusion_candidates = candidates,
+      scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data, fusion_candidates = candidates,
       log = function(msg) progress(opts, "%s", msg) end })
   end)
   local manifest, util = prep.manifest, prep.util
@@ -172,7 +223,7 @@ local function main(argv)
   end
   local kf_metrics, fusion_map
   if fusion_mod and in_manifest.kernel_fusion then
-    kf_metrics = fusion_mod.analyze(candidates, { baseline_ms = util.total_time_ms, scope = "standalone",
+    kf_metrics = fusion_mod.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
       platform = platform, peak_hbm_bw_tbs = arch.mem_bw_gbps / 1000, max_achievable_tflops = arch.max_achievable_tflops,
       unified = sheets.unified_perf_summary })
     keep_metrics("kernel_fusion", kf_metrics)
@@ -181,7 +232,7 @@ local function main(argv)
 
   -- Steps 6-7: the analyzers and user rules, all at once
   local tasks = runner.tasks({
-    out_dir = opts.out, scope = "standalone", manifest_text = manifest_text, manifest = manifest, util = util,
+    out_dir = opts.out, scope = scope, manifest_text = manifest_text, manifest = manifest, util = util,
     compute = prep.compute, fusion_map = fusion_map, sheets = sheets, trace = trace,
     mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = kf_metrics, candidates = candidates,
     cpu_idle_metrics = metrics_files[1].metrics, rule_dirs = runner.rule_dirs(opts),
@@ -189,7 +240,7 @@ local function main(argv)
   progress(opts, "running %d analyzers", #tasks)
   local outcome = timed("analyzers", function()
     return runner.run(tasks, { jobs = opts.jobs, timeout = opts.timeout, memory_mb = opts.memory_mb,
-      out_dir = opts.out, scope = "standalone" }, warn)
+      out_dir = opts.out, scope = scope }, warn)
   end)
   for _, m in ipairs(outcome.metrics) do keep_metrics(m.name, m.metrics, true) end
 
@@ -241,16 +292,16 @@ local function main(argv)
   local metrics_by_cat = {}
   for _, m in ipairs(metrics_files) do metrics_by_cat[m.metrics.category or m.file:gsub("_metrics%.json$", "")] = m.metrics end
   local text = timed("analysis.md", function()
-    return report_md.render({ scope = "standalone", manifest = json.decode(manifest_text), priority = prio,
+    return report_md.render({ scope = scope, manifest = json.decode(manifest_text), priority = prio,
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
-      arch = arch, platform = platform, platform_note = plat.how, warnings = warnings })
+      arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, warnings = warnings })
   end)
   local report_path = opts.out .. "/analysis.md"
   tl.fs.write_file(report_path, text)
   if plot then pcall(plot.embed_plot_in_report, opts.out, "analysis.md", "{{PERF_PLOT}}") end
   local passed, messages = true, {}
   if validate then
-    passed, messages = validate.validate_report(opts.out, "standalone")
+    passed, messages = validate.validate_report(opts.out, scope)
     for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
   end
 

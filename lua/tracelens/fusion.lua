@@ -574,6 +574,148 @@ function M.candidates(trace, unified)
   return json.arr(), tostring(res)
 end
 
+-- Comparative extraction (§3.6, Case A) ----------------------------------------
+
+local LAYOUT_TRANSFORM = { "batched_transpose", "nchw2nhwc", "nhwc2nchw", "transpose_nchw", "transpose_cnhw" }
+local SKIP_CATEGORIES = { kernel = true, gpu_memcpy = true, gpu_memset = true, cuda_runtime = true,
+  cuda_driver = true }
+local CASE_A_MAX_DELTA, CASE_A_MAX_N1 = 15, 30
+
+local function number_cell(v)
+  if type(v) == "number" and v == v then return v end
+  if type(v) == "string" then return tonumber(v) end
+  return nil
+end
+
+-- The diff_stats rows, read once: trace-1 kernels by GPU UID and trace-2
+-- kernels by LCA id (in file order).
+local function diff_lookups(diff_stats)
+  local uid_to_t1, lca_to_t2, any = {}, {}, false
+  for _, row in diff_stats:rows() do
+    local lca = number_cell(row.lowest_common_ancestor_id)
+    if lca then
+      local lca_f = lca + 0.0 -- read from a CSV by the reference: a float (18.0) [KEEP]
+      local k = { name = row.name, type = kernel_type(row.name), dur_us = (number_cell(row.kernel_time) or 0) + 0.0 }
+      if row.source == "trace1" then
+        local uid = number_cell(row.gpu_op_uid)
+        if uid then
+          k.lca_id, k.gpu_op_uid = lca_f, math.tointeger(uid) or uid
+          uid_to_t1[k.gpu_op_uid] = k
+          any = true
+        end
+      elseif row.source == "trace2" then
+        local list = lca_to_t2[lca_f] or {}
+        list[#list + 1] = k
+        lca_to_t2[lca_f] = list
+      end
+    end
+  end
+  return any and uid_to_t1 or nil, lca_to_t2
+end
+
+local function all_match(list, pats)
+  for _, k in ipairs(list) do
+    if not has_any(tostring(k.name):lower(), pats) then return false end
+  end
+  return true
+end
+
+-- Gates G1-G4 and the delta-kernel test of Case A.
+local function case_a(t1, n2)
+  local n1 = #t1
+  if not (n1 > n2 and n1 - n2 <= CASE_A_MAX_DELTA and n1 <= CASE_A_MAX_N1 and n2 >= 1) then return false end
+  local by_dur = {}
+  for i, k in ipairs(t1) do by_dur[i] = { i = i, k = k } end
+  table.sort(by_dur, function(a, b)
+    if a.k.dur_us ~= b.k.dur_us then return a.k.dur_us < b.k.dur_us end
+    return a.i < b.i
+  end)
+  local delta = {}
+  for i = 1, n1 - n2 do delta[i] = by_dur[i].k end
+  return not all_match(delta, EXCLUDED) and not all_match(delta, LAYOUT_TRANSFORM)
+end
+
+local function kernel_list(list, with_ids)
+  local out = json.arr()
+  for i, k in ipairs(list) do
+    out[i] = with_ids and json.obj("name", k.name, "type", k.type, "dur_us", k.dur_us, "lca_id", k.lca_id,
+      "gpu_op_uid", k.gpu_op_uid) or json.obj("name", k.name, "type", k.type, "dur_us", k.dur_us)
+  end
+  return out
+end
+
+local function type_summary(list)
+  local out = json.obj()
+  for _, k in ipairs(list) do out[k.type] = (out[k.type] or 0) + 1 end
+  return out
+end
+
+local function extract_comparative(trace, diff_stats)
+  if diff_stats == nil or #diff_stats == 0 then return json.arr() end
+  local uid_to_t1, lca_to_t2 = diff_lookups(diff_stats)
+  if not uid_to_t1 then return json.arr() end
+  local by_base, order = {}, {}
+  for ev in trace:events() do
+    if not SKIP_CATEGORIES[ev.cat or ""] then
+      local seen, t1 = {}, {}
+      for _, g in ipairs(ev:kernels()) do
+        if not seen[g.uid] then
+          seen[g.uid] = true
+          t1[#t1 + 1] = uid_to_t1[g.uid]
+        end
+      end
+      local base = M.strip_module_index(ev.name)
+      if #t1 >= 2 and base ~= "" then
+        local ids, t2 = {}, {}
+        for _, k in ipairs(t1) do ids[k.lca_id] = true end
+        local sorted = {}
+        for id in pairs(ids) do sorted[#sorted + 1] = id end
+        table.sort(sorted) -- [DROP Q14] ascending lca_id, not CPython's set order
+        for _, id in ipairs(sorted) do
+          for _, k in ipairs(lca_to_t2[id] or {}) do t2[#t2 + 1] = k end
+        end
+        if case_a(t1, #t2) then
+          local total1, total2 = 0.0, 0.0
+          for _, k in ipairs(t1) do total1 = total1 + k.dur_us end
+          for _, k in ipairs(t2) do total2 = total2 + k.dur_us end
+          local c = by_base[base]
+          if c then
+            c.instance_count = c.instance_count + 1
+            c.total_kernel_time_us_trace1 = c.total_kernel_time_us_trace1 + total1
+            c.total_kernel_time_us_trace2 = c.total_kernel_time_us_trace2 + total2
+          else
+            local types = json.arr()
+            for i, k in ipairs(t1) do types[i] = k.type end
+            c = json.obj("module_name", ev.name, "base_name", base, "parent_chain", parent_chain(trace, ev.uid),
+              "instance_count", 1, "kernel_count_trace1", #t1, "kernel_count_trace2", #t2, "delta", #t1 - #t2,
+              "kernels_trace1", kernel_list(t1, true), "kernels_trace2", kernel_list(t2, false),
+              "kernel_type_signature", types, "kernel_type_summary", type_summary(t1),
+              "has_fused_kernel", M.has_fused_kernel(t1), "total_kernel_time_us_trace1", total1,
+              "total_kernel_time_us_trace2", total2, "input_dims", input_dims_of(trace, ev.uid))
+            by_base[base] = c
+            order[#order + 1] = c
+          end
+        end
+      end
+    end
+  end
+  local kept = {}
+  for _, c in ipairs(order) do
+    if c.total_kernel_time_us_trace1 >= c.total_kernel_time_us_trace2 then kept[#kept + 1] = c end
+  end
+  return stable_sort_desc(M.dedup_by_kernel_set(kept, "kernels_trace1"),
+    function(c) return c.total_kernel_time_us_trace1 end)
+end
+
+--- candidates_comparative(trace1, diff_stats) -> the comparative
+--- fusion_candidates.json array (§3.6, Case A) from trace 1's tree and the
+--- TraceDiff diff_stats Table; [] (and the error text) on any error.
+function M.candidates_comparative(trace, diff_stats)
+  local ok, res = pcall(extract_comparative, trace, diff_stats)
+  if ok then return res end
+  return json.arr(), tostring(res)
+end
+
 -- Estimates (§10) -------------------------------------------------------------
 
 local function is_matrix(k)

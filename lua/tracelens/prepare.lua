@@ -205,10 +205,66 @@ function M.run(inp)
   local manifest = json.obj("platform", inp.platform, "trace_path", inp.trace_path, "output_dir", out,
     "comparison_scope", inp.scope or "standalone", "gpu_utilization", util, "categories", cats,
     "time_metric_note", MANIFEST_NOTE)
+  if inp.scope == "comparative" then
+    -- §3.2 / §3.10: trace 2's utilisation and category times
+    local util2 = M.gpu_utilization(inp.sheets2.gpu_timeline)
+    write_json(out .. "/metadata/trace2_gpu_utilization.json", util2)
+    manifest.trace2_gpu_utilization = util2
+    manifest.trace2_ops_summary_by_category = M.ops_summary_by_category(inp.sheets2)
+  end
   write_json(out .. "/category_data/category_manifest.json", manifest)
   M.default_model_info(out)
   result.manifest = manifest
   return result
+end
+
+--- §3.10: a trace's time per enhanced category from its unified_perf_summary
+--- (falling back to ops_summary_by_category), as the records the manifest
+--- holds (floats at 10 decimals, as pandas' to_json writes them [KEEP Q17]).
+function M.ops_summary_by_category(sheets)
+  local unified = sheets.unified_perf_summary
+  local cols = {}
+  for _, c in ipairs(unified and unified:columns() or {}) do cols[c] = true end
+  local time_col, scale = nil, 1
+  if cols["Kernel Time (µs)_sum"] then time_col, scale = "Kernel Time (µs)_sum", 1 / 1000
+  elseif cols.total_direct_kernel_time_ms then time_col = "total_direct_kernel_time_ms" end
+  local r10 = function(x) return py.round(x + 0.0, 10) end
+  local out = json.arr()
+  if not time_col then
+    for _, row in (sheets.ops_summary_by_category or unified):rows() do
+      local rec = json.obj()
+      for _, c in ipairs(sheets.ops_summary_by_category:columns()) do rec[c] = row[c] end
+      out[#out + 1] = rec
+    end
+    return out
+  end
+  local groups, names = {}, {}
+  for _, row in unified:rows() do
+    local name = categories.enhanced(row["op category"])
+    local g = groups[name]
+    if not g then
+      g = { name = name, count = 0, time = 0.0 }
+      groups[name] = g
+      names[#names + 1] = name
+    end
+    g.count = g.count + (cols.operation_count and (num(row.operation_count) or 0) or 1)
+    g.time = g.time + (num(row[time_col]) or 0) * scale
+  end
+  table.sort(names) -- groupby order, then a stable sort by time
+  local list, total = {}, 0.0
+  for i, n in ipairs(names) do
+    list[i] = groups[n]
+    total = total + groups[n].time
+  end
+  list = require("tracelens.analysis").stable_sort_desc(list, "time")
+  local cum = 0.0
+  for _, g in ipairs(list) do
+    local pct = total > 0 and g.time / total * 100 or 0.0
+    cum = cum + pct
+    out[#out + 1] = json.obj("op category", g.name, "Count", math.tointeger(g.count) or g.count,
+      "total_direct_kernel_time_ms", r10(g.time), "Percentage (%)", r10(pct), "Cumulative Percentage (%)", r10(cum))
+  end
+  return out
 end
 
 local read_file = tl.fs.read_file
