@@ -222,7 +222,10 @@ local function main(argv)
     keep_metrics("multi_kernel", mk_metrics)
   end
   local kf_metrics, fusion_map
-  if fusion_mod and in_manifest.kernel_fusion then
+  -- the fusion numbers are always computed (NO_DATA without candidates): the
+  -- compute analyzers read their kernel map; the analyzer runs only when the
+  -- manifest lists kernel_fusion (a non-empty candidate list)
+  if fusion_mod and candidates then
     kf_metrics = fusion_mod.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
       platform = platform, peak_hbm_bw_tbs = arch.mem_bw_gbps / 1000, max_achievable_tflops = arch.max_achievable_tflops,
       unified = sheets.unified_perf_summary })
@@ -234,7 +237,8 @@ local function main(argv)
   local tasks = runner.tasks({
     out_dir = opts.out, scope = scope, manifest_text = manifest_text, manifest = manifest, util = util,
     compute = prep.compute, fusion_map = fusion_map, sheets = sheets, trace = trace,
-    mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = kf_metrics, candidates = candidates,
+    mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = in_manifest.kernel_fusion and kf_metrics,
+    candidates = candidates,
     cpu_idle_metrics = metrics_files[1].metrics, rule_dirs = runner.rule_dirs(opts),
   }, warn)
   progress(opts, "running %d analyzers", #tasks)

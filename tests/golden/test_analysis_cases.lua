@@ -1,7 +1,9 @@
--- The standalone analysis of every agent case (../shared/data/agent_cases/
--- standalone/<case>/trace.json) against the reference report: the compute
--- and fusion P-item markers (category, low, mid, high), the Top Operations
--- rows, the Executive Summary metrics, and `tracelens validate` passing.
+-- The analysis of every agent case against the reference report: standalone
+-- (../shared/data/agent_cases/standalone/<case>/trace.json) and comparative
+-- (.../comparative/<case>/trace1.json --compare trace2.json): the compute and
+-- fusion P-item markers (category, low, mid, high), the Top Operations rows,
+-- the Executive Summary metrics (both traces' columns when comparative), and
+-- `tracelens validate` passing.
 -- Numbers shown rounded are compared within one unit of the reference's last
 -- shown digit (its prose was written by a language model that rounded freely).
 local root, shared, bin = arg[1], arg[2], arg[3]
@@ -9,13 +11,12 @@ package.path = root .. "/tests/lib/?.lua;" .. package.path
 local T = require "testlib"
 local P = require "report_parse"
 
-local cases_dir = shared .. "/agent_cases/standalone"
-local cases = tl.fs.listdir(cases_dir)
-if not cases then T.skip("no shared data at " .. cases_dir) end
+if not tl.fs.listdir(shared .. "/agent_cases/standalone") then T.skip("no shared data at " .. shared .. "/agent_cases") end
 
 local read = tl.fs.read_file
 
 local function close_to(ours, ref_cell, what)
+  if ours ~= nil and ours == ref_cell then return T.check(true, what) end -- e.g. both "—"
   local r, unit = P.number(ref_cell)
   local o = P.number(ours)
   return T.check(r ~= nil and o ~= nil and math.abs(o - r) <= unit * 1.0001 + 1e-9,
@@ -35,26 +36,41 @@ local function same_markers(ours, ref, what, keys)
   end
 end
 
+local function exec_summary(case, ours, ref, col)
+  local em, rm = P.exec_metrics(ours, col), P.exec_metrics(ref, col)
+  for _, k in ipairs({ "Total Time", "Compute %", "Idle %", "Exposed Communication %" }) do
+    close_to(em[k], rm[k], case .. " exec " .. k .. " (column " .. col .. ")")
+  end
+  local ocat = tostring(em["Top Bottleneck Category"]):match("^(.-)%s*%(")
+  local rcat = tostring(rm["Top Bottleneck Category"]):match("^(.-)%s*%(")
+  T.eq(ocat and ocat:lower(), rcat and rcat:lower(), case .. " exec top bottleneck category (column " .. col .. ")")
+  close_to(tostring(em["Top Bottleneck Category"]):match("%((.-)%)"),
+    tostring(rm["Top Bottleneck Category"]):match("%((.-)%)"), case .. " exec top bottleneck share (column " .. col .. ")")
+end
+
 local tmp = T.tmpdir()
-for _, case in ipairs(cases) do
-  local dir = cases_dir .. "/" .. case
+local runs = {}
+for _, scope in ipairs({ "standalone", "comparative" }) do
+  local cases_dir = shared .. "/agent_cases/" .. scope
+  for _, case in ipairs(tl.fs.listdir(cases_dir) or {}) do
+    local dir = cases_dir .. "/" .. case
+    local traces = scope == "standalone" and T.q(dir .. "/trace.json")
+      or T.q(dir .. "/trace1.json") .. " --compare " .. T.q(dir .. "/trace2.json") .. " --platform2 H100"
+    runs[#runs + 1] = { case = case, dir = dir, scope = scope, traces = traces }
+  end
+end
+for _, r in ipairs(runs) do
+  local case, dir = r.case, r.dir
   local ref = read(dir .. "/ref/analysis.md")
   if ref then
     local out = tmp .. "/" .. case
     local ok, code, stdout, stderr = T.run(string.format("%s run orchestrator.lua %s -o %s --platform MI300X --no-rules -q",
-      T.q(bin), T.q(dir .. "/trace.json"), T.q(out)))
+      T.q(bin), r.traces, T.q(out)))
     T.check(ok, case .. ": orchestrator exit " .. tostring(code) .. "\n" .. stdout .. stderr)
     local ours = read(out .. "/analysis.md") or ""
-    -- Executive Summary
-    local em, rm = P.exec_metrics(ours), P.exec_metrics(ref)
-    for _, k in ipairs({ "Total Time", "Compute %", "Idle %", "Exposed Communication %" }) do
-      close_to(em[k], rm[k], case .. " exec " .. k)
-    end
-    local ocat = tostring(em["Top Bottleneck Category"]):match("^(.-)%s*%(")
-    local rcat = tostring(rm["Top Bottleneck Category"]):match("^(.-)%s*%(")
-    T.eq(ocat and ocat:lower(), rcat and rcat:lower(), case .. " exec top bottleneck category")
-    close_to(tostring(em["Top Bottleneck Category"]):match("%((.-)%)"),
-      tostring(rm["Top Bottleneck Category"]):match("%((.-)%)"), case .. " exec top bottleneck share")
+    -- Executive Summary (comparative: trace 1 and trace 2 columns)
+    exec_summary(case, ours, ref, 2)
+    if r.scope == "comparative" then exec_summary(case, ours, ref, 3) end
     -- P-items
     same_markers(P.markers(P.section(ours, "Compute Kernel Optimizations"), "p_item"),
       P.markers(P.section(ref, "Compute Kernel Optimizations"), "p_item"), case .. " compute",
@@ -65,12 +81,14 @@ for _, case in ipairs(cases) do
     local ot, rt = P.top_ops(ours), P.top_ops(ref)
     T.eq(#ot, #rt, case .. " top ops rows")
     for i = 1, math.min(#ot, #rt) do
-      local o, r = ot[i].cells, rt[i].cells
-      T.eq(o[1], r[1], case .. " top ops rank " .. i)
-      T.eq(tostring(o[2]):lower(), tostring(r[2]):lower(), case .. " top ops category " .. i)
-      close_to(o[3], r[3], case .. " top ops time " .. i)
-      close_to(o[4], r[4], case .. " top ops share " .. i)
-      T.eq(o[5], r[5], case .. " top ops count " .. i)
+      local o, rr = ot[i].cells, rt[i].cells
+      T.eq(o[1], rr[1], case .. " top ops rank " .. i)
+      T.eq(tostring(o[2]):lower(), tostring(rr[2]):lower(), case .. " top ops category " .. i)
+      -- standalone: Time, % of Compute, Ops; comparative: T1 Time, T2 Time, % of Compute, Ops, Difference
+      local numeric = r.scope == "comparative" and { 3, 4, 5, 7 } or { 3, 4 }
+      for _, c in ipairs(numeric) do close_to(o[c], rr[c], case .. " top ops column " .. c .. " row " .. i) end
+      local ops_col = r.scope == "comparative" and 6 or 5
+      T.eq(o[ops_col], rr[ops_col], case .. " top ops count " .. i)
       T.eq(ot[i].low, rt[i].low, case .. " top ops low " .. i)
       T.eq(ot[i].high, rt[i].high, case .. " top ops high " .. i)
     end

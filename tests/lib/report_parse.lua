@@ -19,13 +19,14 @@ local function cells(line)
   return out
 end
 
--- {metric name -> value cell} of the Executive Summary table.
-function M.exec_metrics(text)
+-- {metric name -> value cell} of the Executive Summary table; with col = 3,
+-- the third cell (trace 2 in a comparative report).
+function M.exec_metrics(text, col)
   local out = {}
   for line in M.section(text, "Executive Summary"):gmatch("[^\n]+") do
     if line:match("^%s*|") and not line:match("^%s*|[%s%-:|]+|%s*$") then
       local c = cells(line)
-      if c[1] and c[1] ~= "Metric" then out[c[1]] = c[2] end
+      if c[1] and c[1] ~= "Metric" then out[c[1]] = c[col or 2] end
     end
   end
   return out
