@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compare/compare.h"
 #include "lua/host.h"
 #include "lua/repl.h"
 #include "report/platform.h"
@@ -25,6 +26,7 @@ static const char *const MAIN_HELP =
     "  report TRACE -o DIR    write the perf report (DIR/perf_report_csvs/*.csv)\n"
     "  repl [TRACE]           interactive Lua prompt with `trace` bound\n"
     "  validate DIR           structural checks of an analysis output directory\n"
+    "  compare R1 R2 [...]    compare perf reports (CSV dirs) with the first (docs/compare.md)\n"
     "\n"
     "options:\n"
     "  -h, --help             this help; `tracelens COMMAND --help` for a command\n"
@@ -375,6 +377,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "repl")) return cmd_repl(argc - 2, argv + 2);
     if (!strcmp(cmd, "validate")) return cmd_validate(argc - 2, argv + 2);
+    if (!strcmp(cmd, "compare")) return tl_compare_cli(argc - 2, argv + 2);
     char msg[256];
     snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
     return usage_error(msg, MAIN_HELP);

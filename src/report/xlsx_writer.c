@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 #include <xlsxwriter.h>
 
 #include "../util/vec.h"
@@ -26,19 +27,55 @@ static void write_text(lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, const char *
     free(t);
 }
 
+enum { NAME_CAP = 31 * 4 + 1 }; /* 31 characters of UTF-8 */
+
+/* Excel's sheet name rules: 31 characters, none of []:*?/\ */
 static void sheet_name(char *out, size_t cap, const char *name)
 {
-    size_t j = 0;
-    for (size_t i = 0; name[i] && j + 1 < cap && j < 31; i++)
+    size_t j = 0, chars = 0;
+    for (size_t i = 0; name[i] && j + 5 < cap; i++) {
+        int lead = ((unsigned char)name[i] & 0xC0) != 0x80;
+        if (lead && chars++ == 31) break;
         out[j++] = strchr("[]:*?/\\", name[i]) ? '_' : name[i];
+    }
     out[j] = 0;
+    if (!j) snprintf(out, cap, "Sheet");
+    if (out[0] == '\'') out[0] = '_'; /* nor start or end with an apostrophe */
+    if (out[strlen(out) - 1] == '\'') out[strlen(out) - 1] = '_';
 }
 
-static void write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh)
+/* A name no sheet of wb has yet (Excel compares them ignoring case): a
+ * taken one ends in "~N" instead, within 31 characters. */
+static void unique_sheet_name(lxw_workbook *wb, char nm[NAME_CAP])
 {
-    char nm[32];
+    char base[NAME_CAP];
+    memcpy(base, nm, NAME_CAP);
+    for (int k = 1; k < 100000; k++) {
+        int taken = 0;
+        lxw_sheet *sh;
+        STAILQ_FOREACH(sh, wb->sheets, list_pointers) {
+            if (!sh->is_chartsheet && !strcasecmp(sh->u.worksheet->name, nm)) taken = 1;
+        }
+        if (!taken) return;
+        char tail[16];
+        int tn = snprintf(tail, sizeof tail, "~%d", k);
+        size_t keep = 0, chars = 0;
+        for (size_t i = 0; base[i]; i++) { /* the first 31 - tn characters */
+            if (((unsigned char)base[i] & 0xC0) != 0x80 && chars++ == 31 - (size_t)tn) break;
+            keep = i + 1;
+        }
+        memcpy(nm, base, keep);
+        memcpy(nm + keep, tail, (size_t)tn + 1);
+    }
+}
+
+static int write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, tl_xlsx_hide_fn hide, void *ctx)
+{
+    char nm[NAME_CAP];
     sheet_name(nm, sizeof nm, sh->name);
+    unique_sheet_name(wb, nm);
     lxw_worksheet *ws = workbook_add_worksheet(wb, nm);
+    if (!ws) return -1;
     const tl_table *t = sh->table;
     double *width = tl_xcalloc(t->ncols + 1, sizeof *width);
     for (size_t c = 0; c < t->ncols; c++) {
@@ -77,14 +114,23 @@ static void write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh)
         }
     }
     tl_sb_free(&sb);
+    lxw_row_col_options hidden = {.hidden = 1, .level = 0, .collapsed = 0};
     for (size_t c = 0; c < t->ncols; c++)
-        worksheet_set_column(ws, (lxw_col_t)c, (lxw_col_t)c, width[c] > MAX_WIDTH ? MAX_WIDTH : width[c], NULL);
+        worksheet_set_column_opt(ws, (lxw_col_t)c, (lxw_col_t)c, width[c] > MAX_WIDTH ? MAX_WIDTH : width[c], NULL,
+                                 hide && hide(ctx, sh->name, t->cols[c].name) ? &hidden : NULL);
     free(width);
     worksheet_freeze_panes(ws, 1, 0);
     if (t->ncols) worksheet_autofilter(ws, 0, 0, (lxw_row_t)t->nrows, (lxw_col_t)(t->ncols - 1));
+    return 0;
 }
 
 int tl_xlsx_write(const struct tl_sheets *s, const char *path, tl_error *err)
+{
+    return tl_xlsx_write_hiding(s, path, NULL, NULL, err);
+}
+
+int tl_xlsx_write_hiding(const struct tl_sheets *s, const char *path, tl_xlsx_hide_fn hide, void *ctx,
+                         tl_error *err)
 {
     lxw_workbook_options opt = {.constant_memory = LXW_FALSE, .tmpdir = NULL};
     lxw_workbook *wb = workbook_new_opt(path, &opt);
@@ -94,7 +140,13 @@ int tl_xlsx_write(const struct tl_sheets *s, const char *path, tl_error *err)
     }
     lxw_format *hdr = workbook_add_format(wb);
     format_set_bold(hdr);
-    for (size_t i = 0; i < s->n; i++) write_sheet(wb, hdr, &s->v[i]);
+    for (size_t i = 0; i < s->n; i++) {
+        if (write_sheet(wb, hdr, &s->v[i], hide, ctx) != 0) {
+            tl_error_set(err, "%s: sheet %s: not a valid Excel sheet name", path, s->v[i].name);
+            workbook_close(wb);
+            return -1;
+        }
+    }
     lxw_error rc = workbook_close(wb);
     if (rc != LXW_NO_ERROR) {
         tl_error_set(err, "%s: cannot write the workbook: %s", path, lxw_strerror(rc));

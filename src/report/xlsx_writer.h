@@ -9,4 +9,11 @@
 struct tl_sheets;
 int tl_xlsx_write(const struct tl_sheets *s, const char *path, tl_error *err);
 
+/* The same, hiding the columns for which hide(ctx, sheet, column) is 1.
+ * Sheet names are cut to Excel's 31 characters; a name already used
+ * (ignoring case) gets a "~N" tail instead. */
+typedef int (*tl_xlsx_hide_fn)(void *ctx, const char *sheet, const char *col);
+int tl_xlsx_write_hiding(const struct tl_sheets *s, const char *path, tl_xlsx_hide_fn hide, void *ctx,
+                         tl_error *err);
+
 #endif
