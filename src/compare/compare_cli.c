@@ -147,7 +147,7 @@ int tl_compare_cli(int argc, char **argv)
     if (!rc) {
         if (tl_compare_write(&s, &co, &err) != 0) rc = EXIT_INPUT;
         else if (!quiet) {
-            fprintf(stderr, "tracelens: compare: %zu sheets", s.n);
+            fprintf(stderr, "tracelens: compare: %zu sheet%s", s.n, s.n == 1 ? "" : "s");
             if (co.csv_dir) fprintf(stderr, " in %s", co.csv_dir);
             if (co.xlsx_path) fprintf(stderr, "%s %s", co.csv_dir ? " and" : " in", co.xlsx_path);
             fputc('\n', stderr);

@@ -106,8 +106,8 @@ static int next_record(parser *ps, size_t *rec_line, tl_error *err)
         }
     }
     if (state == IN_QUOTED) {
-        tl_error_set(err, "%s: line %zu: the file ends inside a quoted field (opened on line %zu): expected a closing '\"'",
-                     ps->what, ps->line, quote_line);
+        tl_error_set(err, "%s: line %zu: the quoted field opened here never ends: expected a closing '\"' before "
+                     "the end of the file", ps->what, quote_line);
         return -1;
     }
     end_field(ps, start);
