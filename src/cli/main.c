@@ -1,5 +1,6 @@
 /* main.c — the `tracelens` command line: subcommand dispatch, option
  * parsing, exit statuses (0 ok, 1 input or analysis error, 2 usage). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ static const char *const MAIN_HELP =
     "                         (e.g. `tracelens run orchestrator.lua TRACE`)\n"
     "  report TRACE -o DIR    write the perf report (DIR/perf_report_csvs/*.csv)\n"
     "  repl [TRACE]           interactive Lua prompt with `trace` bound\n"
+    "  diff T1 T2 -o DIR      TraceDiff of two traces: the merged call tree, diff_stats,\n"
+    "                         the cpu_op maps (`tracelens diff --help`)\n"
     "  validate DIR           structural checks of an analysis output directory\n"
     "  compare R1 R2 [...]    compare perf reports (CSV dirs) with the first (docs/compare.md)\n"
     "\n"
@@ -51,6 +54,12 @@ static const char *const REPORT_HELP =
     "  --xlsx PATH                    workbook path (default DIR/perf_report.xlsx)\n"
     "                                 [--output_xlsx_path]\n"
     "  --no-xlsx, --no-csv            skip one of the two outputs\n"
+    "comparison:\n"
+    "  --comparison-json-path T2      TraceDiff against trace T2 (loaded with the same\n"
+    "                                 options): unified_perf_summary gets speedup, delta,\n"
+    "                                 lca_count_trace2, lca_id, lca_name and the LCA totals\n"
+    "                                 after Kernel Time (us)_sum, and a diff_stats sheet\n"
+    "                                 [--comparison_json_path]\n"
     "extension:\n"
     "  --extension-file F.lua         a Lua module adding op categories, perf models\n"
     "                                 and sheets (docs/report-columns.md)\n"
@@ -156,7 +165,6 @@ static int is_opt(const char *a, const char *ours, const char *ref)
 static const char *unsupported_reference_flag(const char *a)
 {
     static const struct { const char *flag, *why; } t[] = {
-        {"--comparison_json_path", "TraceDiff comes with the comparative analysis"},
         {"--enable-origami", "this build has no GEMM/SDPA simulator"},
         {"--python_path", "this build has no external GEMM simulator"},
         {"--inductor_cache_dir", "the Triton model reads the trace args only"},
@@ -166,13 +174,28 @@ static const char *unsupported_reference_flag(const char *a)
     return NULL;
 }
 
+/* Loads a trace on its own thread (the comparison trace beside the first). */
+typedef struct load_job {
+    const char *path;
+    tl_load_opts lo;
+    tl_trace *t;
+    tl_error err;
+} load_job;
+
+static void *load_main(void *arg)
+{
+    load_job *j = arg;
+    j->t = tl_trace_load(j->path, &j->lo, &j->err);
+    return NULL;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     if (wants_help(argc, argv)) {
         fputs(REPORT_HELP, stdout);
         return 0;
     }
-    const char *trace = NULL, *out = NULL, *platform = NULL, *arch_path = NULL;
+    const char *trace = NULL, *out = NULL, *platform = NULL, *arch_path = NULL, *compare = NULL;
     int quiet = 0;
     tl_load_opts lo = {0};
     tl_report_opts ro;
@@ -190,6 +213,9 @@ static int cmd_report(int argc, char **argv)
         } else if (is_opt(a, "--xlsx", "--output_xlsx_path")) {
             if (++i >= argc) return usage_error("--xlsx needs a path", REPORT_HELP);
             ro.xlsx_path = argv[i];
+        } else if (is_opt(a, "--comparison-json-path", "--comparison_json_path")) {
+            if (++i >= argc) return usage_error("--comparison_json_path needs a trace", REPORT_HELP);
+            compare = argv[i];
         } else if (is_opt(a, "--extension-file", "--extension_file")) {
             if (++i >= argc) return usage_error("--extension-file needs a Lua file", REPORT_HELP);
             ro.extension_path = argv[i];
@@ -275,17 +301,29 @@ static int cmd_report(int argc, char **argv)
     lo.progress = !quiet;
 
     tl_error err = {{0}};
+    /* the comparison trace loads with the same options, beside the first */
+    load_job cj = {compare, lo, NULL, {{0}}};
+    pthread_t cth;
+    int cthreaded = compare && pthread_create(&cth, NULL, load_main, &cj) == 0;
     tl_trace *t = tl_trace_load(trace, &lo, &err);
-    if (!t) {
-        fprintf(stderr, "tracelens: %s\n", err.msg);
+    if (compare) {
+        if (cthreaded) pthread_join(cth, NULL);
+        else load_main(&cj);
+    }
+    if (!t || (compare && !cj.t)) {
+        fprintf(stderr, "tracelens: %s\n", !t ? err.msg : cj.err.msg);
+        if (t) tl_trace_release(t);
+        if (cj.t) tl_trace_release(cj.t);
         return EXIT_INPUT;
     }
+    ro.compare = cj.t;
     tl_arch arch;
     memset(&arch, 0, sizeof arch);
     tl_platform_choice pc;
     if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         tl_trace_release(t);
+        if (cj.t) tl_trace_release(cj.t);
         return EXIT_INPUT;
     }
     if (!quiet) fprintf(stderr, "tracelens: roofline platform: %s\n", pc.how);
@@ -298,6 +336,7 @@ static int cmd_report(int argc, char **argv)
     else if (!quiet) fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);
     if (!rc || sheets.v) tl_sheets_free(&sheets);
     tl_trace_release(t);
+    if (cj.t) tl_trace_release(cj.t);
     return rc;
 }
 
@@ -345,15 +384,16 @@ static int cmd_repl(int argc, char **argv)
     return tl_host_repl(argc ? argv[0] : NULL, &ho);
 }
 
-/* `tracelens validate`: lua/validate_cmd.lua parses its own arguments. */
-static int cmd_validate(int argc, char **argv)
+/* `tracelens validate` and `tracelens diff`: lua/<name>_cmd.lua parses its
+ * own arguments. */
+static int cmd_lua(const char *name, int argc, char **argv)
 {
     char dir[2048], path[4096];
     if (tl_host_lua_dir(dir, sizeof dir) != 0) {
-        fprintf(stderr, "tracelens: validate: the tracelens lua/ directory was not found\n");
+        fprintf(stderr, "tracelens: %s: the tracelens lua/ directory was not found\n", name);
         return EXIT_INPUT;
     }
-    snprintf(path, sizeof path, "%s/validate_cmd.lua", dir);
+    snprintf(path, sizeof path, "%s/%s_cmd.lua", dir, name);
     tl_host_opts ho = {0};
     return tl_host_run_script(path, argc, argv, &ho);
 }
@@ -376,7 +416,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "repl")) return cmd_repl(argc - 2, argv + 2);
-    if (!strcmp(cmd, "validate")) return cmd_validate(argc - 2, argv + 2);
+    if (!strcmp(cmd, "validate")) return cmd_lua("validate", argc - 2, argv + 2);
+    if (!strcmp(cmd, "diff")) return cmd_lua("diff", argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return tl_compare_cli(argc - 2, argv + 2);
     char msg[256];
     snprintf(msg, sizeof msg, "unknown command '%s'", cmd);

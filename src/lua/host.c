@@ -13,6 +13,7 @@
 #include "lfs.h"
 #include "lregex.h"
 #include "lrender.h"
+#include "ldiff.h"
 #include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
@@ -142,6 +143,7 @@ int luaopen_tracelens(lua_State *L)
     tl_lregex_push(L);
     lua_setfield(L, -2, "re");
     tl_lrender_register(L);
+    tl_ldiff_register(L);
     return 1;
 }
 

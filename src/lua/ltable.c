@@ -441,6 +441,13 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
             return luaL_error(L, "report: extension must be the path of a Lua module");
         o.extension_path = lua_tostring(L, -1);
         lua_pop(L, 3); /* the options table keeps the strings alive */
+        /* compare = trace2: TraceDiff columns and the diff_stats sheet (the
+         * options table keeps the handle, and so the trace, alive) */
+        if (lua_getfield(L, idx, "compare") != LUA_TNIL) {
+            o.compare = tl_ltrace_test(L, -1);
+            if (!o.compare) return luaL_error(L, "report: compare must be a trace (tl.load)");
+        }
+        lua_pop(L, 1);
     }
     tl_arch arch;
     memset(&arch, 0, sizeof arch);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../diff/trace_diff.h"
 #include "../trace/timeline.h"
 #include "../util/vec.h"
 #include "extension.h"
@@ -96,6 +97,7 @@ typedef struct perf_job {
     tl_extension *ext; /* its Lua models run on this job's thread only */
     int call_stack;
     tl_sheets sheets;
+    uint32_t *kernel_row; /* with compare: trace 1 GPU event -> unified_perf_summary row */
 } perf_job;
 
 static void *perf_job_main(void *arg)
@@ -106,7 +108,7 @@ static void *perf_job_main(void *arg)
     tl_perf_eval pe;
     tl_perf_eval_init(&pe, j->t, j->o->arch);
     pe.ext = j->ext;
-    tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info};
+    tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info, j->o->compare ? &j->kernel_row : NULL};
     tl_table *unified, *unified_kl;
     tl_sheets_unified(&pe, j->l, &at, &uo, &unified, &unified_kl);
     add_sheet(&j->sheets, "unified_perf_summary", unified, 0);
@@ -118,9 +120,33 @@ static void *perf_job_main(void *arg)
     return NULL;
 }
 
+/* TraceDiff of the report's trace against o->compare, beside the sheets. */
+typedef struct diff_job {
+    const tl_trace *t1, *t2;
+    tl_trace_diff d;
+    tl_error err;
+    int rc;
+} diff_job;
+
+static void *diff_job_main(void *arg)
+{
+    diff_job *j = arg;
+    j->rc = tl_trace_diff_run(&j->d, j->t1, j->t2, &j->err);
+    return NULL;
+}
+
 int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (o->compare && o->pseudo_ops == 1 && !o->compare->opts.pseudo_ops) {
+        /* the comparison trace gets the pseudo ops too (a private copy) */
+        tl_trace *c2 = tl_trace_with_pseudo_ops(o->compare);
+        tl_report_opts oc = *o;
+        oc.compare = c2;
+        int rc = tl_report_build(t, &oc, out, err);
+        tl_trace_release(c2);
+        return rc;
+    }
     if (o->pseudo_ops == 1 && !t->opts.pseudo_ops) {
         /* pseudo ops for this report only: a private copy of the trace gets
          * them; the shared trace is never changed */
@@ -170,11 +196,22 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     if (have_ovl) tl_overlap_sweep(&t->es, &t->tree, o->include_unlinked, recompute, &ovl);
 
     int gpu_only = t->tree.gpu_only;
+    /* TraceDiff (with unified_perf_summary, so not for GPU-only traces) */
+    diff_job dj;
+    memset(&dj, 0, sizeof dj);
+    dj.t1 = t;
+    dj.t2 = o->compare;
+    pthread_t dth;
+    int diff_threaded = 0, with_diff = o->compare && !gpu_only;
+    if (with_diff) {
+        diff_threaded = pthread_create(&dth, NULL, diff_job_main, &dj) == 0;
+        if (!diff_threaded) diff_job_main(&dj);
+    }
     tl_launchers l;
     tl_launchers_build_ext(t, ext, &l);
     tl_launchers_set_extras(&l, t, recompute, have_ovl ? &ovl : NULL);
     int call_stack = t->tree.with_python && (o->call_stack < 0 ? 1 : o->call_stack);
-    perf_job job = {t, o, &l, ext, call_stack, {0}};
+    perf_job job = {t, o, &l, ext, call_stack, {0}, NULL};
     pthread_t th;
     int threaded = 0;
     if (!gpu_only) {
@@ -208,16 +245,45 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     tl_table_free(lt);
     tl_argtext_free(&at);
     if (threaded) pthread_join(th, NULL);
+    if (diff_threaded) pthread_join(dth, NULL);
     tl_launchers_free(&l);
     if (have_ovl) tl_overlaps_free(&ovl);
     free(recompute);
+    tl_table *diff_stats = NULL;
+    if (with_diff && dj.rc == 0) {
+        /* §2.3: the TraceDiff columns, and diff_stats after unified_perf_summary */
+        for (size_t i = 0; i < job.sheets.n; i++)
+            if (!strcmp(job.sheets.v[i].name, "unified_perf_summary"))
+                tl_trace_diff_enrich_unified(&dj.d, job.sheets.v[i].table, job.kernel_row);
+        if (dj.d.diff_stats && dj.d.diff_stats->nrows) {
+            diff_stats = dj.d.diff_stats;
+            tl_table_retain(diff_stats);
+        }
+    }
+    free(job.kernel_row);
     /* the reference's sheet order: ops, unified, perf sheets, kernel sheets */
     const tl_sheets *parts[3] = {&ops, &job.sheets, &kernels};
     for (int p = 0; p < 3; p++) {
-        for (size_t i = 0; i < parts[p]->n; i++)
+        for (size_t i = 0; i < parts[p]->n; i++) {
             add_sheet(out, parts[p]->v[i].name, parts[p]->v[i].table, parts[p]->v[i].write_empty_as_newline);
+            if (diff_stats && !strcmp(parts[p]->v[i].name, "unified_perf_summary")) {
+                add_sheet(out, "diff_stats", diff_stats, 0);
+                diff_stats = NULL;
+            }
+        }
         for (size_t i = 0; i < parts[p]->n; i++) free(parts[p]->v[i].name);
         free(parts[p]->v);
+    }
+    tl_table_free(diff_stats); /* not placed (no unified_perf_summary) */
+    if (with_diff) {
+        int drc = dj.rc;
+        if (drc != 0) *err = dj.err;
+        else tl_trace_diff_free(&dj.d);
+        if (drc != 0) {
+            tl_extension_free(ext);
+            tl_sheets_free(out);
+            return -1;
+        }
     }
     /* the extension's sheets come last (after the perf thread has ended) */
     int rc = tl_extension_sheets(ext, t, out, err);

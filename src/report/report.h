@@ -36,6 +36,10 @@ typedef struct tl_report_opts {
     const char *xlsx_path;     /* default DIR/<name>.xlsx */
     const char *name;          /* base name of the outputs: DIR/<name>_csvs/, DIR/<name>.xlsx (default "perf_report") */
     const char *extension_path; /* --extension-file: a Lua module (extension.h), NULL: none */
+    const tl_trace *compare;   /* --comparison_json_path: TraceDiff against this trace adds the
+                                  TraceDiff columns to unified_perf_summary and a diff_stats
+                                  sheet (inference-and-comparative spec §2.3); with pseudo_ops 1
+                                  it gets them too (a private copy) */
 } tl_report_opts;
 
 void tl_report_opts_default(tl_report_opts *o);

@@ -1031,6 +1031,57 @@ size_t tl_unified_collect(tl_perf_eval *pe, tl_unified_row **out)
     return rows.n;
 }
 
+/* The summary row of each raw row's kernels: raw and summary rows meet on
+ * the text of the grouping columns (the last summary row with a key wins). */
+static uint32_t *kernel_rows(const tl_table *raw, const tl_table *sum, const klists *kl, size_t n_events)
+{
+    static const char *const keys[] = {"name", "op category", "process_name", "process_label", "thread_name",
+                                       "Input Dims", "Input type", "Input Strides", "Concrete Inputs"};
+    long kr[9], ks[9];
+    size_t nk = 0;
+    for (int k = 0; k < 9; k++) {
+        long a = tl_table_col(sum, keys[k]), b = tl_table_col(raw, keys[k]);
+        if (a < 0 || b < 0) continue;
+        ks[nk] = a;
+        kr[nk++] = b;
+    }
+    tl_strpool keytext;
+    tl_strpool_init(&keytext);
+    tl_sbuf b;
+    tl_sb_init(&b);
+    uint32_t *row_of_key = NULL;
+    size_t cap = 0;
+    for (size_t r = 0; r < sum->nrows; r++) {
+        tl_sb_clear(&b);
+        for (size_t k = 0; k < nk; k++) {
+            tl_table_cell_text(sum, (size_t)ks[k], r, &b);
+            tl_sb_putc(&b, '\x1f');
+        }
+        uint32_t id = tl_strpool_intern(&keytext, b.s, b.len);
+        TL_GROW(row_of_key, cap, (size_t)id + 1);
+        row_of_key[id] = (uint32_t)r;
+    }
+    uint32_t *out = tl_xmalloc((n_events + 1) * sizeof *out);
+    memset(out, 0xff, (n_events + 1) * sizeof *out);
+    long ckl = tl_table_col(raw, "__klist");
+    for (size_t r = 0; r < raw->nrows; r++) {
+        tl_sb_clear(&b);
+        for (size_t k = 0; k < nk; k++) {
+            tl_table_cell_text(raw, (size_t)kr[k], r, &b);
+            tl_sb_putc(&b, '\x1f');
+        }
+        uint32_t id = tl_strpool_find(&keytext, b.s ? b.s : "", b.len);
+        if (id == UINT32_MAX) continue;
+        const tl_klist *k = &kl->v[(size_t)tl_table_num(raw, (size_t)ckl, r)];
+        for (uint32_t i = 0; i < k->n; i++)
+            if (k->uids[i] < n_events) out[k->uids[i]] = row_of_key[id];
+    }
+    free(row_of_key);
+    tl_sb_free(&b);
+    tl_strpool_free(&keytext);
+    return out;
+}
+
 void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, const tl_unified_opts *o,
                        tl_table **summary, tl_table **kl_overlap)
 {
@@ -1194,6 +1245,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     /* step C: the summary, and its overlap variant from the same rows */
     tl_unified_ctx uc = {t, &kl, &U, &cs, any_metrics, any_roofline, l->recompute != NULL, &opool, oinfo.v};
     *summary = unified_summary(tb, &uc, 0);
+    if (o->kernel_row) *o->kernel_row = *summary ? kernel_rows(tb, *summary, &kl, es->n) : NULL;
     if (ov && *summary) *kl_overlap = unified_summary(tb, &uc, 1);
     tl_table_free(tb);
     tl_ovpool_free(&opool);

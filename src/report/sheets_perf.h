@@ -26,6 +26,12 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
 typedef struct tl_unified_opts {
     int call_stack;   /* entry_point / call_stack_full (with python functions in the tree) */
     int kl_overlap;   /* also unified_perf_summary_kl_overlap (needs l->overlaps) */
+    /* when set: *kernel_row receives, per event UID, the unified_perf_summary
+     * row its raw row (a kernel of its kernel list) was summarised into, by
+     * the text of the grouping columns as the reference's TraceDiff extension
+     * maps them (inference-and-comparative spec §2.3 step 1); UINT32_MAX for
+     * none. The caller frees it; NULL when there is no summary. */
+    uint32_t **kernel_row;
 } tl_unified_opts;
 
 /* One op of the unified perf collection (§7.6 step A, the reference's
