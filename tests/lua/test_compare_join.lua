@@ -223,6 +223,8 @@ expect_error("fields", {"c2", "bad_fields"}, "--sheets gpu_timeline",
   "bad_fields/gpu_timeline.csv: line 3: expected 2 fields (as the header), saw 3")
 write(tmp .. "/bad_utf8/gpu_timeline.csv", "type,time ms\na,1\n\xff\xfe,2\n")
 expect_error("utf8", {"c2", "bad_utf8"}, "--sheets gpu_timeline", "bad_utf8/gpu_timeline.csv: line 3: byte 0xFF")
+write(tmp .. "/bad_utf8b/gpu_timeline.csv", "type,time ms\n\xc2\xb5s,1\nx\xf8\x80\x80,2\n") -- µ is fine, 0xF8 never is
+expect_error("utf8 lead", {"c2", "bad_utf8b"}, "--sheets gpu_timeline", "bad_utf8b/gpu_timeline.csv: line 3: byte 0xF8")
 write(tmp .. "/bad_key/gpu_timeline.csv", lines {"kind,time ms", "a,1"})
 expect_error("key", {"c2", "bad_key"}, "--sheets gpu_timeline",
   "bad_key/gpu_timeline.csv: no column 'type' (a join key of the gpu_timeline comparison)")
