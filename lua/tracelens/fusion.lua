@@ -654,47 +654,44 @@ local function extract_comparative(trace, diff_stats)
   if diff_stats == nil or #diff_stats == 0 then return json.arr() end
   local uid_to_t1, lca_to_t2 = diff_lookups(diff_stats)
   if not uid_to_t1 then return json.arr() end
+  local mapped = {}
+  for uid in pairs(uid_to_t1) do mapped[uid] = true end
   local by_base, order = {}, {}
-  for ev in trace:events() do
-    if not SKIP_CATEGORIES[ev.cat or ""] then
-      local seen, t1 = {}, {}
-      for _, g in ipairs(ev:kernels()) do
-        if not seen[g.uid] then
-          seen[g.uid] = true
-          t1[#t1 + 1] = uid_to_t1[g.uid]
-        end
+  -- only nodes with 2..30 mapped GPU events can pass gates G3/G4 (C walk)
+  for _, node in ipairs(trace:mapped_gpu_lists(mapped, CASE_A_MAX_N1)) do
+    local ev = trace:node(node.uid)
+    local base = M.strip_module_index(ev.name)
+    if base ~= "" then
+      local t1 = {}
+      for i, g in ipairs(node.gpus) do t1[i] = uid_to_t1[g] end
+      local ids, t2 = {}, {}
+      for _, k in ipairs(t1) do ids[k.lca_id] = true end
+      local sorted = {}
+      for id in pairs(ids) do sorted[#sorted + 1] = id end
+      table.sort(sorted) -- [DROP Q14] ascending lca_id, not CPython's set order
+      for _, id in ipairs(sorted) do
+        for _, k in ipairs(lca_to_t2[id] or {}) do t2[#t2 + 1] = k end
       end
-      local base = M.strip_module_index(ev.name)
-      if #t1 >= 2 and base ~= "" then
-        local ids, t2 = {}, {}
-        for _, k in ipairs(t1) do ids[k.lca_id] = true end
-        local sorted = {}
-        for id in pairs(ids) do sorted[#sorted + 1] = id end
-        table.sort(sorted) -- [DROP Q14] ascending lca_id, not CPython's set order
-        for _, id in ipairs(sorted) do
-          for _, k in ipairs(lca_to_t2[id] or {}) do t2[#t2 + 1] = k end
-        end
-        if case_a(t1, #t2) then
-          local total1, total2 = 0.0, 0.0
-          for _, k in ipairs(t1) do total1 = total1 + k.dur_us end
-          for _, k in ipairs(t2) do total2 = total2 + k.dur_us end
-          local c = by_base[base]
-          if c then
-            c.instance_count = c.instance_count + 1
-            c.total_kernel_time_us_trace1 = c.total_kernel_time_us_trace1 + total1
-            c.total_kernel_time_us_trace2 = c.total_kernel_time_us_trace2 + total2
-          else
-            local types = json.arr()
-            for i, k in ipairs(t1) do types[i] = k.type end
-            c = json.obj("module_name", ev.name, "base_name", base, "parent_chain", parent_chain(trace, ev.uid),
-              "instance_count", 1, "kernel_count_trace1", #t1, "kernel_count_trace2", #t2, "delta", #t1 - #t2,
-              "kernels_trace1", kernel_list(t1, true), "kernels_trace2", kernel_list(t2, false),
-              "kernel_type_signature", types, "kernel_type_summary", type_summary(t1),
-              "has_fused_kernel", M.has_fused_kernel(t1), "total_kernel_time_us_trace1", total1,
-              "total_kernel_time_us_trace2", total2, "input_dims", input_dims_of(trace, ev.uid))
-            by_base[base] = c
-            order[#order + 1] = c
-          end
+      if case_a(t1, #t2) then
+        local total1, total2 = 0.0, 0.0
+        for _, k in ipairs(t1) do total1 = total1 + k.dur_us end
+        for _, k in ipairs(t2) do total2 = total2 + k.dur_us end
+        local c = by_base[base]
+        if c then
+          c.instance_count = c.instance_count + 1
+          c.total_kernel_time_us_trace1 = c.total_kernel_time_us_trace1 + total1
+          c.total_kernel_time_us_trace2 = c.total_kernel_time_us_trace2 + total2
+        else
+          local types = json.arr()
+          for i, k in ipairs(t1) do types[i] = k.type end
+          c = json.obj("module_name", ev.name, "base_name", base, "parent_chain", parent_chain(trace, ev.uid),
+            "instance_count", 1, "kernel_count_trace1", #t1, "kernel_count_trace2", #t2, "delta", #t1 - #t2,
+            "kernels_trace1", kernel_list(t1, true), "kernels_trace2", kernel_list(t2, false),
+            "kernel_type_signature", types, "kernel_type_summary", type_summary(t1),
+            "has_fused_kernel", M.has_fused_kernel(t1), "total_kernel_time_us_trace1", total1,
+            "total_kernel_time_us_trace2", total2, "input_dims", input_dims_of(trace, ev.uid))
+          by_base[base] = c
+          order[#order + 1] = c
         end
       end
     end

@@ -272,3 +272,57 @@ int tl_l_trace_fusion_siblings(lua_State *L)
     }
     return 2;
 }
+
+/* trace:mapped_gpu_lists(mapped, max): the events in file order (but GPU and
+ * runtime/driver events) whose GPU events include between 2 and max UIDs of
+ * the set `mapped` (a table uid -> true); an array of {uid =, gpus = {the
+ * mapped UIDs, gpu_events order, first seen}}. Nodes over the bound are
+ * skipped after max + 1 hits, so the walk costs O(events x max), not the
+ * size of every subtree. (The comparative fusion extraction, analysis-layer
+ * §3.6 Case A: its gate needs n1 <= 30.) */
+int tl_l_trace_mapped_gpu_lists(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_Integer max = luaL_checkinteger(L, 3);
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    uint8_t *is_mapped = tl_xcalloc(es->n + 1, 1);
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+        if (lua_isinteger(L, -2)) {
+            lua_Integer u = lua_tointeger(L, -2);
+            if (u >= 0 && (size_t)u < es->n && lua_toboolean(L, -1)) is_mapped[u] = 1;
+        }
+        lua_pop(L, 1);
+    }
+    uint32_t *hits = tl_xmalloc((size_t)(max > 0 ? max + 1 : 1) * sizeof *hits);
+    lua_newtable(L);
+    lua_Integer n_out = 0;
+    for (size_t u = 0; u < es->n && max >= 2; u++) {
+        uint8_t c = es->cat[u];
+        if (tl_is_gpu_cat(c) || c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) continue;
+        lua_Integer nh = 0;
+        for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1] && nh <= max; k++) {
+            uint32_t g = tr->gpu[k];
+            if (!is_mapped[g]) continue;
+            int seen = 0;
+            for (lua_Integer j = 0; j < nh && !seen; j++) seen = hits[j] == g;
+            if (!seen) hits[nh++] = g;
+        }
+        if (nh < 2 || nh > max) continue;
+        lua_createtable(L, 0, 2);
+        lua_pushinteger(L, (lua_Integer)u);
+        lua_setfield(L, -2, "uid");
+        lua_createtable(L, (int)nh, 0);
+        for (lua_Integer j = 0; j < nh; j++) {
+            lua_pushinteger(L, hits[j]);
+            lua_rawseti(L, -2, j + 1);
+        }
+        lua_setfield(L, -2, "gpus");
+        lua_rawseti(L, -2, ++n_out);
+    }
+    free(hits);
+    free(is_mapped);
+    return 1;
+}
