@@ -587,30 +587,41 @@ local function number_cell(v)
   return nil
 end
 
--- The diff_stats rows, read once: trace-1 kernels by GPU UID and trace-2
--- kernels by LCA id (in file order).
+-- The diff_stats rows, read once as whole columns: trace-1 rows by GPU UID
+-- and trace-2 rows by LCA id (in file order). Kernel records are built only
+-- for the candidates that pass the gates.
 local function diff_lookups(diff_stats)
-  local uid_to_t1, lca_to_t2, any = {}, {}, false
-  for _, row in diff_stats:rows() do
-    local lca = number_cell(row.lowest_common_ancestor_id)
+  local d = { uid_row = {}, t2_rows = {}, any = false }
+  d.names, d.lcas, d.times = diff_stats:column("name"), diff_stats:column("lowest_common_ancestor_id"),
+    diff_stats:column("kernel_time")
+  local sources, uids = diff_stats:column("source"), diff_stats:column("gpu_op_uid")
+  for i = 1, #diff_stats do
+    local lca = number_cell(d.lcas[i])
     if lca then
-      local lca_f = lca + 0.0 -- read from a CSV by the reference: a float (18.0) [KEEP]
-      local k = { name = row.name, type = kernel_type(row.name), dur_us = (number_cell(row.kernel_time) or 0) + 0.0 }
-      if row.source == "trace1" then
-        local uid = number_cell(row.gpu_op_uid)
+      if sources[i] == "trace1" then
+        local uid = number_cell(uids[i])
         if uid then
-          k.lca_id, k.gpu_op_uid = lca_f, math.tointeger(uid) or uid
-          uid_to_t1[k.gpu_op_uid] = k
-          any = true
+          d.uid_row[math.tointeger(uid) or uid] = i
+          d.any = true
         end
-      elseif row.source == "trace2" then
-        local list = lca_to_t2[lca_f] or {}
-        list[#list + 1] = k
-        lca_to_t2[lca_f] = list
+      elseif sources[i] == "trace2" then
+        local lca_f = lca + 0.0
+        local list = d.t2_rows[lca_f] or {}
+        list[#list + 1] = i
+        d.t2_rows[lca_f] = list
       end
     end
   end
-  return any and uid_to_t1 or nil, lca_to_t2
+  return d
+end
+
+-- The kernel record of diff_stats row i (the lca id is a float, as the
+-- reference read it from a CSV: 18.0 [KEEP]).
+local function row_kernel(d, i, uid)
+  local name = d.names[i]
+  local k = { name = name, type = kernel_type(name), dur_us = (number_cell(d.times[i]) or 0) + 0.0 }
+  if uid then k.lca_id, k.gpu_op_uid = number_cell(d.lcas[i]) + 0.0, uid end
+  return k
 end
 
 local function all_match(list, pats)
@@ -652,27 +663,34 @@ end
 
 local function extract_comparative(trace, diff_stats)
   if diff_stats == nil or #diff_stats == 0 then return json.arr() end
-  local uid_to_t1, lca_to_t2 = diff_lookups(diff_stats)
-  if not uid_to_t1 then return json.arr() end
+  local d = diff_lookups(diff_stats)
+  if not d.any then return json.arr() end
   local mapped = {}
-  for uid in pairs(uid_to_t1) do mapped[uid] = true end
+  for uid in pairs(d.uid_row) do mapped[uid] = true end
   local by_base, order = {}, {}
   -- only nodes with 2..30 mapped GPU events can pass gates G3/G4 (C walk)
   for _, node in ipairs(trace:mapped_gpu_lists(mapped, CASE_A_MAX_N1)) do
-    local ev = trace:node(node.uid)
-    local base = M.strip_module_index(ev.name)
+    -- the counts first: most nodes match one to one (n1 == n2) and stop here
+    local ids, sorted, n1, n2 = {}, {}, #node.gpus, 0
+    for _, g in ipairs(node.gpus) do
+      local lca = number_cell(d.lcas[d.uid_row[g]]) + 0.0
+      if not ids[lca] then
+        ids[lca] = true
+        sorted[#sorted + 1] = lca
+        n2 = n2 + #(d.t2_rows[lca] or {})
+      end
+    end
+    local ev = n1 > n2 and trace:node(node.uid)
+    local base = ev and M.strip_module_index(ev.name) or ""
     if base ~= "" then
       local t1 = {}
-      for i, g in ipairs(node.gpus) do t1[i] = uid_to_t1[g] end
-      local ids, t2 = {}, {}
-      for _, k in ipairs(t1) do ids[k.lca_id] = true end
-      local sorted = {}
-      for id in pairs(ids) do sorted[#sorted + 1] = id end
-      table.sort(sorted) -- [DROP Q14] ascending lca_id, not CPython's set order
-      for _, id in ipairs(sorted) do
-        for _, k in ipairs(lca_to_t2[id] or {}) do t2[#t2 + 1] = k end
-      end
-      if case_a(t1, #t2) then
+      for i, g in ipairs(node.gpus) do t1[i] = row_kernel(d, d.uid_row[g], g) end
+      if case_a(t1, n2) then
+        local t2 = {}
+        table.sort(sorted) -- [DROP Q14] ascending lca_id, not CPython's set order
+        for _, id in ipairs(sorted) do
+          for _, i in ipairs(d.t2_rows[id] or {}) do t2[#t2 + 1] = row_kernel(d, i) end
+        end
         local total1, total2 = 0.0, 0.0
         for _, k in ipairs(t1) do total1 = total1 + k.dur_us end
         for _, k in ipairs(t2) do total2 = total2 + k.dur_us end
