@@ -20,7 +20,9 @@
 #include "../report/launchers.h"
 #include "../report/outfile.h"
 #include "../trace/timeline.h"
+#include "../util/clock.h"
 #include "../util/msort.h"
+#include "../util/pyfmt.h"
 #include "../util/vec.h"
 
 #define KT_SUM "Kernel Time (\xc2\xb5s)_sum"
@@ -1287,17 +1289,20 @@ static uint32_t top_root(side *s, uint32_t start)
 /* re.sub(r"\(\d+\)", "", s) */
 static void strip_paren_digits(const char *s, tl_sbuf *out)
 {
+    size_t run = 0; /* start of the text not yet copied */
     for (size_t i = 0; s[i];) {
         if (s[i] == '(' && is_digit((unsigned char)s[i + 1])) {
             size_t k = i + 1;
             while (is_digit((unsigned char)s[k])) k++;
             if (s[k] == ')') {
-                i = k + 1;
+                tl_sb_putn(out, s + run, i - run);
+                i = run = k + 1;
                 continue;
             }
         }
-        tl_sb_putc(out, s[i++]);
+        i++;
     }
+    tl_sb_putn(out, s + run, strlen(s + run));
 }
 
 /* _get_op_name: the name, or the UID when it is empty */
@@ -1314,8 +1319,44 @@ typedef struct sctx {
     uint8_t *visited;
     TL_VEC(tl_diff_row) rows;
     TL_VEC(tl_interval) iv;
+    TL_VEC(uint32_t) g;
+    tl_map lca_names; /* (name ids) -> LCA name id */
     tl_sbuf b1, b2, b3;
 } sctx;
+
+/* The LCA name of a combined node (e2 != NONE: "n1 | n2" when they differ)
+ * or of one side's parent node, memoised by the names. */
+static uint32_t lca_name(sctx *x, int sd, uint32_t e1, uint32_t e2)
+{
+    const tl_trace_diff *d = x->d;
+    const tl_event_store *es1 = &d->t[sd]->es;
+    uint32_t n1 = es1->name[e1], n2 = e2 != NONE ? d->t[1]->es.name[e2] : UINT32_MAX;
+    int memo = tl_strpool_len(&es1->names, n1) && (e2 == NONE || tl_strpool_len(&d->t[1]->es.names, n2));
+    uint64_t k1 = n1, k2 = e2 != NONE ? ((uint64_t)n2 | (1ULL << 40)) : ((uint64_t)(sd + 1) << 41);
+    if (memo) {
+        uint32_t v = tl_map_get(&x->lca_names, k1, k2);
+        if (v != UINT32_MAX) return v;
+    }
+    tl_sb_clear(&x->b1);
+    tl_sb_clear(&x->b2);
+    tl_sb_clear(&x->b3);
+    tl_sb_puts(&x->b1, "");
+    op_name(d->t[sd], e1, &x->b3);
+    strip_paren_digits(x->b3.s, &x->b1);
+    if (e2 != NONE) {
+        tl_sb_clear(&x->b3);
+        op_name(d->t[1], e2, &x->b3);
+        tl_sb_puts(&x->b2, "");
+        strip_paren_digits(x->b3.s, &x->b2);
+        if (strcmp(x->b1.s, x->b2.s)) {
+            tl_sb_puts(&x->b1, " | ");
+            tl_sb_puts(&x->b1, x->b2.s);
+        }
+    }
+    uint32_t v = tl_strpool_intern(&x->d->names, x->b1.s, x->b1.len);
+    if (memo) tl_map_put(&x->lca_names, k1, k2, v);
+    return v;
+}
 
 static int64_t busy_of(sctx *x, const tl_event_store *es, const uint32_t *g, size_t n)
 {
@@ -1340,8 +1381,6 @@ static void add_rows(sctx *x, int sd, const uint32_t *g, size_t n, uint32_t lca,
     }
 }
 
-static uint32_t intern_name(sctx *x, const char *s) { return tl_strpool_intern(&x->d->names, s, strlen(s)); }
-
 static void stats_walk(sctx *x, uint32_t mid, uint32_t parent)
 {
     tl_trace_diff *d = x->d;
@@ -1361,34 +1400,21 @@ static void stats_walk(sctx *x, uint32_t mid, uint32_t parent)
                 if (ch->uid2 != NONE && is_gpu_path(s2, ch->uid2)) nnc2++;
             }
             if (nnc1 || nnc2 || (is_kernel(s1, e1) && is_kernel(s2, e2))) {
-                tl_sb_clear(&x->b1);
-                tl_sb_clear(&x->b2);
-                tl_sb_clear(&x->b3);
-                op_name(d->t[0], e1, &x->b3);
-                strip_paren_digits(x->b3.s, &x->b1);
-                tl_sb_clear(&x->b3);
-                op_name(d->t[1], e2, &x->b3);
-                strip_paren_digits(x->b3.s, &x->b2);
-                if (strcmp(x->b1.s ? x->b1.s : "", x->b2.s ? x->b2.s : "")) {
-                    tl_sb_puts(&x->b1, " | ");
-                    tl_sb_puts(&x->b1, x->b2.s ? x->b2.s : "");
-                }
-                uint32_t name = intern_name(x, x->b1.s ? x->b1.s : "");
+                uint32_t name = lca_name(x, 0, e1, e2);
                 for (int sd = 0; sd < 2; sd++) {
                     const side *s = &x->s[sd];
-                    TL_VEC(uint32_t) g = {0};
+                    x->g.n = 0;
                     for (uint32_t k = 0; k < nd->nkids; k++) {
                         const tl_merged_node *ch = &d->nodes[kids[k]];
                         uint32_t u = sd == 0 ? ch->uid1 : ch->uid2;
                         if (ch->type == TL_MERGED_COMBINED || u == NONE || !is_gpu_path(s, u)) continue;
-                        for (uint32_t q = s->tr->gpu_off[u]; q < s->tr->gpu_off[u + 1]; q++) TL_PUSH(g, s->tr->gpu[q]);
-                        if (is_kernel(s, u)) TL_PUSH(g, u);
+                        for (uint32_t q = s->tr->gpu_off[u]; q < s->tr->gpu_off[u + 1]; q++) TL_PUSH(x->g, s->tr->gpu[q]);
+                        if (is_kernel(s, u)) TL_PUSH(x->g, u);
                     }
                     uint32_t e = sd == 0 ? e1 : e2;
-                    if (is_kernel(s, e)) TL_PUSH(g, e);
-                    int64_t busy = busy_of(x, s->es, g.v, g.n);
-                    add_rows(x, sd, g.v, g.n, mid, name, busy);
-                    free(g.v);
+                    if (is_kernel(s, e)) TL_PUSH(x->g, e);
+                    int64_t busy = busy_of(x, s->es, x->g.v, x->g.n);
+                    add_rows(x, sd, x->g.v, x->g.n, mid, name, busy);
                 }
                 x->visited[mid] = 1;
                 for (uint32_t k = 0; k < nd->nkids; k++) {
@@ -1410,11 +1436,7 @@ static void stats_walk(sctx *x, uint32_t mid, uint32_t parent)
         uint32_t lca = NONE, name = UINT32_MAX;
         if (parent != NONE) {
             const tl_merged_node *pn = &d->nodes[parent];
-            tl_sb_clear(&x->b1);
-            tl_sb_clear(&x->b3);
-            op_name(d->t[sd], sd == 0 ? pn->uid1 : pn->uid2, &x->b3);
-            strip_paren_digits(x->b3.s, &x->b1);
-            name = intern_name(x, x->b1.s ? x->b1.s : "");
+            name = lca_name(x, sd, sd == 0 ? pn->uid1 : pn->uid2, NONE);
             lca = parent;
         }
         const uint32_t *g = s->tr->gpu + s->tr->gpu_off[e];
@@ -1458,15 +1480,17 @@ static void module_stack(const tl_trace *t, uint32_t u, tl_sbuf *stack, tl_sbuf 
     free(mods.v);
 }
 
-static tl_table *diff_stats_table(tl_trace_diff *d, const tl_diff_row *rows, size_t n, int with_source)
+/* The pool id of s in t (its text interned once). */
+static uint32_t tid(tl_table *t, const char *s) { return tl_strpool_intern(&t->pool, s, strlen(s)); }
+
+/* The diff_stats Table of the rows. Text cells repeat a lot (one cpu op's
+ * args and module stack for all its kernels), so each distinct text is
+ * interned once and the rows get its pool id. */
+static tl_table *diff_stats_table(tl_trace_diff *d, const tl_diff_row *rows, size_t n)
 {
     tl_table *t = tl_table_new("diff_stats");
     size_t col[15];
     for (int k = 0; k < 15; k++) {
-        if (k == 3 && !with_source) {
-            col[k] = SIZE_MAX;
-            continue;
-        }
         tl_coltype ty = TL_COL_STR;
         if (k == 2 || k == 11 || k == 12) ty = TL_COL_I64;
         if (k == 8 || k == 9) ty = TL_COL_F64;
@@ -1475,61 +1499,94 @@ static tl_table *diff_stats_table(tl_trace_diff *d, const tl_diff_row *rows, siz
     tl_argtext at[2];
     tl_argtext_init(&at[0], d->t[0]);
     tl_argtext_init(&at[1], d->t[1]);
-    /* module stacks per cpu op */
-    tl_map memo[2];
-    tl_map_init(&memo[0], 1024);
-    tl_map_init(&memo[1], 1024);
-    tl_strpool mpool;
-    tl_strpool_init(&mpool);
+    /* per (side, cpu op): the pool ids of its 7 text cells */
+    typedef struct opcells {
+        uint32_t v[7];
+    } opcells;
+    TL_VEC(opcells) ops = {0};
+    tl_map op_ix, name_ix;
+    tl_map_init(&op_ix, 1024);
+    tl_map_init(&name_ix, 1024);
+    uint32_t *lca_ix = tl_xmalloc((d->names.n + 1) * sizeof *lca_ix);
+    memset(lca_ix, 0xff, (d->names.n + 1) * sizeof *lca_ix);
     tl_sbuf sb, pb;
     tl_sb_init(&sb);
     tl_sb_init(&pb);
+    uint32_t src_id[2] = {tid(t, "trace1"), tid(t, "trace2")};
     static const uint32_t keys[4] = {TL_K_INPUT_DIMS, TL_K_INPUT_STRIDES, TL_K_INPUT_TYPE, TL_K_CONCRETE_INPUTS};
     for (size_t i = 0; i < n; i++) {
         const tl_diff_row *r = &rows[i];
         const tl_trace *tr = d->t[r->src];
         const tl_event_store *es = &tr->es;
         size_t row = tl_table_add_row(t);
-        tl_table_set_str(t, col[0], row, tl_es_name(es, r->gpu));
-        tl_table_set_str(t, col[1], row, tl_es_name(es, r->cpu_op));
-        tl_table_set_i64(t, col[2], row, r->cpu_op);
-        if (with_source) tl_table_set_str(t, col[3], row, r->src ? "trace2" : "trace1");
-        for (int k = 0; k < 4; k++) {
-            const char *v = tl_argtext_tuple(&at[r->src], r->cpu_op, keys[k]);
-            tl_table_set_str(t, col[4 + k], row, v ? v : "");
+        uint32_t k = tl_map_get(&name_ix, es->name[r->gpu], r->src);
+        if (k == UINT32_MAX) {
+            k = tid(t, tl_es_name(es, r->gpu));
+            tl_map_put(&name_ix, es->name[r->gpu], r->src, k);
         }
-        tl_table_set_f64(t, col[8], row, (es->flags[r->gpu] & TL_F_DUR) ? (double)es->dur[r->gpu] / 1000.0 : 0.0);
-        tl_table_set_f64(t, col[9], row, (double)r->busy_ns / 1000.0);
-        if (r->lca_name != UINT32_MAX) tl_table_set_str(t, col[10], row, tl_strpool_get(&d->names, r->lca_name));
-        if (r->lca != UINT32_MAX) tl_table_set_i64(t, col[11], row, r->lca);
-        tl_table_set_i64(t, col[12], row, r->gpu);
-        uint32_t ms = tl_map_get(&memo[r->src], r->cpu_op, 0);
-        if (ms == UINT32_MAX) {
+        t->cols[col[0]].v.s[row] = k;
+        uint32_t o = tl_map_get(&op_ix, r->cpu_op, r->src);
+        if (o == UINT32_MAX) {
+            opcells c;
+            c.v[0] = tid(t, tl_es_name(es, r->cpu_op));
+            for (int a = 0; a < 4; a++) {
+                const char *v = tl_argtext_tuple(&at[r->src], r->cpu_op, keys[a]);
+                c.v[1 + a] = tid(t, v ? v : "");
+            }
             tl_sb_clear(&sb);
             tl_sb_clear(&pb);
+            tl_sb_puts(&sb, "");
+            tl_sb_puts(&pb, "");
             module_stack(tr, r->cpu_op, &sb, &pb);
-            ms = tl_strpool_intern(&mpool, sb.s ? sb.s : "", sb.len);
-            tl_strpool_intern(&mpool, pb.s ? pb.s : "", pb.len);
-            /* the parent's id follows the stack's only when new: keep both ids */
-            uint32_t pid = tl_strpool_find(&mpool, pb.s ? pb.s : "", pb.len);
-            tl_map_put(&memo[r->src], r->cpu_op, 0, ms);
-            tl_map_put(&memo[r->src], r->cpu_op, 1, pid);
+            c.v[5] = tid(t, sb.s);
+            c.v[6] = tid(t, pb.s);
+            o = (uint32_t)ops.n;
+            TL_PUSH(ops, c);
+            tl_map_put(&op_ix, r->cpu_op, r->src, o);
         }
-        uint32_t mp = tl_map_get(&memo[r->src], r->cpu_op, 1);
-        tl_table_set_str(t, col[13], row, tl_strpool_get(&mpool, ms));
-        tl_table_set_str(t, col[14], row, tl_strpool_get(&mpool, mp));
+        const opcells *c = &ops.v[o];
+        t->cols[col[1]].v.s[row] = c->v[0];
+        tl_table_set_i64(t, col[2], row, r->cpu_op);
+        t->cols[col[3]].v.s[row] = src_id[r->src];
+        for (int a = 0; a < 4; a++) t->cols[col[4 + a]].v.s[row] = c->v[1 + a];
+        tl_table_set_f64(t, col[8], row, (es->flags[r->gpu] & TL_F_DUR) ? (double)es->dur[r->gpu] / 1000.0 : 0.0);
+        tl_table_set_f64(t, col[9], row, (double)r->busy_ns / 1000.0);
+        if (r->lca_name != UINT32_MAX) {
+            if (lca_ix[r->lca_name] == UINT32_MAX) lca_ix[r->lca_name] = tid(t, tl_strpool_get(&d->names, r->lca_name));
+            t->cols[col[10]].v.s[row] = lca_ix[r->lca_name];
+        }
+        if (r->lca != UINT32_MAX) tl_table_set_i64(t, col[11], row, r->lca);
+        tl_table_set_i64(t, col[12], row, r->gpu);
+        t->cols[col[13]].v.s[row] = c->v[5];
+        t->cols[col[14]].v.s[row] = c->v[6];
     }
     tl_sb_free(&sb);
     tl_sb_free(&pb);
-    tl_strpool_free(&mpool);
-    tl_map_free(&memo[0]);
-    tl_map_free(&memo[1]);
+    free(ops.v);
+    free(lca_ix);
+    tl_map_free(&op_ix);
+    tl_map_free(&name_ix);
     tl_argtext_free(&at[0]);
     tl_argtext_free(&at[1]);
     return t;
 }
 
-/* The trace1 and trace2 rows are equal column for column (source aside). */
+/* Two cells of one table hold the same value (missing equals missing). */
+static int cell_eq(const tl_table *t, size_t c, size_t a, size_t b)
+{
+    const tl_col *col = &t->cols[c];
+    switch (col->type) {
+    case TL_COL_STR: return col->v.s[a] == col->v.s[b];
+    case TL_COL_F64: {
+        double x = col->v.f[a], y = col->v.f[b];
+        return x == y || (isnan(x) && isnan(y));
+    }
+    default: return col->null[a] == col->null[b] && (col->null[a] || col->v.i[a] == col->v.i[b]);
+    }
+}
+
+/* The trace1 and trace2 rows are equal column for column (source aside),
+ * as DataFrame.equals after reset_index. */
 static int rows_identical(const tl_table *t)
 {
     long src = tl_table_col(t, "source");
@@ -1539,24 +1596,9 @@ static int rows_identical(const tl_table *t)
         else TL_PUSH(b, r);
     }
     int same = a.n == b.n;
-    tl_sbuf x, y;
-    tl_sb_init(&x);
-    tl_sb_init(&y);
     for (size_t k = 0; k < a.n && same; k++)
-        for (size_t c = 0; c < t->ncols && same; c++) {
-            if ((long)c == src) continue;
-            if (tl_table_is_null(t, c, a.v[k]) != tl_table_is_null(t, c, b.v[k])) {
-                same = 0;
-                break;
-            }
-            tl_sb_clear(&x);
-            tl_sb_clear(&y);
-            tl_table_cell_text(t, c, a.v[k], &x);
-            tl_table_cell_text(t, c, b.v[k], &y);
-            same = x.len == y.len && (!x.len || !memcmp(x.s, y.s, x.len));
-        }
-    tl_sb_free(&x);
-    tl_sb_free(&y);
+        for (size_t c = 0; c < t->ncols && same; c++)
+            if ((long)c != src) same = cell_eq(t, c, a.v[k], b.v[k]);
     free(a.v);
     free(b.v);
     return same;
@@ -1564,86 +1606,234 @@ static int rows_identical(const tl_table *t)
 
 /* ------------------------------------------------- the unique-args summary */
 
+static void keep_rows(tl_table *t, const size_t *idx, size_t n);
+
 /* Python str() of a cell, for the summary's tie-breaking sorts. */
-static void py_str(const tl_table *t, size_t c, size_t r, tl_sbuf *out)
+static const char *py_str(const tl_table *t, size_t c, size_t r, char *buf, size_t cap)
 {
-    if (tl_table_is_null(t, c, r)) {
-        tl_sb_puts(out, t->cols[c].type == TL_COL_F64 ? "nan" : "None");
-        return;
+    const tl_col *col = &t->cols[c];
+    if (tl_table_is_null(t, c, r)) return col->type == TL_COL_F64 ? "nan" : "None";
+    switch (col->type) {
+    case TL_COL_STR: return tl_strpool_get(&t->pool, col->v.s[r]);
+    case TL_COL_F64: tl_pyfloat_repr(buf, cap, col->v.f[r]); return buf;
+    case TL_COL_BOOL: return col->v.i[r] ? "True" : "False";
+    default: snprintf(buf, cap, "%lld", (long long)col->v.i[r]); return buf;
     }
-    tl_table_cell_text(t, c, r, out);
 }
 
 typedef struct sum_sort {
     const tl_table *t;
     size_t sum_col;
-    size_t ncols;
-    uint32_t **text; /* per column (but the sum), per row: pool id */
-    tl_strpool *pool;
-    size_t *cols;
+    uint32_t **rank; /* per column, made when first needed: rank of the cell's str() in the column */
 } sum_sort;
 
+typedef struct rank_ctx {
+    const tl_strpool *pool;
+    const uint32_t *ids;
+} rank_ctx;
+
+static int by_text(void *ctx, size_t a, size_t b)
+{
+    const rank_ctx *c = ctx;
+    const char *x = c->ids[a] == TL_NULL_STR ? "None" : tl_strpool_get(c->pool, c->ids[a]);
+    const char *y = c->ids[b] == TL_NULL_STR ? "None" : tl_strpool_get(c->pool, c->ids[b]);
+    return strcmp(x, y);
+}
+
+/* rank[r]: the position of str(cell r) among the column's distinct texts */
+static uint32_t *text_ranks(const tl_table *t, size_t c)
+{
+    size_t n = t->nrows;
+    tl_strpool texts;
+    tl_strpool_init(&texts);
+    const tl_strpool *pool = &texts;
+    uint32_t *tx = tl_xmalloc((n + 1) * sizeof *tx);
+    size_t m;
+    if (t->cols[c].type == TL_COL_STR) {
+        /* the pool ids themselves; None for missing */
+        pool = &t->pool;
+        m = t->pool.n + 1;
+        for (size_t r = 0; r < n; r++) tx[r] = t->cols[c].v.s[r] == TL_NULL_STR ? (uint32_t)t->pool.n : t->cols[c].v.s[r];
+    } else {
+        char buf[48];
+        for (size_t r = 0; r < n; r++) {
+            const char *v = py_str(t, c, r, buf, sizeof buf);
+            tx[r] = tl_strpool_intern(&texts, v, strlen(v));
+        }
+        m = texts.n;
+    }
+    /* the distinct values used, sorted by text */
+    uint8_t *used = tl_xcalloc(m + 1, 1);
+    for (size_t r = 0; r < n; r++) used[tx[r]] = 1;
+    uint32_t *ids = tl_xmalloc((m + 1) * sizeof *ids);
+    size_t *ord = tl_xmalloc((m + 1) * sizeof *ord), k = 0;
+    for (size_t i = 0; i < m; i++)
+        if (used[i]) {
+            ids[k] = pool == &t->pool && i == t->pool.n ? TL_NULL_STR : (uint32_t)i;
+            ord[k] = k;
+            k++;
+        }
+    rank_ctx rc = {pool, ids};
+    tl_msort(ord, k, by_text, &rc);
+    uint32_t *rank_of = tl_xmalloc((m + 1) * sizeof *rank_of);
+    for (size_t i = 0; i < k; i++) {
+        uint32_t v = ids[ord[i]];
+        rank_of[v == TL_NULL_STR ? t->pool.n : v] = (uint32_t)i;
+    }
+    for (size_t r = 0; r < n; r++) tx[r] = rank_of[tx[r]];
+    free(used);
+    free(ids);
+    free(ord);
+    free(rank_of);
+    tl_strpool_free(&texts);
+    return tx;
+}
+
+/* kernel_time_sum descending, ties by the str() of the other columns, left to right */
 static int sum_cmp(void *ctx, size_t a, size_t b)
 {
-    const sum_sort *s = ctx;
+    sum_sort *s = ctx;
     double x = s->t->cols[s->sum_col].v.f[a], y = s->t->cols[s->sum_col].v.f[b];
     int xn = isnan(x), yn = isnan(y);
     if (xn != yn) return xn ? 1 : -1;
     if (!xn && x != y) return x > y ? -1 : 1;
-    for (size_t k = 0; k < s->ncols; k++) {
-        uint32_t ia = s->text[k][a], ib = s->text[k][b];
-        if (ia == ib) continue;
-        const char *p = tl_strpool_get(s->pool, ia), *q = tl_strpool_get(s->pool, ib);
-        int c = strcmp(p, q);
-        if (c) return c;
+    for (size_t c = 0; c < s->t->ncols; c++) {
+        if (c == s->sum_col || cell_eq(s->t, c, a, b)) continue;
+        if (!s->rank[c]) s->rank[c] = text_ranks(s->t, c);
+        uint32_t p = s->rank[c][a], q = s->rank[c][b];
+        if (p != q) return p < q ? -1 : 1;
     }
     return 0;
 }
 
+/* Cell value of a key column as a 64-bit identity (pool id, integer or
+ * double bits; missing: a value no cell has). */
+static uint64_t cell_key(const tl_table *t, size_t c, size_t r)
+{
+    const tl_col *col = &t->cols[c];
+    if (tl_table_is_null(t, c, r)) return 0xfff8dead5151ULL;
+    if (col->type == TL_COL_STR) return col->v.s[r];
+    if (col->type == TL_COL_F64) {
+        double v = col->v.f[r] == 0 ? 0.0 : col->v.f[r];
+        uint64_t u;
+        memcpy(&u, &v, 8);
+        return u;
+    }
+    return (uint64_t)col->v.i[r];
+}
+
+/* Neumaier-compensated sum (the Table engine's and pandas' groupby sum) */
+static double csum(const double *x, size_t n)
+{
+    double s = 0, c = 0;
+    for (size_t i = 0; i < n; i++) {
+        double t = s + x[i];
+        c += fabs(s) >= fabs(x[i]) ? (s - t) + x[i] : (x[i] - t) + s;
+        s = t;
+    }
+    return s + c;
+}
+
+/* diff_stats_unique_args_summary (get_df_diff_stats_unique_args): the rows
+ * grouped by every column but kernel_time, lowest_common_ancestor_id and
+ * gpu_op_uid (dropna=False), with kernel_time_mean, kernel_time_sum and
+ * operation_count; sorted by kernel_time_sum descending, ties by the str()
+ * of the other columns left to right. The group-by is the Table engine's
+ * semantics on the cells' pool ids, so no text is hashed again. */
 static tl_table *unique_args_summary(const tl_table *ds)
 {
     static const char *const keys[] = {"name", "cpu_op_name", "cpu_op_uid", "source", "Input Dims", "Input Strides",
                                        "Input type", "Concrete Inputs", "busy_time", "lowest_common_ancestor_name",
                                        "nn_module_stack", "nn_module_parent"};
-    tl_agg aggs[3] = {{"kernel_time", TL_AGG_MEAN, "kernel_time_mean", NULL, NULL},
-                      {"kernel_time", TL_AGG_SUM, "kernel_time_sum", NULL, NULL},
-                      {NULL, TL_AGG_SIZE, "operation_count", NULL, NULL}};
-    tl_groupby g = {keys, 12, 0, 0, aggs, 3};
-    tl_table *s = tl_table_group(ds, "diff_stats_unique_args_summary", &g);
+    enum { NK = 12 };
+    size_t kc[NK];
+    for (int k = 0; k < NK; k++) kc[k] = (size_t)tl_table_col(ds, keys[k]);
+    size_t ckt = (size_t)tl_table_col(ds, "kernel_time");
+    size_t n = ds->nrows, nslots = 64;
+    while (nslots < 2 * n + 2) nslots *= 2;
+    uint32_t *slot = tl_xmalloc(nslots * sizeof *slot);
+    memset(slot, 0xff, nslots * sizeof *slot);
+    uint32_t *gof = tl_xmalloc((n + 1) * sizeof *gof); /* row -> group */
+    TL_VEC(size_t) first = {0};
+    for (size_t r = 0; r < n; r++) {
+        uint64_t h = 0x12345;
+        for (int k = 0; k < NK; k++) h = mix64(h, cell_key(ds, kc[k], r));
+        size_t sl = h & (nslots - 1);
+        for (;;) {
+            uint32_t g = slot[sl];
+            if (g == UINT32_MAX) {
+                slot[sl] = (uint32_t)first.n;
+                gof[r] = (uint32_t)first.n;
+                TL_PUSH(first, r);
+                break;
+            }
+            int same = 1;
+            for (int k = 0; k < NK && same; k++) same = cell_key(ds, kc[k], first.v[g]) == cell_key(ds, kc[k], r);
+            if (same) {
+                gof[r] = g;
+                break;
+            }
+            sl = (sl + 1) & (nslots - 1);
+        }
+    }
+    free(slot);
+    size_t ng = first.n;
+    /* kernel_time per group, in row order */
+    size_t *off = tl_xcalloc(ng + 2, sizeof *off);
+    for (size_t r = 0; r < n; r++) off[gof[r] + 2]++;
+    for (size_t g = 2; g < ng + 2; g++) off[g] += off[g - 1];
+    double *kt = tl_xmalloc((n + 1) * sizeof *kt);
+    for (size_t r = 0; r < n; r++) kt[off[gof[r] + 1]++] = ds->cols[ckt].v.f[r];
+    free(gof);
     static const char *const order[] = {"name", "operation_count", "cpu_op_name", "cpu_op_uid", "source", "Input Dims",
                                         "Input Strides", "Input type", "Concrete Inputs", "busy_time",
                                         "lowest_common_ancestor_name", "nn_module_stack", "nn_module_parent",
                                         "kernel_time_mean", "kernel_time_sum"};
-    tl_table_select(s, order, 15);
-    /* kernel_time_sum descending, ties by the str() of the other columns, left to right */
-    sum_sort ss = {s, (size_t)tl_table_col(s, "kernel_time_sum"), 0, NULL, NULL, NULL};
-    tl_strpool pool;
-    tl_strpool_init(&pool);
-    ss.pool = &pool;
-    ss.text = tl_xcalloc(s->ncols, sizeof *ss.text);
-    tl_sbuf b;
-    tl_sb_init(&b);
-    for (size_t c = 0; c < s->ncols; c++) {
-        if (c == ss.sum_col) continue;
-        uint32_t *v = tl_xmalloc((s->nrows + 1) * sizeof *v);
-        for (size_t r = 0; r < s->nrows; r++) {
-            tl_sb_clear(&b);
-            py_str(s, c, r, &b);
-            v[r] = tl_strpool_intern(&pool, b.s ? b.s : "", b.len);
-        }
-        ss.text[ss.ncols++] = v;
+    tl_table *s = tl_table_new("diff_stats_unique_args_summary");
+    size_t oc[15];
+    for (int k = 0; k < 15; k++) {
+        long c = tl_table_col(ds, order[k]);
+        tl_coltype ty = c >= 0 ? ds->cols[c].type : (k == 1 ? TL_COL_I64 : TL_COL_F64);
+        oc[k] = tl_table_add_col(s, order[k], ty);
     }
+    uint32_t *pid = tl_xmalloc((ds->pool.n + 1) * sizeof *pid); /* ds pool id -> s pool id */
+    memset(pid, 0xff, (ds->pool.n + 1) * sizeof *pid);
+    for (size_t g = 0; g < ng; g++) {
+        size_t row = tl_table_add_row(s), r = first.v[g];
+        for (int k = 0; k < 15; k++) {
+            long c = tl_table_col(ds, order[k]);
+            if (c < 0 || tl_table_is_null(ds, (size_t)c, r)) continue;
+            const tl_col *col = &ds->cols[c];
+            if (col->type == TL_COL_STR) {
+                uint32_t id = col->v.s[r];
+                if (pid[id] == UINT32_MAX) {
+                    const char *txt = tl_strpool_get(&ds->pool, id);
+                    pid[id] = tl_strpool_intern(&s->pool, txt, tl_strpool_len(&ds->pool, id));
+                }
+                s->cols[oc[k]].v.s[row] = pid[id];
+            } else {
+                tl_table_copy_cell(s, oc[k], row, ds, (size_t)c, r);
+            }
+        }
+        size_t m = off[g + 1] - off[g];
+        double sum = csum(kt + off[g], m);
+        tl_table_set_i64(s, oc[1], row, (int64_t)m);
+        tl_table_set_f64(s, oc[13], row, sum / (double)m);
+        tl_table_set_f64(s, oc[14], row, sum);
+    }
+    free(pid);
+    free(off);
+    free(kt);
+    free(first.v);
+    sum_sort ss = {s, oc[14], tl_xcalloc(s->ncols, sizeof(uint32_t *))};
     size_t *idx = tl_xmalloc((s->nrows + 1) * sizeof *idx);
     for (size_t r = 0; r < s->nrows; r++) idx[r] = r;
     tl_msort(idx, s->nrows, sum_cmp, &ss);
-    tl_table *out = tl_table_take(s, "diff_stats_unique_args_summary", idx, s->nrows);
+    keep_rows(s, idx, s->nrows);
     free(idx);
-    for (size_t k = 0; k < ss.ncols; k++) free(ss.text[k]);
-    free(ss.text);
-    tl_sb_free(&b);
-    tl_strpool_free(&pool);
-    tl_table_free(s);
-    return out;
+    for (size_t c = 0; c < s->ncols; c++) free(ss.rank[c]);
+    free(ss.rank);
+    return s;
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -1692,59 +1882,114 @@ static void js_list(tl_sbuf *b, const char *const *v, size_t n, int level)
 
 static int cmp_cstr(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
 
-/* Sorted unique strings of a column over the given rows (pointers into the table). */
-static size_t sorted_unique(const tl_table *t, size_t col, const size_t *rows, size_t n, const char **out)
+/* Sorted unique strings (Python's sorted(set(...)): code point order, which
+ * is the byte order of UTF-8); v is sorted in place, returns the count. */
+static size_t sort_unique(const char **v, size_t n)
 {
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *s = tl_table_str(t, col, rows[i]);
-        out[m++] = s ? s : "";
-    }
-    qsort(out, m, sizeof *out, cmp_cstr);
+    qsort(v, n, sizeof *v, cmp_cstr);
     size_t w = 0;
-    for (size_t i = 0; i < m; i++)
-        if (!w || strcmp(out[w - 1], out[i])) out[w++] = out[i];
+    for (size_t i = 0; i < n; i++)
+        if (!w || strcmp(v[w - 1], v[i])) v[w++] = v[i];
     return w;
 }
+
+/* Rows grouped by a uint32 key: groups in order of first appearance, rows in
+ * table order within a group. */
+typedef struct groups {
+    size_t n;          /* groups */
+    uint32_t *key;     /* per group */
+    size_t *off;       /* group g: rows[off[g] .. off[g+1]) */
+    size_t *rows;
+} groups;
+
+static void groups_make(groups *g, const uint32_t *keys, const size_t *rows, size_t n)
+{
+    tl_map ix;
+    tl_map_init(&ix, n + 1);
+    uint32_t *gi = tl_xmalloc((n + 1) * sizeof *gi);
+    g->key = tl_xmalloc((n + 1) * sizeof *g->key);
+    g->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = tl_map_get(&ix, keys[i], 0);
+        if (x == UINT32_MAX) {
+            x = (uint32_t)g->n++;
+            g->key[x] = keys[i];
+            tl_map_put(&ix, keys[i], 0, x);
+        }
+        gi[i] = x;
+    }
+    g->off = tl_xcalloc(g->n + 2, sizeof *g->off);
+    for (size_t i = 0; i < n; i++) g->off[gi[i] + 2]++;
+    for (size_t k = 2; k < g->n + 2; k++) g->off[k] += g->off[k - 1];
+    g->rows = tl_xmalloc((n + 1) * sizeof *g->rows);
+    for (size_t i = 0; i < n; i++) g->rows[g->off[gi[i] + 1]++] = rows ? rows[i] : i;
+    free(gi);
+    tl_map_free(&ix);
+}
+
+static void groups_free(groups *g)
+{
+    free(g->key);
+    free(g->off);
+    free(g->rows);
+}
+
+/* The table's pool id of a string cell (TL_NULL_STR when missing). */
+static uint32_t sid(const tl_table *t, size_t col, size_t row) { return t->cols[col].v.s[row]; }
+static const char *sstr(const tl_table *t, uint32_t id) { return id == TL_NULL_STR ? "" : tl_strpool_get(&t->pool, id); }
 
 /* cpu_op_map_trace1/2.json: {cpu_op_name: sorted unique kernel names}, keys sorted. */
 static char *cpu_op_map_side(const tl_table *s, const char *source)
 {
     size_t cn = (size_t)tl_table_col(s, "name"), cc = (size_t)tl_table_col(s, "cpu_op_name"),
            cs = (size_t)tl_table_col(s, "source");
-    const char **ops = tl_xmalloc((s->nrows + 1) * sizeof *ops);
-    size_t *rows = tl_xmalloc((s->nrows + 1) * sizeof *rows);
-    const char **names = tl_xmalloc((s->nrows + 1) * sizeof *names);
-    size_t nops = 0;
+    size_t *rows = tl_xmalloc((s->nrows + 1) * sizeof *rows), n = 0;
+    uint32_t *keys = tl_xmalloc((s->nrows + 1) * sizeof *keys);
     for (size_t r = 0; r < s->nrows; r++)
-        if (!strcmp(tl_table_str(s, cs, r), source)) ops[nops++] = tl_table_str(s, cc, r);
-    qsort(ops, nops, sizeof *ops, cmp_cstr);
-    size_t w = 0;
-    for (size_t i = 0; i < nops; i++)
-        if (!w || strcmp(ops[w - 1], ops[i])) ops[w++] = ops[i];
-    nops = w;
+        if (!strcmp(sstr(s, sid(s, cs, r)), source)) {
+            keys[n] = sid(s, cc, r);
+            rows[n++] = r;
+        }
+    groups g;
+    groups_make(&g, keys, rows, n);
+    /* groups by op name, sorted */
+    size_t *ord = tl_xmalloc((g.n + 1) * sizeof *ord);
+    const char **nm = tl_xmalloc((g.n + 1) * sizeof *nm);
+    for (size_t k = 0; k < g.n; k++) nm[k] = sstr(s, g.key[k]);
+    for (size_t k = 0; k < g.n; k++) ord[k] = k;
+    for (size_t i = 1; i < g.n; i++) { /* insertion sort of group indices by name */
+        size_t x = ord[i], j = i;
+        while (j > 0 && strcmp(nm[ord[j - 1]], nm[x]) > 0) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = x;
+    }
+    const char **vals = tl_xmalloc((n + 1) * sizeof *vals);
     tl_sbuf b;
     tl_sb_init(&b);
-    if (!nops) tl_sb_puts(&b, "{}");
+    if (!g.n) tl_sb_puts(&b, "{}");
     else {
         tl_sb_putc(&b, '{');
-        for (size_t k = 0; k < nops; k++) {
-            size_t nr = 0;
-            for (size_t r = 0; r < s->nrows; r++)
-                if (!strcmp(tl_table_str(s, cs, r), source) && !strcmp(tl_table_str(s, cc, r), ops[k])) rows[nr++] = r;
-            size_t nn = sorted_unique(s, cn, rows, nr, names);
+        for (size_t k = 0; k < g.n; k++) {
+            size_t gk = ord[k], m = 0;
+            for (size_t i = g.off[gk]; i < g.off[gk + 1]; i++) vals[m++] = sstr(s, sid(s, cn, g.rows[i]));
+            m = sort_unique(vals, m);
             if (k) tl_sb_putc(&b, ',');
             js_nl(&b, 1);
-            js_str(&b, ops[k]);
+            js_str(&b, nm[gk]);
             tl_sb_puts(&b, ": ");
-            js_list(&b, names, nn, 1);
+            js_list(&b, vals, m, 1);
         }
         js_nl(&b, 0);
         tl_sb_putc(&b, '}');
     }
-    free(ops);
+    groups_free(&g);
+    free(ord);
+    free(nm);
+    free(vals);
     free(rows);
-    free(names);
+    free(keys);
     return tl_sb_take(&b);
 }
 
@@ -1770,41 +2015,43 @@ static size_t prefix20(const char *s)
     return i;
 }
 
-typedef TL_VEC(const char *) strlist;
+typedef TL_VEC(uint32_t) idlist;
 
-static int in_list(const strlist *l, const char *s)
+static int in_ids(const idlist *l, uint32_t x)
 {
     for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->v[i], s)) return 1;
+        if (l->v[i] == x) return 1;
     return 0;
 }
 
-static void push_unique(strlist *l, const char *s)
+static void push_unique_id(idlist *l, uint32_t x)
 {
-    if (!in_list(l, s)) TL_PUSH(*l, s);
+    if (!in_ids(l, x)) TL_PUSH(*l, x);
 }
 
-typedef struct modentry {
-    const char *op;
-    strlist mods;
-} modentry;
+static void remove_id(idlist *l, uint32_t x)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i] == x) {
+            memmove(l->v + i, l->v + i + 1, (l->n - i - 1) * sizeof *l->v);
+            l->n--;
+            return;
+        }
+}
 
+/* get_cpu_op_map's rename map over the diff_stats rows (ids of ds's pool). */
 typedef struct rename_ctx {
-    TL_VEC(modentry) mm;
-    TL_VEC(const char *) from;
-    TL_VEC(char *) to;
+    const tl_table *ds;
+    tl_map mods;        /* cpu op id -> index into mod_lists */
+    TL_VEC(idlist) mod_lists;
+    tl_map to;          /* cpu op id -> index into names (the new name) */
+    TL_VEC(char *) names;
 } rename_ctx;
 
-static const strlist *modules_of(const rename_ctx *rc, const char *op)
-{
-    for (size_t i = 0; i < rc->mm.n; i++)
-        if (!strcmp(rc->mm.v[i].op, op)) return &rc->mm.v[i].mods;
-    return NULL;
-}
-
 /* find_common_name; NULL when none (the result is malloc'd) */
-static char *common_name(const rename_ctx *rc, const char *n1, const char *n2)
+static char *common_name(const rename_ctx *rc, uint32_t i1, uint32_t i2)
 {
+    const char *n1 = sstr(rc->ds, i1), *n2 = sstr(rc->ds, i2);
     const char *a = after_ns(n1), *b = after_ns(n2);
     if (!strcmp(a, b)) return tl_xstrdup(a);
     if (strstr(b, a)) return tl_xstrdup(a);
@@ -1816,100 +2063,90 @@ static char *common_name(const rename_ctx *rc, const char *n1, const char *n2)
         tl_sb_printf(&s, "%s/%s", a, b);
         return tl_sb_take(&s);
     }
-    const strlist *m1 = modules_of(rc, n1), *m2 = modules_of(rc, n2);
-    if (m1 && m2 && m1->n == 1 && m2->n == 1 && !strcmp(m1->v[0], m2->v[0])) {
+    uint32_t m1 = tl_map_get(&rc->mods, i1, 0), m2 = tl_map_get(&rc->mods, i2, 0);
+    if (m1 != UINT32_MAX && m2 != UINT32_MAX && rc->mod_lists.v[m1].n == 1 && rc->mod_lists.v[m2].n == 1 &&
+        rc->mod_lists.v[m1].v[0] == rc->mod_lists.v[m2].v[0]) {
         tl_sbuf s;
         tl_sb_init(&s);
-        for (const char *p = m1->v[0]; *p; p++)
+        tl_sb_puts(&s, "");
+        for (const char *p = sstr(rc->ds, rc->mod_lists.v[m1].v[0]); *p; p++)
             if (*p != ' ') tl_sb_putc(&s, *p);
-        if (!s.s) tl_sb_puts(&s, "");
         return tl_sb_take(&s);
     }
     return NULL;
 }
 
-static void add_rename(rename_ctx *rc, const char *from, const char *to)
+static void add_rename(rename_ctx *rc, uint32_t from, const char *to)
 {
-    for (size_t i = 0; i < rc->from.n; i++)
-        if (!strcmp(rc->from.v[i], from)) {
-            free(rc->to.v[i]);
-            rc->to.v[i] = tl_xstrdup(to);
-            return;
-        }
-    TL_PUSH(rc->from, from);
-    TL_PUSH(rc->to, tl_xstrdup(to));
+    uint32_t k = tl_map_get(&rc->to, from, 0);
+    if (k != UINT32_MAX) {
+        free(rc->names.v[k]);
+        rc->names.v[k] = tl_xstrdup(to);
+        return;
+    }
+    tl_map_put(&rc->to, from, 0, (uint32_t)rc->names.n);
+    TL_PUSH(rc->names, tl_xstrdup(to));
 }
 
-static const char *renamed(const rename_ctx *rc, const char *s)
-{
-    for (size_t i = 0; i < rc->from.n; i++)
-        if (!strcmp(rc->from.v[i], s)) return rc->to.v[i];
-    return s;
-}
-
-static void remove_str(strlist *l, const char *s)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->v[i], s)) {
-            memmove(l->v + i, l->v + i + 1, (l->n - i - 1) * sizeof *l->v);
-            l->n--;
-            return;
-        }
-}
-
-/* The rename map of get_cpu_op_map, from the diff_stats rows (both sources). */
 static void rename_map(const tl_table *ds, rename_ctx *rc)
 {
     size_t cc = (size_t)tl_table_col(ds, "cpu_op_name"), cs = (size_t)tl_table_col(ds, "source"),
            cl = (size_t)tl_table_col(ds, "lowest_common_ancestor_id"), cm = (size_t)tl_table_col(ds, "nn_module_parent");
+    size_t n = ds->nrows;
+    uint32_t *keys = tl_xmalloc((n + 1) * sizeof *keys);
+    size_t *rows = tl_xmalloc((n + 1) * sizeof *rows);
     /* module_map: per cpu op, the unique nn_module_parents of its last source */
     for (int src = 0; src < 2; src++) {
-        const char *sn = src ? "trace2" : "trace1";
-        strlist ops = {0};
-        for (size_t r = 0; r < ds->nrows; r++)
-            if (!strcmp(tl_table_str(ds, cs, r), sn)) push_unique(&ops, tl_table_str(ds, cc, r));
-        for (size_t k = 0; k < ops.n; k++) {
-            strlist mods = {0};
-            for (size_t r = 0; r < ds->nrows; r++)
-                if (!strcmp(tl_table_str(ds, cs, r), sn) && !strcmp(tl_table_str(ds, cc, r), ops.v[k]))
-                    push_unique(&mods, tl_table_str(ds, cm, r));
-            size_t i = 0;
-            while (i < rc->mm.n && strcmp(rc->mm.v[i].op, ops.v[k])) i++;
-            if (i == rc->mm.n) {
-                modentry e = {ops.v[k], {0}};
-                TL_PUSH(rc->mm, e);
-            } else free(rc->mm.v[i].mods.v);
-            rc->mm.v[i].mods = mods;
+        size_t m = 0;
+        for (size_t r = 0; r < n; r++)
+            if (!strcmp(sstr(ds, sid(ds, cs, r)), src ? "trace2" : "trace1")) {
+                keys[m] = sid(ds, cc, r);
+                rows[m++] = r;
+            }
+        groups g;
+        groups_make(&g, keys, rows, m);
+        for (size_t k = 0; k < g.n; k++) {
+            idlist mods = {0};
+            for (size_t i = g.off[k]; i < g.off[k + 1]; i++) push_unique_id(&mods, sid(ds, cm, g.rows[i]));
+            uint32_t x = tl_map_get(&rc->mods, g.key[k], 0);
+            if (x == UINT32_MAX) {
+                tl_map_put(&rc->mods, g.key[k], 0, (uint32_t)rc->mod_lists.n);
+                TL_PUSH(rc->mod_lists, mods);
+            } else {
+                free(rc->mod_lists.v[x].v);
+                rc->mod_lists.v[x] = mods;
+            }
         }
-        free(ops.v);
+        groups_free(&g);
     }
     /* the LCA ids in order of first appearance */
-    TL_VEC(int64_t) lcas = {0};
-    for (size_t r = 0; r < ds->nrows; r++) {
-        if (tl_table_is_null(ds, cl, r)) continue;
-        int64_t v = (int64_t)tl_table_num(ds, cl, r);
-        size_t k = 0;
-        while (k < lcas.n && lcas.v[k] != v) k++;
-        if (k == lcas.n) TL_PUSH(lcas, v);
-    }
-    strlist visited = {0};
-    for (size_t li = 0; li < lcas.n; li++) {
-        strlist n1 = {0}, n2 = {0};
-        for (size_t r = 0; r < ds->nrows; r++) {
-            if (tl_table_is_null(ds, cl, r) || (int64_t)tl_table_num(ds, cl, r) != lcas.v[li]) continue;
-            if (!strcmp(tl_table_str(ds, cs, r), "trace1")) push_unique(&n1, tl_table_str(ds, cc, r));
-            else push_unique(&n2, tl_table_str(ds, cc, r));
+    size_t m = 0;
+    for (size_t r = 0; r < n; r++)
+        if (!tl_table_is_null(ds, cl, r)) {
+            keys[m] = (uint32_t)ds->cols[cl].v.i[r];
+            rows[m++] = r;
+        }
+    groups g;
+    groups_make(&g, keys, rows, m);
+    tl_map visited;
+    tl_map_init(&visited, 64);
+    for (size_t k = 0; k < g.n; k++) {
+        idlist n1 = {0}, n2 = {0};
+        for (size_t i = g.off[k]; i < g.off[k + 1]; i++) {
+            size_t r = g.rows[i];
+            if (!strcmp(sstr(ds, sid(ds, cs, r)), "trace1")) push_unique_id(&n1, sid(ds, cc, r));
+            else push_unique_id(&n2, sid(ds, cc, r));
         }
         if (n1.n && n2.n) {
             int all = 1;
-            for (size_t i = 0; i < n1.n && all; i++) all = in_list(&visited, n1.v[i]);
-            for (size_t i = 0; i < n2.n && all; i++) all = in_list(&visited, n2.v[i]);
+            for (size_t i = 0; i < n1.n && all; i++) all = tl_map_get(&visited, n1.v[i], 0) != UINT32_MAX;
+            for (size_t i = 0; i < n2.n && all; i++) all = tl_map_get(&visited, n2.v[i], 0) != UINT32_MAX;
             if (!all) {
-                for (size_t i = 0; i < n1.n; i++) TL_PUSH(visited, n1.v[i]);
-                for (size_t i = 0; i < n2.n; i++) TL_PUSH(visited, n2.v[i]);
+                for (size_t i = 0; i < n1.n; i++) tl_map_put(&visited, n1.v[i], 0, 1);
+                for (size_t i = 0; i < n2.n; i++) tl_map_put(&visited, n2.v[i], 0, 1);
                 if (n1.n == n2.n) {
                     for (size_t i = 0; i < n1.n; i++) {
-                        if (!strcmp(n1.v[i], n2.v[i])) continue;
+                        if (n1.v[i] == n2.v[i]) continue;
                         char *cn = common_name(rc, n1.v[i], n2.v[i]);
                         if (cn) {
                             add_rename(rc, n2.v[i], cn);
@@ -1918,18 +2155,13 @@ static void rename_map(const tl_table *ds, rename_ctx *rc)
                         }
                     }
                 } else {
-                    strlist copy = {0};
+                    idlist copy = {0};
                     for (size_t i = 0; i < n1.n; i++) TL_PUSH(copy, n1.v[i]);
                     for (size_t i = 0; i < n1.n; i++)
-                        for (size_t j = 0; j < n2.n; j++)
-                            if (!strcmp(n1.v[i], n2.v[j])) {
-                                remove_str(&copy, n1.v[i]);
-                                memmove(n2.v + j, n2.v + j + 1, (n2.n - j - 1) * sizeof *n2.v);
-                                n2.n--;
-                                break;
-                            }
-                    strlist rest = {0};
-                    for (size_t i = 0; i < copy.n; i++) TL_PUSH(rest, copy.v[i]);
+                        if (in_ids(&n2, n1.v[i])) {
+                            remove_id(&copy, n1.v[i]);
+                            remove_id(&n2, n1.v[i]);
+                        }
                     for (size_t i = 0; i < copy.n; i++)
                         for (size_t j = 0; j < n2.n; j++) {
                             char *cn = common_name(rc, copy.v[i], n2.v[j]);
@@ -1939,19 +2171,19 @@ static void rename_map(const tl_table *ds, rename_ctx *rc)
                             free(cn);
                             memmove(n2.v + j, n2.v + j + 1, (n2.n - j - 1) * sizeof *n2.v);
                             n2.n--;
-                            remove_str(&rest, copy.v[i]);
                             break;
                         }
                     free(copy.v);
-                    free(rest.v);
                 }
             }
         }
         free(n1.v);
         free(n2.v);
     }
-    free(visited.v);
-    free(lcas.v);
+    tl_map_free(&visited);
+    groups_free(&g);
+    free(keys);
+    free(rows);
 }
 
 /* cpu_op_map.json: per (renamed) cpu op, per source, its kernels and
@@ -1959,44 +2191,59 @@ static void rename_map(const tl_table *ds, rename_ctx *rc)
  * ([FIX]: the summary keeps the real names). */
 static char *cpu_op_map_json(const tl_table *ds, const tl_table *s, int identical)
 {
-    rename_ctx rc = {{0}, {0}, {0}};
+    rename_ctx rc;
+    memset(&rc, 0, sizeof rc);
+    rc.ds = ds;
+    tl_map_init(&rc.mods, 64);
+    tl_map_init(&rc.to, 64);
     rename_map(ds, &rc);
     size_t cn = (size_t)tl_table_col(s, "name"), cc = (size_t)tl_table_col(s, "cpu_op_name"),
            cs = (size_t)tl_table_col(s, "source"), cm = (size_t)tl_table_col(s, "nn_module_parent");
+    size_t dcc = (size_t)tl_table_col(ds, "cpu_op_name");
     size_t n = s->nrows;
-    const char **op = tl_xmalloc((n + 1) * sizeof *op);
-    char **mod = tl_xmalloc((n + 1) * sizeof *mod);
+    /* the renamed op of each summary row, interned */
+    tl_strpool ops, mods;
+    tl_strpool_init(&ops);
+    tl_strpool_init(&mods);
+    uint32_t *op = tl_xmalloc((n + 1) * sizeof *op), *mod = tl_xmalloc((n + 1) * sizeof *mod);
+    tl_sbuf m;
+    tl_sb_init(&m);
     for (size_t r = 0; r < n; r++) {
-        op[r] = renamed(&rc, tl_table_str(s, cc, r));
-        tl_sbuf m;
-        tl_sb_init(&m);
-        const char *p = tl_table_str(s, cm, r);
-        for (; p && *p; p++)
+        const char *nm = sstr(s, sid(s, cc, r));
+        /* the rename map is keyed by ds's pool ids */
+        uint32_t did = tl_strpool_find(&ds->pool, nm, strlen(nm));
+        uint32_t k = did == UINT32_MAX ? UINT32_MAX : tl_map_get(&rc.to, did, 0);
+        const char *to = k == UINT32_MAX ? nm : rc.names.v[k];
+        op[r] = tl_strpool_intern(&ops, to, strlen(to));
+        tl_sb_clear(&m);
+        tl_sb_puts(&m, "");
+        for (const char *p = sstr(s, sid(s, cm, r)); *p; p++)
             if (*p != ' ') tl_sb_putc(&m, *p);
-        if (!m.s) tl_sb_puts(&m, "");
-        mod[r] = tl_sb_take(&m);
+        mod[r] = tl_strpool_intern(&mods, m.s, m.len);
     }
-    strlist keys = {0};
-    for (size_t r = 0; r < n; r++) push_unique(&keys, op[r]);
-    size_t *rows = tl_xmalloc((n + 1) * sizeof *rows);
+    (void)dcc;
+    tl_sb_free(&m);
+    groups g;
+    groups_make(&g, op, NULL, n);
     const char **vals = tl_xmalloc((n + 1) * sizeof *vals);
+    size_t *rows = tl_xmalloc((n + 1) * sizeof *rows);
     tl_sbuf b;
     tl_sb_init(&b);
-    if (!keys.n) tl_sb_puts(&b, "{}");
+    if (!g.n) tl_sb_puts(&b, "{}");
     else {
         tl_sb_putc(&b, '{');
-        for (size_t k = 0; k < keys.n; k++) {
+        for (size_t k = 0; k < g.n; k++) {
             if (k) tl_sb_putc(&b, ',');
             js_nl(&b, 1);
-            js_str(&b, keys.v[k]);
+            js_str(&b, tl_strpool_get(&ops, g.key[k]));
             tl_sb_puts(&b, ": ");
             int nsrc = 0;
             for (int src = 0; src < 2; src++) {
                 if (identical && src == 1) break;
                 const char *sn = src ? "trace2" : "trace1";
                 size_t nr = 0;
-                for (size_t r = 0; r < n; r++)
-                    if (!strcmp(op[r], keys.v[k]) && !strcmp(tl_table_str(s, cs, r), sn)) rows[nr++] = r;
+                for (size_t i = g.off[k]; i < g.off[k + 1]; i++)
+                    if (!strcmp(sstr(s, sid(s, cs, g.rows[i])), sn)) rows[nr++] = g.rows[i];
                 if (!nr) continue;
                 int lvl = identical ? 1 : 2;
                 if (!identical) {
@@ -2010,18 +2257,14 @@ static char *cpu_op_map_json(const tl_table *ds, const tl_table *s, int identica
                 js_nl(&b, lvl + 1);
                 js_str(&b, "kernels");
                 tl_sb_puts(&b, ": ");
-                size_t nv = sorted_unique(s, cn, rows, nr, vals);
-                js_list(&b, vals, nv, lvl + 1);
+                for (size_t i = 0; i < nr; i++) vals[i] = sstr(s, sid(s, cn, rows[i]));
+                js_list(&b, vals, sort_unique(vals, nr), lvl + 1);
                 tl_sb_putc(&b, ',');
                 js_nl(&b, lvl + 1);
                 js_str(&b, "nn_module_parents");
                 tl_sb_puts(&b, ": ");
-                for (size_t i = 0; i < nr; i++) vals[i] = mod[rows[i]];
-                qsort(vals, nr, sizeof *vals, cmp_cstr);
-                size_t w = 0;
-                for (size_t i = 0; i < nr; i++)
-                    if (!w || strcmp(vals[w - 1], vals[i])) vals[w++] = vals[i];
-                js_list(&b, vals, w, lvl + 1);
+                for (size_t i = 0; i < nr; i++) vals[i] = tl_strpool_get(&mods, mod[rows[i]]);
+                js_list(&b, vals, sort_unique(vals, nr), lvl + 1);
                 js_nl(&b, lvl);
                 tl_sb_putc(&b, '}');
             }
@@ -2036,31 +2279,53 @@ static char *cpu_op_map_json(const tl_table *ds, const tl_table *s, int identica
         js_nl(&b, 0);
         tl_sb_putc(&b, '}');
     }
-    for (size_t r = 0; r < n; r++) free(mod[r]);
-    free(mod);
-    free(op);
-    free(rows);
+    groups_free(&g);
     free(vals);
-    free(keys.v);
-    for (size_t i = 0; i < rc.mm.n; i++) free(rc.mm.v[i].mods.v);
-    free(rc.mm.v);
-    for (size_t i = 0; i < rc.to.n; i++) free(rc.to.v[i]);
-    free(rc.to.v);
-    free(rc.from.v);
+    free(rows);
+    free(op);
+    free(mod);
+    tl_strpool_free(&ops);
+    tl_strpool_free(&mods);
+    for (size_t i = 0; i < rc.mod_lists.n; i++) free(rc.mod_lists.v[i].v);
+    free(rc.mod_lists.v);
+    for (size_t i = 0; i < rc.names.n; i++) free(rc.names.v[i]);
+    free(rc.names.v);
+    tl_map_free(&rc.mods);
+    tl_map_free(&rc.to);
     return tl_sb_take(&b);
 }
 
-/* Rows of the table but the trace2 ones, without source. */
-static tl_table *drop_trace2(const tl_table *t, const char *name)
+/* Keeps rows idx[0..n) of t, in that order, in place (the cells move, the
+ * strings stay in the table's pool: no copy of the text). */
+static void keep_rows(tl_table *t, const size_t *idx, size_t n)
+{
+    for (size_t c = 0; c < t->ncols; c++) {
+        tl_col *col = &t->cols[c];
+        size_t w = col->type == TL_COL_STR ? sizeof(uint32_t) : 8;
+        char *nv = tl_xmalloc((t->caprows ? t->caprows : 1) * w);
+        uint8_t *nn = col->null ? tl_xmalloc(t->caprows ? t->caprows : 1) : NULL;
+        for (size_t r = 0; r < n; r++) {
+            memcpy(nv + r * w, (char *)col->v.i + idx[r] * w, w);
+            if (nn) nn[r] = col->null[idx[r]];
+        }
+        free(col->v.i);
+        free(col->null);
+        col->v.i = (int64_t *)(void *)nv;
+        col->null = nn;
+    }
+    t->nrows = n;
+}
+
+/* Drops the trace2 rows and the source column, in place. */
+static void drop_trace2(tl_table *t)
 {
     long cs = tl_table_col(t, "source");
     size_t *idx = tl_xmalloc((t->nrows + 1) * sizeof *idx), n = 0;
     for (size_t r = 0; r < t->nrows; r++)
         if (strcmp(tl_table_str(t, (size_t)cs, r), "trace2")) idx[n++] = r;
-    tl_table *o = tl_table_take(t, name, idx, n);
-    tl_table_drop(o, "source");
+    keep_rows(t, idx, n);
+    tl_table_drop(t, "source");
     free(idx);
-    return o;
 }
 
 /* ================================================================= run */
@@ -2098,7 +2363,7 @@ static void side_free(side *s)
     free(s->graph);
 }
 
-int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, tl_error *err)
+int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, int flags, tl_error *err)
 {
     memset(d, 0, sizeof *d);
     d->t[0] = t1;
@@ -2108,6 +2373,7 @@ int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, 
         tl_map_init(&d->ov[k].kids_of, 8);
         tl_map_init(&d->ov[k].parent_of, 8);
     }
+    double t0 = tl_now_s();
     size_t *r[2];
     size_t nr[2];
     for (int k = 0; k < 2; k++) nr[k] = cpu_roots(d->t[k], &r[k]);
@@ -2167,18 +2433,23 @@ int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, 
         d->next_of[k] = c.next_of[k].v;
     }
 
+    double tm = tl_now_s();
+    d->seconds_merge = tm - t0;
     /* diff stats */
     sctx x;
     memset(&x, 0, sizeof x);
     x.d = d;
     x.s = c.s;
     x.visited = tl_xcalloc(d->n_nodes + 1, 1);
+    tl_map_init(&x.lca_names, 256);
     tl_sb_init(&x.b1);
     tl_sb_init(&x.b2);
     tl_sb_init(&x.b3);
     for (size_t i = 0; i < d->n_roots; i++) stats_walk(&x, d->roots[i], NONE);
     free(x.visited);
     free(x.iv.v);
+    free(x.g.v);
+    tl_map_free(&x.lca_names);
     tl_sb_free(&x.b1);
     tl_sb_free(&x.b2);
     tl_sb_free(&x.b3);
@@ -2188,28 +2459,33 @@ int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, 
     side_free(&c.s[1]);
     tl_strpool_free(&c.npool);
 
+    double ts = tl_now_s();
+    d->seconds_stats = ts - tm;
     if (!d->n_rows) {
         d->identical = 1;
         return 0;
     }
-    tl_table *full = diff_stats_table(d, d->rows, d->n_rows, 1);
+    tl_table *full = diff_stats_table(d, d->rows, d->n_rows);
     d->identical = rows_identical(full);
-    tl_table *sum = unique_args_summary(full);
-    if (sum->nrows) {
-        d->cpu_op_map_trace1 = cpu_op_map_side(sum, "trace1");
-        d->cpu_op_map_trace2 = cpu_op_map_side(sum, "trace2");
-        d->cpu_op_map = cpu_op_map_json(full, sum, d->identical);
+    tl_table *sum = NULL;
+    if (!(flags & TL_DIFF_NO_SUMMARY)) {
+        sum = unique_args_summary(full);
+        if (sum->nrows) {
+            d->cpu_op_map_trace1 = cpu_op_map_side(sum, "trace1");
+            d->cpu_op_map_trace2 = cpu_op_map_side(sum, "trace2");
+            d->cpu_op_map = cpu_op_map_json(full, sum, d->identical);
+        } else {
+            tl_table_free(sum);
+            sum = NULL;
+        }
     }
     if (d->identical) {
-        d->diff_stats = drop_trace2(full, "diff_stats");
-        d->summary = sum->nrows ? drop_trace2(sum, "diff_stats_unique_args_summary") : NULL;
-        tl_table_free(full);
-        tl_table_free(sum);
-    } else {
-        d->diff_stats = full;
-        if (sum->nrows) d->summary = sum;
-        else tl_table_free(sum);
+        drop_trace2(full);
+        if (sum) drop_trace2(sum);
     }
+    d->diff_stats = full;
+    d->summary = sum;
+    d->seconds_tables = tl_now_s() - ts;
     return 0;
 }
 
@@ -2248,28 +2524,38 @@ int64_t tl_trace_diff_other_uid(const tl_trace_diff *d, int tree, uint32_t uid)
 
 /* ========================================================= tree text */
 
+/* _get_op_name as text: the name, or the UID when it is empty */
+static const char *op_name_text(const tl_trace *t, uint32_t u, char *buf, size_t cap)
+{
+    const char *nm = tl_es_name(&t->es, u);
+    if (*nm) return nm;
+    snprintf(buf, cap, "%u", u);
+    return buf;
+}
+
 static void tree_lines(const tl_trace_diff *d, uint32_t mid, tl_sbuf *prefix, int last, tl_sbuf *out)
 {
     const tl_merged_node *nd = &d->nodes[mid];
     tl_sb_putn(out, prefix->s ? prefix->s : "", prefix->len);
     tl_sb_puts(out, last ? "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 " : "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ");
-    tl_sbuf n1, n2;
-    tl_sb_init(&n1);
-    tl_sb_init(&n2);
-    if (nd->uid1 != NONE) op_name(d->t[0], nd->uid1, &n1);
-    if (nd->uid2 != NONE) op_name(d->t[1], nd->uid2, &n2);
-    const char *a = nd->uid1 != NONE ? (n1.s ? n1.s : "") : "None", *b = nd->uid2 != NONE ? (n2.s ? n2.s : "") : "None";
+    char b1[16], b2[16];
+    const char *a = nd->uid1 != NONE ? op_name_text(d->t[0], nd->uid1, b1, sizeof b1) : "None";
+    const char *b = nd->uid2 != NONE ? op_name_text(d->t[1], nd->uid2, b2, sizeof b2) : "None";
     if (nd->type == TL_MERGED_COMBINED) {
-        if (!strcmp(a, b)) tl_sb_puts(out, a);
-        else tl_sb_printf(out, "combined: %s | %s", a, b);
+        if (strcmp(a, b)) {
+            tl_sb_puts(out, "combined: ");
+            tl_sb_puts(out, a);
+            tl_sb_puts(out, " | ");
+        }
+        tl_sb_puts(out, b);
     } else if (nd->type == TL_MERGED_TRACE1) {
-        tl_sb_printf(out, ">> trace1: %s", a);
+        tl_sb_puts(out, ">> trace1: ");
+        tl_sb_puts(out, a);
     } else {
-        tl_sb_printf(out, "<< trace2: %s", b);
+        tl_sb_puts(out, "<< trace2: ");
+        tl_sb_puts(out, b);
     }
     tl_sb_putc(out, '\n');
-    tl_sb_free(&n1);
-    tl_sb_free(&n2);
     size_t plen = prefix->len;
     tl_sb_puts(prefix, last ? "    " : "\xe2\x94\x82   ");
     size_t total = nd->nkids, done = 0;

@@ -74,13 +74,16 @@ typedef struct tl_trace_diff {
 
     /* matching statistics (for tests and timing) */
     size_t wf_runs, wf_memo_hits, disambiguations;
+    double seconds_merge, seconds_stats, seconds_tables; /* wall time of the three stages */
 } tl_trace_diff;
 
 /* Runs TraceDiff(t1 baseline, t2 variant) and generate_tracediff_report():
- * the merged tree, the rows, the tables and the JSON texts. Returns 0, or -1
- * with err set (a trace without cpu_op roots, as the reference's
- * ValueError). */
-int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, tl_error *err);
+ * the merged tree, the rows, the tables and the JSON texts (flags:
+ * TL_DIFF_NO_SUMMARY skips the unique-args summary and the cpu_op maps, which
+ * a report does not use). Returns 0, or -1 with err set (a trace without
+ * cpu_op roots, as the reference's ValueError). */
+enum { TL_DIFF_NO_SUMMARY = 1 };
+int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, int flags, tl_error *err);
 void tl_trace_diff_free(tl_trace_diff *d);
 
 /* merged_tree_output.txt (lines end with "\n"); prune_non_gpu drops the roots

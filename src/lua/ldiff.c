@@ -44,6 +44,23 @@ static int l_merged_uid(lua_State *L)
     return 1;
 }
 
+/* __index of the result: merged_tree, made once and stored in the table */
+static int l_lazy_tree(lua_State *L)
+{
+    const char *k = lua_tostring(L, 2);
+    if (!k || strcmp(k, "merged_tree")) return 0;
+    ldiff *u = luaL_checkudata(L, lua_upvalueindex(1), TL_DIFF_MT);
+    if (!u->d) return 0;
+    tl_sbuf b;
+    tl_sb_init(&b);
+    tl_trace_diff_tree_text(u->d, lua_toboolean(L, lua_upvalueindex(2)), &b);
+    lua_pushlstring(L, b.s ? b.s : "", b.len);
+    tl_sb_free(&b);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 1, "merged_tree");
+    return 1;
+}
+
 static void push_table_or_nil(lua_State *L, tl_table *t)
 {
     if (!t) {
@@ -82,7 +99,7 @@ static int l_diff(lua_State *L)
     tl_trace_diff *d = calloc(1, sizeof *d);
     if (!d) return luaL_error(L, "diff: out of memory");
     tl_error err;
-    if (tl_trace_diff_run(d, t1, t2, &err) != 0) {
+    if (tl_trace_diff_run(d, t1, t2, 0, &err) != 0) {
         free(d);
         return luaL_error(L, "%s", err.msg);
     }
@@ -95,12 +112,6 @@ static int l_diff(lua_State *L)
     lua_setfield(L, -2, "diff_stats");
     push_table_or_nil(L, d->summary);
     lua_setfield(L, -2, "diff_stats_unique_args_summary");
-    tl_sbuf b;
-    tl_sb_init(&b);
-    tl_trace_diff_tree_text(d, prune, &b);
-    lua_pushlstring(L, b.s ? b.s : "", b.len);
-    tl_sb_free(&b);
-    lua_setfield(L, -2, "merged_tree");
     push_text(L, d->cpu_op_map_trace1);
     lua_setfield(L, -2, "cpu_op_map_trace1");
     push_text(L, d->cpu_op_map_trace2);
@@ -120,10 +131,23 @@ static int l_diff(lua_State *L)
     lua_setfield(L, -2, "wf_memo_hits");
     lua_pushinteger(L, (lua_Integer)d->disambiguations);
     lua_setfield(L, -2, "disambiguations");
+    lua_pushnumber(L, d->seconds_merge);
+    lua_setfield(L, -2, "seconds_merge");
+    lua_pushnumber(L, d->seconds_stats);
+    lua_setfield(L, -2, "seconds_stats");
+    lua_pushnumber(L, d->seconds_tables);
+    lua_setfield(L, -2, "seconds_tables");
     lua_setfield(L, -2, "stats");
     lua_pushvalue(L, ud);
     lua_pushcclosure(L, l_merged_uid, 1);
     lua_setfield(L, -2, "merged_uid");
+    /* merged_tree: the text is made on first use (it can be large) */
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, ud);
+    lua_pushboolean(L, prune);
+    lua_pushcclosure(L, l_lazy_tree, 2);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
     return 1;
 }
 

@@ -131,7 +131,7 @@ typedef struct diff_job {
 static void *diff_job_main(void *arg)
 {
     diff_job *j = arg;
-    j->rc = tl_trace_diff_run(&j->d, j->t1, j->t2, &j->err);
+    j->rc = tl_trace_diff_run(&j->d, j->t1, j->t2, TL_DIFF_NO_SUMMARY, &j->err);
     return NULL;
 }
 
