@@ -2382,6 +2382,7 @@ int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, 
                      d->t[!nr[0] ? 0 : 1]->path, !nr[0] ? 1 : 2);
         free(r[0]);
         free(r[1]);
+        tl_trace_diff_free(d);
         return -1;
     }
     ctx c;

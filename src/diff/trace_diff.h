@@ -81,7 +81,7 @@ typedef struct tl_trace_diff {
  * the merged tree, the rows, the tables and the JSON texts (flags:
  * TL_DIFF_NO_SUMMARY skips the unique-args summary and the cpu_op maps, which
  * a report does not use). Returns 0, or -1 with err set (a trace without
- * cpu_op roots, as the reference's ValueError). */
+ * cpu_op roots, as the reference's ValueError) and nothing to free. */
 enum { TL_DIFF_NO_SUMMARY = 1 };
 int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, int flags, tl_error *err);
 void tl_trace_diff_free(tl_trace_diff *d);
