@@ -700,6 +700,36 @@ static uint64_t match_depth(const sig *a, const sig *b)
     return (uint64_t)maxd << 40;
 }
 
+/* Classes of equal signatures: cl[p] the class of sg[p], rep[k] the first
+ * member of class k; returns the number of classes. */
+static size_t classify(ctx *c, const sig *sg, size_t n, uint32_t *cl, uint32_t *rep)
+{
+    amark m = amark_get(&c->ar);
+    amap first; /* 32 bits of the hash -> first class with it */
+    amap_init(&c->ar, &first, n);
+    uint32_t *next = aalloc(&c->ar, (n + 1) * sizeof *next); /* class -> next class with the same key */
+    size_t k = 0;
+    for (size_t p = 0; p < n; p++) {
+        uint32_t key = (uint32_t)(sg[p].h ^ (sg[p].h >> 32));
+        if (key == UINT32_MAX) key = 0;
+        uint32_t r = amap_get(&first, key), last = UINT32_MAX;
+        while (r != UINT32_MAX && !sig_eq(&sg[rep[r]], &sg[p])) {
+            last = r;
+            r = next[r];
+        }
+        if (r == UINT32_MAX) {
+            r = (uint32_t)k++;
+            rep[r] = (uint32_t)p;
+            next[r] = UINT32_MAX;
+            if (last == UINT32_MAX) amap_put(&first, key, r);
+            else next[last] = r;
+        }
+        cl[p] = r;
+    }
+    arelease(&c->ar, m);
+    return k;
+}
+
 static int cmp_u64_desc(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -789,20 +819,20 @@ static oplist disambiguate(ctx *c, oplist ops, const ulist *c1, const ulist *c2)
         sig *sg1 = aalloc(&c->ar, n1 * sizeof *sg1), *sg2 = aalloc(&c->ar, n2 * sizeof *sg2);
         uint32_t *cl1 = aalloc(&c->ar, n1 * sizeof *cl1), *cl2 = aalloc(&c->ar, n2 * sizeof *cl2);
         uint32_t *rep1 = aalloc(&c->ar, n1 * sizeof *rep1), *rep2 = aalloc(&c->ar, n2 * sizeof *rep2);
-        size_t k1 = 0, k2 = 0;
-        for (size_t p = 0; p < n1; p++) {
-            sig_of(c, s1, c1->v[i1[p]], &sg1[p]);
-            size_t r = 0;
-            while (r < k1 && !sig_eq(&sg1[rep1[r]], &sg1[p])) r++;
-            if (r == k1) rep1[k1++] = (uint32_t)p;
-            cl1[p] = (uint32_t)r;
-        }
-        for (size_t q = 0; q < n2; q++) {
-            sig_of(c, s2, c2->v[i2[q]], &sg2[q]);
-            size_t r = 0;
-            while (r < k2 && !sig_eq(&sg2[rep2[r]], &sg2[q])) r++;
-            if (r == k2) rep2[k2++] = (uint32_t)q;
-            cl2[q] = (uint32_t)r;
+        for (size_t p = 0; p < n1; p++) sig_of(c, s1, c1->v[i1[p]], &sg1[p]);
+        for (size_t q = 0; q < n2; q++) sig_of(c, s2, c2->v[i2[q]], &sg2[q]);
+        size_t k1 = classify(c, sg1, n1, cl1, rep1), k2 = classify(c, sg2, n2, cl2, rep2);
+        size_t want = n1 < n2 ? n1 : n2, got = 0;
+        if (k1 * k2 > ((size_t)1 << 22)) {
+            /* millions of distinct signature pairs under one name: WF's pairing is kept */
+            for (size_t p = 0; p < n1 && got < want; p++) {
+                uint32_t i = i1[p], j = wfj[i];
+                if (j == NONE || !h2[j] || as2[j]) continue;
+                as1[i] = as2[j] = 1;
+                newm[nnew++] = (op){i, j, OP_MATCH};
+                got++;
+            }
+            continue;
         }
         uint64_t *score = aalloc(&c->ar, k1 * k2 * sizeof *score), *distinct = aalloc(&c->ar, k1 * k2 * sizeof *distinct);
         for (size_t x = 0; x < k1; x++)
@@ -817,7 +847,6 @@ static oplist disambiguate(ctx *c, oplist ops, const ulist *c1, const ulist *c2)
         amap pos2;
         amap_init(&c->ar, &pos2, n2);
         for (size_t q = 0; q < n2; q++) amap_put(&pos2, i2[q], (uint32_t)q);
-        size_t want = n1 < n2 ? n1 : n2, got = 0;
         for (size_t sd = 0; sd < nd && got < want; sd++) {
             uint64_t sv = distinct[sd];
             /* WF's own pairs first */
