@@ -132,7 +132,10 @@ int tl_xlsx_write(const struct tl_sheets *s, const char *path, tl_error *err)
 int tl_xlsx_write_hiding(const struct tl_sheets *s, const char *path, tl_xlsx_hide_fn hide, void *ctx,
                          tl_error *err)
 {
-    lxw_workbook_options opt = {.constant_memory = LXW_FALSE, .tmpdir = NULL};
+    /* constant memory: rows are streamed (they are written in order) and strings
+     * are inline, so a sheet of a million rows costs neither memory nor a
+     * shared-string table */
+    lxw_workbook_options opt = {.constant_memory = LXW_TRUE, .tmpdir = NULL};
     lxw_workbook *wb = workbook_new_opt(path, &opt);
     if (!wb) {
         tl_error_set(err, "%s: cannot create the workbook", path);

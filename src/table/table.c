@@ -563,19 +563,26 @@ void tl_table_cell_text(const tl_table *t, size_t col, size_t row, tl_sbuf *out)
     }
 }
 
+/* One CSV field, quoted (inner quotes doubled) when it holds , " \n or \r. */
 static void csv_field(FILE *f, const char *s, size_t n)
 {
-    int quote = 0;
-    for (size_t i = 0; i < n && !quote; i++)
-        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') quote = 1;
-    if (!quote) {
+    size_t k = 0;
+    while (k < n && s[k] != ',' && s[k] != '"' && s[k] != '\n' && s[k] != '\r') k++;
+    if (k == n) {
         fwrite(s, 1, n, f);
         return;
     }
     fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') fputc('"', f);
-        fputc(s[i], f);
+    const char *p = s, *end = s + n;
+    while (p < end) {
+        const char *q = memchr(p, '"', (size_t)(end - p));
+        if (!q) {
+            fwrite(p, 1, (size_t)(end - p), f);
+            break;
+        }
+        fwrite(p, 1, (size_t)(q - p + 1), f);
+        fputc('"', f);
+        p = q + 1;
     }
     fputc('"', f);
 }
@@ -592,6 +599,14 @@ void tl_table_write_csv(const tl_table *t, FILE *f)
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
             if (c) fputc(',', f);
+            const tl_col *col = &t->cols[c];
+            if (col->type == TL_COL_STR && !tl_table_is_null(t, c, r)) {
+                /* text straight from the pool, no copy */
+                uint32_t id = col->v.s[r];
+                size_t len = tl_strpool_len(&t->pool, id);
+                if (len) csv_field(f, tl_strpool_get(&t->pool, id), len);
+                continue;
+            }
             tl_sb_clear(&sb);
             tl_table_cell_text(t, c, r, &sb);
             if (sb.len) csv_field(f, sb.s, sb.len);
