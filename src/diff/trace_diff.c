@@ -1635,7 +1635,6 @@ static int rows_identical(const tl_table *t)
 
 /* ------------------------------------------------- the unique-args summary */
 
-static void keep_rows(tl_table *t, const size_t *idx, size_t n);
 
 /* Python str() of a cell, for the summary's tie-breaking sorts. */
 static const char *py_str(const tl_table *t, size_t c, size_t r, char *buf, size_t cap)
@@ -1858,7 +1857,7 @@ static tl_table *unique_args_summary(const tl_table *ds)
     size_t *idx = tl_xmalloc((s->nrows + 1) * sizeof *idx);
     for (size_t r = 0; r < s->nrows; r++) idx[r] = r;
     tl_msort(idx, s->nrows, sum_cmp, &ss);
-    keep_rows(s, idx, s->nrows);
+    tl_table_keep_rows(s, idx, s->nrows);
     free(idx);
     for (size_t c = 0; c < s->ncols; c++) free(ss.rank[c]);
     free(ss.rank);
@@ -2324,27 +2323,6 @@ static char *cpu_op_map_json(const tl_table *ds, const tl_table *s, int identica
     return tl_sb_take(&b);
 }
 
-/* Keeps rows idx[0..n) of t, in that order, in place (the cells move, the
- * strings stay in the table's pool: no copy of the text). */
-static void keep_rows(tl_table *t, const size_t *idx, size_t n)
-{
-    for (size_t c = 0; c < t->ncols; c++) {
-        tl_col *col = &t->cols[c];
-        size_t w = col->type == TL_COL_STR ? sizeof(uint32_t) : 8;
-        char *nv = tl_xmalloc((t->caprows ? t->caprows : 1) * w);
-        uint8_t *nn = col->null ? tl_xmalloc(t->caprows ? t->caprows : 1) : NULL;
-        for (size_t r = 0; r < n; r++) {
-            memcpy(nv + r * w, (char *)col->v.i + idx[r] * w, w);
-            if (nn) nn[r] = col->null[idx[r]];
-        }
-        free(col->v.i);
-        free(col->null);
-        col->v.i = (int64_t *)(void *)nv;
-        col->null = nn;
-    }
-    t->nrows = n;
-}
-
 /* Drops the trace2 rows and the source column, in place. */
 static void drop_trace2(tl_table *t)
 {
@@ -2352,7 +2330,7 @@ static void drop_trace2(tl_table *t)
     size_t *idx = tl_xmalloc((t->nrows + 1) * sizeof *idx), n = 0;
     for (size_t r = 0; r < t->nrows; r++)
         if (strcmp(tl_table_str(t, (size_t)cs, r), "trace2")) idx[n++] = r;
-    keep_rows(t, idx, n);
+    tl_table_keep_rows(t, idx, n);
     tl_table_drop(t, "source");
     free(idx);
 }

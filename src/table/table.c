@@ -211,8 +211,7 @@ static int row_cmp(void *ctx, size_t a, size_t b)
     return 0;
 }
 
-/* Applies a row permutation to every column. */
-static void permute(tl_table *t, const size_t *idx, size_t n)
+void tl_table_keep_rows(tl_table *t, const size_t *idx, size_t n)
 {
     for (size_t c = 0; c < t->ncols; c++) {
         tl_col *col = &t->cols[c];
@@ -246,7 +245,7 @@ void tl_table_sort(tl_table *t, const tl_sortkey *keys, size_t n)
     for (size_t r = 0; r < t->nrows; r++) idx[r] = r;
     sort_ctx c = {t, cols, desc, m};
     tl_msort(idx, t->nrows, row_cmp, &c);
-    permute(t, idx, t->nrows);
+    tl_table_keep_rows(t, idx, t->nrows);
     free(idx);
 }
 

@@ -115,6 +115,9 @@ typedef struct tl_sortkey {
 } tl_sortkey;
 /* Stable sort; missing values last whatever the direction. */
 void tl_table_sort(tl_table *t, const tl_sortkey *keys, size_t n);
+/* Keeps rows idx[0..n) of t, in that order, in place (a permutation or a
+ * selection; the text stays in the table's pool). */
+void tl_table_keep_rows(tl_table *t, const size_t *idx, size_t n);
 /* A new table with the given rows of t (in that order), same columns. */
 tl_table *tl_table_take(const tl_table *t, const char *name, const size_t *rows, size_t n);
 /* Keeps the first n rows. */
