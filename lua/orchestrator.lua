@@ -129,7 +129,7 @@ local function load_traces(opts)
   local r = tl.parallel({ { code = code, args = { opts.trace, LOAD_OPTS }, name = "load trace 1" },
     { code = code, args = { opts.compare, LOAD_OPTS }, name = "load trace 2" } }, { jobs = 2 })
   for i = 1, 2 do
-    if not r[i].ok then fail((tostring(r[i].error):gsub("^[^\n]-: ", "", 1)), 1) end
+    if not r[i].ok then fail(tostring(r[i].error), 1) end -- "FILE: byte N (event K): ..." as tl.load says
   end
   return r[1].value, r[2].value
 end

@@ -36,6 +36,9 @@ ok, code, out, err = orch(T.q(bad) .. " -o out_bad")
 T.eq(code, 1, "bad trace: exit 1")
 T.check(err:find("bad.json: byte", 1, true), "bad trace: file and byte offset: " .. err)
 T.check(read(tmp .. "/out_bad/analysis.md") == nil, "bad trace: no analysis.md")
+ok, code, out, err = orch(T.q(trace) .. " --compare " .. T.q(bad) .. " -o out_bad2")
+T.eq(code, 1, "bad trace 2: exit 1")
+T.check(err:find("bad.json: byte", 1, true), "bad trace 2: file and byte offset: " .. err)
 
 -- failing rules next to a working one
 local rules = tmp .. "/rules"
