@@ -9,6 +9,11 @@
 #include "report.h"
 
 enum { MAX_CELL = 32767, MAX_WIDTH = 60 };
+/* Excel's rows per worksheet, less the header row (overridable for tests). */
+#ifndef TL_XLSX_MAX_DATA_ROWS
+#define TL_XLSX_MAX_DATA_ROWS 1048575
+#endif
+static const size_t MAX_DATA_ROWS = TL_XLSX_MAX_DATA_ROWS;
 
 /* Excel limits a string cell to 32767 characters: longer text is cut on a
  * UTF-8 boundary (only kernel-detail lists can get there). */
@@ -69,7 +74,10 @@ static void unique_sheet_name(lxw_workbook *wb, char nm[NAME_CAP])
     }
 }
 
-static int write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, tl_xlsx_hide_fn hide, void *ctx)
+/* Rows r0 .. r1 of a table as one worksheet named after the sheet (taken
+ * names end in ~N). */
+static int write_part(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, size_t r0, size_t r1,
+                      tl_xlsx_hide_fn hide, void *ctx)
 {
     char nm[NAME_CAP];
     sheet_name(nm, sizeof nm, sh->name);
@@ -84,10 +92,10 @@ static int write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, tl
     }
     tl_sbuf sb;
     tl_sb_init(&sb);
-    for (size_t r = 0; r < t->nrows; r++) {
+    for (size_t r = r0; r < r1; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
             if (tl_table_is_null(t, c, r)) continue;
-            lxw_row_t xr = (lxw_row_t)(r + 1);
+            lxw_row_t xr = (lxw_row_t)(r - r0 + 1);
             const tl_col *col = &t->cols[c];
             double w;
             switch (col->type) {
@@ -120,7 +128,20 @@ static int write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, tl
                                  hide && hide(ctx, sh->name, t->cols[c].name) ? &hidden : NULL);
     free(width);
     worksheet_freeze_panes(ws, 1, 0);
-    if (t->ncols) worksheet_autofilter(ws, 0, 0, (lxw_row_t)t->nrows, (lxw_col_t)(t->ncols - 1));
+    if (t->ncols) worksheet_autofilter(ws, 0, 0, (lxw_row_t)(r1 - r0), (lxw_col_t)(t->ncols - 1));
+    return 0;
+}
+
+/* A sheet longer than Excel's 1,048,576 rows goes on as "<name>~1", "~2", ...
+ * (each with the header row), so no row is lost. */
+static int write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, tl_xlsx_hide_fn hide, void *ctx)
+{
+    size_t n = sh->table->nrows, r0 = 0;
+    do {
+        size_t r1 = n - r0 > MAX_DATA_ROWS ? r0 + MAX_DATA_ROWS : n;
+        if (write_part(wb, hdr, sh, r0, r1, hide, ctx) != 0) return -1;
+        r0 = r1;
+    } while (r0 < n);
     return 0;
 }
 
