@@ -12,6 +12,6 @@ OUT=${1:-demo_output}
 ./build/tracelens validate "$OUT" >/dev/null && echo "tracelens validate $OUT: passed"
 echo
 echo "== $OUT/analysis.md (first 40 lines; the chart is embedded as base64) =="
-sed -E 's/base64,[A-Za-z0-9+\/=]+/base64,.../' "$OUT/analysis.md" | head -40
+sed -E -e 's/base64,[A-Za-z0-9+\/=]+/base64,.../' -e '40q' "$OUT/analysis.md"
 echo
 ./build/tracelens run examples/summary.lua examples/demo_trace.json
