@@ -69,12 +69,17 @@ T.check(not pcall(tl.parallel, {42}), "non-table task refused")
 
 -- tasks run concurrently: with 2 threads the second task starts before the
 -- first finishes (monotonic start/finish times of each task)
+-- (up to 3 tries: on a machine busy with other tests a run can be serialised)
 local work = {code = "local x = 0 for i = 1, 2e7 do x = x + i % 7 end return x"}
-local rr = tl.parallel({work, work}, {jobs = 2})
+local rr, overlap
+for _ = 1, 3 do
+  rr = tl.parallel({work, work}, {jobs = 2})
+  overlap = rr[2].started < rr[1].finished and rr[1].started < rr[2].finished
+  if overlap then break end
+end
 T.check(rr[1].ok and rr[2].ok, "workers ran")
-T.check(rr[2].started < rr[1].finished and rr[1].started < rr[2].finished,
-  string.format("2 threads overlap: [%.3f, %.3f] and [%.3f, %.3f]", rr[1].started, rr[1].finished,
-    rr[2].started, rr[2].finished))
+T.check(overlap, string.format("2 threads overlap: [%.3f, %.3f] and [%.3f, %.3f]", rr[1].started, rr[1].finished,
+  rr[2].started, rr[2].finished))
 rr = tl.parallel({work, work}, {jobs = 1})
 T.check(rr[2].started >= rr[1].finished, "1 thread runs tasks one after the other")
 
