@@ -1,0 +1,201 @@
+-- tracelens.fusion.estimate — the per-candidate impact estimators of
+-- kernel_fusion_metrics.json (analysis-layer spec §10): the standalone
+-- roofline projection (subgroups split at matrix kernels; an epilogue saves
+-- its non-matrix time, a memory-bound group the gap to its roofline time)
+-- and the comparative measured gap (trace-1 time minus trace-2 time).
+-- Each gives an estimate object, or nil when the candidate gives none.
+local json = require "tracelens.json"
+local common = require "tracelens.fusion.common"
+local lookups = require "tracelens.fusion.lookup"
+local confidence = require "tracelens.fusion.confidence"
+
+local r, truthy, has_any, kname = common.r, common.truthy, common.has_any, common.kname
+local shape_aware_lookup = lookups.shape_aware_lookup
+local is_matrix, classify_confidence = confidence.is_matrix, confidence.classify_confidence
+
+local M = {}
+
+local NORM_TYPES = { LayerNorm = true, BatchNorm = true, GroupNorm = true, InstanceNorm = true, Norm = true }
+local NORM_NAME_PATTERNS = { "batchnorm", "layernorm", "groupnorm", "instancenorm", "miopenbatchnorm", "rmsnorm" }
+
+local function sum_dur(ks)
+  local s = 0
+  for _, k in ipairs(ks) do s = s + k.dur_us end
+  return s
+end
+
+local function roofline_savings(group, arch)
+  local modeled, unmodeled_us = {}, 0
+  for _, k in ipairs(group) do
+    if k.has_perf_data then modeled[#modeled + 1] = k else unmodeled_us = unmodeled_us + k.dur_us end
+  end
+  if #modeled == 0 then return 0 end
+  local first, last = modeled[1], modeled[#modeled]
+  local din = first.data_in_mb
+  if din == nil then din = first.data_moved_mb / 2 end
+  local dout = last.data_out_mb
+  if dout == nil then dout = last.data_moved_mb / 2 end
+  local bytes = (din + dout) * 1e6
+  if bytes <= 0 then return 0 end
+  local mem_us = bytes / (arch.peak_bw * 1.0) * 1e6
+  local mat_gflops, vec_gflops = 0, 0
+  for _, k in ipairs(modeled) do
+    if truthy(k.gflops) then
+      if is_matrix(k) then mat_gflops = mat_gflops + k.gflops else vec_gflops = vec_gflops + k.gflops end
+    end
+  end
+  local mat_us = mat_gflops > 0 and mat_gflops * 1e9 / (arch.matrix_maf * 1e12) * 1e6 or 0
+  local vec_us = vec_gflops > 0 and vec_gflops * 1e9 / (arch.vector_maf * 1e12) * 1e6 or 0
+  local mx = math.max(mem_us, mat_us, vec_us)
+  local fused = mx + (1 - common.OVERLAP_EFFICIENCY) * (mem_us + mat_us + vec_us - mx)
+  return math.max(0, sum_dur(group) - fused - unmodeled_us)
+end
+
+local function estimate_from_gaps(c, gap_high, time_ms, baseline)
+  local gap_low, gap_mid = 0.75 * gap_high, 0.875 * gap_high
+  local high = gap_high * time_ms / baseline * 100
+  return gap_low * time_ms / baseline * 100, gap_mid * time_ms / baseline * 100, high
+end
+
+local function operation_name(c)
+  if truthy(c.base_name) then return c.base_name end
+  if truthy(c.module_name) then return c.module_name end
+  return "Unknown"
+end
+
+--- The standalone (roofline projection) estimator; nil when no estimate.
+function M.estimate_standalone(c, lookup, arch, baseline)
+  local kernels = c.kernels or {}
+  if #kernels < 2 or c.has_fused_kernel then return nil end
+  local enriched = {}
+  for i, k in ipairs(kernels) do
+    local name = kname(k)
+    local perf = shape_aware_lookup(lookup, name, c.input_dims)
+    local dm, gf = perf["Data Moved (MB)"], perf.GFLOPS
+    enriched[i] = {
+      name = name,
+      type = k.type or k.kernel_type or "Unknown",
+      dur_us = k.dur_us,
+      data_moved_mb = dm ~= nil and dm + 0.0 or nil,
+      data_in_mb = k.data_in_mb,
+      data_out_mb = k.data_out_mb,
+      gflops = gf ~= nil and gf + 0.0 or nil,
+      compute_spec = perf["Compute Spec"],
+      has_perf_data = dm ~= nil,
+    }
+  end
+  local n, n_modeled, n_matrix = #enriched, 0, 0
+  for _, k in ipairs(enriched) do
+    if k.has_perf_data then n_modeled = n_modeled + 1 end
+    if is_matrix(k) then n_matrix = n_matrix + 1 end
+    if k.name:sub(1, 7) == "triton_" then return nil end
+  end
+  if n_modeled == 0 or n_matrix == n then return nil end
+  if n_matrix > 0 then
+    local all_norm = true
+    for _, k in ipairs(enriched) do
+      if not is_matrix(k) and not (NORM_TYPES[k.type] or has_any(k.name:lower(), NORM_NAME_PATTERNS)) then
+        all_norm = false
+        break
+      end
+    end
+    if all_norm then return nil end
+  end
+  local min_frac = n < 5 and 0.5 or 0.75
+  if n_modeled / n < min_frac then return nil end
+  local current = sum_dur(enriched)
+  if current <= 0 then return nil end
+
+  -- subgroups: a matrix kernel starts a new one
+  local groups, cur = {}, {}
+  for _, k in ipairs(enriched) do
+    if is_matrix(k) and #cur > 0 then
+      groups[#groups + 1] = cur
+      cur = {}
+    end
+    cur[#cur + 1] = k
+  end
+  if #cur > 0 then groups[#groups + 1] = cur end
+  local savings, epilogue = 0, false
+  for _, g in ipairs(groups) do
+    local nm, other = 0, 0
+    for _, k in ipairs(g) do
+      if is_matrix(k) then nm = nm + 1 else other = other + k.dur_us end
+    end
+    if nm > 0 and nm < #g then
+      epilogue = true
+      savings = savings + other
+    elseif nm == 0 then
+      savings = savings + roofline_savings(g, arch)
+    end
+  end
+
+  local gap_high = savings / current
+  local inst = c.instance_count or 1
+  if savings * inst / 1000 < common.MIN_SAVINGS_MS then return nil end
+  local time_ms = current * inst / 1000
+  local low, mid, high = estimate_from_gaps(c, gap_high, time_ms, baseline)
+  if high < common.MIN_IMPACT_SCORE then return nil end
+  local affected = json.arr()
+  for i, k in ipairs(enriched) do affected[i] = k.name end
+  local e = json.obj(
+    "operation", operation_name(c),
+    "category", "kernel_fusion",
+    "type", "kernel_fusion",
+    "impact_score", r(mid, 2),
+    "impact_score_low", r(low, 2),
+    "impact_score_high", r(high, 2),
+    "estimation", n_modeled == n and "full" or "partial",
+    "bound_type", epilogue and "compute" or "memory",
+    "time_ms", r(time_ms, 3),
+    "instance_count", c.instance_count,
+    "kernel_count", n,
+    "modeled_kernel_count", n_modeled,
+    "confidence", classify_confidence(c, enriched),
+    "affected_gpu_kernels", affected,
+    "fusion_type", n_matrix > 0 and "matrix_compute" or "memory_bound")
+  if n_modeled < n then
+    e.warning = string.format("%d of %d kernels lack perf models; savings estimate uses trace time for unmodeled kernels",
+      n - n_modeled, n)
+  end
+  return e
+end
+
+--- The comparative (measured gap) estimator; nil when no estimate.
+function M.estimate_comparative(c, baseline)
+  local t1 = c.kernels_trace1
+  if not t1 or #t1 == 0 then return nil end
+  local tot1, tot2 = c.total_kernel_time_us_trace1 or 0, c.total_kernel_time_us_trace2 or 0
+  local gap = tot1 - tot2
+  if gap <= 0 then return nil end
+  local high_ms = gap / 1000
+  if high_ms < common.MIN_SAVINGS_MS then return nil end
+  local low_ms, mid_ms = 0.75 * high_ms, 0.875 * high_ms
+  local high = high_ms / baseline * 100
+  if high < common.MIN_IMPACT_SCORE then return nil end
+  local kernels, affected, has_matrix = {}, json.arr(), false
+  for i, k in ipairs(t1) do
+    kernels[i] = { name = k.name, type = k.type }
+    affected[i] = k.name
+    if is_matrix({ type = k.type }) then has_matrix = true end
+  end
+  return json.obj(
+    "operation", operation_name(c),
+    "category", "kernel_fusion",
+    "type", "kernel_fusion",
+    "impact_score", r(mid_ms / baseline * 100, 2),
+    "impact_score_low", r(low_ms / baseline * 100, 2),
+    "impact_score_high", r(high, 2),
+    "estimation", "measured",
+    "bound_type", has_matrix and "compute" or "memory",
+    "time_ms", r(tot1 / 1000, 3),
+    "instance_count", c.instance_count,
+    "kernel_count", #t1,
+    "modeled_kernel_count", #t1,
+    "delta_kernel_count", c.delta,
+    "confidence", classify_confidence(c, kernels),
+    "affected_gpu_kernels", affected,
+    "fusion_type", has_matrix and "matrix_compute" or "memory_bound")
+end
+
+return M
