@@ -17,11 +17,35 @@ function M.round(x, n)
   return tonumber(string.format("%." .. n .. "f", x)) + 0.0
 end
 
---- str() of a number (int digits or float repr); other values via tostring.
+-- Sequences the literal reader read from "(...)": Python tuples (the others
+-- were lists); their repr differs.
+local tuples = setmetatable({}, { __mode = "k" })
+
+--- Python repr() of a literal's value: numbers as Python prints them, 'text'
+--- quoted, tuples (a, b) / (a,), lists [a, b], None/True/False.
+function M.repr(v)
+  if type(v) == "string" then
+    local q = (v:find("'", 1, true) and not v:find('"', 1, true)) and '"' or "'"
+    local body = v:gsub("\\", "\\\\"):gsub("\n", "\\n"):gsub("\r", "\\r"):gsub("\t", "\\t")
+    if q == "'" then body = body:gsub("'", "\\'") end
+    return q .. body .. q
+  end
+  if type(v) == "table" and not json.is_null(v) and not json.is_obj(v) then
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = M.repr(x) end
+    if tuples[v] then return "(" .. table.concat(parts, ", ") .. (#parts == 1 and "," or "") .. ")" end
+    return "[" .. table.concat(parts, ", ") .. "]"
+  end
+  return M.str(v)
+end
+
+--- str() of a value: numbers as Python prints them, None/True/False, text as
+--- it is, sequences as their repr.
 function M.str(v)
   if type(v) == "number" then return json.number_text(v) end
   if v == nil or json.is_null(v) then return "None" end
   if v == true then return "True" elseif v == false then return "False" end
+  if type(v) == "table" and not json.is_obj(v) then return M.repr(v) end
   return tostring(v)
 end
 
@@ -66,6 +90,7 @@ end
 
 local function read_sequence(s, i, close)
   local a = json.arr()
+  if close == ")" then tuples[a] = true end
   i = skip(s, i)
   while s:sub(i, i) ~= close do
     local v

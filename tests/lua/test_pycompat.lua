@@ -62,6 +62,11 @@ T.eq(lit[6], -0.0015, "float literal")
 T.eq(lit[7], true, "True")
 T.eq(py.literal("np.float64(1.0)"), nil, "np.float64 wrapper is not a literal")
 T.eq(py.literal("(1, 2"), nil, "unterminated tuple")
+T.eq(py.repr(py.literal("([1, 2], (3,), 'a', \"b'c\", None, True, 1.5)")),
+  "([1, 2], (3,), 'a', \"b'c\", None, True, 1.5)", "repr keeps tuples, lists and quotes as Python")
+-- a TensorList input: its dims are tuples, printed as Python's str() of each
+T.eq(require("tracelens.analysis").format_args("(((16, 16, 559, 32), (16, 16, 559, 32)), ())",
+  "('TensorList', 'Scalar')"), "((16, 16, 559, 32),(16, 16, 559, 32)) TensorList", "format_args of a TensorList")
 T.eq(py.torch_dtype("c10::BFloat16"), "bf16", "dtype map is case-insensitive")
 T.eq(py.torch_dtype("long int"), nil, "unmapped dtype")
 
