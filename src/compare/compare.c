@@ -13,6 +13,7 @@
 #include "../util/vec.h"
 #include "csv_read.h"
 #include "join.h"
+#include "../util/str.h"
 
 /* ------------------------------------------------------------ config */
 
@@ -122,12 +123,6 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcasecmp(s + n - m, suffix);
-}
-
 static char *path_join(const char *dir, const char *name, const char *ext)
 {
     tl_sbuf b;
@@ -140,7 +135,7 @@ static char *path_join(const char *dir, const char *name, const char *ext)
  * the path is a `tracelens report -o DIR` directory. */
 static int resolve_report(report *r, tl_error *err)
 {
-    if (is_file(r->path) && ends_with(r->path, ".xlsx")) {
+    if (is_file(r->path) && tl_ends_with_ci(r->path, ".xlsx")) {
         tl_error_set(err, "%s: xlsx input is not supported yet: pass the report's perf_report_csvs directory",
                      r->path);
         return -1;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/str.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 #include "compare.h"
@@ -48,12 +49,6 @@ static int usage_error(const char *msg)
 {
     fprintf(stderr, "tracelens: compare: %s\n\n%s", msg, COMPARE_HELP);
     return EXIT_USAGE;
-}
-
-static int ends_with_xlsx(const char *s)
-{
-    size_t n = strlen(s);
-    return n >= 5 && !strcasecmp(s + n - 5, ".xlsx");
 }
 
 int tl_compare_cli(int argc, char **argv)
@@ -113,7 +108,7 @@ int tl_compare_cli(int argc, char **argv)
         snprintf(msg, sizeof msg, "--names gives %zu tags for %zu reports", names.n, reports.n);
         rc = usage_error(msg);
     }
-    if (!rc && no_xlsx && !csv_dir && !(out && !ends_with_xlsx(out)))
+    if (!rc && no_xlsx && !csv_dir && !(out && !tl_ends_with_ci(out, ".xlsx")))
         rc = usage_error("--no-xlsx leaves nothing to write: give -o DIR or --output_csvs_dir DIR");
     if (rc) {
         free(reports.v);
@@ -125,7 +120,7 @@ int tl_compare_cli(int argc, char **argv)
     tl_sbuf xlsx, csvs;
     tl_sb_init(&xlsx);
     tl_sb_init(&csvs);
-    if (out && !ends_with_xlsx(out)) {
+    if (out && !tl_ends_with_ci(out, ".xlsx")) {
         tl_sb_printf(&xlsx, "%s/comparison.xlsx", out);
         tl_sb_printf(&csvs, "%s/comparison_csvs", out);
         co.xlsx_path = xlsx.s;

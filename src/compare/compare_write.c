@@ -9,19 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/str.h"
 #include "../report/outfile.h"
 #include "../report/xlsx_writer.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 #include "compare.h"
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
-static int starts_with(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
 
 /* The Excel columns the reference hides: in the ops-group split sheets and
  * in the roofline split sheets, by the end of the column name. */
@@ -34,10 +27,10 @@ static int hide_col(void *ctx, const char *sheet, const char *col)
                                        "Input Strides_first", "Concrete Inputs_first", NULL};
     if (!strcmp(sheet, "gpu_timeline") || !strcmp(sheet, "ops_summary") || !strcmp(sheet, "kernel_summary"))
         return 0;
-    int ops_group = starts_with(sheet, "ops_all_") || starts_with(sheet, "ops_unique_args_") ||
-                    starts_with(sheet, "unified_perf_summary_");
+    int ops_group = tl_starts_with(sheet, "ops_all_") || tl_starts_with(sheet, "ops_unique_args_") ||
+                    tl_starts_with(sheet, "unified_perf_summary_");
     for (const char *const *s = ops_group ? ops : roof; *s; s++)
-        if (ends_with(col, *s)) return 1;
+        if (tl_ends_with(col, *s)) return 1;
     return 0;
 }
 

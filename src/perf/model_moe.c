@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/str.h"
 #include "model_moe.h"
 #include "perf_util.h"
 
@@ -248,22 +249,14 @@ static int arg_bool(const tl_pv *v, int *out)
     return 0;
 }
 
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (!strncasecmp(hay, needle, n)) return 1;
-    return 0;
-}
-
 /* The weight dtype named by the first kernel: FP4 (fp4 / mxfp4) or FP8
  * (fp8 / e4m3); NULL when there is no kernel or no such marker. */
 static const char *kernel_weight_dtype(const tl_perf_event *ev)
 {
     if (!ev->n_kernels || !ev->kernels || !ev->kernels[0]) return NULL;
     const char *k = ev->kernels[0];
-    if (contains_ci(k, "fp4")) return "FP4"; /* also matches mxfp4 */
-    if (contains_ci(k, "fp8") || contains_ci(k, "e4m3")) return "FP8";
+    if (tl_contains_ci(k, "fp4")) return "FP4"; /* also matches mxfp4 */
+    if (tl_contains_ci(k, "fp8") || tl_contains_ci(k, "e4m3")) return "FP8";
     return NULL;
 }
 

@@ -12,6 +12,7 @@
 #include "../util/hashmap.h"
 #include "../util/vec.h"
 #include "sheets_ops.h"
+#include "../util/str.h"
 
 /* Nearest cpu_op at or above ev (no `execute` skipping), or TL_NOUID. */
 static uint32_t first_cpu_op(const tl_trace *t, uint32_t ev)
@@ -19,14 +20,6 @@ static uint32_t first_cpu_op(const tl_trace *t, uint32_t ev)
     for (uint32_t u = ev; u != TL_NOUID; u = t->tree.parent[u])
         if (t->es.cat[u] == TL_CAT_CPU_OP) return u;
     return TL_NOUID;
-}
-
-static int contains_ci(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (strncasecmp(s, needle, n) == 0) return 1;
-    return 0;
 }
 
 tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at)
@@ -93,7 +86,7 @@ tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us)
         const char *cat = tl_table_str(kernels, c_cat, r);
         if (have_parent) tl_table_set_str(w, w_parent, o, parent ? parent : launcher);
         if (!cat && launcher && *launcher)
-            cat = contains_ci(launcher, "cudagraph") || contains_ci(launcher, "graphlaunch") ? "graph" : "runtime";
+            cat = tl_contains_ci(launcher, "cudagraph") || tl_contains_ci(launcher, "graphlaunch") ? "graph" : "runtime";
         tl_table_set_str(w, w_cat, o, cat);
         tl_table_set_str(w, w_name, o, tl_table_str(kernels, (size_t)tl_table_col(kernels, "Kernel name"), r));
         size_t cs = (size_t)tl_table_col(kernels, "Kernel stream");

@@ -13,6 +13,7 @@
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 #include "timeline.h"
+#include "../util/str.h"
 
 typedef TL_VEC(uint32_t) u32vec;
 
@@ -41,23 +42,6 @@ typedef struct work {
 
 /* ------------------------------------------------------------ text */
 
-static int starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
-
-static int ends_with(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && memcmp(s + n - m, suf, m) == 0;
-}
-
-/* Python's `needle in hay.lower()` for an ASCII needle in lower case. */
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (!strncasecmp(hay, needle, n)) return 1;
-    return 0;
-}
-
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 /* \w of a str pattern; bytes of multi-byte UTF-8 count as word characters */
@@ -81,7 +65,7 @@ static int match_mla_decode(const char *s)
         const char *q = p + 9;
         if (!*q || *q == '\n' || strncmp(q + 1, "py", 2)) continue;
         q = paren_digits(q + 3);
-        if (q && starts_with(q, ": mla_decode_fwd")) return 1;
+        if (q && tl_starts_with(q, ": mla_decode_fwd")) return 1;
     }
     return 0;
 }
@@ -118,7 +102,7 @@ static int match_v4_decode(const char *s)
 static size_t sglang_prefix(const char *s)
 {
     static const char pre[] = "sglang_profiler::";
-    if (!starts_with(s, pre)) return 0;
+    if (!tl_starts_with(s, pre)) return 0;
     size_t n = strlen(s), i = n;
     while (i > 0 && is_digit(s[i - 1])) i--;
     if (i == n || i == 0 || s[i - 1] != '_') return 0;
@@ -136,8 +120,8 @@ static int parse_qk_norm_rope(const char *s, int64_t *h, int64_t *d)
         int64_t v[2] = {0, 0};
         int ok = 1;
         for (int k = 0; k < 3 && ok; k++) {
-            if (k == 1) ok = starts_with(q, "_D") && (q += 2);
-            if (k == 2) ok = starts_with(q, "_RD") && (q += 3);
+            if (k == 1) ok = tl_starts_with(q, "_D") && (q += 2);
+            if (k == 2) ok = tl_starts_with(q, "_RD") && (q += 3);
             if (!ok || !is_digit(*q)) {
                 ok = 0;
                 break;
@@ -594,7 +578,7 @@ static int any_kernel_contains(const work *w, const char *needle, int ci)
         uint32_t id = es->name[u];
         if (!memo[id]) {
             const char *nm = tl_strpool_get(&es->names, id);
-            memo[id] = (ci ? contains_ci(nm, needle) : strstr(nm, needle) != NULL) ? 2 : 1;
+            memo[id] = (ci ? tl_contains_ci(nm, needle) : strstr(nm, needle) != NULL) ? 2 : 1;
         }
         found = memo[id] == 2;
     }
@@ -703,7 +687,7 @@ static size_t op_kernels(work *w, uint32_t op, const char *needle, int ci, u32ve
     }
     for (size_t k = 0; k < ng; k++) {
         const char *nm = tl_es_name(es, g[k]);
-        if (es->cat[g[k]] == TL_CAT_KERNEL && (ci ? contains_ci(nm, needle) : strstr(nm, needle) != NULL))
+        if (es->cat[g[k]] == TL_CAT_KERNEL && (ci ? tl_contains_ci(nm, needle) : strstr(nm, needle) != NULL))
             TL_PUSH(*out, g[k]);
     }
     if (!out->n) note(w, "no %s kernels for %s UID %u", needle, tl_es_name(es, op), (unsigned)op);
@@ -748,7 +732,7 @@ static int ext_moe_fused(work *w)
         for (size_t k = 0; k < ng; k++) {
             const char *nm = tl_es_name(es, g[k]);
             if (es->cat[g[k]] == TL_CAT_KERNEL && strstr(nm, "aiter::") && strstr(nm, "fmoe") &&
-                !strstr(nm, "MoeSorting") && !contains_ci(nm, "quant")) {
+                !strstr(nm, "MoeSorting") && !tl_contains_ci(nm, "quant")) {
                 kernel = g[k];
                 nk++;
             }
@@ -797,7 +781,7 @@ static int ext_moe_unfused_triton(work *w)
         uint32_t scatter = TL_NOUID;
         size_t n_scatter = 0;
         for (size_t k = 0; k < ng; k++)
-            if (contains_ci(tl_es_name(es, g[k]), "matmul_scatter")) scatter = g[k], n_scatter++;
+            if (tl_contains_ci(tl_es_name(es, g[k]), "matmul_scatter")) scatter = g[k], n_scatter++;
         extras x = {0};
         x.has_topk = x.has_gated = 1;
         x.topk = 4;
@@ -809,7 +793,7 @@ static int ext_moe_unfused_triton(work *w)
         int64_t seq = seq_or(w, op, op);
         for (size_t k = 0; k < mm.n && !rc; k++) {
             const char *kn = tl_es_name(es, mm.v[k]);
-            x.gated = contains_ci(kn, "_swiglu") || contains_ci(kn, "_glu");
+            x.gated = tl_contains_ci(kn, "_swiglu") || tl_contains_ci(kn, "_glu");
             rc = inject(w, mm.v[k], k == 0 ? "pseudo_op::moe_triton_unfused_up" : "pseudo_op::moe_triton_unfused_down",
                         seq, op, &x);
         }
@@ -857,8 +841,8 @@ static int ext_moe_gptq_awq(work *w)
     return rc;
 }
 
-static int match_flydsl_stage1(const char *s) { return ends_with(s, ": flydsl_moe_stage1"); }
-static int match_flydsl_stage2(const char *s) { return ends_with(s, ": flydsl_moe_stage2"); }
+static int match_flydsl_stage1(const char *s) { return tl_ends_with(s, ": flydsl_moe_stage1"); }
+static int match_flydsl_stage2(const char *s) { return tl_ends_with(s, ": flydsl_moe_stage2"); }
 
 /* MoE_Flydsl: a pseudo op above each flydsl stage frame that runs under an
  * aiter::fused_moe_ op (the shape donor). */
@@ -980,9 +964,9 @@ static int ext_v4_paged_decode(work *w)
         x.v4_call_index = (int64_t)i;
         for (size_t k = 0; k < ng; k++) {
             const char *nm = tl_es_name(es, g[k]);
-            if (starts_with(nm, "hca_compress_forward") || starts_with(nm, "hca_norm_rope_scatter") || starts_with(nm, "hca_"))
+            if (tl_starts_with(nm, "hca_compress_forward") || tl_starts_with(nm, "hca_norm_rope_scatter") || tl_starts_with(nm, "hca_"))
                 hca = 1;
-            if (starts_with(nm, "fused_compress_attn") || starts_with(nm, "_update_compressor_states_kernel")) csa = 1;
+            if (tl_starts_with(nm, "fused_compress_attn") || tl_starts_with(nm, "_update_compressor_states_kernel")) csa = 1;
             if (!geo) geo = parse_qk_norm_rope(nm, &x.v4_H_Q, &x.v4_d_h);
         }
         x.v4_mode = hca ? "hca" : csa ? "csa" : "swa";

@@ -5,18 +5,11 @@
 #include <strings.h>
 
 #include "../util/vec.h"
-
-static int contains_ci(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (strncasecmp(s, needle, n) == 0) return 1;
-    return 0;
-}
+#include "../util/str.h"
 
 int tl_name_is_comm(const char *name)
 {
-    return contains_ci(name, "nccl") || contains_ci(name, "rccl") || contains_ci(name, "cross_device_reduce");
+    return tl_contains_ci(name, "nccl") || tl_contains_ci(name, "rccl") || tl_contains_ci(name, "cross_device_reduce");
 }
 
 /* Strips an optional ".kd" suffix; returns the remaining length. */

@@ -7,6 +7,7 @@
 #include "../util/hashmap.h"
 #include "timeline.h"
 #include "../util/vec.h"
+#include "../util/str.h"
 
 enum { BLEED_NS = 1000 };
 
@@ -46,11 +47,6 @@ static int is_host_cat(uint8_t c, int with_python)
 {
     return c == TL_CAT_CPU_OP || c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER ||
            (with_python && c == TL_CAT_PYTHON_FUNCTION);
-}
-
-static int starts_with(const char *s, const char *pre)
-{
-    return strncmp(s, pre, strlen(pre)) == 0;
 }
 
 /* Link id of an event under the chosen key; 0 when absent. */
@@ -284,7 +280,7 @@ static void link_fwd_bwd(tl_tree *t, const tl_event_store *es)
         while (j < n && sp[j].seq == sp[i].seq) j++;
         uint32_t bwd = TL_NOUID;
         for (size_t k = i; k < j && bwd == TL_NOUID; k++)
-            if (starts_with(tl_es_name(es, sp[k].uid), "autograd::engine::evaluate_function:")) bwd = sp[k].uid;
+            if (tl_starts_with(tl_es_name(es, sp[k].uid), "autograd::engine::evaluate_function:")) bwd = sp[k].uid;
         if (bwd != TL_NOUID) {
             uint32_t fwd = TL_NOUID;
             int64_t best = 0;
