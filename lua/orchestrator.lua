@@ -13,6 +13,11 @@ local prepare = require "tracelens.prepare"
 local categories = require "tracelens.categories"
 local priority = require "tracelens.priority"
 local cpu_idle = require "tracelens.cpu_idle"
+local multi_kernel = require "tracelens.multi_kernel"
+local fusion = require "tracelens.fusion"
+local validate = require "tracelens.validate"
+local plot = require "tracelens.plot"
+local report_md = require "tracelens.report_md"
 local runner = require "tracelens.runner"
 
 local USAGE = [[
@@ -102,14 +107,6 @@ local read_file = tl.fs.read_file
 
 local function write_json(path, v) tl.fs.write_file(path, json.encode(v)) end
 
--- Optional library modules (written per spec section; a missing one is a
--- warning, not a crash).
-local function optional(name)
-  local ok, mod = pcall(require, name)
-  if ok then return mod end
-  return nil, mod
-end
-
 local LOAD_OPTS = { include_call_stack = true, enable_pseudo_ops = true }
 
 -- The trace(s): as the reference's Step 1 and orchestrator_prepare, python
@@ -189,15 +186,12 @@ local function main(argv)
     progress(opts, "perf report written to %s/perf_report_csvs", opts.out)
   end
 
-  -- Steps 2-5: category data (the trace walks are optional modules)
-  local mk_mod, fusion_mod = optional("tracelens.multi_kernel"), optional("tracelens.fusion")
-  local mk_data = mk_mod and timed("multi-kernel data", function() return mk_mod.data(trace) end)
-  local candidates = fusion_mod and timed("fusion candidates", function()
-    if trace2 then return fusion_mod.candidates_comparative(trace, sheets.diff_stats) end
-    return fusion_mod.candidates(trace, sheets.unified_perf_summary)
+  -- Steps 2-5: category data
+  local mk_data = timed("multi-kernel data", function() return multi_kernel.data(trace) end)
+  local candidates = timed("fusion candidates", function()
+    if trace2 then return fusion.candidates_comparative(trace, sheets.diff_stats) end
+    return fusion.candidates(trace, sheets.unified_perf_summary)
   end)
-  if not mk_mod then warn("multi-kernel data module missing: no multi-kernel analysis") end
-  if not fusion_mod then warn("kernel fusion module missing: no fusion analysis") end
   local prep = timed("category data", function()
     return prepare.run({ out_dir = opts.out, trace_path = opts.trace, platform = platform, arch = arch,
       scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data, fusion_candidates = candidates,
@@ -217,21 +211,18 @@ local function main(argv)
   end
   keep_metrics("cpu_idle", cpu_idle.metrics(sheets))
   local mk_metrics
-  if mk_mod and (in_manifest.multi_kernel or util.exposed_comm_time_percent > 0 or util.exposed_memcpy_time_percent > 0) then
-    mk_metrics = mk_mod.analyze(mk_data, sheets.gpu_timeline)
+  if in_manifest.multi_kernel or util.exposed_comm_time_percent > 0 or util.exposed_memcpy_time_percent > 0 then
+    mk_metrics = multi_kernel.analyze(mk_data, sheets.gpu_timeline)
     keep_metrics("multi_kernel", mk_metrics)
   end
-  local kf_metrics, fusion_map
   -- the fusion numbers are always computed (NO_DATA without candidates): the
   -- compute analyzers read their kernel map; the analyzer runs only when the
   -- manifest lists kernel_fusion (a non-empty candidate list)
-  if fusion_mod and candidates then
-    kf_metrics = fusion_mod.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
-      platform = platform, peak_hbm_bw_tbs = arch.mem_bw_gbps / 1000, max_achievable_tflops = arch.max_achievable_tflops,
-      unified = sheets.unified_perf_summary })
-    keep_metrics("kernel_fusion", kf_metrics)
-    if kf_metrics.high_confidence_kernel_map then fusion_map = json.encode(kf_metrics.high_confidence_kernel_map) end
-  end
+  local kf_metrics = fusion.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
+    platform = platform, peak_hbm_bw_tbs = arch.mem_bw_gbps / 1000, max_achievable_tflops = arch.max_achievable_tflops,
+    unified = sheets.unified_perf_summary })
+  keep_metrics("kernel_fusion", kf_metrics)
+  local fusion_map = kf_metrics.high_confidence_kernel_map and json.encode(kf_metrics.high_confidence_kernel_map)
 
   -- Steps 6-7: the analyzers and user rules, all at once
   local tasks = runner.tasks({
@@ -240,6 +231,8 @@ local function main(argv)
     mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = in_manifest.kernel_fusion and kf_metrics,
     candidates = candidates,
     cpu_idle_metrics = metrics_files[1].metrics, rule_dirs = runner.rule_dirs(opts),
+    nn_modules = prepare.model_identification_data(opts.out, sheets.unified_perf_summary),
+    metadata_of = prep.metadata_of,
   }, warn)
   progress(opts, "running %d analyzers", #tasks)
   local outcome = timed("analyzers", function()
@@ -258,16 +251,11 @@ local function main(argv)
     return p
   end)
   write_json(opts.out .. "/priority_data.json", prio)
-  local validate = optional("tracelens.validate")
-  if validate then
-    local ok, level2 = pcall(validate.validate_subagent_outputs, opts.out)
-    if ok and level2 then
-      for _, name in ipairs({ "time_check", "coverage_check", "priority_check" }) do
-        local c = level2[name]
-        if c and c.status ~= "PASS" then
-          for _, msg in ipairs(c.messages or {}) do progress(opts, "check %s: %s", name, msg) end
-        end
-      end
+  local ok2, level2 = pcall(validate.validate_subagent_outputs, opts.out)
+  for _, name in ipairs(ok2 and level2 and { "time_check", "coverage_check", "priority_check" } or {}) do
+    local c = level2[name]
+    if c and c.status ~= "PASS" then
+      for _, msg in ipairs(c.messages or {}) do progress(opts, "check %s: %s", name, msg) end
     end
   end
 
@@ -281,33 +269,25 @@ local function main(argv)
   if model == nil or model == "Cannot be inferred from trace" then model = "Workload" end
 
   -- Step 10: the chart
-  local plot = optional("tracelens.plot")
-  if plot then
-    timed("chart", function()
-      local ok, err = pcall(plot.generate_perf_plot, opts.out, string.format("%s on %s — Performance Breakdown", model,
-        platform), manifest)
-      if not ok then warn("chart: " .. tostring(err)) end
-    end)
-  end
+  timed("chart", function()
+    local ok, err = pcall(plot.generate_perf_plot, opts.out, string.format("%s on %s — Performance Breakdown", model,
+      platform), manifest)
+    if not ok then warn("chart: " .. tostring(err)) end
+  end)
 
   -- Step 11: analysis.md, checked, with the chart embedded
-  local report_md = optional("tracelens.report_md")
-  if not report_md then fail("the report renderer (tracelens.report_md) is missing", 1) end
   local metrics_by_cat = {}
   for _, m in ipairs(metrics_files) do metrics_by_cat[m.metrics.category or m.file:gsub("_metrics%.json$", "")] = m.metrics end
   local text = timed("analysis.md", function()
-    return report_md.render({ scope = scope, manifest = json.decode(manifest_text), priority = prio,
+    return report_md.render({ scope = scope, manifest = manifest, priority = prio,
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, warnings = warnings })
   end)
   local report_path = opts.out .. "/analysis.md"
   tl.fs.write_file(report_path, text)
-  if plot then pcall(plot.embed_plot_in_report, opts.out, "analysis.md", "{{PERF_PLOT}}") end
-  local passed, messages = true, {}
-  if validate then
-    passed, messages = validate.validate_report(opts.out, scope)
-    for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
-  end
+  pcall(plot.embed_plot_in_report, opts.out, "analysis.md", "{{PERF_PLOT}}")
+  local passed, messages = validate.validate_report(opts.out, scope)
+  for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
 
   -- Summary
   local total = tl.now() - t_start

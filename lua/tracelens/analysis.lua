@@ -24,11 +24,7 @@ local KT_SUM = "Kernel Time (µs)_sum"
 local r2 = function(x) return py.round(x, 2) end
 local r3 = function(x) return py.round(x, 3) end
 
--- A number that is present (not nil, not NaN).
-local function num(v)
-  if type(v) == "number" and v == v then return v end
-  return nil
-end
+local num = py.num
 
 -- pandas truthiness of a cell: NaN/None are "missing", "" and 0 are falsy.
 local function truthy(v)

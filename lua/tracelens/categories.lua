@@ -44,7 +44,7 @@ function M.display(op_category)
   return op_category
 end
 
-local function num(v) return type(v) == "number" and v == v and v or nil end
+local num = py.num
 local function lower(s) return tostring(s or ""):lower() end
 local function has_any(s, words)
   for _, w in ipairs(words) do

@@ -41,14 +41,8 @@ end
 
 --- metrics(sheets) -> the cpu_idle_metrics.json object.
 function M.metrics(sheets)
-  local tl_rows = {}
-  if sheets.gpu_timeline then
-    for _, row in sheets.gpu_timeline:rows() do tl_rows[row.type] = row end
-  end
-  local function get(kind, col)
-    local row = tl_rows[kind]
-    return row and num(row[col]) or 0
-  end
+  local cell = require("tracelens.prepare").timeline_getter(sheets.gpu_timeline)
+  local function get(kind, col) return num(cell(kind, col)) end
   local idle = get("idle_time", "percent")
   return json.obj(
     "status", "OK",

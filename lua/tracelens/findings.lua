@@ -43,7 +43,7 @@ end
 
 -- Numbers ------------------------------------------------------------------
 
-local function present(v) return v ~= nil and not json.is_null(v) end
+local present = json.present
 M.present = present
 
 --- A metrics number as Python prints it (`83.6`, `30.0`, `708`), or — when absent.

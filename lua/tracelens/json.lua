@@ -74,6 +74,9 @@ local has_cjson, cjson = pcall(require, "cjson")
 local cjson_null = has_cjson and cjson.null or M.null
 function M.is_null(v) return v == M.null or v == cjson_null end
 
+--- A value that is there: not nil and not JSON null.
+function M.present(v) return v ~= nil and not M.is_null(v) end
+
 --- The keys of an ordered object, in order.
 function M.keys(o)
   local out = {}

@@ -19,21 +19,26 @@ local TIME_NOTE = "Use gpu_kernel_time_ms for bottleneck prioritization. sync_ti
 local MANIFEST_NOTE = "Use gpu_kernel_time_ms for bottleneck prioritization. cpu_duration_ms includes sync/launch overhead."
 
 local r3 = function(x) return py.round(x, 3) end
-local function num(v) return type(v) == "number" and v == v and v or nil end
+local num = py.num
 
 local function write_json(path, v) tl.fs.write_file(path, json.encode(v)) end
 
---- §3.2: the five utilisation figures of a gpu_timeline sheet (the last row
---- of a type wins; a missing type is the integer 0).
-function M.gpu_utilization(timeline)
+--- get(type, column) over a gpu_timeline sheet (the last row of a type wins,
+--- as a dict built from the CSV); a missing row or cell reads as the integer 0.
+function M.timeline_getter(timeline)
   local by_type = {}
   if timeline then
     for _, row in timeline:rows() do by_type[row.type] = row end
   end
-  local function get(kind, col)
+  return function(kind, col)
     local row = by_type[kind]
     return row and row[col] or 0
   end
+end
+
+--- §3.2: the five utilisation figures of a gpu_timeline sheet.
+function M.gpu_utilization(timeline)
+  local get = M.timeline_getter(timeline)
   return json.obj(
     "total_time_ms", get("total_time", "time ms"),
     "computation_time_percent", get("computation_time", "percent"),
@@ -215,6 +220,8 @@ function M.run(inp)
   write_json(out .. "/category_data/category_manifest.json", manifest)
   M.default_model_info(out)
   result.manifest = manifest
+  --- the metadata object of another category (a user rule's)
+  result.metadata_of = function(category, name) return base_metadata(inp, util, category, name) end
   return result
 end
 

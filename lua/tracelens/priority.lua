@@ -15,7 +15,7 @@ local FALLBACK_SHARE = 0.05 -- of computation time, for categories without findi
 
 local r2 = function(x) return py.round(x, 2) end
 local r3 = function(x) return py.round(x, 3) end
-local function num(v) return type(v) == "number" and v == v and v or nil end
+local num = py.num
 
 --- build(manifest, metrics_by_file) -> the priority_data object.
 --- metrics_by_file = array of {file = "<cat>_metrics.json", metrics = decoded}.

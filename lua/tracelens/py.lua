@@ -39,6 +39,12 @@ function M.repr(v)
   return M.str(v)
 end
 
+--- A number that is there: not nil, not NaN (pandas' missing cell); else nil.
+function M.num(v)
+  if type(v) == "number" and v == v then return v end
+  return nil
+end
+
 --- str() of a value: numbers as Python prints them, None/True/False, text as
 --- it is, sequences as their repr.
 function M.str(v)

@@ -44,7 +44,7 @@ local FUSION_NOTE_COMPARATIVE = "> **Note:** Kernel fusion analysis is experimen
 
 -- Helpers ------------------------------------------------------------------------
 
-local function present(v) return v ~= nil and not json.is_null(v) end
+local present = json.present
 
 local function num(v)
   if not present(v) then return "null" end

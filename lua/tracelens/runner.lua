@@ -8,7 +8,7 @@
 -- output file goes, and the failure bookkeeping. Runs in the main state.
 local json = require "tracelens.json"
 local categories = require "tracelens.categories"
-local prepare = require "tracelens.prepare"
+local validate = require "tracelens.validate"
 
 local M = {}
 
@@ -71,27 +71,23 @@ function M.tasks(spec, warn)
       with({ category = c.name, display_name = c.display, ops = c.ops, metadata = c.metadata_text,
         fusion_map = spec.fusion_map }))
   end
-  -- model identification
-  local modules = prepare.model_identification_data(spec.out_dir, spec.sheets.unified_perf_summary)
-  if modules then
+  -- model identification (its inputs: prepare.model_identification_data)
+  if spec.nn_modules then
     tasks[#tasks + 1] = task("model_id", "model", agent("model_id"),
-      { scope = spec.scope, unified = spec.sheets.unified_perf_summary, nn_modules = modules })
+      { scope = spec.scope, unified = spec.sheets.unified_perf_summary, nn_modules = spec.nn_modules })
   end
   -- user rules: the compute contract, with the whole report and the trace
+  local sheets = {}
+  for k, v in pairs(spec.sheets) do
+    if type(v) == "userdata" then sheets[k] = v end
+  end
   for _, rdir in ipairs(spec.rule_dirs or {}) do
     for _, f in ipairs(tl.fs.listdir(rdir) or {}) do
       local stem = f:match("^(.+)%.lua$")
       if stem then
-        local meta = json.decode(tl.fs.read_file(spec.out_dir .. "/metadata/cpu_idle_metadata.json"))
-        meta.category = stem
-        meta.category_name = stem
-        local sheets = {}
-        for k, v in pairs(spec.sheets) do
-          if type(v) == "userdata" then sheets[k] = v end
-        end
         tasks[#tasks + 1] = task(stem, "compute", rdir .. "/" .. f,
           with({ category = stem, display_name = stem, rule = true, trace = spec.trace, sheets = sheets,
-            metadata = json.encode(meta) }))
+            metadata = json.encode(spec.metadata_of(stem, stem)) }))
       end
     end
   end
@@ -110,7 +106,7 @@ local function findings_path(out, t)
 end
 
 -- Writes one analyzer's outputs; returns nil or the reason it failed.
-local function accept(t, r, opts, validate)
+local function accept(t, r, opts)
   if not r.ok then return (r.error or "failed") end
   local v = r.value
   if type(v) ~= "table" then return "returned " .. type(v) .. ", expected a table" end
@@ -132,7 +128,7 @@ local function accept(t, r, opts, validate)
   tl.fs.write_file(path, v.findings)
   t.findings = v.findings
   if v.findings:find("Status: ERROR", 1, true) then return "the analyzer reported Status: ERROR" end
-  if validate and t.tier == "compute" then
+  if t.tier == "compute" then
     local passed, errors = validate.validate_findings_file(path, "compute", opts.scope)
     if not passed then return "findings fail the checks: " .. table.concat(errors or {}, "; ") end
   end
@@ -151,8 +147,6 @@ end
 --- compute =}, failed = {{category, tier, error}}, metrics = {{name, metrics}},
 --- model_info, runs = {{name, started, finished, seconds}}}.
 function M.run(tasks, opts, warn)
-  local ok_v, validate = pcall(require, "tracelens.validate")
-  if not ok_v then validate = nil end
   local pending = {}
   for _, t in ipairs(tasks) do
     if not t.missing then pending[#pending + 1] = t end
@@ -167,7 +161,7 @@ function M.run(tasks, opts, warn)
       local r = results[i]
       out.runs[#out.runs + 1] = { name = t.name, started = r.started, finished = r.finished, seconds = r.seconds,
         attempt = attempt }
-      local why = accept(t, r, opts, validate)
+      local why = accept(t, r, opts)
       if why then
         errors[t] = why
         if attempt == 1 then

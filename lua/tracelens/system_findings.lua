@@ -29,7 +29,7 @@ M.TITLE = {
   h2d_memcpy = "Host-to-device copies on the critical path",
 }
 
-local function present(v) return v ~= nil and not json.is_null(v) end
+local present = json.present
 M.present = present
 
 --- A number from the metrics, or 0 when absent.
