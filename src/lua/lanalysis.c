@@ -275,7 +275,7 @@ int tl_l_trace_fusion_siblings(lua_State *L)
 
 /* trace:mapped_gpu_lists(mapped, max): the events in file order (but GPU and
  * runtime/driver events) whose GPU events include between 2 and max UIDs of
- * the set `mapped` (a table uid -> true); an array of {uid =, gpus = {the
+ * the set `mapped` (a table uid -> any true value); an array of {uid =, gpus = {the
  * mapped UIDs, gpu_events order, first seen}}. Nodes over the bound are
  * skipped after max + 1 hits, so the walk costs O(events x max), not the
  * size of every subtree. (The comparative fusion extraction, analysis-layer

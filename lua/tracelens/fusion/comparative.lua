@@ -14,8 +14,6 @@ local EXCLUDED = common.EXCLUDED
 local M = {}
 
 local LAYOUT_TRANSFORM = { "batched_transpose", "nchw2nhwc", "nhwc2nchw", "transpose_nchw", "transpose_cnhw" }
-local SKIP_CATEGORIES = { kernel = true, gpu_memcpy = true, gpu_memset = true, cuda_runtime = true,
-  cuda_driver = true }
 local CASE_A_MAX_DELTA, CASE_A_MAX_N1 = 15, 30
 
 local function number_cell(v)
@@ -102,11 +100,9 @@ local function extract_comparative(trace, diff_stats)
   if diff_stats == nil or #diff_stats == 0 then return json.arr() end
   local d = diff_lookups(diff_stats)
   if not d.any then return json.arr() end
-  local mapped = {}
-  for uid in pairs(d.uid_row) do mapped[uid] = true end
   local by_base, order = {}, {}
   -- only nodes with 2..30 mapped GPU events can pass gates G3/G4 (C walk)
-  for _, node in ipairs(trace:mapped_gpu_lists(mapped, CASE_A_MAX_N1)) do
+  for _, node in ipairs(trace:mapped_gpu_lists(d.uid_row, CASE_A_MAX_N1)) do
     -- the counts first: most nodes match one to one (n1 == n2) and stop here
     local ids, sorted, n1, n2 = {}, {}, #node.gpus, 0
     for _, g in ipairs(node.gpus) do
