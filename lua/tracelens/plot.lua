@@ -25,18 +25,7 @@ end
 
 local read_file = tl.fs.read_file
 
-local function write_file(path, text)
-  local tmp = path .. ".tmp-plot"
-  local f, err = io.open(tmp, "wb")
-  if not f then error(err, 0) end
-  local ok, werr = f:write(text)
-  f:close()
-  if ok then ok, werr = os.rename(tmp, path) end
-  if not ok then
-    os.remove(tmp)
-    error(path .. ": " .. tostring(werr), 0)
-  end
-end
+local write_file = tl.fs.write_file -- whole or nothing
 
 -- Every occurrence of `old` (plain text) in s replaced by `new`.
 local function replace_all(s, old, new)

@@ -15,11 +15,8 @@ local M = {}
 --- The text of a file as Python's open(path).read() sees it ("\r\n" and "\r"
 --- read as "\n"); nil, message when it cannot be read.
 function M.read(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local text, rerr = f:read("a")
-  f:close()
-  if not text then return nil, path .. ": " .. tostring(rerr) end
+  local text, err = tl.fs.read_file(path)
+  if not text then return nil, err end
   return (text:gsub("\r\n?", "\n"))
 end
 
