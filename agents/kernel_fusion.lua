@@ -31,69 +31,15 @@ local baseline_ms = sf.value((manifest.gpu_utilization or {}).total_time_ms)
 
 local function num(v) return sf.present(v) and json.number_text(v) or "—" end
 
--- The perf-model lookup of the fusion script (analysis-layer.md §10 step 6,
--- §6.8 shape_aware_lookup): kernel name -> first shape -> has Data Moved.
-local NAME_RX = "'name':\\s*'([^']+)'"
+-- "Yes"/"No": whether the fusion estimator found a perf model (Data Moved)
+-- for the kernel, with its own lookup (analysis-layer.md §10 step 6, §6.8
+-- shape_aware_lookup); "—" when the perf summary is not available.
+local lookups = require "tracelens.fusion.lookup"
+local lookup = ctx.unified and lookups.perf_lookup(ctx.unified)
 
-local function first_shape(dims)
-  if type(dims) ~= "string" then return "None" end
-  local v = py.literal(dims)
-  if type(v) == "table" and type(v[1]) == "table" then
-    local parts = {}
-    for i, d in ipairs(v[1]) do parts[i] = tostring(d) end
-    return "(" .. table.concat(parts, ",") .. ")"
-  end
-  return "None"
-end
-
-local each_row = require("tracelens.analysis").each_row
-
-local function is_number(v) return type(v) == "number" and v == v end
-
-local function perf_lookup()
-  local lookup, order = {}, {}
-  if not ctx.unified then return nil end
-  for _, row in each_row(ctx.unified) do
-    local kd = row.kernel_details_summary
-    if type(kd) == "string" and kd ~= "" and kd ~= "nan" then
-      local shape = first_shape(row["Input Dims"])
-      for _, name in ipairs(tl.re.findall(NAME_RX, kd)) do
-        local shapes = lookup[name]
-        if not shapes then
-          shapes = { by = {}, first = nil }
-          lookup[name] = shapes
-          order[#order + 1] = name
-        end
-        if shapes.by[shape] == nil then
-          local dm = row["Data Moved (MB)"]
-          shapes.by[shape] = is_number(tonumber(dm)) and true or false
-          if shapes.first == nil then shapes.first = shapes.by[shape] end
-        end
-      end
-    end
-  end
-  return { by_name = lookup, order = order }
-end
-
-local lookup = perf_lookup()
-
--- "Yes"/"No" for one kernel, or "—" when the perf summary is not available.
 local function perf_model(name, input_dims)
   if not lookup then return "—" end
-  local shapes = lookup.by_name[name]
-  if not shapes then
-    for _, key in ipairs(lookup.order) do
-      if name:sub(1, #key) == key or key:sub(1, #name) == name then
-        shapes = lookup.by_name[key]
-        break
-      end
-    end
-  end
-  if not shapes then return "No" end
-  local key = sf.present(input_dims) and first_shape(input_dims) or "None"
-  local v = shapes.by[key]
-  if v == nil then v = shapes.first end
-  return v and "Yes" or "No"
+  return lookups.shape_aware_lookup(lookup, name, input_dims)["Data Moved (MB)"] ~= nil and "Yes" or "No"
 end
 
 -- Candidates ------------------------------------------------------------------

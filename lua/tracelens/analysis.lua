@@ -165,16 +165,6 @@ function M.format_args(dims, types)
   return table.concat(parts, "<br>")
 end
 
--- §6.8 parse_first_shape: the first input's dims as a key ("512,141"), or nil.
-function M.first_shape_key(input_dims)
-  if not truthy(input_dims) then return nil end
-  local v = py.literal(tostring(input_dims))
-  if type(v) ~= "table" or #v == 0 or type(v[1]) ~= "table" then return nil end
-  local texts = {}
-  for i, x in ipairs(v[1]) do texts[i] = py.str(x) end
-  return "(" .. table.concat(texts, ", ") .. ")"
-end
-
 local kernel_name_rx
 --- Kernel names quoted in a kernel_details cell ('name': '...').
 function M.kernel_names(details)

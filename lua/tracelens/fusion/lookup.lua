@@ -10,6 +10,7 @@ local tl = require "tracelens"
 local json = require "tracelens.json"
 local py = require "tracelens.py"
 local common = require "tracelens.fusion.common"
+local kernel_names = require("tracelens.analysis").kernel_names
 
 local is_null, truthy = common.is_null, common.truthy
 
@@ -115,7 +116,6 @@ local function shape_aware_lookup(lookup, k, input_dims)
   return {}
 end
 
-local NAME_RX = "'name':\\s*'([^']+)'"
 
 -- per row with a kernel_details_summary: every kernel name x first shape,
 -- the first row wins; value = fn(row)
@@ -126,7 +126,7 @@ local function kernel_lookup(unified, fn)
     if kds ~= nil then
       local shape = parse_first_shape(cell(row, "Input Dims")) or NONE_KEY
       local value
-      for _, name in ipairs(tl.re.findall(NAME_RX, tostring(kds))) do
+      for _, name in ipairs(kernel_names(tostring(kds))) do
         local shapes = lookup.map[name]
         if not shapes then
           shapes = omap()
