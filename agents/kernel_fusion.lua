@@ -13,6 +13,7 @@
 -- numbered by impact_score, highest first; the icon follows the confidence.
 local sf = require "tracelens.system_findings"
 local rules = require "tracelens.fusion_rules"
+local F = require "tracelens.findings"
 local json = require "tracelens.json"
 local py = require "tracelens.py"
 local tl = require "tracelens"
@@ -131,8 +132,7 @@ local function card(n, f)
     string.format("### %s P%d: %s", rules.icon(f.estimate.confidence), n, heading(f)), "",
     "**Insight**: " .. insight(f), "",
     "**Action**: " .. action, "",
-    string.format("<!-- impact-begin kind=p_item low=%s mid=%s high=%s -->", num(f.estimate.impact_score_low),
-      num(f.estimate.impact_score), num(f.estimate.impact_score_high)),
+    F.p_item_marker(f.estimate),
     impact_line(f.estimate),
     "<!-- impact-end -->", "",
     "**Confidence**: " .. word .. " — " .. reason,
@@ -208,8 +208,7 @@ local function block(n, f)
   local word, reason = rules.confidence({ kernels = kernels_of(f.candidate), base_name = f.candidate.base_name,
     module_name = f.candidate.module_name }, e.confidence)
   local estimate = {
-    string.format("<!-- impact-begin kind=detail_estimate low=%s high=%s -->", num(e.impact_score_low),
-      num(e.impact_score_high)),
+    F.detail_marker(e),
     "- Low end impact_score: " .. num(e.impact_score_low),
     "- High end impact_score: " .. num(e.impact_score_high),
   }

@@ -177,14 +177,20 @@ end
 
 -- Markers, card, candidate block ---------------------------------------------
 
-function M.p_item_marker(f)
-  return string.format("<!-- impact-begin kind=p_item low=%s mid=%s high=%s -->",
-    M.num(f.impact_score_low), M.num(f.impact_score), M.num(f.impact_score_high))
+-- A marker attribute: the number verbatim (Python repr), null when absent.
+local function attr(v) return present(v) and json.number_text(v) or "null" end
+
+--- The p_item marker of a finding or estimate (impact_score_low / impact_score
+--- / impact_score_high); with category, the report's form (category=...).
+function M.p_item_marker(f, category)
+  return string.format("<!-- impact-begin kind=p_item %slow=%s mid=%s high=%s -->",
+    category and ("category=" .. category .. " ") or "", attr(f.impact_score_low), attr(f.impact_score),
+    attr(f.impact_score_high))
 end
 
 function M.detail_marker(f)
   return string.format("<!-- impact-begin kind=detail_estimate low=%s high=%s -->",
-    M.num(f.impact_score_low), M.num(f.impact_score_high))
+    attr(f.impact_score_low), attr(f.impact_score_high))
 end
 
 --- The blockquote under a heuristic card (§2.2 item 5).

@@ -22,6 +22,7 @@ local json = require "tracelens.json"
 local py = require "tracelens.py"
 local doc = require "tracelens.findings_doc"
 local sf = require "tracelens.system_findings"
+local findings = require "tracelens.findings"
 
 local M = {}
 
@@ -162,10 +163,7 @@ end
 
 local P_ITEM = "^<!%-%-%s*impact%-begin.-kind=p_item.-%-%->%s*$"
 
-local function compute_marker(f)
-  return string.format("<!-- impact-begin kind=p_item category=%s low=%s mid=%s high=%s -->", f.category,
-    num(f.impact_score_low), num(f.impact_score), num(f.impact_score_high))
-end
+local function compute_marker(f) return findings.p_item_marker(f, f.category) end
 
 -- A compute card whose findings file is missing or has no card for it: the
 -- numbers of the finding only.
@@ -197,8 +195,7 @@ local function fallback_compute_block(inp, f)
     "**Reasoning for Slowdown:** Not available from the category analysis.", "",
     "**Resolution:** Rerun the category analysis.", "",
     "**Impact estimate:**",
-    string.format("<!-- impact-begin kind=detail_estimate low=%s high=%s -->", num(f.impact_score_low),
-      num(f.impact_score_high)),
+    findings.detail_marker(f),
     "- Low end impact_score: " .. num(f.impact_score_low),
     "- High end impact_score: " .. num(f.impact_score_high),
     "<!-- impact-end -->",
