@@ -480,18 +480,6 @@ static uint64_t cell_key(const tl_table *t, size_t c, size_t r)
     return (uint64_t)col->v.i[r];
 }
 
-/* Neumaier-compensated sum (the Table engine's and pandas' groupby sum) */
-static double csum(const double *x, size_t n)
-{
-    double s = 0, c = 0;
-    for (size_t i = 0; i < n; i++) {
-        double t = s + x[i];
-        c += fabs(s) >= fabs(x[i]) ? (s - t) + x[i] : (x[i] - t) + s;
-        s = t;
-    }
-    return s + c;
-}
-
 /* diff_stats_unique_args_summary (get_df_diff_stats_unique_args): the rows
  * grouped by every column but kernel_time, lowest_common_ancestor_id and
  * gpu_op_uid (dropna=False), with kernel_time_mean, kernel_time_sum and
@@ -574,7 +562,7 @@ tl_table *tl_diff_unique_args_summary(const tl_table *ds)
             }
         }
         size_t m = off[g + 1] - off[g];
-        double sum = csum(kt + off[g], m);
+        double sum = tl_sum_compensated(kt + off[g], m);
         tl_table_set_i64(s, oc[1], row, (int64_t)m);
         tl_table_set_f64(s, oc[13], row, sum / (double)m);
         tl_table_set_f64(s, oc[14], row, sum);

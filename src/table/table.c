@@ -333,8 +333,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Neumaier-compensated sum. */
-static double sum_of(const double *x, size_t n)
+double tl_sum_compensated(const double *x, size_t n)
 {
     double s = 0, c = 0;
     for (size_t i = 0; i < n; i++) {
@@ -425,10 +424,10 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
     switch (a->fn) {
     case TL_AGG_SUM:
         if (int_out) tl_table_set_i64(dst, oc, orow, isum);
-        else tl_table_set_f64(dst, oc, orow, sum_of(buf, n));
+        else tl_table_set_f64(dst, oc, orow, tl_sum_compensated(buf, n));
         break;
     case TL_AGG_MEAN:
-        if (n) tl_table_set_f64(dst, oc, orow, sum_of(buf, n) / (double)n);
+        if (n) tl_table_set_f64(dst, oc, orow, tl_sum_compensated(buf, n) / (double)n);
         break;
     case TL_AGG_MEDIAN:
         if (n) {
@@ -440,7 +439,7 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
     case TL_AGG_STD0: {
         size_t ddof = a->fn == TL_AGG_STD ? 1 : 0;
         if (n > ddof) {
-            double m = sum_of(buf, n) / (double)n, ss = 0;
+            double m = tl_sum_compensated(buf, n) / (double)n, ss = 0;
             for (size_t i = 0; i < n; i++) ss += (buf[i] - m) * (buf[i] - m);
             tl_table_set_f64(dst, oc, orow, sqrt(ss / (double)(n - ddof)));
         }

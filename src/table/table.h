@@ -115,6 +115,9 @@ typedef struct tl_sortkey {
 } tl_sortkey;
 /* Stable sort; missing values last whatever the direction. */
 void tl_table_sort(tl_table *t, const tl_sortkey *keys, size_t n);
+/* Neumaier-compensated sum of x[0..n): the group-by sums and means (pandas'
+ * groupby sum agrees with it to the last digit on report data). */
+double tl_sum_compensated(const double *x, size_t n);
 /* Keeps rows idx[0..n) of t, in that order, in place (a permutation or a
  * selection; the text stays in the table's pool). */
 void tl_table_keep_rows(tl_table *t, const size_t *idx, size_t n);
