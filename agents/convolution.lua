@@ -139,7 +139,6 @@ function rules.reasoning(v)
 end
 
 function rules.advice(v)
-  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
   if v.bound == "compute" then return { say.remedy.tile_tuning(v) } end
   if transpose_pct(v) > TRANSPOSE_MODERATE then return { say.remedy.channels_last(v) } end
   return { say.remedy.memory_access(v) }

@@ -95,7 +95,6 @@ function rules.reasoning(v)
 end
 
 function rules.advice(v)
-  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
   if v.bound == "compute" then return { say.remedy.tile_tuning(v), misclassified_check(v) } end
   local advice = { say.remedy.memory_access(v) }
   local layer = chain_layer(v)

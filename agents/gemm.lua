@@ -102,7 +102,6 @@ function rules.reasoning(v)
 end
 
 function rules.advice(v)
-  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
   local advice = {}
   if tiny(v.lead) then advice[#advice + 1] = say.remedy.batch_upstream(v) end
   if v.bound == "memory" then

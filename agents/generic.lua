@@ -85,13 +85,21 @@ function rules.reasoning(v)
   return out
 end
 
-function rules.advice(v)
-  local advice = {}
+-- An op the analyzer judges as another category's is rerouted first.
+local function reroute_first(v)
   local truly = true_category(v.lead)
-  if truly then advice[1] = say.remedy.reroute(v, truly) end
-  if v.heuristic then
-    advice[#advice + 1] = say.remedy.profile_unmodeled(v)
-  elseif sub_category(v.lead) == "communication" then
+  return truly and { say.remedy.reroute(v, truly) } or {}
+end
+
+function rules.advice_unmodeled(v)
+  local advice = reroute_first(v)
+  advice[#advice + 1] = say.remedy.profile_unmodeled(v)
+  return advice
+end
+
+function rules.advice(v)
+  local advice = reroute_first(v)
+  if sub_category(v.lead) == "communication" then
     advice[#advice + 1] = overlap_collective(v)
   elseif v.bound == "compute" then
     advice[#advice + 1] = say.remedy.tile_tuning(v)

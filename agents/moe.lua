@@ -79,7 +79,6 @@ function rules.reasoning(v)
 end
 
 function rules.advice(v)
-  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
   if multi_stage(v) then return { fused_moe(v) } end
   if v.bound == "memory" then return { more_tokens(v), say.remedy.memory_access(v) } end
   local advice = { say.remedy.tile_tuning(v) }

@@ -68,7 +68,6 @@ function rules.reasoning(v)
 end
 
 function rules.advice(v)
-  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
   if v.bound == "compute" then return { occupancy_tuning(v) } end
   local tune = say.remedy.memory_access(v)
   if class(v.lead) == "softmax" and inside(v.lead, ATTENTION_WORDS) then

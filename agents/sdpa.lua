@@ -215,7 +215,6 @@ function rules.reasoning(v)
 end
 
 function rules.advice(v)
-  if v.heuristic then return { say.remedy.profile_unmodeled(v) } end
   local impl = implementation(v.lead)
   if impl == "unfused" then return { migrate_flash(v) } end
   local g, b, w = geometry(v.lead), breakdown(v.lead), workload(v.lead)

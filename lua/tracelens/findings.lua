@@ -273,9 +273,20 @@ local function view(ctx, metrics, rules, f, rows)
   return v
 end
 
+-- The advice for a finding. Without a performance model the first step is
+-- the same for every analyzer (profile the kernels to learn the bound) unless
+-- the analyzer has its own advice_unmodeled.
+local function advice_of(v, rules)
+  if v.heuristic then
+    if rules.advice_unmodeled then return rules.advice_unmodeled(v) end
+    return { prose().remedy.profile_unmodeled(v) }
+  end
+  return rules.advice(v)
+end
+
 --- One card and one candidate block.
 local function finding_text(v, rules)
-  local advice = rules.advice(v)
+  local advice = advice_of(v, rules)
   local actions, mechanisms = {}, {}
   for i = 1, math.min(#advice, 2) do
     actions[#actions + 1] = advice[i].action

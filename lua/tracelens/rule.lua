@@ -21,6 +21,8 @@ local M = {}
 function M.run(ctx, spec)
   assert(type(spec) == "table" and type(spec.select) == "function" and type(spec.advice) == "function",
     "a rule needs select(row) and advice(v) functions")
+  -- a rule's advice holds for its findings without a performance model too
+  spec.advice_unmodeled = spec.advice_unmodeled or spec.advice
   local unified = ctx.sheets and ctx.sheets.unified_perf_summary
   if unified then
     local picked = unified:filter(spec.select)
