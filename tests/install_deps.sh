@@ -4,7 +4,7 @@
 # start, examples/demo.sh, tests/run_all.sh and .ci/run.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
-      liblua5.4-dev lua-cjson-dev libxlsxwriter-dev libpng-dev libisal-dev zlib1g-dev
+      liblua5.4-dev lua-cjson-dev libxlsxwriter-dev libminizip-dev libpng-dev libisal-dev zlib1g-dev
       libedit-dev libfreetype-dev fonts-dejavu-core libpcre2-dev
       libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl)
 missing=()

@@ -336,6 +336,20 @@ static int write_csvs(const tl_sheets *s, const char *dir, tl_error *err)
     return 0;
 }
 
+typedef struct csv_job {
+    const tl_sheets *s;
+    const char *dir;
+    tl_error err;
+    int rc;
+} csv_job;
+
+static void *csv_thread(void *arg)
+{
+    csv_job *j = arg;
+    j->rc = write_csvs(j->s, j->dir, &j->err);
+    return NULL;
+}
+
 int tl_report_write(const tl_sheets *s, const char *outdir, const tl_report_opts *o, tl_error *err)
 {
     if (tl_mkdirs(outdir, err) != 0) return -1;
@@ -355,13 +369,18 @@ int tl_report_write(const tl_sheets *s, const char *outdir, const tl_report_opts
             tl_error_set(err, "%s: cannot create directory: %s", tmp_dir, strerror(errno));
             return -1;
         }
-        if (write_csvs(s, tmp_dir, err) != 0) {
-            rm_tree(tmp_dir);
-            return -1;
-        }
     }
-    if (o->xlsx && tl_xlsx_write(s, xlsx_tmp, err) != 0) {
-        unlink(xlsx_tmp);
+    /* the CSVs on a thread of their own while the workbook is written (both
+     * only read the tables); in line when no thread can be had */
+    csv_job cj = {s, tmp_dir, {{0}}, 0};
+    pthread_t th;
+    int threaded = o->csv && o->xlsx && pthread_create(&th, NULL, csv_thread, &cj) == 0;
+    if (o->csv && !threaded) csv_thread(&cj);
+    int xrc = o->xlsx ? tl_xlsx_write(s, xlsx_tmp, err) : 0;
+    if (threaded) pthread_join(th, NULL);
+    if (cj.rc != 0 || xrc != 0) {
+        if (cj.rc != 0) *err = cj.err;
+        if (o->xlsx) unlink(xlsx_tmp);
         if (o->csv) rm_tree(tmp_dir);
         return -1;
     }

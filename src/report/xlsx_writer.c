@@ -3,34 +3,20 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <xlsxwriter.h>
 
 #include "../util/vec.h"
 #include "report.h"
+#include "xlsx_package.h"
+#include "xlsx_sheet_xml.h"
 
-enum { MAX_CELL = 32767, MAX_WIDTH = 60 };
+enum { MAX_WIDTH = 60 };
 /* Excel's rows per worksheet, less the header row (overridable for tests). */
 #ifndef TL_XLSX_MAX_DATA_ROWS
 #define TL_XLSX_MAX_DATA_ROWS 1048575
 #endif
 static const size_t MAX_DATA_ROWS = TL_XLSX_MAX_DATA_ROWS;
-
-/* Excel limits a string cell to 32767 characters: longer text is cut on a
- * UTF-8 boundary (only kernel-detail lists can get there). */
-static void write_text(lxw_worksheet *ws, lxw_row_t r, lxw_col_t c, const char *s, size_t n)
-{
-    if (n <= MAX_CELL) {
-        worksheet_write_string(ws, r, c, s, NULL);
-        return;
-    }
-    size_t cut = MAX_CELL - 3;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-    char *t = tl_xmalloc(cut + 4);
-    memcpy(t, s, cut);
-    memcpy(t + cut, "...", 4);
-    worksheet_write_string(ws, r, c, t, NULL);
-    free(t);
-}
 
 enum { NAME_CAP = 31 * 4 + 1 }; /* 31 characters of UTF-8 */
 
@@ -74,10 +60,24 @@ static void unique_sheet_name(lxw_workbook *wb, char nm[NAME_CAP])
     }
 }
 
-/* Rows r0 .. r1 of a table as one worksheet named after the sheet (taken
- * names end in ~N). */
-static int write_part(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, size_t r0, size_t r1,
-                      tl_xlsx_hide_fn hide, void *ctx)
+/* One worksheet of the workbook: rows r0 .. r1 of a table. */
+typedef struct part {
+    const tl_table *t;
+    size_t r0, r1;
+    char entry[48]; /* its zip entry */
+} part;
+
+typedef struct book {
+    TL_VEC(part) parts;
+    int hdr_xf;
+    tl_xlsx_sst sst;
+} book;
+
+/* Rows r0 .. r1 of a table as one worksheet of the skeleton, named after the
+ * sheet (taken names end in ~N): the header row, column widths, hidden
+ * columns, the frozen header and the autofilter; the rows come later. */
+static int add_part(lxw_workbook *wb, lxw_format *hdr, book *bk, const tl_sheet *sh, size_t r0, size_t r1,
+                    tl_xlsx_hide_fn hide, void *ctx)
 {
     char nm[NAME_CAP];
     sheet_name(nm, sizeof nm, sh->name);
@@ -85,64 +85,86 @@ static int write_part(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, siz
     lxw_worksheet *ws = workbook_add_worksheet(wb, nm);
     if (!ws) return -1;
     const tl_table *t = sh->table;
+    if (t->ncols > TL_XLSX_MAX_COLS) return -1;
     double *width = tl_xcalloc(t->ncols + 1, sizeof *width);
+    tl_xlsx_col_widths(t, r0, r1, width);
+    lxw_row_col_options hidden = {.hidden = 1, .level = 0, .collapsed = 0};
     for (size_t c = 0; c < t->ncols; c++) {
         worksheet_write_string(ws, 0, (lxw_col_t)c, t->cols[c].name, hdr);
-        width[c] = (double)strlen(t->cols[c].name) + 2;
-    }
-    tl_sbuf sb;
-    tl_sb_init(&sb);
-    for (size_t r = r0; r < r1; r++) {
-        for (size_t c = 0; c < t->ncols; c++) {
-            if (tl_table_is_null(t, c, r)) continue;
-            lxw_row_t xr = (lxw_row_t)(r - r0 + 1);
-            const tl_col *col = &t->cols[c];
-            double w;
-            switch (col->type) {
-            case TL_COL_F64:
-                worksheet_write_number(ws, xr, (lxw_col_t)c, col->v.f[r], NULL);
-                w = 12;
-                break;
-            case TL_COL_I64:
-                worksheet_write_number(ws, xr, (lxw_col_t)c, (double)col->v.i[r], NULL);
-                w = 8;
-                break;
-            case TL_COL_BOOL:
-                worksheet_write_boolean(ws, xr, (lxw_col_t)c, (int)col->v.i[r], NULL);
-                w = 6;
-                break;
-            default: {
-                tl_sb_clear(&sb);
-                tl_table_cell_text(t, c, r, &sb);
-                write_text(ws, xr, (lxw_col_t)c, sb.s ? sb.s : "", sb.len);
-                w = (double)sb.len + 2;
-            }
-            }
-            if (w > width[c]) width[c] = w;
-        }
-    }
-    tl_sb_free(&sb);
-    lxw_row_col_options hidden = {.hidden = 1, .level = 0, .collapsed = 0};
-    for (size_t c = 0; c < t->ncols; c++)
         worksheet_set_column_opt(ws, (lxw_col_t)c, (lxw_col_t)c, width[c] > MAX_WIDTH ? MAX_WIDTH : width[c], NULL,
                                  hide && hide(ctx, sh->name, t->cols[c].name) ? &hidden : NULL);
+    }
     free(width);
     worksheet_freeze_panes(ws, 1, 0);
     if (t->ncols) worksheet_autofilter(ws, 0, 0, (lxw_row_t)(r1 - r0), (lxw_col_t)(t->ncols - 1));
+    part p = {t, r0, r1, ""};
+    snprintf(p.entry, sizeof p.entry, "xl/worksheets/sheet%zu.xml", bk->parts.n + 1);
+    TL_PUSH(bk->parts, p);
     return 0;
 }
 
 /* A sheet longer than Excel's 1,048,576 rows goes on as "<name>~1", "~2", ...
  * (each with the header row), so no row is lost. */
-static int write_sheet(lxw_workbook *wb, lxw_format *hdr, const tl_sheet *sh, tl_xlsx_hide_fn hide, void *ctx)
+static int add_sheet(lxw_workbook *wb, lxw_format *hdr, book *bk, const tl_sheet *sh, tl_xlsx_hide_fn hide,
+                     void *ctx)
 {
     size_t n = sh->table->nrows, r0 = 0;
     do {
         size_t r1 = n - r0 > MAX_DATA_ROWS ? r0 + MAX_DATA_ROWS : n;
-        if (write_part(wb, hdr, sh, r0, r1, hide, ctx) != 0) return -1;
+        if (add_part(wb, hdr, bk, sh, r0, r1, hide, ctx) != 0) return -1;
         r0 = r1;
     } while (r0 < n);
     return 0;
+}
+
+/* ---- the skeleton's worksheets and shared strings, written anew */
+
+static uint64_t sheet_bound(void *ctx, size_t i, const char *old, size_t old_len)
+{
+    (void)old, (void)old_len;
+    const part *p = &((book *)ctx)->parts.v[i];
+    return tl_xlsx_rows_xml_bound(p->t, p->r0, p->r1) + 64;
+}
+
+/* The skeleton's worksheet with the full <dimension> and every row in
+ * <sheetData>. */
+static int sheet_fill(void *ctx, size_t i, const char *old, size_t old_len, tl_xlsx_entry *out)
+{
+    book *bk = ctx;
+    const part *p = &bk->parts.v[i];
+    if (p->t->ncols == 0) return tl_xlsx_entry_write(out, old, old_len); /* no cells */
+    const char *dim = strstr(old, "<dimension ref=\"");
+    const char *sd = strstr(old, "<sheetData");
+    if (!dim || !sd || dim > sd) return -1;
+    dim += strlen("<dimension ref=\"");
+    const char *dim_end = strchr(dim, '"');
+    const char *sd_end = strstr(sd, "</sheetData>");
+    if (sd_end) sd_end += strlen("</sheetData>");
+    else if (!strncmp(sd, "<sheetData/>", 12)) sd_end = sd + 12;
+    if (!dim_end || !sd_end) return -1;
+    char last[4], ref[32];
+    tl_xlsx_col_name(p->t->ncols - 1, last);
+    size_t rows = p->r1 - p->r0 + 1;
+    if (rows == 1 && p->t->ncols == 1) snprintf(ref, sizeof ref, "A1");
+    else snprintf(ref, sizeof ref, "A1:%s%zu", last, rows);
+    if (tl_xlsx_entry_write(out, old, (size_t)(dim - old)) || tl_xlsx_entry_write(out, ref, strlen(ref)) ||
+        tl_xlsx_entry_write(out, dim_end, (size_t)(sd - dim_end)) || tl_xlsx_entry_write(out, "<sheetData>", 11) ||
+        tl_xlsx_rows_xml(p->t, p->r0, p->r1, bk->hdr_xf, &bk->sst, tl_xlsx_entry_write, out) ||
+        tl_xlsx_entry_write(out, "</sheetData>", 12))
+        return -1;
+    return tl_xlsx_entry_write(out, sd_end, old_len - (size_t)(sd_end - old));
+}
+
+static uint64_t sst_bound(void *ctx, size_t i, const char *old, size_t old_len)
+{
+    (void)i, (void)old, (void)old_len;
+    return tl_xlsx_sst_xml_bound(&((book *)ctx)->sst);
+}
+
+static int sst_fill(void *ctx, size_t i, const char *old, size_t old_len, tl_xlsx_entry *out)
+{
+    (void)i, (void)old, (void)old_len;
+    return tl_xlsx_sst_xml(&((book *)ctx)->sst, tl_xlsx_entry_write, out);
 }
 
 int tl_xlsx_write(const struct tl_sheets *s, const char *path, tl_error *err)
@@ -150,31 +172,58 @@ int tl_xlsx_write(const struct tl_sheets *s, const char *path, tl_error *err)
     return tl_xlsx_write_hiding(s, path, NULL, NULL, err);
 }
 
+/* libxlsxwriter builds the workbook with the header rows only (styles,
+ * widths, panes, filters: a small skeleton); the rows are then written
+ * straight into the worksheets' XML while the package is copied, every text
+ * a shared string (a long table repeats few texts), deflated at ISA-L's fast
+ * level. A million-row sheet costs neither memory nor libxlsxwriter's
+ * per-cell work and zlib's default level. */
 int tl_xlsx_write_hiding(const struct tl_sheets *s, const char *path, tl_xlsx_hide_fn hide, void *ctx,
                          tl_error *err)
 {
-    /* constant memory: rows are streamed (they are written in order) and strings
-     * are inline, so a sheet of a million rows costs neither memory nor a
-     * shared-string table */
-    lxw_workbook_options opt = {.constant_memory = LXW_TRUE, .tmpdir = NULL};
-    lxw_workbook *wb = workbook_new_opt(path, &opt);
+    size_t plen = strlen(path);
+    char *skel = tl_xmalloc(plen + 16);
+    snprintf(skel, plen + 16, "%s.skeleton", path);
+    lxw_workbook *wb = workbook_new(skel);
     if (!wb) {
         tl_error_set(err, "%s: cannot create the workbook", path);
+        free(skel);
         return -1;
     }
     lxw_format *hdr = workbook_add_format(wb);
     format_set_bold(hdr);
-    for (size_t i = 0; i < s->n; i++) {
-        if (write_sheet(wb, hdr, &s->v[i], hide, ctx) != 0) {
-            tl_error_set(err, "%s: sheet %s: not a valid Excel sheet name", path, s->v[i].name);
-            workbook_close(wb);
-            return -1;
+    book bk;
+    memset(&bk, 0, sizeof bk);
+    tl_xlsx_sst_init(&bk.sst);
+    int rc = 0;
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        if (add_sheet(wb, hdr, &bk, &s->v[i], hide, ctx) != 0) {
+            tl_error_set(err, "%s: sheet %s: not a valid Excel sheet name or too many columns", path, s->v[i].name);
+            rc = -1;
         }
     }
-    lxw_error rc = workbook_close(wb);
-    if (rc != LXW_NO_ERROR) {
-        tl_error_set(err, "%s: cannot write the workbook: %s", path, lxw_strerror(rc));
-        return -1;
+    bk.hdr_xf = lxw_format_get_xf_index(hdr);
+    lxw_error lrc = workbook_close(wb);
+    if (rc == 0 && lrc != LXW_NO_ERROR) {
+        tl_error_set(err, "%s: cannot write the workbook: %s", path, lxw_strerror(lrc));
+        rc = -1;
     }
-    return 0;
+    if (rc == 0) {
+        tl_xlsx_replace *repl = tl_xmalloc((bk.parts.n + 1) * sizeof *repl);
+        size_t nr = 0;
+        int any_cells = 0;
+        for (size_t i = 0; i < bk.parts.n; i++) {
+            repl[nr++] = (tl_xlsx_replace){bk.parts.v[i].entry, sheet_bound, sheet_fill};
+            if (bk.parts.v[i].t->ncols) any_cells = 1;
+        }
+        /* the texts are known once every sheet is written (no column, no text) */
+        if (any_cells) repl[nr++] = (tl_xlsx_replace){"xl/sharedStrings.xml", sst_bound, sst_fill};
+        rc = tl_xlsx_repack(skel, path, repl, nr, &bk, err);
+        free(repl);
+    }
+    unlink(skel);
+    free(skel);
+    free(bk.parts.v);
+    tl_xlsx_sst_free(&bk.sst);
+    return rc;
 }

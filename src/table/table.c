@@ -557,59 +557,72 @@ void tl_table_cell_text(const tl_table *t, size_t col, size_t row, tl_sbuf *out)
     case TL_COL_STR: tl_sb_puts(out, tl_strpool_get(&t->pool, c->v.s[row])); break;
     case TL_COL_F64: tl_sb_pyfloat(out, c->v.f[row]); break;
     case TL_COL_BOOL: tl_sb_puts(out, c->v.i[row] ? "True" : "False"); break;
-    case TL_COL_I64: tl_sb_printf(out, "%lld", (long long)c->v.i[row]); break;
+    case TL_COL_I64: tl_sb_i64(out, (long long)c->v.i[row]); break;
     }
 }
 
+/* CSV text is built in a buffer and handed to stdio in large blocks. */
+enum { CSV_FLUSH = 1 << 20 };
+
+static void csv_flush(tl_sbuf *b, FILE *f)
+{
+    if (b->len) fwrite(b->s, 1, b->len, f);
+    tl_sb_clear(b);
+}
+
 /* One CSV field, quoted (inner quotes doubled) when it holds , " \n or \r. */
-static void csv_field(FILE *f, const char *s, size_t n)
+static void csv_field(tl_sbuf *b, const char *s, size_t n)
 {
     size_t k = 0;
     while (k < n && s[k] != ',' && s[k] != '"' && s[k] != '\n' && s[k] != '\r') k++;
     if (k == n) {
-        fwrite(s, 1, n, f);
+        tl_sb_putn(b, s, n);
         return;
     }
-    fputc('"', f);
+    tl_sb_putc(b, '"');
     const char *p = s, *end = s + n;
     while (p < end) {
         const char *q = memchr(p, '"', (size_t)(end - p));
         if (!q) {
-            fwrite(p, 1, (size_t)(end - p), f);
+            tl_sb_putn(b, p, (size_t)(end - p));
             break;
         }
-        fwrite(p, 1, (size_t)(q - p + 1), f);
-        fputc('"', f);
+        tl_sb_putn(b, p, (size_t)(q - p + 1));
+        tl_sb_putc(b, '"');
         p = q + 1;
     }
-    fputc('"', f);
+    tl_sb_putc(b, '"');
 }
 
 void tl_table_write_csv(const tl_table *t, FILE *f)
 {
-    for (size_t c = 0; c < t->ncols; c++) {
-        if (c) fputc(',', f);
-        csv_field(f, t->cols[c].name, strlen(t->cols[c].name));
-    }
-    fputc('\n', f);
-    tl_sbuf sb;
+    tl_sbuf out, sb;
+    tl_sb_init(&out);
     tl_sb_init(&sb);
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (c) tl_sb_putc(&out, ',');
+        csv_field(&out, t->cols[c].name, strlen(t->cols[c].name));
+    }
+    tl_sb_putc(&out, '\n');
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
-            if (c) fputc(',', f);
+            if (c) tl_sb_putc(&out, ',');
             const tl_col *col = &t->cols[c];
             if (col->type == TL_COL_STR && !tl_table_is_null(t, c, r)) {
                 /* text straight from the pool, no copy */
                 uint32_t id = col->v.s[r];
                 size_t len = tl_strpool_len(&t->pool, id);
-                if (len) csv_field(f, tl_strpool_get(&t->pool, id), len);
+                if (len) csv_field(&out, tl_strpool_get(&t->pool, id), len);
                 continue;
             }
             tl_sb_clear(&sb);
             tl_table_cell_text(t, c, r, &sb);
-            if (sb.len) csv_field(f, sb.s, sb.len);
+            if (sb.len) csv_field(&out, sb.s, sb.len);
         }
-        fputc('\n', f);
+        tl_sb_putc(&out, '\n');
+        if (out.len >= CSV_FLUSH) csv_flush(&out, f);
     }
+    csv_flush(&out, f);
+    tl_sb_free(&out);
     tl_sb_free(&sb);
 }

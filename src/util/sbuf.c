@@ -39,7 +39,22 @@ void tl_sb_putn(tl_sbuf *b, const char *s, size_t n)
 
 void tl_sb_puts(tl_sbuf *b, const char *s) { tl_sb_putn(b, s, strlen(s)); }
 
-void tl_sb_putc(tl_sbuf *b, char c) { tl_sb_putn(b, &c, 1); }
+void tl_sb_putc_slow(tl_sbuf *b, char c) { tl_sb_putn(b, &c, 1); }
+
+void tl_sb_i64(tl_sbuf *b, long long v)
+{
+    char tmp[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[n++] = '-';
+    reserve(b, (size_t)n);
+    while (n) b->s[b->len++] = tmp[--n];
+    b->s[b->len] = 0;
+}
 
 void tl_sb_printf(tl_sbuf *b, const char *fmt, ...)
 {

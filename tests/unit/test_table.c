@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "table/table.h"
+#include "util/pyfmt.h"
 #include "test.h"
 
 static tl_table *sample(void)
@@ -126,8 +127,30 @@ static void sorting_and_text(void)
     tl_table_free(t);
 }
 
+/* Python's repr of floats (what pandas writes in a CSV), on both sides of
+ * the short-decimal fast path: the texts are CPython 3.11's. */
+static void float_repr(void)
+{
+    static const struct {
+        double x;
+        const char *py;
+    } cases[] = {
+        {21.008, "21.008"}, {0.1, "0.1"}, {-2.5, "-2.5"}, {3.0, "3.0"}, {0.0001, "0.0001"}, {5e-05, "5e-05"},
+        {123456789.5, "123456789.5"}, {999999999.999999, "999999999.999999"}, {1e9, "1000000000.0"},
+        {0.30000000000000004, "0.30000000000000004"}, {1.0 / 3, "0.3333333333333333"}, {1e16, "1e+16"},
+        {123.4567891, "123.4567891"}, {-0.000123, "-0.000123"}, {2.675, "2.675"}, {1e-7, "1e-07"},
+        {100.0, "100.0"}, {0.5, "0.5"}, {-0.0, "-0.0"}, {12345.678901234, "12345.678901234"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[40];
+        tl_pyfloat_repr(buf, sizeof buf, cases[i].x);
+        CHECK_STR(buf, cases[i].py);
+    }
+}
+
 void suite_table(void)
 {
+    float_repr();
     group_sorted();
     group_appearance();
     sorting_and_text();

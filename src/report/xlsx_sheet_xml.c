@@ -1,0 +1,257 @@
+#include "xlsx_sheet_xml.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/pyfmt.h"
+#include "../util/sbuf.h"
+#include "../util/vec.h"
+
+enum {
+    MAX_CELL = 32767,  /* Excel's longest text cell */
+    FLUSH_AT = 256 << 10,
+    ROW_BOUND = 32,    /* <row r="1048576"></row> */
+    CELL_BOUND = 56,   /* <c r="XFD1048576" t="s"><v>4294967295</v></c>, or a number */
+};
+
+void tl_xlsx_sst_init(tl_xlsx_sst *s)
+{
+    tl_strpool_init(&s->pool);
+    s->refs = 0;
+}
+
+void tl_xlsx_sst_free(tl_xlsx_sst *s) { tl_strpool_free(&s->pool); }
+
+void tl_xlsx_col_name(size_t c, char out[4])
+{
+    char rev[4];
+    int n = 0;
+    c++;
+    while (c && n < 3) {
+        rev[n++] = (char)('A' + (c - 1) % 26);
+        c = (c - 1) / 26;
+    }
+    for (int i = 0; i < n; i++) out[i] = rev[n - 1 - i];
+    out[n] = 0;
+}
+
+void tl_xlsx_col_widths(const tl_table *t, size_t r0, size_t r1, double *width)
+{
+    for (size_t c = 0; c < t->ncols; c++) {
+        const tl_col *col = &t->cols[c];
+        double w = (double)strlen(col->name) + 2;
+        double typed = col->type == TL_COL_F64 ? 12 : col->type == TL_COL_I64 ? 8 : 6;
+        for (size_t r = r0; r < r1; r++) {
+            if (tl_table_is_null(t, c, r)) continue;
+            double cw = col->type == TL_COL_STR ? (double)tl_strpool_len(&t->pool, col->v.s[r]) + 2 : typed;
+            if (cw > w) w = cw;
+        }
+        width[c] = w;
+    }
+}
+
+uint64_t tl_xlsx_rows_xml_bound(const tl_table *t, size_t r0, size_t r1)
+{
+    uint64_t rows = (uint64_t)(r1 - r0) + 1;
+    return rows * (ROW_BOUND + (uint64_t)t->ncols * CELL_BOUND);
+}
+
+/* The shared-string index of a text. */
+static uint32_t sst_index(tl_xlsx_sst *sst, const char *s, size_t n)
+{
+    sst->refs++;
+    return tl_strpool_intern(&sst->pool, s, n);
+}
+
+typedef struct row_writer {
+    tl_sbuf b;
+    tl_xlsx_sink sink;
+    void *ctx;
+    int failed;
+} row_writer;
+
+static void maybe_flush(row_writer *w, int force)
+{
+    if (w->failed || (!force && w->b.len < FLUSH_AT)) return;
+    if (w->b.len && w->sink(w->ctx, w->b.s, w->b.len) != 0) w->failed = 1;
+    tl_sb_clear(&w->b);
+}
+
+/* <c r="B7"[ s="1"][ t="T"]><v>V</v></c>, opening part up to <v>. */
+static void cell_open(tl_sbuf *b, const char *col, const char *row, int style, const char *type)
+{
+    tl_sb_puts(b, "<c r=\"");
+    tl_sb_puts(b, col);
+    tl_sb_puts(b, row);
+    tl_sb_putc(b, '"');
+    if (style >= 0) {
+        tl_sb_puts(b, " s=\"");
+        tl_sb_i64(b, style);
+        tl_sb_putc(b, '"');
+    }
+    if (type) {
+        tl_sb_puts(b, " t=\"");
+        tl_sb_puts(b, type);
+        tl_sb_putc(b, '"');
+    }
+    tl_sb_puts(b, "><v>");
+}
+
+static void shared_string_cell(tl_sbuf *b, const char *col, const char *row, int style, uint32_t idx)
+{
+    cell_open(b, col, row, style, "s");
+    tl_sb_i64(b, idx);
+    tl_sb_puts(b, "</v></c>");
+}
+
+int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, tl_xlsx_sst *sst, tl_xlsx_sink sink,
+                     void *ctx)
+{
+    if (t->ncols == 0) return 0;
+    row_writer w = {{0}, sink, ctx, 0};
+    tl_sb_init(&w.b);
+    char(*cols)[4] = tl_xmalloc(t->ncols * sizeof *cols);
+    for (size_t c = 0; c < t->ncols; c++) tl_xlsx_col_name(c, cols[c]);
+    /* a table text's shared-string index, looked up once per distinct text */
+    uint32_t *sid = tl_xmalloc(((size_t)t->pool.n + 1) * sizeof *sid);
+    memset(sid, 0xff, ((size_t)t->pool.n + 1) * sizeof *sid);
+
+    char rowtxt[24];
+    tl_sb_puts(&w.b, "<row r=\"1\">");
+    for (size_t c = 0; c < t->ncols; c++) {
+        const char *name = t->cols[c].name;
+        shared_string_cell(&w.b, cols[c], "1", hdr_xf, sst_index(sst, name, strlen(name)));
+    }
+    tl_sb_puts(&w.b, "</row>");
+    for (size_t r = r0; r < r1 && !w.failed; r++) {
+        snprintf(rowtxt, sizeof rowtxt, "%zu", r - r0 + 2);
+        tl_sb_puts(&w.b, "<row r=\"");
+        tl_sb_puts(&w.b, rowtxt);
+        tl_sb_puts(&w.b, "\">");
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (tl_table_is_null(t, c, r)) continue;
+            const tl_col *col = &t->cols[c];
+            switch (col->type) {
+            case TL_COL_STR: {
+                uint32_t id = col->v.s[r];
+                if (tl_strpool_len(&t->pool, id) == 0) break; /* an empty text is an empty cell */
+                if (sid[id] == UINT32_MAX)
+                    sid[id] = tl_strpool_intern(&sst->pool, tl_strpool_get(&t->pool, id), tl_strpool_len(&t->pool, id));
+                sst->refs++;
+                shared_string_cell(&w.b, cols[c], rowtxt, -1, sid[id]);
+                break;
+            }
+            case TL_COL_F64: {
+                double v = col->v.f[r];
+                if (isinf(v)) {
+                    shared_string_cell(&w.b, cols[c], rowtxt, -1, sst_index(sst, v < 0 ? "-inf" : "inf", v < 0 ? 4 : 3));
+                    break;
+                }
+                char num[40];
+                int n = tl_pyfloat_repr(num, sizeof num, v);
+                cell_open(&w.b, cols[c], rowtxt, -1, NULL);
+                tl_sb_putn(&w.b, num, (size_t)n);
+                tl_sb_puts(&w.b, "</v></c>");
+                break;
+            }
+            case TL_COL_I64:
+                cell_open(&w.b, cols[c], rowtxt, -1, NULL);
+                tl_sb_i64(&w.b, (long long)col->v.i[r]);
+                tl_sb_puts(&w.b, "</v></c>");
+                break;
+            case TL_COL_BOOL:
+                cell_open(&w.b, cols[c], rowtxt, -1, "b");
+                tl_sb_putc(&w.b, col->v.i[r] ? '1' : '0');
+                tl_sb_puts(&w.b, "</v></c>");
+                break;
+            }
+        }
+        tl_sb_puts(&w.b, "</row>");
+        maybe_flush(&w, 0);
+    }
+    maybe_flush(&w, 1);
+    free(sid);
+    free(cols);
+    tl_sb_free(&w.b);
+    return w.failed ? -1 : 0;
+}
+
+/* "_xHHHH_" in a text would read back as an escaped character. */
+static int looks_escaped(const char *s, size_t n)
+{
+    if (n < 7 || s[0] != '_' || s[1] != 'x' || s[6] != '_') return 0;
+    for (int i = 2; i < 6; i++)
+        if (!s[i] || !strchr("0123456789abcdefABCDEF", s[i])) return 0;
+    return 1;
+}
+
+/* Element text: & < > escaped, control characters (not allowed in XML) as
+ * Excel's _xHHHH_ form, and an underscore that would start that form too. */
+static void xml_text(tl_sbuf *b, const char *s, size_t n)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        const char *esc = NULL;
+        char tmp[8];
+        if (ch == '&') esc = "&amp;";
+        else if (ch == '<') esc = "&lt;";
+        else if (ch == '>') esc = "&gt;";
+        else if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
+            static const char HEX[] = "0123456789ABCDEF";
+            memcpy(tmp, "_x00", 4);
+            tmp[4] = HEX[ch >> 4];
+            tmp[5] = HEX[ch & 15];
+            tmp[6] = '_';
+            tmp[7] = 0;
+            esc = tmp;
+        } else if (ch == '_' && looks_escaped(s + i, n - i)) {
+            esc = "_x005F_";
+        }
+        if (!esc) continue;
+        tl_sb_putn(b, s + run, i - run);
+        tl_sb_puts(b, esc);
+        run = i + 1;
+    }
+    tl_sb_putn(b, s + run, n - run);
+}
+
+uint64_t tl_xlsx_sst_xml_bound(const tl_xlsx_sst *sst)
+{
+    /* each byte escapes to at most 7 ("_x005F_", "_x001F_") */
+    return 256 + (uint64_t)sst->pool.arena_len * 7 + (uint64_t)sst->pool.n * 48;
+}
+
+int tl_xlsx_sst_xml(const tl_xlsx_sst *sst, tl_xlsx_sink sink, void *ctx)
+{
+    row_writer w = {{0}, sink, ctx, 0};
+    tl_sb_init(&w.b);
+    tl_sb_puts(&w.b, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+                     "<sst xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" count=\"");
+    tl_sb_i64(&w.b, (long long)sst->refs);
+    tl_sb_puts(&w.b, "\" uniqueCount=\"");
+    tl_sb_i64(&w.b, (long long)sst->pool.n);
+    tl_sb_puts(&w.b, "\">");
+    for (uint32_t i = 0; i < sst->pool.n && !w.failed; i++) {
+        const char *s = tl_strpool_get(&sst->pool, i);
+        size_t n = tl_strpool_len(&sst->pool, i);
+        int cut = n > MAX_CELL;
+        if (cut) { /* on a UTF-8 boundary, with "..." */
+            n = MAX_CELL - 3;
+            while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+        }
+        int keep_space = n && (s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[n - 1] == ' ' ||
+                               s[n - 1] == '\t' || s[n - 1] == '\n');
+        tl_sb_puts(&w.b, keep_space ? "<si><t xml:space=\"preserve\">" : "<si><t>");
+        xml_text(&w.b, s, n);
+        if (cut) tl_sb_puts(&w.b, "...");
+        tl_sb_puts(&w.b, "</t></si>");
+        maybe_flush(&w, 0);
+    }
+    tl_sb_puts(&w.b, "</sst>");
+    maybe_flush(&w, 1);
+    tl_sb_free(&w.b);
+    return w.failed ? -1 : 0;
+}
