@@ -55,7 +55,7 @@ options:
 
 local function fail(msg, code)
   io.stderr:write("orchestrator: ", msg, "\n")
-  os.exit(code or 2)
+  os.exit(code or 2, true) -- closing the state waits for report files being written
 end
 
 local function parse_args(argv)
@@ -132,20 +132,39 @@ local function load_traces(opts)
 end
 
 -- The perf report(s). Comparative: trace 1's with the TraceDiff columns and
--- diff_stats (perf_report_trace1*), trace 2's plain (perf_report_trace2*),
--- both with the one platform, built side by side.
+-- diff_stats, trace 2's plain, both with the one platform, built side by side.
 local function perf_reports(trace, trace2, ro)
   if not trace2 then return trace:report(ro) end
   local code = "local t, o = ...; return t:report(o)"
-  local o1, o2 = {}, {}
-  for k, v in pairs(ro) do o1[k], o2[k] = v, v end
-  o1.compare, o1.name, o2.name = trace2, "perf_report_trace1", "perf_report_trace2"
+  local o1 = {}
+  for k, v in pairs(ro) do o1[k] = v end
+  o1.compare = trace2
   local r = tl.parallel({ { code = code, args = { trace, o1 }, name = "report trace 1" },
-    { code = code, args = { trace2, o2 }, name = "report trace 2" } }, { jobs = 2 })
+    { code = code, args = { trace2, ro }, name = "report trace 2" } }, { jobs = 2 })
   for i = 1, 2 do
     if not r[i].ok then fail(tostring(r[i].error), 1) end
   end
   return r[1].value, r[2].value
+end
+
+-- The perf report files (perf_report_csvs/ + perf_report.xlsx; comparative:
+-- perf_report_trace1* and perf_report_trace2*) are written on threads of
+-- their own while the analysis goes on (it reads the tables, not the files);
+-- the returned function waits for them.
+local function write_perf_reports(out, sheets, sheets2)
+  local jobs = {}
+  if not sheets2 then
+    jobs[1] = tl.write_report(sheets, out, { background = true })
+  else
+    jobs[1] = tl.write_report(sheets, out, { name = "perf_report_trace1", background = true })
+    jobs[2] = tl.write_report(sheets2, out, { name = "perf_report_trace2", background = true })
+  end
+  return function()
+    for _, job in ipairs(jobs) do
+      local ok, err = pcall(job.wait, job)
+      if not ok then fail(tostring(err), 1) end
+    end
+  end
 end
 
 local function main(argv)
@@ -176,15 +195,10 @@ local function main(argv)
   progress(opts, "%s", plat.how)
   tl.fs.mkdir(opts.out)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
-    include_call_stack = true, write = opts.out }
+    include_call_stack = true }
   local sheets, sheets2 = timed("perf report", function() return perf_reports(trace, trace2, report_opts) end)
-  local platform2
-  if trace2 then
-    platform2 = opts.platform2 or trace2:platform().name or "Trace 2"
-    progress(opts, "perf reports written to %s/perf_report_trace1_csvs and perf_report_trace2_csvs", opts.out)
-  else
-    progress(opts, "perf report written to %s/perf_report_csvs", opts.out)
-  end
+  local wait_perf_reports = write_perf_reports(opts.out, sheets, sheets2)
+  local platform2 = trace2 and (opts.platform2 or trace2:platform().name or "Trace 2")
 
   -- Steps 2-5: category data
   local mk_data = timed("multi-kernel data", function() return multi_kernel.data(trace) end)
@@ -288,6 +302,12 @@ local function main(argv)
   pcall(plot.embed_plot_in_report, opts.out, "analysis.md", "{{PERF_PLOT}}")
   local passed, messages = validate.validate_report(opts.out, scope)
   for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
+  timed("perf report files", wait_perf_reports)
+  if trace2 then
+    progress(opts, "perf reports written to %s/perf_report_trace1_csvs and perf_report_trace2_csvs", opts.out)
+  else
+    progress(opts, "perf report written to %s/perf_report_csvs", opts.out)
+  end
 
   -- Summary
   local total = tl.now() - t_start

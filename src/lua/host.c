@@ -14,6 +14,7 @@
 #include "lregex.h"
 #include "lrender.h"
 #include "ldiff.h"
+#include "lreport.h"
 #include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
@@ -144,6 +145,7 @@ int luaopen_tracelens(lua_State *L)
     lua_setfield(L, -2, "re");
     tl_lrender_register(L);
     tl_ldiff_register(L);
+    tl_lreport_register(L);
     return 1;
 }
 

@@ -473,6 +473,13 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         s.v[i].table = NULL; /* owned by Lua now */
     }
     lua_setfield(L, -2, "__order");
+    lua_newtable(L); /* sheets whose CSV is a bare newline when empty (tl.write_report) */
+    for (size_t i = 0; i < s.n; i++) {
+        if (!s.v[i].write_empty_as_newline) continue;
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, s.v[i].name);
+    }
+    lua_setfield(L, -2, "__empty_as_newline");
     lua_pushstring(L, pc.how);
     lua_setfield(L, -2, "__platform");
     tl_sheets_free(&s);

@@ -295,5 +295,45 @@ do
   T.check(okc, "report --include-overlap-info (with the xlsx) exits 0")
 end
 
+-- ============================================================ tl.write_report
+-- The sheets of a report written later, at once or on a thread of their own:
+-- the same files, byte for byte, as trace:report{write = DIR}; the empty
+-- short_kernels_summary (no kernel under 1 us) is still a bare newline.
+do
+  local function slurp(path)
+    local f = io.open(path, "rb")
+    if not f then return nil end
+    local text = f:read("a")
+    f:close()
+    return text
+  end
+  local trace = tl.load(ov_path)
+  local ro = {platform = "none", short_kernel_threshold_us = 1}
+  local r = trace:report(ro)
+  ro.write = dir .. "/w_ref"
+  trace:report(ro)
+  tl.write_report(r, dir .. "/w_now", {name = "now"})
+  local job = tl.write_report(r, dir .. "/w_bg", {background = true, xlsx = false})
+  T.eq(job:wait(), true, "background write: wait returns true")
+  T.eq(job:wait(), true, "wait again: the same answer")
+  T.eq(slurp(dir .. "/w_ref/perf_report_csvs/short_kernels_summary.csv"), "\n", "reference: empty summary is a newline")
+  for _, name in ipairs(r.__order) do
+    local want = slurp(dir .. "/w_ref/perf_report_csvs/" .. name .. ".csv")
+    T.check(want ~= nil, "reference CSV " .. name)
+    T.eq(slurp(dir .. "/w_now/now_csvs/" .. name .. ".csv"), want, "write_report CSV " .. name)
+    T.eq(slurp(dir .. "/w_bg/perf_report_csvs/" .. name .. ".csv"), want, "background CSV " .. name)
+  end
+  T.check(T.file_exists(dir .. "/w_now/now.xlsx"), "write_report: the workbook")
+  T.check(not T.file_exists(dir .. "/w_bg/perf_report.xlsx"), "xlsx = false: no workbook")
+
+  -- a write that fails says so at wait(), and leaves nothing behind
+  T.check(io.open(dir .. "/a_file", "w")):close()
+  local bad = tl.write_report(r, dir .. "/a_file/out", {background = true})
+  local ok, err = pcall(bad.wait, bad)
+  T.check(not ok and tostring(err):match("a_file: exists and is not a directory"), "failed background write raises: " .. tostring(err))
+  local ok2, err2 = pcall(tl.write_report, {}, dir .. "/x")
+  T.check(not ok2 and tostring(err2):match("trace:report"), "not a report: " .. tostring(err2))
+end
+
 T.rmrf(dir)
 T.finish()
