@@ -570,12 +570,17 @@ static void csv_flush(tl_sbuf *b, FILE *f)
     tl_sb_clear(b);
 }
 
+static int csv_needs_quotes(const char *s, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (s[k] == ',' || s[k] == '"' || s[k] == '\n' || s[k] == '\r') return 1;
+    return 0;
+}
+
 /* One CSV field, quoted (inner quotes doubled) when it holds , " \n or \r. */
 static void csv_field(tl_sbuf *b, const char *s, size_t n)
 {
-    size_t k = 0;
-    while (k < n && s[k] != ',' && s[k] != '"' && s[k] != '\n' && s[k] != '\r') k++;
-    if (k == n) {
+    if (!csv_needs_quotes(s, n)) {
         tl_sb_putn(b, s, n);
         return;
     }
@@ -594,11 +599,23 @@ static void csv_field(tl_sbuf *b, const char *s, size_t n)
     tl_sb_putc(b, '"');
 }
 
+/* Whether a text needs quoting, decided once per distinct pool text (a long
+ * table repeats few texts): 0 unknown, 1 plain, 2 quoted. */
+static void csv_pool_field(tl_sbuf *b, const tl_strpool *p, uint32_t id, uint8_t *quote)
+{
+    const char *s = tl_strpool_get(p, id);
+    size_t n = tl_strpool_len(p, id);
+    if (quote[id] == 0) quote[id] = csv_needs_quotes(s, n) ? 2 : 1;
+    if (quote[id] == 1) tl_sb_putn(b, s, n);
+    else csv_field(b, s, n);
+}
+
 void tl_table_write_csv(const tl_table *t, FILE *f)
 {
     tl_sbuf out, sb;
     tl_sb_init(&out);
     tl_sb_init(&sb);
+    uint8_t *quote = tl_xcalloc((size_t)t->pool.n + 1, 1);
     for (size_t c = 0; c < t->ncols; c++) {
         if (c) tl_sb_putc(&out, ',');
         csv_field(&out, t->cols[c].name, strlen(t->cols[c].name));
@@ -610,9 +627,7 @@ void tl_table_write_csv(const tl_table *t, FILE *f)
             const tl_col *col = &t->cols[c];
             if (col->type == TL_COL_STR && !tl_table_is_null(t, c, r)) {
                 /* text straight from the pool, no copy */
-                uint32_t id = col->v.s[r];
-                size_t len = tl_strpool_len(&t->pool, id);
-                if (len) csv_field(&out, tl_strpool_get(&t->pool, id), len);
+                csv_pool_field(&out, &t->pool, col->v.s[r], quote);
                 continue;
             }
             tl_sb_clear(&sb);
@@ -623,6 +638,7 @@ void tl_table_write_csv(const tl_table *t, FILE *f)
         if (out.len >= CSV_FLUSH) csv_flush(&out, f);
     }
     csv_flush(&out, f);
+    free(quote);
     tl_sb_free(&out);
     tl_sb_free(&sb);
 }
