@@ -258,14 +258,18 @@ tl_table *tl_diff_stats_table(tl_trace_diff *d, const tl_diff_row *rows, size_t 
     tl_argtext at[2];
     tl_argtext_init(&at[0], d->t[0]);
     tl_argtext_init(&at[1], d->t[1]);
-    /* per (side, cpu op): the pool ids of its 7 text cells */
+    /* per (side, cpu op): the pool ids of its 7 text cells; per (side, name):
+     * the pool id of the kernel name (dense arrays holding the value + 1, 0 =
+     * not yet) */
     typedef struct opcells {
         uint32_t v[7];
     } opcells;
     TL_VEC(opcells) ops = {0};
-    tl_map op_ix, name_ix;
-    tl_map_init(&op_ix, 1024);
-    tl_map_init(&name_ix, 1024);
+    uint32_t *op_of[2], *name_of[2];
+    for (int k = 0; k < 2; k++) {
+        op_of[k] = tl_xcalloc(d->t[k]->es.n + 1, sizeof *op_of[k]);
+        name_of[k] = tl_xcalloc((size_t)d->t[k]->es.names.n + 1, sizeof *name_of[k]);
+    }
     uint32_t *lca_ix = tl_xmalloc((d->names.n + 1) * sizeof *lca_ix);
     memset(lca_ix, 0xff, (d->names.n + 1) * sizeof *lca_ix);
     tl_sbuf sb, pb;
@@ -278,13 +282,10 @@ tl_table *tl_diff_stats_table(tl_trace_diff *d, const tl_diff_row *rows, size_t 
         const tl_trace *tr = d->t[r->src];
         const tl_event_store *es = &tr->es;
         size_t row = tl_table_add_row(t);
-        uint32_t k = tl_map_get(&name_ix, es->name[r->gpu], r->src);
-        if (k == UINT32_MAX) {
-            k = tid(t, tl_es_name(es, r->gpu));
-            tl_map_put(&name_ix, es->name[r->gpu], r->src, k);
-        }
-        t->cols[col[0]].v.s[row] = k;
-        uint32_t o = tl_map_get(&op_ix, r->cpu_op, r->src);
+        uint32_t *k = &name_of[r->src][es->name[r->gpu]];
+        if (!*k) *k = tid(t, tl_es_name(es, r->gpu)) + 1;
+        t->cols[col[0]].v.s[row] = *k - 1;
+        uint32_t o = op_of[r->src][r->cpu_op] - 1;
         if (o == UINT32_MAX) {
             opcells c;
             c.v[0] = tid(t, tl_es_name(es, r->cpu_op));
@@ -301,7 +302,7 @@ tl_table *tl_diff_stats_table(tl_trace_diff *d, const tl_diff_row *rows, size_t 
             c.v[6] = tid(t, pb.s);
             o = (uint32_t)ops.n;
             TL_PUSH(ops, c);
-            tl_map_put(&op_ix, r->cpu_op, r->src, o);
+            op_of[r->src][r->cpu_op] = o + 1;
         }
         const opcells *c = &ops.v[o];
         t->cols[col[1]].v.s[row] = c->v[0];
@@ -323,8 +324,10 @@ tl_table *tl_diff_stats_table(tl_trace_diff *d, const tl_diff_row *rows, size_t 
     tl_sb_free(&pb);
     free(ops.v);
     free(lca_ix);
-    tl_map_free(&op_ix);
-    tl_map_free(&name_ix);
+    for (int j = 0; j < 2; j++) {
+        free(op_of[j]);
+        free(name_of[j]);
+    }
     tl_argtext_free(&at[0]);
     tl_argtext_free(&at[1]);
     return t;
