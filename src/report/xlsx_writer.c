@@ -1,6 +1,5 @@
 #include "xlsx_writer.h"
 
-#include <math.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>

@@ -1,6 +1,9 @@
-/* xlsx_writer.h — the perf report as one .xlsx workbook (libxlsxwriter):
- * one worksheet per sheet in report order, numbers as numbers, a bold frozen
- * header row, an autofilter and column widths fitted to the content. */
+/* xlsx_writer.h — the perf report as one .xlsx workbook: one worksheet per
+ * sheet in report order, numbers as numbers, a bold frozen header row, an
+ * autofilter and column widths fitted to the content. libxlsxwriter builds
+ * the workbook with the header rows (a skeleton, next to the output while it
+ * is written); the rows are streamed into its worksheets as the package is
+ * copied (xlsx_sheet_xml.h, xlsx_package.h). Owns nothing after a call. */
 #ifndef TL_XLSX_WRITER_H
 #define TL_XLSX_WRITER_H
 
