@@ -10,7 +10,8 @@
 # Builds (once, in BUILD_DIR/bench-data) ~TARGET_MB tiles of the Qwen1.5-0.5B
 # traces of ../shared/data (MI300X as trace 1, H100 as trace 2) with
 # bench/tile_trace.c, then runs each command TRACELENS_BENCH_RUNS times (default
-# 3) under /usr/bin/time and prints the best wall time and the largest peak RSS:
+# 3) under /usr/bin/time and prints the best wall time, the largest peak RSS
+# and the CPU seconds (user + system, all threads) of the best run:
 #   report      tracelens report T1 -o OUT --platform MI300X
 #   analysis    tracelens run orchestrator.lua T1 -o OUT --platform MI300X --no-rules
 #   comparison  tracelens run orchestrator.lua T1 --compare T2 -o OUT --platform MI300X --no-rules
@@ -56,22 +57,26 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tracelens-abench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-# measure NAME CMD... -> prints "NAME best_s peak_MB"
+# measure NAME CMD... -> prints "NAME best_s peak_MB cpu_s" (cpu_s: user +
+# system seconds of the best run, all threads)
 measure() {
-    local name=$1 best='' peak=0 i wall rss
+    local name=$1 best='' peak=0 cpu='' i wall rss usr sys
     shift
     for ((i = 1; i <= RUNS; i++)); do
         rm -rf "$WORK/out"
-        if ! /usr/bin/time -f '%e %M' -o "$WORK/time" "$@" -o "$WORK/out" >"$WORK/log" 2>&1; then
+        if ! /usr/bin/time -f '%e %M %U %S' -o "$WORK/time" "$@" -o "$WORK/out" >"$WORK/log" 2>&1; then
             tail -n 20 "$WORK/log" >&2
             die "$name failed"
         fi
-        read -r wall rss < <(tail -n 1 "$WORK/time")
-        echo "# $name run $i: ${wall} s, peak RSS ${rss} KiB" >&2
-        if [[ -z $best ]] || awk -v a="$wall" -v b="$best" 'BEGIN{exit !(a < b)}'; then best=$wall; fi
+        read -r wall rss usr sys < <(tail -n 1 "$WORK/time")
+        echo "# $name run $i: ${wall} s, peak RSS ${rss} KiB, cpu ${usr} + ${sys} s" >&2
+        if [[ -z $best ]] || awk -v a="$wall" -v b="$best" 'BEGIN{exit !(a < b)}'; then
+            best=$wall
+            cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN{printf "%.2f", u + s}')
+        fi
         ((rss > peak)) && peak=$rss
     done
-    echo "$name $best $((peak / 1024))"
+    echo "$name $best $((peak / 1024)) $cpu"
 }
 
 echo "# tracelens analysis benchmark: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) CPUs, $RUNS runs (best wall, max peak RSS)"
@@ -81,8 +86,8 @@ echo "# trace 1: $T1 ($(stat -c %s "$T1") bytes); trace 2: $T2 ($(stat -c %s "$T
     measure analysis "$TRACELENS" run orchestrator.lua "$T1" --platform MI300X --no-rules -q
     measure comparison "$TRACELENS" run orchestrator.lua "$T1" --compare "$T2" --platform MI300X --no-rules -q
 } | awk '
-{ name[NR] = $1; s[NR] = $2; mb[NR] = $3; printf "%-12s %8.2f s %8d MiB\n", $1, $2, $3 }
+{ name[NR] = $1; s[NR] = $2; mb[NR] = $3; c[NR] = $4; printf "%-12s %8.2f s %8d MiB %8.2f cpu s\n", $1, $2, $3, $4 }
 END {
     printf "analysis / report:      %.2fx (target <= 2)\n", s[2] / s[1]
-    printf "comparison / analysis:  %.2fx (target <= 1.5)\n", s[3] / s[2]
+    printf "comparison / analysis:  %.2fx (target <= 1.5); cpu seconds %.2fx\n", s[3] / s[2], c[3] / c[2]
 }'

@@ -10,8 +10,12 @@
 #include "../util/vec.h"
 
 enum { OUT_BUF = 1 << 18, COPY_BUF = 1 << 16, NAME_MAX_LEN = 1024 };
-/* An entry that may pass 4 GiB (compressed or not) needs ZIP64 fields. */
-static const uint64_t ZIP32_LIMIT = 0xF0000000ull;
+/* An entry that may pass 4 GiB (compressed or not) needs ZIP64 fields
+ * (overridable so that a test can make every entry a ZIP64 one). */
+#ifndef TL_XLSX_ZIP32_LIMIT
+#define TL_XLSX_ZIP32_LIMIT 0xF0000000ull
+#endif
+static const uint64_t ZIP32_LIMIT = TL_XLSX_ZIP32_LIMIT;
 
 struct tl_xlsx_entry {
     zipFile zf;

@@ -1,6 +1,8 @@
 /* A table longer than an Excel worksheet continues on "<name>~1", "~2", ...
  * with the header repeated, and no row is lost. Built with the row limit
- * lowered to 3 (TL_XLSX_MAX_DATA_ROWS), so 7 rows give sheets of 3, 3 and 1;
+ * lowered to 3 (TL_XLSX_MAX_DATA_ROWS), so 7 rows give sheets of 3, 3 and 1,
+ * and with ZIP64 fields on every entry past 64 bytes (TL_XLSX_ZIP32_LIMIT:
+ * the path a worksheet of more than 4 GiB of XML takes);
  * the workbook is read back with python3-openpyxl (skipped, exit 77, when it
  * is missing). */
 #include <stdio.h>
