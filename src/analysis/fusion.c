@@ -1,8 +1,12 @@
 #include "fusion.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../util/bigmem.h"
+#include "../util/hashmap.h"
 
 static const char *const excluded[] = {"nccl", "rccl", "memcpy", "memset", NULL};
 static const char *const already_fused[] = {"attn_fwd",        "attn_bwd",   "fmha",      "unified_attention",
@@ -240,4 +244,229 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
     free(by_group);
     free(parents.v);
     free(counts.v);
+}
+
+/* ------------------------------------------------ comparative (Case A) */
+
+void tl_fusion_diff_init(tl_fusion_diff *d) { memset(d, 0, sizeof *d); }
+
+void tl_fusion_diff_free(tl_fusion_diff *d)
+{
+    free(d->nodes.v);
+    free(d->t1_rows.v);
+    free(d->t2_rows.v);
+    memset(d, 0, sizeof *d);
+}
+
+/* LCA id -> group: an id is a merged-tree node id, a small non-negative
+ * integer, so those index an array; any other value (a float from a CSV,
+ * say) goes through a hash map on its bits. Equal floats, equal keys
+ * (-0.0 is 0.0). */
+typedef struct lca_index {
+    uint32_t *dense; /* group + 1, 0 = none */
+    size_t cap;
+    tl_map other;
+} lca_index;
+
+static void lca_index_init(lca_index *x, size_t nrows)
+{
+    x->cap = 4 * nrows + 1024;
+    x->dense = tl_big_realloc(NULL, x->cap * sizeof *x->dense); /* zero-filled */
+    tl_map_init(&x->other, 64);
+}
+
+static void lca_index_free(lca_index *x)
+{
+    tl_big_free(x->dense);
+    tl_map_free(&x->other);
+}
+
+static int lca_dense(const lca_index *x, double v, size_t *i)
+{
+    if (!(v >= 0 && v < (double)x->cap)) return 0;
+    *i = (size_t)v;
+    return (double)*i == v;
+}
+
+static uint64_t lca_bits(double v)
+{
+    uint64_t k;
+    memcpy(&k, &v, sizeof k);
+    return k;
+}
+
+/* UINT32_MAX when absent */
+static uint32_t lca_get(const lca_index *x, double v)
+{
+    size_t i;
+    if (lca_dense(x, v, &i)) return x->dense[i] - 1;
+    return tl_map_get(&x->other, lca_bits(v), 0);
+}
+
+static void lca_put(lca_index *x, double v, uint32_t g)
+{
+    size_t i;
+    if (lca_dense(x, v, &i)) x->dense[i] = g + 1;
+    else tl_map_put(&x->other, lca_bits(v), 0, g);
+}
+
+/* The trace-2 rows grouped by LCA id (groups in first-seen order, rows in
+ * row order: start[g] .. start[g + 1] of rows), and each trace-1 row's
+ * group (NONE_GROUP when no trace-2 row has its LCA id). */
+#define NONE_GROUP UINT32_MAX
+typedef struct lca_groups {
+    uint32_t *group;  /* per diff_stats row */
+    double *lca;      /* per group */
+    size_t *start;
+    uint32_t *rows;
+    size_t n;
+} lca_groups;
+
+static void lca_groups_build(lca_groups *lg, const tl_fusion_diff_rows *in)
+{
+    lca_index x;
+    lca_index_init(&x, in->n);
+    TL_VEC(double) lca = {0};
+    TL_VEC(size_t) count = {0};
+    lg->group = tl_xmalloc((in->n + 1) * sizeof *lg->group);
+    for (size_t r = 0; r < in->n; r++) {
+        lg->group[r] = NONE_GROUP;
+        if (in->source[r] != TL_FUSION_SRC_T2 || isnan(in->lca[r])) continue;
+        uint32_t g = lca_get(&x, in->lca[r]);
+        if (g == NONE_GROUP) {
+            g = (uint32_t)lca.n;
+            lca_put(&x, in->lca[r], g);
+            TL_PUSH(lca, in->lca[r]);
+            TL_PUSH(count, 0);
+        }
+        count.v[g]++;
+        lg->group[r] = g;
+    }
+    for (size_t r = 0; r < in->n; r++)
+        if (in->source[r] == TL_FUSION_SRC_T1 && !isnan(in->lca[r])) lg->group[r] = lca_get(&x, in->lca[r]);
+    lca_index_free(&x);
+    lg->n = lca.n;
+    lg->lca = lca.v;
+    lg->start = tl_xmalloc((lg->n + 1) * sizeof *lg->start);
+    lg->start[0] = 0;
+    for (size_t g = 0; g < lg->n; g++) lg->start[g + 1] = lg->start[g] + count.v[g];
+    lg->rows = tl_xmalloc((lg->start[lg->n] + 1) * sizeof *lg->rows);
+    if (lg->n) memset(count.v, 0, lg->n * sizeof *count.v);
+    for (size_t r = 0; r < in->n; r++)
+        if (in->source[r] == TL_FUSION_SRC_T2 && lg->group[r] != NONE_GROUP) {
+            uint32_t g = lg->group[r];
+            lg->rows[lg->start[g] + count.v[g]++] = (uint32_t)r;
+        }
+    free(count.v);
+}
+
+static void lca_groups_free(lca_groups *lg)
+{
+    free(lg->group);
+    free(lg->lca);
+    free(lg->start);
+    free(lg->rows);
+}
+
+/* trace-1 rows by GPU UID (the last row wins): a bitmap of the mapped
+ * UIDs and the rows by rank among them, so the walk's test reads a bit, not
+ * a word per event. */
+typedef struct uid_rows {
+    uint64_t *mapped;  /* bit u: a trace-1 row has UID u */
+    uint32_t *rank;    /* per bitmap word: mapped UIDs in the words before it */
+    uint32_t *row;     /* by rank */
+} uid_rows;
+
+static int bit_get(const uint64_t *b, uint32_t u) { return (int)((b[u >> 6] >> (u & 63)) & 1); }
+static void bit_set(uint64_t *b, uint32_t u) { b[u >> 6] |= 1ull << (u & 63); }
+static void bit_clear(uint64_t *b, uint32_t u) { b[u >> 6] &= ~(1ull << (u & 63)); }
+
+static uint32_t *uid_row_slot(const uid_rows *m, uint32_t u)
+{
+    uint64_t before = m->mapped[u >> 6] & ((1ull << (u & 63)) - 1);
+    return &m->row[m->rank[u >> 6] + (uint32_t)__builtin_popcountll(before)];
+}
+
+static void uid_rows_build(uid_rows *m, const tl_fusion_diff_rows *in, size_t n_events)
+{
+    size_t words = n_events / 64 + 1;
+    m->mapped = tl_xcalloc(words, sizeof *m->mapped);
+    m->rank = tl_xmalloc(words * sizeof *m->rank);
+    for (size_t r = 0; r < in->n; r++)
+        if (in->source[r] == TL_FUSION_SRC_T1 && !isnan(in->lca[r]) && in->uid[r] < n_events)
+            bit_set(m->mapped, in->uid[r]);
+    uint32_t n = 0;
+    for (size_t w = 0; w < words; w++) {
+        m->rank[w] = n;
+        n += (uint32_t)__builtin_popcountll(m->mapped[w]);
+    }
+    m->row = tl_xmalloc(((size_t)n + 1) * sizeof *m->row);
+    for (size_t r = 0; r < in->n; r++)
+        if (in->source[r] == TL_FUSION_SRC_T1 && !isnan(in->lca[r]) && in->uid[r] < n_events)
+            *uid_row_slot(m, in->uid[r]) = (uint32_t)r;
+}
+
+static void uid_rows_free(uid_rows *m)
+{
+    free(m->mapped);
+    free(m->rank);
+    free(m->row);
+}
+
+void tl_fusion_diff_nodes(tl_fusion_diff *d, const tl_trace *t, const tl_fusion_diff_rows *in, size_t max_n1)
+{
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    if (max_n1 < 2) return;
+    lca_groups lg;
+    lca_groups_build(&lg, in);
+    uid_rows m;
+    uid_rows_build(&m, in, es->n);
+    uint64_t *seen = tl_xcalloc(es->n / 64 + 1, sizeof *seen); /* the GPU events counted for the node at hand */
+    uint32_t *hits = tl_xmalloc((max_n1 + 1) * sizeof *hits);
+    uint32_t *groups = tl_xmalloc((max_n1 + 1) * sizeof *groups);
+    for (size_t i = 0; i < es->n; i++) {
+        uint32_t u = (uint32_t)i;
+        uint8_t c = es->cat[u];
+        if (tl_is_gpu_cat(c) || c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) continue;
+        size_t n1 = 0;
+        for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1] && n1 <= max_n1; k++) {
+            uint32_t g = tr->gpu[k];
+            if (!bit_get(m.mapped, g) || bit_get(seen, g)) continue;
+            bit_set(seen, g);
+            hits[n1++] = g;
+        }
+        for (size_t j = 0; j < n1; j++) bit_clear(seen, hits[j]);
+        if (n1 < 2 || n1 > max_n1) continue;
+        for (size_t j = 0; j < n1; j++) hits[j] = *uid_row_slot(&m, hits[j]); /* now their rows */
+        /* the distinct LCA ids' trace-2 rows (an id without any adds none) */
+        size_t ng = 0, n2 = 0;
+        for (size_t j = 0; j < n1 && n2 < n1; j++) {
+            uint32_t g = lg.group[hits[j]];
+            if (g == NONE_GROUP) continue;
+            int dup = 0;
+            for (size_t q = 0; q < ng && !dup; q++) dup = groups[q] == g;
+            if (dup) continue;
+            groups[ng++] = g;
+            n2 += lg.start[g + 1] - lg.start[g];
+        }
+        if (n2 >= n1) continue;
+        /* ascending LCA id (distinct, never NaN) */
+        for (size_t a = 1; a < ng; a++)
+            for (size_t b = a; b > 0 && lg.lca[groups[b]] < lg.lca[groups[b - 1]]; b--) {
+                uint32_t x = groups[b];
+                groups[b] = groups[b - 1];
+                groups[b - 1] = x;
+            }
+        tl_fusion_diff_node node = {.uid = u, .t1_first = d->t1_rows.n, .n1 = n1, .t2_first = d->t2_rows.n, .n2 = n2};
+        for (size_t j = 0; j < n1; j++) TL_PUSH(d->t1_rows, hits[j]);
+        for (size_t q = 0; q < ng; q++)
+            for (size_t k = lg.start[groups[q]]; k < lg.start[groups[q] + 1]; k++) TL_PUSH(d->t2_rows, lg.rows[k]);
+        TL_PUSH(d->nodes, node);
+    }
+    free(seen);
+    free(hits);
+    free(groups);
+    uid_rows_free(&m);
+    lca_groups_free(&lg);
 }

@@ -1,13 +1,17 @@
 #include "lanalysis.h"
 
 #include <lauxlib.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../analysis/fusion.h"
 #include "../analysis/multi_kernel.h"
 #include "../report/perf_eval.h"
 #include "../report/sheets_perf.h"
+#include "../util/bigmem.h"
 #include "../util/vec.h"
+#include "ltable.h"
 #include "ltrace.h"
 
 /* A duration in µs: an integer when the file had a JSON integer. */
@@ -273,56 +277,241 @@ int tl_l_trace_fusion_siblings(lua_State *L)
     return 2;
 }
 
-/* trace:mapped_gpu_lists(mapped, max): the events in file order (but GPU and
- * runtime/driver events) whose GPU events include between 2 and max UIDs of
- * the set `mapped` (a table uid -> any true value); an array of {uid =, gpus = {the
- * mapped UIDs, gpu_events order, first seen}}. Nodes over the bound are
- * skipped after max + 1 hits, so the walk costs O(events x max), not the
- * size of every subtree. (The comparative fusion extraction, analysis-layer
- * §3.6 Case A: its gate needs n1 <= 30.) */
-int tl_l_trace_mapped_gpu_lists(lua_State *L)
+/* The comparative walk's inputs and records live in a userdata until the
+ * tables are built, so a Lua error in between frees them. */
+typedef struct dbox {
+    tl_fusion_diff d;
+    double *lca;
+    uint8_t *source;
+    uint32_t *uid;
+    uint32_t *kid;            /* per diff_stats row: its index in the returned rows + 1, 0 = not returned */
+    uint8_t *kind;            /* per pool id of the source column: TL_FUSION_SRC_* + 1, 0 = not known yet */
+    TL_VEC(uint32_t) krow;    /* the returned rows, first-reference order */
+} dbox;
+
+static int dbox_gc(lua_State *L)
+{
+    dbox *b = lua_touserdata(L, 1);
+    tl_fusion_diff_free(&b->d);
+    tl_big_free(b->lca);
+    tl_big_free(b->source);
+    tl_big_free(b->uid);
+    tl_big_free(b->kid);
+    free(b->kind);
+    free(b->krow.v);
+    memset(b, 0, sizeof *b);
+    return 0;
+}
+
+static size_t need_col(lua_State *L, const tl_table *t, const char *name)
+{
+    long c = tl_table_col(t, name);
+    if (c < 0) luaL_error(L, "no column '%s' in table %s", name, t->name);
+    return (size_t)c;
+}
+
+/* A cell read as a number, as Lua's comparative code read t:get(r, col):
+ * a number but NaN, or a string tonumber() accepts; else none (0). Returns
+ * 1 with *i for an integer, 2 with *f for a float. */
+static int cell_number(lua_State *L, const tl_table *t, size_t c, size_t r, lua_Integer *i, double *f)
+{
+    if (tl_table_is_null(t, c, r)) return 0;
+    const tl_col *col = &t->cols[c];
+    switch (col->type) {
+    case TL_COL_I64: *i = col->v.i[r]; return 1;
+    case TL_COL_F64: *f = col->v.f[r]; return isnan(*f) ? 0 : 2;
+    case TL_COL_BOOL: return 0;
+    case TL_COL_STR: break;
+    }
+    const char *s = tl_table_str(t, c, r);
+    if (!s || !lua_stringtonumber(L, s)) return 0;
+    int kind = lua_isinteger(L, -1) ? 1 : 2;
+    if (kind == 1) *i = lua_tointeger(L, -1);
+    else *f = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return kind;
+}
+
+/* The source cell of row r: "trace1", "trace2" or other (each distinct
+ * text compared once). */
+static uint8_t source_kind(dbox *b, const tl_table *ds, size_t cs, size_t r)
+{
+    const tl_col *col = &ds->cols[cs];
+    if (col->type != TL_COL_STR || col->v.s[r] == TL_NULL_STR) return TL_FUSION_SRC_OTHER;
+    uint32_t id = col->v.s[r];
+    if (!b->kind) b->kind = tl_xcalloc((size_t)ds->pool.n + 1, 1);
+    if (!b->kind[id]) {
+        const char *s = tl_strpool_get(&ds->pool, id);
+        b->kind[id] = (uint8_t)(1 + (!strcmp(s, "trace1") ? TL_FUSION_SRC_T1
+                                     : !strcmp(s, "trace2") ? TL_FUSION_SRC_T2
+                                                            : TL_FUSION_SRC_OTHER));
+    }
+    return (uint8_t)(b->kind[id] - 1);
+}
+
+/* The index (1-based) of diff_stats row r among the returned rows. */
+static lua_Integer row_ref(dbox *b, uint32_t r)
+{
+    if (!b->kid[r]) {
+        TL_PUSH(b->krow, r);
+        b->kid[r] = (uint32_t)b->krow.n;
+    }
+    return b->kid[r];
+}
+
+/* The returned rows' name cells as t:get(row, "name") gives them; a text
+ * cell's string is pushed once and shared (kernel names are long and
+ * repeat). The Table is at stack index 2. */
+static void set_names(lua_State *L, const dbox *b, const tl_table *ds, size_t cn)
+{
+    const tl_col *col = &ds->cols[cn];
+    lua_newtable(L); /* pool id + 1 -> string */
+    int cache = lua_gettop(L);
+    lua_createtable(L, (int)b->krow.n, 0);
+    for (size_t k = 0; k < b->krow.n; k++) {
+        uint32_t r = b->krow.v[k];
+        if (col->type != TL_COL_STR) {
+            lua_getfield(L, 2, "get");
+            lua_pushvalue(L, 2);
+            lua_pushinteger(L, (lua_Integer)r + 1);
+            lua_pushstring(L, "name");
+            lua_call(L, 3, 1);
+        } else {
+            uint32_t id = col->v.s[r];
+            if (id == TL_NULL_STR) continue;
+            if (lua_rawgeti(L, cache, (lua_Integer)id + 1) == LUA_TNIL) {
+                lua_pop(L, 1);
+                lua_pushstring(L, tl_strpool_get(&ds->pool, id));
+                lua_pushvalue(L, -1);
+                lua_rawseti(L, cache, (lua_Integer)id + 1);
+            }
+        }
+        lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -3, "name");
+    lua_pop(L, 1);
+}
+
+/* trace:fusion_diff_nodes(diff_stats, max_n1) -> nodes, rows (analysis-layer
+ * §3.6 Case A, tl_fusion_diff_nodes; docs/lua-api.md). The nodes as columns
+ * (n, uid, and CSR lists t1/t1_off, t2/t2_off: few large tables instead of
+ * three per node) whose entries index the rows, each referenced diff_stats
+ * row once: n, row (1-based), name (the cell), kernel_time (the cell as a
+ * number or nil), and for trace-1 rows lca_id (a float) and gpu_op_uid. A
+ * cell is a number when it is one (not NaN) or a string tonumber accepts,
+ * as the Lua extraction read it. */
+int tl_l_trace_fusion_diff_nodes(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    const tl_table *ds = tl_ltable_test(L, 2);
+    if (!ds) return luaL_typeerror(L, 2, "Table");
     lua_Integer max = luaL_checkinteger(L, 3);
-    const tl_event_store *es = &t->es;
-    const tl_tree *tr = &t->tree;
-    uint8_t *is_mapped = tl_xcalloc(es->n + 1, 1);
-    lua_pushnil(L);
-    while (lua_next(L, 2)) {
-        if (lua_isinteger(L, -2)) {
-            lua_Integer u = lua_tointeger(L, -2);
-            if (u >= 0 && (size_t)u < es->n && lua_toboolean(L, -1)) is_mapped[u] = 1;
-        }
-        lua_pop(L, 1);
+    luaL_argcheck(L, max <= 1 << 20, 3, "max_n1 too large");
+    size_t cn = need_col(L, ds, "name"), cl = need_col(L, ds, "lowest_common_ancestor_id"),
+           ct = need_col(L, ds, "kernel_time"), cs = need_col(L, ds, "source"), cu = need_col(L, ds, "gpu_op_uid");
+    dbox *b = lua_newuserdatauv(L, sizeof *b, 0);
+    memset(b, 0, sizeof *b);
+    tl_fusion_diff_init(&b->d);
+    size_t n = ds->nrows;
+    /* per-row arrays from mmap (huge pages): a comparison has ~10^5-10^6 rows */
+    b->lca = tl_big_realloc(NULL, (n + 1) * sizeof *b->lca);
+    b->source = tl_big_realloc(NULL, n + 1);
+    b->uid = tl_big_realloc(NULL, (n + 1) * sizeof *b->uid);
+    if (luaL_newmetatable(L, "tracelens.fusion_diff")) {
+        lua_pushcfunction(L, dbox_gc);
+        lua_setfield(L, -2, "__gc");
     }
-    uint32_t *hits = tl_xmalloc((size_t)(max > 0 ? max + 1 : 1) * sizeof *hits);
-    lua_newtable(L);
-    lua_Integer n_out = 0;
-    for (size_t u = 0; u < es->n && max >= 2; u++) {
-        uint8_t c = es->cat[u];
-        if (tl_is_gpu_cat(c) || c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) continue;
-        lua_Integer nh = 0;
-        for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1] && nh <= max; k++) {
-            uint32_t g = tr->gpu[k];
-            if (!is_mapped[g]) continue;
-            int seen = 0;
-            for (lua_Integer j = 0; j < nh && !seen; j++) seen = hits[j] == g;
-            if (!seen) hits[nh++] = g;
-        }
-        if (nh < 2 || nh > max) continue;
-        lua_createtable(L, 0, 2);
-        lua_pushinteger(L, (lua_Integer)u);
-        lua_setfield(L, -2, "uid");
-        lua_createtable(L, (int)nh, 0);
-        for (lua_Integer j = 0; j < nh; j++) {
-            lua_pushinteger(L, hits[j]);
-            lua_rawseti(L, -2, j + 1);
-        }
-        lua_setfield(L, -2, "gpus");
-        lua_rawseti(L, -2, ++n_out);
+    lua_setmetatable(L, -2);
+    for (size_t r = 0; r < n; r++) {
+        lua_Integer i = 0;
+        double f = 0;
+        int k = cell_number(L, ds, cl, r, &i, &f);
+        b->lca[r] = k == 1 ? (double)i : k == 2 ? f : NAN;
+        b->source[r] = source_kind(b, ds, cs, r);
+        b->uid[r] = TL_NOUID;
+        if (b->source[r] != TL_FUSION_SRC_T1) continue;
+        k = cell_number(L, ds, cu, r, &i, &f); /* an integer, or a float math.tointeger takes, naming an event */
+        if (k == 1 && i >= 0 && (uint64_t)i < t->es.n) b->uid[r] = (uint32_t)i;
+        else if (k == 2 && f >= 0 && f < (double)t->es.n && f == floor(f)) b->uid[r] = (uint32_t)f;
     }
-    free(hits);
-    free(is_mapped);
-    return 1;
+    tl_fusion_diff_rows rows = {n, b->lca, b->source, b->uid};
+    tl_fusion_diff_nodes(&b->d, t, &rows, max > 0 ? (size_t)max : 0);
+    const tl_fusion_diff *d = &b->d;
+    b->kid = tl_big_realloc(NULL, (n + 1) * sizeof *b->kid); /* zero-filled */
+    size_t nn = d->nodes.n;
+    lua_createtable(L, 0, 6);
+    set_int(L, "n", (lua_Integer)nn);
+    lua_createtable(L, (int)nn, 0);
+    for (size_t j = 0; j < nn; j++) {
+        lua_pushinteger(L, d->nodes.v[j].uid);
+        lua_rawseti(L, -2, (lua_Integer)j + 1);
+    }
+    lua_setfield(L, -2, "uid");
+    /* t1 / t2 and their offsets: node j's rows are list[off[j] .. off[j + 1] - 1] */
+    lua_createtable(L, (int)d->t1_rows.n, 0);
+    lua_createtable(L, (int)nn + 1, 0);
+    lua_Integer at = 1;
+    for (size_t j = 0; j < nn; j++) {
+        const tl_fusion_diff_node *nd = &d->nodes.v[j];
+        lua_pushinteger(L, at);
+        lua_rawseti(L, -2, (lua_Integer)j + 1);
+        for (size_t q = 0; q < nd->n1; q++) {
+            lua_pushinteger(L, row_ref(b, d->t1_rows.v[nd->t1_first + q]));
+            lua_rawseti(L, -3, at++);
+        }
+    }
+    lua_pushinteger(L, at);
+    lua_rawseti(L, -2, (lua_Integer)nn + 1);
+    lua_setfield(L, -3, "t1_off");
+    lua_setfield(L, -2, "t1");
+    lua_createtable(L, (int)d->t2_rows.n, 0);
+    lua_createtable(L, (int)nn + 1, 0);
+    at = 1;
+    for (size_t j = 0; j < nn; j++) {
+        const tl_fusion_diff_node *nd = &d->nodes.v[j];
+        lua_pushinteger(L, at);
+        lua_rawseti(L, -2, (lua_Integer)j + 1);
+        for (size_t q = 0; q < nd->n2; q++) {
+            lua_pushinteger(L, row_ref(b, d->t2_rows.v[nd->t2_first + q]));
+            lua_rawseti(L, -3, at++);
+        }
+    }
+    lua_pushinteger(L, at);
+    lua_rawseti(L, -2, (lua_Integer)nn + 1);
+    lua_setfield(L, -3, "t2_off");
+    lua_setfield(L, -2, "t2");
+    size_t nk = b->krow.n;
+    lua_createtable(L, 0, 6);
+    set_int(L, "n", (lua_Integer)nk);
+    lua_createtable(L, (int)nk, 0);
+    for (size_t k = 0; k < nk; k++) {
+        lua_pushinteger(L, (lua_Integer)b->krow.v[k] + 1);
+        lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -2, "row");
+    set_names(L, b, ds, cn);
+    lua_createtable(L, (int)nk, 0);
+    for (size_t k = 0; k < nk; k++) {
+        lua_Integer i = 0;
+        double f = 0;
+        int kind = cell_number(L, ds, ct, b->krow.v[k], &i, &f);
+        if (!kind) continue;
+        if (kind == 1) lua_pushinteger(L, i);
+        else lua_pushnumber(L, f);
+        lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -2, "kernel_time");
+    lua_createtable(L, (int)nk, 0);
+    lua_createtable(L, (int)nk, 0);
+    for (size_t k = 0; k < nk; k++) {
+        uint32_t r = b->krow.v[k];
+        if (b->source[r] != TL_FUSION_SRC_T1) continue;
+        lua_pushnumber(L, b->lca[r]);
+        lua_rawseti(L, -3, (lua_Integer)k + 1);
+        lua_pushinteger(L, b->uid[r]);
+        lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -3, "gpu_op_uid");
+    lua_setfield(L, -2, "lca_id");
+    return 2;
 }

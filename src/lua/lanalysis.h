@@ -14,7 +14,7 @@ int tl_l_trace_multi_kernel_stats(lua_State *L);
 int tl_l_trace_fusion_modules(lua_State *L);
 /* trace:fusion_siblings() */
 int tl_l_trace_fusion_siblings(lua_State *L);
-/* trace:mapped_gpu_lists(mapped, max) (lanalysis.c) */
-int tl_l_trace_mapped_gpu_lists(lua_State *L);
+/* trace:fusion_diff_nodes(diff_stats, max_n1) */
+int tl_l_trace_fusion_diff_nodes(lua_State *L);
 
 #endif

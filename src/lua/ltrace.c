@@ -687,7 +687,7 @@ static const luaL_Reg trace_methods[] = {
     {"timeline", trace_timeline}, {"events", trace_events}, {"node", trace_node}, {"info", trace_info},
     {"table", tl_l_trace_table},  {"report", tl_l_trace_report}, {"platform", tl_l_trace_platform},
     {"multi_kernel_stats", tl_l_trace_multi_kernel_stats}, {"fusion_modules", tl_l_trace_fusion_modules},
-    {"fusion_siblings", tl_l_trace_fusion_siblings}, {"mapped_gpu_lists", tl_l_trace_mapped_gpu_lists},
+    {"fusion_siblings", tl_l_trace_fusion_siblings}, {"fusion_diff_nodes", tl_l_trace_fusion_diff_nodes},
     {NULL, NULL}};
 
 void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,

@@ -16,69 +16,73 @@ local M = {}
 local LAYOUT_TRANSFORM = { "batched_transpose", "nchw2nhwc", "nhwc2nchw", "transpose_nchw", "transpose_cnhw" }
 local CASE_A_MAX_DELTA, CASE_A_MAX_N1 = 15, 30
 
-local function number_cell(v)
-  if type(v) == "number" and v == v then return v end
-  if type(v) == "string" then return tonumber(v) end
-  return nil
+-- The walk's rows (trace:fusion_diff_nodes) by index: a kernel's duration
+-- (µs, a float) and its record, the JSON fields of a kernel: name, type,
+-- dur_us, and for a trace-1 row its lca id (a float, as the reference read
+-- it from a CSV: 18.0 [KEEP]) and GPU uid.
+local function dur_us(rows, i) return (rows.kernel_time[i] or 0) + 0.0 end
+
+local function kernel_records(rows, list, first, last)
+  local out = {}
+  for j = first, last do
+    local i = list[j]
+    local name = rows.name[i]
+    out[#out + 1] = { name = name, type = kernel_type(name), dur_us = dur_us(rows, i), lca_id = rows.lca_id[i],
+      gpu_op_uid = rows.gpu_op_uid[i] }
+  end
+  return out
 end
 
--- The diff_stats rows, read once as whole columns: trace-1 rows by GPU UID
--- and trace-2 rows by LCA id (in file order). Kernel records are built only
--- for the candidates that pass the gates.
-local function diff_lookups(diff_stats)
-  local d = { uid_row = {}, t2_rows = {}, any = false }
-  d.names, d.lcas, d.times = diff_stats:column("name"), diff_stats:column("lowest_common_ancestor_id"),
-    diff_stats:column("kernel_time")
-  local sources, uids = diff_stats:column("source"), diff_stats:column("gpu_op_uid")
-  for i = 1, #diff_stats do
-    local lca = number_cell(d.lcas[i])
-    if lca then
-      if sources[i] == "trace1" then
-        local uid = number_cell(uids[i])
-        if uid then
-          d.uid_row[math.tointeger(uid) or uid] = i
-          d.any = true
-        end
-      elseif sources[i] == "trace2" then
-        local lca_f = lca + 0.0
-        local list = d.t2_rows[lca_f] or {}
-        list[#list + 1] = i
-        d.t2_rows[lca_f] = list
-      end
+local function total_us(rows, list, first, last)
+  local total = 0.0
+  for j = first, last do total = total + dur_us(rows, list[j]) end
+  return total
+end
+
+-- f(x) memoised on x (x never nil)
+local function memoised(f)
+  local memo = {}
+  return function(x)
+    local v = memo[x]
+    if v == nil then
+      v = f(x)
+      memo[x] = v
     end
+    return v
   end
-  return d
 end
 
--- The kernel record of diff_stats row i (the lca id is a float, as the
--- reference read it from a CSV: 18.0 [KEEP]).
-local function row_kernel(d, i, uid)
-  local name = d.names[i]
-  local k = { name = name, type = kernel_type(name), dur_us = (number_cell(d.times[i]) or 0) + 0.0 }
-  if uid then k.lca_id, k.gpu_op_uid = number_cell(d.lcas[i]) + 0.0, uid end
-  return k
+-- name -> has_any(lower(name), pats), memoised (kernel names repeat)
+local function name_matcher(pats)
+  local match = memoised(function(name) return has_any(name:lower(), pats) end)
+  return function(name) return match(tostring(name)) end
 end
 
-local function all_match(list, pats)
-  for _, k in ipairs(list) do
-    if not has_any(tostring(k.name):lower(), pats) then return false end
+-- Gates G1-G4 of Case A: the kernel counts alone.
+local function case_a_counts(n1, n2)
+  return n1 > n2 and n1 - n2 <= CASE_A_MAX_DELTA and n1 <= CASE_A_MAX_N1 and n2 >= 1
+end
+
+-- The delta-kernel test of Case A: the n1 - n2 shortest trace-1 kernels
+-- (ties: list order) are not all excluded and not all layout transforms.
+local function case_a_delta(rows, list, first, last, n2, excluded, layout)
+  local by_dur = {} -- the kernels, a stable insertion sort by duration
+  for j = first, last do
+    local i, p = list[j], #by_dur + 1
+    local d = dur_us(rows, i)
+    while p > 1 and dur_us(rows, by_dur[p - 1]) > d do
+      by_dur[p] = by_dur[p - 1]
+      p = p - 1
+    end
+    by_dur[p] = i
   end
-  return true
-end
-
--- Gates G1-G4 and the delta-kernel test of Case A.
-local function case_a(t1, n2)
-  local n1 = #t1
-  if not (n1 > n2 and n1 - n2 <= CASE_A_MAX_DELTA and n1 <= CASE_A_MAX_N1 and n2 >= 1) then return false end
-  local by_dur = {}
-  for i, k in ipairs(t1) do by_dur[i] = { i = i, k = k } end
-  table.sort(by_dur, function(a, b)
-    if a.k.dur_us ~= b.k.dur_us then return a.k.dur_us < b.k.dur_us end
-    return a.i < b.i
-  end)
-  local delta = {}
-  for i = 1, n1 - n2 do delta[i] = by_dur[i].k end
-  return not all_match(delta, EXCLUDED) and not all_match(delta, LAYOUT_TRANSFORM)
+  local all_excluded, all_layout = true, true
+  for p = 1, #by_dur - n2 do
+    local name = rows.name[by_dur[p]]
+    all_excluded = all_excluded and excluded(name)
+    all_layout = all_layout and layout(name)
+  end
+  return not all_excluded and not all_layout
 end
 
 local function kernel_list(list, with_ids)
@@ -98,52 +102,38 @@ end
 
 local function extract_comparative(trace, diff_stats)
   if diff_stats == nil or #diff_stats == 0 then return json.arr() end
-  local d = diff_lookups(diff_stats)
-  if not d.any then return json.arr() end
+  local excluded, layout = name_matcher(EXCLUDED), name_matcher(LAYOUT_TRANSFORM)
+  local base_of = memoised(common.strip_module_index)
   local by_base, order = {}, {}
-  -- only nodes with 2..30 mapped GPU events can pass gates G3/G4 (C walk)
-  for _, node in ipairs(trace:mapped_gpu_lists(d.uid_row, CASE_A_MAX_N1)) do
-    -- the counts first: most nodes match one to one (n1 == n2) and stop here
-    local ids, sorted, n1, n2 = {}, {}, #node.gpus, 0
-    for _, g in ipairs(node.gpus) do
-      local lca = number_cell(d.lcas[d.uid_row[g]]) + 0.0
-      if not ids[lca] then
-        ids[lca] = true
-        sorted[#sorted + 1] = lca
-        n2 = n2 + #(d.t2_rows[lca] or {})
-      end
-    end
-    local ev = n1 > n2 and trace:node(node.uid)
-    local base = ev and common.strip_module_index(ev.name) or ""
-    if base ~= "" then
-      local t1 = {}
-      for i, g in ipairs(node.gpus) do t1[i] = row_kernel(d, d.uid_row[g], g) end
-      if case_a(t1, n2) then
-        local t2 = {}
-        table.sort(sorted) -- [DROP Q14] ascending lca_id, not CPython's set order
-        for _, id in ipairs(sorted) do
-          for _, i in ipairs(d.t2_rows[id] or {}) do t2[#t2 + 1] = row_kernel(d, i) end
-        end
-        local total1, total2 = 0.0, 0.0
-        for _, k in ipairs(t1) do total1 = total1 + k.dur_us end
-        for _, k in ipairs(t2) do total2 = total2 + k.dur_us end
-        local c = by_base[base]
-        if c then
-          c.instance_count = c.instance_count + 1
-          c.total_kernel_time_us_trace1 = c.total_kernel_time_us_trace1 + total1
-          c.total_kernel_time_us_trace2 = c.total_kernel_time_us_trace2 + total2
-        else
-          local types = json.arr()
-          for i, k in ipairs(t1) do types[i] = k.type end
-          c = json.obj("module_name", ev.name, "base_name", base, "parent_chain", parent_chain(trace, ev.uid),
-            "instance_count", 1, "kernel_count_trace1", #t1, "kernel_count_trace2", #t2, "delta", #t1 - #t2,
-            "kernels_trace1", kernel_list(t1, true), "kernels_trace2", kernel_list(t2, false),
-            "kernel_type_signature", types, "kernel_type_summary", type_summary(t1),
-            "has_fused_kernel", common.has_fused_kernel(t1), "total_kernel_time_us_trace1", total1,
-            "total_kernel_time_us_trace2", total2, "input_dims", input_dims_of(trace, ev.uid))
-          by_base[base] = c
-          order[#order + 1] = c
-        end
+  -- the nodes with 2..30 mapped trace-1 kernels and more of them than
+  -- trace-2 rows (C walk over diff_stats; most nodes match one to one)
+  local nodes, rows = trace:fusion_diff_nodes(diff_stats, CASE_A_MAX_N1)
+  local t1, t2 = nodes.t1, nodes.t2
+  for j = 1, nodes.n do
+    local f1, l1, f2, l2 = nodes.t1_off[j], nodes.t1_off[j + 1] - 1, nodes.t2_off[j], nodes.t2_off[j + 1] - 1
+    local n2 = l2 - f2 + 1
+    local ev = case_a_counts(l1 - f1 + 1, n2) and trace:node(nodes.uid[j])
+    local base = ev and base_of(ev.name or "") or ""
+    if base ~= "" and case_a_delta(rows, t1, f1, l1, n2, excluded, layout) then
+      local total1, total2 = total_us(rows, t1, f1, l1), total_us(rows, t2, f2, l2)
+      local c = by_base[base]
+      if c then
+        c.instance_count = c.instance_count + 1
+        c.total_kernel_time_us_trace1 = c.total_kernel_time_us_trace1 + total1
+        c.total_kernel_time_us_trace2 = c.total_kernel_time_us_trace2 + total2
+      else
+        -- [DROP Q14] kernels_trace2 in ascending lca_id, not CPython's set order (the C walk's)
+        local k1, k2 = kernel_records(rows, t1, f1, l1), kernel_records(rows, t2, f2, l2)
+        local types = json.arr()
+        for i, k in ipairs(k1) do types[i] = k.type end
+        c = json.obj("module_name", ev.name, "base_name", base, "parent_chain", parent_chain(trace, ev.uid),
+          "instance_count", 1, "kernel_count_trace1", #k1, "kernel_count_trace2", #k2, "delta", #k1 - #k2,
+          "kernels_trace1", kernel_list(k1, true), "kernels_trace2", kernel_list(k2, false),
+          "kernel_type_signature", types, "kernel_type_summary", type_summary(k1),
+          "has_fused_kernel", common.has_fused_kernel(k1), "total_kernel_time_us_trace1", total1,
+          "total_kernel_time_us_trace2", total2, "input_dims", input_dims_of(trace, ev.uid))
+        by_base[base] = c
+        order[#order + 1] = c
       end
     end
   end
