@@ -79,6 +79,15 @@ function M.read_csv(path)
   return header, rows
 end
 
+-- The bytes of a file, or nil when it cannot be read.
+function M.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 function M.file_exists(path)
   local f = io.open(path, "rb")
   if f then f:close() return true end

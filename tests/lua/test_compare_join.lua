@@ -20,13 +20,7 @@ local function write(path, text)
   f:close()
 end
 
-local function slurp(p)
-  local f = io.open(p, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = T.read_file
 
 -- Runs compare; returns ok, code, stderr and the output CSV directory.
 local function compare(dirs, opts, name)
@@ -237,7 +231,7 @@ expect_error("missing sheet", {"c2", "u1"}, "--sheets gpu_timeline", "u1: no gpu
 expect_error("missing ops sheet", {"u1", "c2"}, "--sheets ops_all", "no ops_unique_args.csv in this report")
 expect_error("no report", {"c2", "nope"}, "", "nope: cannot open: No such file or directory")
 write(tmp .. "/book.xlsx", "PK")
-expect_error("xlsx", {"c2", "book.xlsx"}, "", "xlsx input is not supported yet")
+expect_error("xlsx", {"c2", "book.xlsx"}, "", "book.xlsx: not a zip archive: expected an .xlsx workbook")
 expect_error("same tags", {"c2", "c2"}, "--sheets gpu_timeline", "have the same tag 'c2': pass unique --names")
 expect_error("ops_summary absent", {"c2", "c2"}, "--names a b", "c2: no ops_summary.csv in this report")
 

@@ -300,13 +300,7 @@ end
 -- the same files, byte for byte, as trace:report{write = DIR}; the empty
 -- short_kernels_summary (no kernel under 1 us) is still a bare newline.
 do
-  local function slurp(path)
-    local f = io.open(path, "rb")
-    if not f then return nil end
-    local text = f:read("a")
-    f:close()
-    return text
-  end
+  local slurp = T.read_file
   local trace = tl.load(ov_path)
   local ro = {platform = "none", short_kernel_threshold_us = 1}
   local r = trace:report(ro)
