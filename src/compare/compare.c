@@ -11,9 +11,10 @@
 
 #include "../util/sbuf.h"
 #include "../util/vec.h"
+#include "../util/str.h"
 #include "csv_read.h"
 #include "join.h"
-#include "../util/str.h"
+#include "xlsx_read.h"
 
 /* ------------------------------------------------------------ config */
 
@@ -106,8 +107,9 @@ static size_t count_list(const char *const *l)
 /* ------------------------------------------------------------ reports */
 
 typedef struct report {
-    const char *path; /* as given */
-    char *dir;        /* where its <sheet>.csv files are */
+    const char *path;   /* as given */
+    char *dir;          /* where its <sheet>.csv files are (NULL for a workbook) */
+    tl_xlsx_book *book; /* an .xlsx report (NULL for a directory) */
     const char *tag;
 } report;
 
@@ -131,21 +133,21 @@ static char *path_join(const char *dir, const char *name, const char *ext)
     return tl_sb_take(&b);
 }
 
-/* A report's CSV directory: the path itself, or its perf_report_csvs/ when
- * the path is a `tracelens report -o DIR` directory. */
+/* A report's sheets: an .xlsx workbook, or its CSV directory: the path
+ * itself, or its perf_report_csvs/ when the path is a `tracelens report -o
+ * DIR` directory. */
 static int resolve_report(report *r, tl_error *err)
 {
     if (is_file(r->path) && tl_ends_with_ci(r->path, ".xlsx")) {
-        tl_error_set(err, "%s: xlsx input is not supported yet: pass the report's perf_report_csvs directory",
-                     r->path);
-        return -1;
+        r->book = tl_xlsx_open(r->path, err);
+        return r->book ? 0 : -1;
     }
     if (!is_dir(r->path)) {
         struct stat st;
         if (stat(r->path, &st) != 0)
             tl_error_set(err, "%s: cannot open: %s", r->path, strerror(errno));
         else
-            tl_error_set(err, "%s: expected a report directory of <sheet>.csv files", r->path);
+            tl_error_set(err, "%s: expected an .xlsx workbook or a report directory of <sheet>.csv files", r->path);
         return -1;
     }
     char *sub = path_join(r->path, "perf_report_csvs", "");
@@ -181,10 +183,34 @@ static char *file_stem(const char *path)
     return s;
 }
 
-/* Reads <dir>/<sheet>.csv; NULL with *missing = 1 when there is no such
- * file, NULL with err set when it cannot be read. */
+/* Where a report's sheet is, for messages: "DIR/SHEET.csv" or
+ * "FILE.xlsx: sheet SHEET". */
+static char *sheet_where(const report *r, const char *sheet)
+{
+    tl_sbuf b;
+    tl_sb_init(&b);
+    if (r->book) tl_sb_printf(&b, "%s: sheet %s", r->path, sheet);
+    else tl_sb_printf(&b, "%s/%s.csv", r->dir, sheet);
+    return tl_sb_take(&b);
+}
+
+/* "the report has no such sheet" (`why` says what to do about it). */
+static void no_sheet(const report *r, const char *sheet, const char *why, tl_error *err)
+{
+    if (r->book) tl_error_set(err, "%s: no sheet %s in this workbook (%s)", r->path, sheet, why);
+    else tl_error_set(err, "%s: no %s.csv in this report (%s)", r->dir, sheet, why);
+}
+
+/* Reads a report's sheet (<dir>/<sheet>.csv, or the workbook's sheet);
+ * NULL with *missing = 1 when there is no such sheet, NULL with err set
+ * when it cannot be read. */
 static tl_table *load_sheet(const report *r, const char *sheet, int *missing, tl_error *err)
 {
+    if (r->book) {
+        long i = tl_xlsx_sheet_index(r->book, sheet);
+        *missing = i < 0;
+        return *missing ? NULL : tl_xlsx_read_sheet(r->book, (size_t)i, err);
+    }
     char *p = path_join(r->dir, sheet, ".csv");
     *missing = !is_file(p) && !is_dir(p);
     tl_table *t = *missing ? NULL : tl_csv_read(p, sheet, err);
@@ -223,9 +249,7 @@ static int load_all(const ctx *c, const char *sheet, int missing_ok, tl_table **
         int missing;
         t[i] = load_sheet(&c->r[i], sheet, &missing, err);
         if (t[i] || (missing && missing_ok)) continue;
-        if (missing)
-            tl_error_set(err, "%s: no %s.csv in this report (leave the sheet out with --sheets)", c->r[i].dir,
-                         sheet);
+        if (missing) no_sheet(&c->r[i], sheet, "leave the sheet out with --sheets", err);
         free_tables(t, i);
         return -1;
     }
@@ -295,16 +319,19 @@ static int build_dff(const ctx *c, const char *sheet, tl_table **t, const char *
         for (size_t k = 0; i && k < MAXK && cfg->del_other[k]; k++) tl_table_drop(t[i], cfg->del_other[k]);
         for (size_t k = 0; k < nkeys; k++)
             if (tl_table_col(t[i], keys[k]) < 0) {
-                tl_error_set(err, "%s/%s.csv: no column '%s' (a join key of the %s comparison)", c->r[i].dir,
-                             sheet, keys[k], sheet);
+                char *w = sheet_where(&c->r[i], sheet);
+                tl_error_set(err, "%s: no column '%s' (a join key of the %s comparison)", w, keys[k], sheet);
+                free(w);
                 free(nonkey);
                 return -1;
             }
         for (size_t k = 0; k < ndiff; k++) {
             long col = tl_table_col(t[i], cfg->diff[k]);
             if (col < 0 || !is_numeric(t[i], col)) {
-                tl_error_set(err, "%s/%s.csv: %s column '%s' (compared between the reports)", c->r[i].dir, sheet,
+                char *w = sheet_where(&c->r[i], sheet);
+                tl_error_set(err, "%s: %s column '%s' (compared between the reports)", w,
                              col < 0 ? "no" : "expected numbers in", cfg->diff[k]);
+                free(w);
                 free(nonkey);
                 return -1;
             }
@@ -497,8 +524,8 @@ static int ops_group(const ctx *c, tl_error *err)
         if (lacking < c->n) {
             int in_baseline = t[0] != NULL;
             if (in_baseline)
-                tl_error_set(err, "%s: no %s.csv in this report (the baseline has one; leave the ops sheets out "
-                             "with --sheets)", c->r[lacking].dir, OPS_GROUP[g].sheet);
+                no_sheet(&c->r[lacking], OPS_GROUP[g].sheet,
+                         "the baseline has one; leave the ops sheets out with --sheets", err);
             free_tables(t, c->n);
             free(t);
             if (in_baseline) return -1;
@@ -606,6 +633,7 @@ int tl_compare_build(const tl_compare_opts *o, tl_sheets *out, tl_error *err)
     if (rc) tl_sheets_free(out);
     for (size_t i = 0; i < o->n; i++) {
         free(r[i].dir);
+        tl_xlsx_close(r[i].book);
         free(stems[i]);
     }
     free(stems);

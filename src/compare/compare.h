@@ -2,8 +2,8 @@
  * (the baseline), as the reference's compare_perf_reports_pytorch (spec
  * inference-and-comparative.md §2.1, docs/compare.md).
  *
- * Inputs are report directories of <sheet>.csv; each sheet is read with
- * csv_read.h, the reports are outer-joined on the sheet's keys (join.h),
+ * Inputs are .xlsx workbooks (each sheet read with xlsx_read.h) or report
+ * directories of <sheet>.csv (csv_read.h); the reports are outer-joined on the sheet's keys (join.h),
  * the difference columns are added and the split sheets are cut. Owns the
  * sheets it builds (a tl_sheets list, freed with tl_sheets_free); nothing is
  * written until every sheet is built, and then outputs appear whole or not

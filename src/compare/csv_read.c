@@ -1,23 +1,20 @@
 #include "csv_read.h"
 
 #include <errno.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "../util/sbuf.h"
+#include "pandas_cells.h"
+#include "utf8.h"
 #include "../util/vec.h"
 
 /* ------------------------------------------------------------ tokens */
 
-#define NO_CELL SIZE_MAX /* a cell past the end of a short record */
-
 typedef struct cell {
-    size_t off, len; /* in the parser's text buffer; len NO_CELL = absent */
+    size_t off, len; /* in the parser's text buffer */
 } cell;
 
 typedef struct parser {
@@ -117,205 +114,25 @@ static int next_record(parser *ps, size_t *rec_line, tl_error *err)
 /* The first NUL or invalid UTF-8 sequence: 0 when the text is fine. */
 static int check_text(const char *s, size_t n, const char *what, tl_error *err)
 {
+    size_t bad = tl_utf8_bad_at(s, n);
+    if (bad == n) return 0;
     size_t line = 1;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '\n') line++;
-        if (c == 0) {
-            tl_error_set(err, "%s: line %zu: a NUL byte: expected CSV text", what, line);
-            return -1;
-        }
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-        int ok = len && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
-        if (ok && len == 3) {
-            unsigned char d = (unsigned char)s[i + 1];
-            ok = !(c == 0xE0 && d < 0xA0) && !(c == 0xED && d >= 0xA0);
-        }
-        if (ok && len == 4) {
-            unsigned char d = (unsigned char)s[i + 1];
-            ok = !(c == 0xF0 && d < 0x90) && !(c == 0xF4 && d >= 0x90);
-        }
-        if (!ok) {
-            tl_error_set(err, "%s: line %zu: byte 0x%02X is not UTF-8 text: expected a UTF-8 CSV file", what, line, c);
-            return -1;
-        }
-        i += len;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------ values */
-
-static int is_na(const char *s)
-{
-    static const char *const na[] = {"",     "#N/A",  "#N/A N/A", "#NA",     "-1.#IND", "-1.#QNAN", "-NaN",
-                                     "-nan", "1.#IND", "1.#QNAN", "<NA>",    "N/A",     "NA",       "NULL",
-                                     "NaN",  "None",  "n/a",      "nan",     "null"};
-    for (size_t i = 0; i < sizeof na / sizeof *na; i++)
-        if (!strcmp(s, na[i])) return 1;
-    return 0;
-}
-
-static const char *skip_ws(const char *s)
-{
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v') s++;
-    return s;
-}
-
-/* [ws][+-]digits[ws] fitting int64. */
-static int parse_int(const char *s, int64_t *out)
-{
-    s = skip_ws(s);
-    int neg = *s == '-';
-    if (*s == '+' || *s == '-') s++;
-    if (*s < '0' || *s > '9') return 0;
-    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (lim - d) / 10) return 0;
-        v = v * 10 + d;
-    }
-    if (*skip_ws(s)) return 0;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return 1;
-}
-
-/* [ws][+-](digits[.digits]|.digits)[(e|E)[+-]digits][ws], or [+-]inf/infinity. */
-static int parse_float(const char *s, double *out)
-{
-    const char *b = skip_ws(s), *p = b;
-    if (*p == '+' || *p == '-') p++;
-    if (!strncasecmp(p, "inf", 3)) {
-        const char *q = p + 3;
-        if (!strncasecmp(q, "inity", 5)) q += 5;
-        if (*skip_ws(q)) return 0;
-        *out = *b == '-' ? -INFINITY : INFINITY;
-        return 1;
-    }
-    size_t digits = 0;
-    while (*p >= '0' && *p <= '9') p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9') p++, digits++;
-    }
-    if (!digits) return 0;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-') p++;
-        if (*p < '0' || *p > '9') return 0;
-        while (*p >= '0' && *p <= '9') p++;
-    }
-    if (*skip_ws(p)) return 0;
-    *out = strtod(b, NULL); /* correctly rounded; overflow gives +-inf as pandas */
-    return 1;
-}
-
-static int parse_bool(const char *s, int *out)
-{
-    if (!strcmp(s, "True") || !strcmp(s, "TRUE") || !strcmp(s, "true")) return *out = 1, 1;
-    if (!strcmp(s, "False") || !strcmp(s, "FALSE") || !strcmp(s, "false")) return *out = 0, 1;
-    return 0;
-}
-
-/* ------------------------------------------------------------ header */
-
-/* pandas' names: "Unnamed: i" for empty ones, then "x.1", "x.2" for repeats. */
-static char **header_names(const parser *ps, const cell *h, size_t n)
-{
-    char **names = tl_xcalloc(n + 1, sizeof *names);
-    size_t *count = tl_xcalloc(2 * n + 1, sizeof *count); /* per distinct name seen */
-    char **seen = tl_xcalloc(2 * n + 1, sizeof *seen);
-    size_t nseen = 0;
-    for (size_t i = 0; i < n; i++) {
-        tl_sbuf nm;
-        tl_sb_init(&nm);
-        if (h[i].len == 0) tl_sb_printf(&nm, "Unnamed: %zu", i);
-        else tl_sb_putn(&nm, ps->text.s + h[i].off, h[i].len);
-        char *col = tl_sb_take(&nm);
-        for (;;) {
-            size_t k = 0;
-            while (k < nseen && strcmp(seen[k], col)) k++;
-            if (k == nseen) {
-                seen[nseen] = tl_xstrdup(col);
-                count[nseen++] = 1;
-                break;
-            }
-            size_t c = count[k]++;
-            tl_sbuf nx;
-            tl_sb_init(&nx);
-            tl_sb_printf(&nx, "%s.%zu", col, c);
-            free(col);
-            col = tl_sb_take(&nx);
-        }
-        names[i] = col;
-    }
-    for (size_t k = 0; k < nseen; k++) free(seen[k]);
-    free(seen);
-    free(count);
-    return names;
-}
-
-/* ------------------------------------------------------------ typing */
-
-static tl_coltype infer_type(const parser *ps, const cell *cells, size_t nrows, size_t ncols, size_t c)
-{
-    int can_int = 1, can_float = 1, can_bool = 1, any = 0, missing = 0;
-    for (size_t r = 0; r < nrows; r++) {
-        const cell *x = &cells[r * ncols + c];
-        const char *s = x->len == NO_CELL ? "" : ps->text.s + x->off;
-        if (is_na(s)) {
-            missing = 1;
-            continue;
-        }
-        any = 1;
-        int64_t i;
-        double d;
-        int b;
-        if (can_int && !parse_int(s, &i)) can_int = 0;
-        if (can_float && !can_int && !parse_float(s, &d)) can_float = 0;
-        if (can_bool && !parse_bool(s, &b)) can_bool = 0;
-        if (!can_int && !can_float && !can_bool) return TL_COL_STR;
-    }
-    if (!any) return TL_COL_F64;
-    if (can_int) return missing ? TL_COL_F64 : TL_COL_I64;
-    if (can_float) return TL_COL_F64;
-    return can_bool ? TL_COL_BOOL : TL_COL_STR;
-}
-
-static void fill_column(tl_table *t, size_t col, const parser *ps, const cell *cells, size_t nrows, size_t ncols)
-{
-    tl_coltype ty = t->cols[col].type;
-    for (size_t r = 0; r < nrows; r++) {
-        const cell *x = &cells[r * ncols + col];
-        const char *s = x->len == NO_CELL ? "" : ps->text.s + x->off;
-        if (is_na(s)) continue; /* rows start missing */
-        int64_t i;
-        double d;
-        int b;
-        switch (ty) {
-        case TL_COL_I64:
-            parse_int(s, &i);
-            tl_table_set_i64(t, col, r, i);
-            break;
-        case TL_COL_F64:
-            if (!parse_float(s, &d)) d = NAN;
-            tl_table_set_f64(t, col, r, d);
-            break;
-        case TL_COL_BOOL:
-            parse_bool(s, &b);
-            tl_table_set_bool(t, col, r, b);
-            break;
-        case TL_COL_STR: tl_table_set_strn(t, col, r, s, x->len); break;
-        }
-    }
+    for (size_t i = 0; i < bad; i++) line += s[i] == '\n';
+    if (s[bad] == 0)
+        tl_error_set(err, "%s: line %zu: a NUL byte: expected CSV text", what, line);
+    else
+        tl_error_set(err, "%s: line %zu: byte 0x%02X is not UTF-8 text: expected a UTF-8 CSV file", what, line,
+                     (unsigned char)s[bad]);
+    return -1;
 }
 
 /* ------------------------------------------------------------ reading */
+
+static tl_pcell text_cell(cell c)
+{
+    tl_pcell p = {{c.off}, c.len, TL_PC_TEXT};
+    return p;
+}
 
 tl_table *tl_csv_parse(const char *data, size_t n, const char *what, const char *name, tl_error *err)
 {
@@ -324,7 +141,7 @@ tl_table *tl_csv_parse(const char *data, size_t n, const char *what, const char 
     parser ps = {.p = data, .end = data + n, .what = what, .line = 1};
     tl_sb_init(&ps.text);
     tl_table *t = NULL;
-    cell *header = NULL, *cells = NULL;
+    tl_pcell *header = NULL, *cells = NULL;
     size_t ncols = 0, nrows = 0, capcells = 0, line = 0;
     int rc = next_record(&ps, &line, err);
     if (rc < 0) goto done;
@@ -332,7 +149,7 @@ tl_table *tl_csv_parse(const char *data, size_t n, const char *what, const char 
     if (rc == 0) goto done; /* no header: an empty table */
     ncols = ps.rec.n;
     header = tl_xmalloc(ncols * sizeof *header);
-    memcpy(header, ps.rec.v, ncols * sizeof *header);
+    for (size_t c = 0; c < ncols; c++) header[c] = text_cell(ps.rec.v[c]);
     while ((rc = next_record(&ps, &line, err)) > 0) {
         if (ps.rec.n > ncols) {
             tl_error_set(err, "%s: line %zu: expected %zu fields (as the header), saw %zu", what, line, ncols,
@@ -342,8 +159,8 @@ tl_table *tl_csv_parse(const char *data, size_t n, const char *what, const char 
         }
         TL_GROW(cells, capcells, (nrows + 1) * ncols);
         for (size_t c = 0; c < ncols; c++) {
-            cell none = {0, NO_CELL};
-            cells[nrows * ncols + c] = c < ps.rec.n ? ps.rec.v[c] : none;
+            tl_pcell none = {{0}, 0, TL_PC_NONE}; /* past the end of a short record */
+            cells[nrows * ncols + c] = c < ps.rec.n ? text_cell(ps.rec.v[c]) : none;
         }
         nrows++;
     }
@@ -352,14 +169,14 @@ tl_table *tl_csv_parse(const char *data, size_t n, const char *what, const char 
         t = NULL;
         goto done;
     }
-    char **names = header_names(&ps, header, ncols);
+    char **names = tl_pd_header_names(header, ncols, ps.text.s);
     for (size_t c = 0; c < ncols; c++) {
-        tl_table_add_col(t, names[c], infer_type(&ps, cells, nrows, ncols, c));
+        tl_table_add_col(t, names[c], tl_pd_column_type(cells, nrows, ncols, c, ps.text.s));
         free(names[c]);
     }
     free(names);
     for (size_t r = 0; r < nrows; r++) tl_table_add_row(t);
-    for (size_t c = 0; c < ncols; c++) fill_column(t, c, &ps, cells, nrows, ncols);
+    for (size_t c = 0; c < ncols; c++) tl_pd_fill_column(t, c, cells, nrows, ncols, ps.text.s);
 done:
     free(header);
     free(cells);

@@ -6,16 +6,14 @@
  * kept as a character, as pandas' tokenizer does), records end at "\n",
  * "\r\n" or "\r" outside quotes, blank and whitespace-only lines are skipped.
  * The first record is the header: an empty name becomes "Unnamed: i", a
- * repeated one "name.1", "name.2" (pandas' mangling). A shorter record is
- * padded with missing cells; a longer one is an error.
- * Cells: pandas' default NA strings ("", "NaN", "nan", "NA", "N/A", "n/a",
- * "NULL", "null", "None", "<NA>", "#N/A", "#NA", "-NaN", "-nan", "1.#IND",
- * "-1.#IND", "1.#QNAN", "-1.#QNAN", "#N/A N/A") are missing, quoted or not.
- * Column types: every value an integer that fits int64 -> I64 (F64 when the
- * column also has missing cells); every value a decimal number or
- * [+-]inf/infinity -> F64 (correctly rounded, strtod); every value
- * True/TRUE/true/False/FALSE/false -> BOOL; otherwise STR (the text as is).
- * A column without any value is F64 (all missing).
+ * repeated one "name.1", "name.2" (pandas' mangling, pandas_cells.h). A
+ * shorter record is padded with missing cells; a longer one is an error.
+ * Cells are text: pandas' NA strings are missing, quoted or not, and each
+ * column gets pandas' type from its texts (pandas_cells.h): every value an
+ * integer that fits int64 -> I64 (F64 when the column also has missing
+ * cells); every value a decimal number or [+-]inf/infinity -> F64 (correctly
+ * rounded, strtod); every value True/TRUE/true/False/FALSE/false -> BOOL;
+ * otherwise STR (the text as is). A column without any value is F64.
  * An empty file (or only blank lines) is a table without columns or rows. */
 #ifndef TL_CSV_READ_H
 #define TL_CSV_READ_H

@@ -90,5 +90,27 @@ if command -v unzip >/dev/null; then
   echo "$names" | grep -qx 'ops_unique_args_intersect_a_l~1' && ok || ko "a cut name that is taken ends in ~1: $names"
 fi
 
+# .xlsx reports: bad workbooks are input errors naming the file and what was expected
+printf 'type,time ms\n' >"$T/notzip.xlsx"
+run 1 "xlsx that is not a zip" notzip.xlsx b --sheets gpu_timeline -o o6
+[ "$(wc -l <"$T/err")" -eq 1 ] && grep -q 'notzip.xlsx: not a zip archive: expected an .xlsx workbook' "$T/err" && ok ||
+  ko "not a zip: message: $(cat "$T/err")"
+if python3 -c 'import zipfile' 2>/dev/null; then
+  python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w').writestr('docProps/app.xml', '<a/>')" "$T/nowb.xlsx"
+  run 1 "zip without a workbook" a nowb.xlsx --sheets gpu_timeline -o o6
+  grep -q 'nowb.xlsx: no part xl/workbook.xml: expected an .xlsx workbook' "$T/err" && ok ||
+    ko "zip without a workbook: message: $(cat "$T/err")"
+fi
+[ ! -e "$T/o6" ] && ok || ko "bad workbooks wrote something"
+# a workbook tracelens wrote is read back: its sheets by name, a missing one named
+run 0 "comparison workbook" a b --sheets gpu_timeline -q -o o7
+run 1 "workbook without the sheet" o7/comparison.xlsx b --sheets ops_summary -o o8
+grep -q 'o7/comparison.xlsx: no sheet ops_summary in this workbook (leave the sheet out with --sheets)' "$T/err" && ok ||
+  ko "workbook without the sheet: message: $(cat "$T/err")"
+run 1 "workbook sheet without the column" o7/comparison.xlsx b --sheets gpu_timeline -o o8
+grep -q "o7/comparison.xlsx: sheet gpu_timeline: no column 'time ms'" "$T/err" && ok ||
+  ko "workbook sheet without the column: message: $(cat "$T/err")"
+[ ! -e "$T/o8" ] && ok || ko "input errors wrote something (xlsx)"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

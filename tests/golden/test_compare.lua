@@ -205,5 +205,98 @@ if T.file_exists(th) and T.file_exists(tm) then
   end
 end
 
+-- 5. .xlsx report inputs (src/compare/xlsx_read.h). (a) The reference's two
+-- input reports written as workbooks the way pandas.to_excel writes them
+-- (tests/lib/csvs_to_xlsx.py, python3-openpyxl: inline strings, numbers,
+-- booleans) give the comparison of the CSV directories: the same files,
+-- headers, rows and text; numbers equal within 1e-9 (openpyxl writes floats
+-- with 16 significant digits, and pandas reads a float column whose values
+-- are all integral back as integers: "0" for "0.0").
+local function same_outputs(dir1, dir2, what, rel)
+  local f1, f2 = basenames(dir1), basenames(dir2)
+  T.eq(table.concat(f2, " "), table.concat(f1, " "), what .. ": the set of output files")
+  for _, f in ipairs(f1) do
+    local a, b = slurp(dir1 .. "/" .. f), slurp(dir2 .. "/" .. f)
+    if not rel then
+      T.check(a == b, what .. " " .. f .. ": identical")
+    elseif a ~= b and T.check(b ~= nil, what .. " " .. f .. " written") then
+      local h1, r1 = T.read_csv(dir1 .. "/" .. f)
+      local h2, r2 = T.read_csv(dir2 .. "/" .. f)
+      T.eq(table.concat(h2, ","), table.concat(h1, ","), what .. " " .. f .. " header")
+      if T.eq(#r2, #r1, what .. " " .. f .. " rows") then
+        local bad = 0
+        for i = 1, #r1 do
+          for j = 1, math.max(#r1[i], #r2[i]) do
+            local x, y = r1[i][j], r2[i][j]
+            local nx, ny = tonumber(x), tonumber(y)
+            local ok = x == y or (nx and ny and math.abs(nx - ny) <= rel * math.max(1, math.abs(nx)))
+            if not ok then
+              bad = bad + 1
+              if bad <= 3 then
+                io.stderr:write(string.format("%s %s row %d column %s: %s vs %s\n", what, f, i, tostring(h1[j]),
+                  tostring(x), tostring(y)))
+              end
+            end
+          end
+        end
+        T.eq(bad, 0, what .. " " .. f .. ": cells that differ")
+      end
+    end
+  end
+end
+
+local function python_with_openpyxl()
+  for _, py in ipairs({"python3", "/usr/bin/python3"}) do
+    if T.run(py .. " -c 'import openpyxl' 2>/dev/null") then return py end
+  end
+end
+
+local py = python_with_openpyxl()
+if not py then
+  io.stderr:write("note: no python3 with openpyxl (tests/install_deps.sh installs python3-openpyxl): " ..
+    "the .xlsx inputs of the reference's reports not checked\n")
+else
+  local conv = root .. "/tests/lib/csvs_to_xlsx.py"
+  local xh, xm = out .. "/xlsx_in/h100.xlsx", out .. "/xlsx_in/mi300.xlsx"
+  T.run("mkdir -p " .. T.q(out .. "/xlsx_in"))
+  local okh = T.run(py .. " " .. T.q(conv) .. " " .. T.q(h100) .. " " .. T.q(xh))
+  local okm = T.run(py .. " " .. T.q(conv) .. " " .. T.q(mi300) .. " " .. T.q(xm))
+  if T.check(okh and okm, "csvs_to_xlsx.py on the reference's reports") then
+    -- default tags: the workbooks' file stems
+    ok, code, _, err = T.run(T.q(bin) .. " compare -q " .. T.q(xh) .. " " .. T.q(xm) ..
+      " --no-xlsx -o " .. T.q(out .. "/from_xlsx"))
+    if T.check(ok, "compare of .xlsx reports failed (" .. tostring(code) .. "): " .. err) then
+      same_outputs(out .. "/cmp/comparison_csvs", out .. "/from_xlsx/comparison_csvs", "xlsx inputs", 1e-9)
+    end
+    -- a workbook and a CSV directory mixed
+    ok, code, _, err = T.run(T.q(bin) .. " compare -q " .. T.q(h100) .. " " .. T.q(xm) ..
+      " --names h100 mi300 --no-xlsx -o " .. T.q(out .. "/mixed"))
+    if T.check(ok, "compare of a CSV directory and a workbook failed (" .. tostring(code) .. "): " .. err) then
+      same_outputs(out .. "/cmp/comparison_csvs", out .. "/mixed/comparison_csvs", "mixed inputs", 1e-9)
+    end
+  end
+end
+
+-- (b) Workbooks `tracelens report` writes (shared strings, shortest float
+-- repr, t="b" booleans) give exactly the comparison of their CSVs.
+local bert = {traces .. "/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+  traces .. "/mi300/gaunernst_bert-small-uncased__1016001.json.gz"}
+if T.file_exists(bert[1]) and T.file_exists(bert[2]) then
+  local dirs = {out .. "/bert_h100", out .. "/bert_mi300"}
+  local ok1 = T.run(T.q(bin) .. " report -q " .. T.q(bert[1]) .. " -o " .. T.q(dirs[1]))
+  local ok2 = T.run(T.q(bin) .. " report -q " .. T.q(bert[2]) .. " -o " .. T.q(dirs[2]))
+  if T.check(ok1 and ok2, "tracelens report on the bert traces") then
+    local function cmp(a, b, o)
+      local okc, c, _, e = T.run(T.q(bin) .. " compare -q " .. T.q(a) .. " " .. T.q(b) ..
+        " --names h100 mi300 --no-xlsx -o " .. T.q(o))
+      T.check(okc, "compare " .. a .. " " .. b .. " failed (" .. tostring(c) .. "): " .. e)
+    end
+    cmp(dirs[1] .. "/perf_report_csvs", dirs[2] .. "/perf_report_csvs", out .. "/bert_csv")
+    cmp(dirs[1] .. "/perf_report.xlsx", dirs[2] .. "/perf_report.xlsx", out .. "/bert_xlsx")
+    T.check(#basenames(out .. "/bert_csv/comparison_csvs") >= 3, "bert comparison: sheets written")
+    same_outputs(out .. "/bert_csv/comparison_csvs", out .. "/bert_xlsx/comparison_csvs", "own workbooks")
+  end
+end
+
 T.rmrf(out)
 T.finish()
