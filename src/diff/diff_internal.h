@@ -148,7 +148,7 @@ static inline uint32_t tl_diff_nname(const side *s, uint32_t u) { return s->norm
 
 static inline const uint32_t *tl_diff_kids_of(const side *s, uint32_t u, size_t *n)
 {
-    if (s->ov->kids_of.n) {
+    if (s->ov->kids_bits[u >> 6] >> (u & 63) & 1) {
         uint32_t c = tl_map_get(&s->ov->kids_of, u, 0);
         if (c != UINT32_MAX) u = c;
     }
@@ -159,7 +159,7 @@ static inline const uint32_t *tl_diff_kids_of(const side *s, uint32_t u, size_t 
 static inline uint32_t tl_diff_parent_of(const side *s, uint32_t u)
 {
     uint32_t p = s->tr->parent[u];
-    if (p == NONE || !s->ov->parent_of.n) return p;
+    if (p == NONE || !(s->ov->parent_bits[p >> 6] >> (p & 63) & 1)) return p;
     uint32_t r = tl_map_get(&s->ov->parent_of, p, 0);
     return r == UINT32_MAX ? p : r;
 }

@@ -290,6 +290,8 @@ uint32_t tl_diff_top_root(side *s, uint32_t start)
     if (cur != root) {
         tl_map_put(&s->ov->kids_of, root, 0, cur);
         tl_map_put(&s->ov->parent_of, cur, 0, root);
+        s->ov->kids_bits[root >> 6] |= 1ull << (root & 63);
+        s->ov->parent_bits[cur >> 6] |= 1ull << (cur & 63);
     }
     return cur;
 }

@@ -79,6 +79,9 @@ int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, 
     for (int k = 0; k < 2; k++) {
         tl_map_init(&d->ov[k].kids_of, 8);
         tl_map_init(&d->ov[k].parent_of, 8);
+        size_t words = d->t[k]->es.n / 64 + 1;
+        d->ov[k].kids_bits = tl_xcalloc(words, sizeof(uint64_t));
+        d->ov[k].parent_bits = tl_xcalloc(words, sizeof(uint64_t));
     }
     double t0 = tl_now_s();
     size_t *r[2];
@@ -189,6 +192,8 @@ void tl_trace_diff_free(tl_trace_diff *d)
         free(d->next_of[k]);
         tl_map_free(&d->ov[k].kids_of);
         tl_map_free(&d->ov[k].parent_of);
+        free(d->ov[k].kids_bits);
+        free(d->ov[k].parent_bits);
     }
     free(d->rows);
     tl_strpool_free(&d->names);

@@ -47,6 +47,8 @@ typedef struct tl_diff_row {
 typedef struct tl_diff_overlay {
     tl_map kids_of;     /* R -> C: R's children are C's */
     tl_map parent_of;   /* C -> R: the parent of C's children is R */
+    uint64_t *kids_bits, *parent_bits; /* per event: a key of kids_of / parent_of
+                                          (every walk asks; few are) */
 } tl_diff_overlay;
 
 typedef struct tl_trace_diff {
