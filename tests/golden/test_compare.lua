@@ -18,13 +18,7 @@ end
 local bin = arg[3] or T.tracelens_bin()
 local ref_dir = case .. "/compare_h100_mi300_qwen_csvs"
 
-local function slurp(p)
-  local f = io.open(p, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = T.read_file
 
 local function basenames(dir)
   local out = {}

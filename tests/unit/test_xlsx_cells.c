@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "openpyxl_python.h"
 #include "report/report.h"
 #include "report/xlsx_writer.h"
 #include "table/table.h"
@@ -60,13 +61,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL: %s\n", err.msg);
         return 1;
     }
-    /* the first python3 with openpyxl: PATH's, else Debian's (python3-openpyxl) */
-    const char *py = NULL;
-    if (system("python3 -c 'import openpyxl' 2>/dev/null") == 0) py = "python3";
-    else if (system("/usr/bin/python3 -c 'import openpyxl' 2>/dev/null") == 0) py = "/usr/bin/python3";
+    const char *py = tl_test_openpyxl_python();
     if (!py) {
         unlink(path);
-        printf("SKIP: no python3 with openpyxl (tests/install_deps.sh installs python3-openpyxl)\n");
         return 77;
     }
     char cmd[1200];

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "compare/xlsx_read.h"
+#include "openpyxl_python.h"
 #include "table/table.h"
 
 static int fails, passes;
@@ -125,13 +126,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_xlsx_read MAKE_SCRIPT\n");
         return 2;
     }
-    const char *py = NULL;
-    if (system("python3 -c 'import openpyxl' 2>/dev/null") == 0) py = "python3";
-    else if (system("/usr/bin/python3 -c 'import openpyxl' 2>/dev/null") == 0) py = "/usr/bin/python3";
-    if (!py) {
-        printf("SKIP: no python3 with openpyxl (tests/install_deps.sh installs python3-openpyxl)\n");
-        return 77;
-    }
+    const char *py = tl_test_openpyxl_python();
+    if (!py) return 77;
     char dir[] = "/tmp/tl_xlsx_read_XXXXXX";
     if (!mkdtemp(dir)) return 1;
     char book[512], cmd[2048], path[600];
