@@ -109,6 +109,12 @@ local function write_json(path, v) tl.fs.write_file(path, json.encode(v)) end
 
 local LOAD_OPTS = { include_call_stack = true, enable_pseudo_ops = true }
 
+-- The error of a tl.parallel task without the chunk's position (the task's
+-- code is a one-line string; the message after it names the file).
+local function task_error(r)
+  return (tostring(r.error):gsub('^%[string "[^"]*"%]:%d+: ', ""))
+end
+
 -- The trace(s): as the reference's Step 1 and orchestrator_prepare, python
 -- functions in the tree and pseudo ops on (the trace walks see them too). Two
 -- traces load at once, each in its own state (the handles are shared back).
@@ -126,7 +132,7 @@ local function load_traces(opts)
   local r = tl.parallel({ { code = code, args = { opts.trace, LOAD_OPTS }, name = "load trace 1" },
     { code = code, args = { opts.compare, LOAD_OPTS }, name = "load trace 2" } }, { jobs = 2 })
   for i = 1, 2 do
-    if not r[i].ok then fail(tostring(r[i].error), 1) end -- "FILE: byte N (event K): ..." as tl.load says
+    if not r[i].ok then fail(task_error(r[i]), 1) end -- "FILE: byte N (event K): ..." as tl.load says
   end
   return r[1].value, r[2].value
 end
@@ -142,7 +148,7 @@ local function perf_reports(trace, trace2, ro)
   local r = tl.parallel({ { code = code, args = { trace, o1 }, name = "report trace 1" },
     { code = code, args = { trace2, ro }, name = "report trace 2" } }, { jobs = 2 })
   for i = 1, 2 do
-    if not r[i].ok then fail(tostring(r[i].error), 1) end
+    if not r[i].ok then fail(task_error(r[i]), 1) end
   end
   return r[1].value, r[2].value
 end
@@ -193,10 +199,10 @@ local function main(argv)
   local arch = json.decode(assert(read_file(plat.path), "cannot read " .. plat.path))
   local platform = opts.platform or plat.name
   progress(opts, "%s", plat.how)
-  tl.fs.mkdir(opts.out)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
     include_call_stack = true }
   local sheets, sheets2 = timed("perf report", function() return perf_reports(trace, trace2, report_opts) end)
+  tl.fs.mkdir(opts.out) -- once the reports are built: a failed run leaves no empty directory
   local wait_perf_reports = write_perf_reports(opts.out, sheets, sheets2)
   local platform2 = trace2 and (opts.platform2 or trace2:platform().name or "Trace 2")
 

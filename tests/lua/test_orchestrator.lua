@@ -39,6 +39,16 @@ T.check(read(tmp .. "/out_bad/analysis.md") == nil, "bad trace: no analysis.md")
 ok, code, out, err = orch(T.q(trace) .. " --compare " .. T.q(bad) .. " -o out_bad2")
 T.eq(code, 1, "bad trace 2: exit 1")
 T.check(err:find("bad.json: byte", 1, true), "bad trace 2: file and byte offset: " .. err)
+-- a trace 2 TraceDiff cannot align (GPU events only, no cpu_op): exit 1, the
+-- reason as the library says it, and no output directory
+local gpu_only = tmp .. "/gpu_only.json"
+tl.fs.write_file(gpu_only, '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, '
+  .. '"ts": 1, "dur": 2, "args": {"stream": 7}}]}')
+ok, code, out, err = orch(T.q(trace) .. " --compare " .. T.q(gpu_only) .. " -o out_gpu_only")
+T.eq(code, 1, "trace 2 without cpu_op roots: exit 1")
+T.check(err:find("gpu_only.json: TraceDiff needs cpu_op roots in both traces (none in trace 2)", 1, true)
+  and not err:find("[string", 1, true), "trace 2 without cpu_op roots: the reason, no chunk name: " .. err)
+T.check(tl.fs.kind(tmp .. "/out_gpu_only") == nil, "trace 2 without cpu_op roots: no output directory")
 
 -- failing rules next to a working one
 local rules = tmp .. "/rules"
