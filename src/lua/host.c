@@ -14,6 +14,7 @@
 #include "lregex.h"
 #include "lrender.h"
 #include "ldiff.h"
+#include "lcompare.h"
 #include "lreport.h"
 #include "ltable.h"
 #include "ltrace.h"
@@ -146,6 +147,7 @@ int luaopen_tracelens(lua_State *L)
     tl_lrender_register(L);
     tl_ldiff_register(L);
     tl_lreport_register(L);
+    tl_lcompare_register(L);
     return 1;
 }
 

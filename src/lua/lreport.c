@@ -48,6 +48,28 @@ static void sheets_from_lua(lua_State *L, int idx, tl_sheets *s)
     lua_pop(L, 2);
 }
 
+void tl_lreport_push_sheets(lua_State *L, tl_sheets *s)
+{
+    lua_createtable(L, 0, (int)s->n + 2);
+    lua_createtable(L, (int)s->n, 0); /* order */
+    for (size_t i = 0; i < s->n; i++) {
+        lua_pushstring(L, s->v[i].name);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+        tl_ltable_push(L, s->v[i].table);
+        lua_setfield(L, -3, s->v[i].name);
+        s->v[i].table = NULL; /* owned by Lua now */
+    }
+    lua_setfield(L, -2, "__order");
+    lua_newtable(L); /* sheets whose CSV is a bare newline when empty */
+    for (size_t i = 0; i < s->n; i++) {
+        if (!s->v[i].write_empty_as_newline) continue;
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, s->v[i].name);
+    }
+    lua_setfield(L, -2, "__empty_as_newline");
+    tl_sheets_free(s);
+}
+
 static int opt_flag(lua_State *L, int idx, const char *k, int dflt)
 {
     if (!lua_istable(L, idx)) return dflt;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lreport.h"
 #include "../report/outfile.h"
 #include "../report/platform.h"
 #include "../report/report.h"
@@ -463,26 +464,9 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         tl_sheets_free(&s);
         return luaL_error(L, "%s", err.msg);
     }
-    lua_createtable(L, 0, (int)s.n);
-    lua_createtable(L, (int)s.n, 0); /* order */
-    for (size_t i = 0; i < s.n; i++) {
-        lua_pushstring(L, s.v[i].name);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-        tl_ltable_push(L, s.v[i].table);
-        lua_setfield(L, -3, s.v[i].name);
-        s.v[i].table = NULL; /* owned by Lua now */
-    }
-    lua_setfield(L, -2, "__order");
-    lua_newtable(L); /* sheets whose CSV is a bare newline when empty (tl.write_report) */
-    for (size_t i = 0; i < s.n; i++) {
-        if (!s.v[i].write_empty_as_newline) continue;
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, s.v[i].name);
-    }
-    lua_setfield(L, -2, "__empty_as_newline");
+    tl_lreport_push_sheets(L, &s);
     lua_pushstring(L, pc.how);
     lua_setfield(L, -2, "__platform");
-    tl_sheets_free(&s);
     return 1;
 }
 

@@ -292,5 +292,32 @@ if T.file_exists(bert[1]) and T.file_exists(bert[2]) then
   end
 end
 
+-- 6. tl.compare: the command line's sheets as Tables, written the same way
+-- with write = DIR (section 1 wrote out/cmp with the same reports and names)
+local cli_files = basenames(out .. "/cmp/comparison_csvs")
+local sheets = tl.compare({h100, mi300}, {names = {"h100", "mi300"}, write = out .. "/api"})
+T.eq(table.concat(basenames(out .. "/api/comparison_csvs"), " "), table.concat(cli_files, " "),
+  "tl.compare write = DIR: the command line's files")
+for _, f in ipairs(cli_files) do
+  T.check(slurp(out .. "/api/comparison_csvs/" .. f) == slurp(out .. "/cmp/comparison_csvs/" .. f),
+    "tl.compare " .. f .. ": the command line's bytes")
+end
+T.check(T.file_exists(out .. "/api/comparison.xlsx"), "tl.compare write = DIR: the workbook")
+T.eq(#sheets.__order, #cli_files, "tl.compare: one Table per sheet")
+local gh = T.read_csv(out .. "/cmp/comparison_csvs/gpu_timeline.csv")
+T.eq(table.concat(sheets.gpu_timeline:columns(), ","), table.concat(gh, ","), "tl.compare: gpu_timeline columns")
+T.eq(#sheets.gpu_timeline, 8, "tl.compare: gpu_timeline rows")
+local only = tl.compare({h100, mi300}, {names = {"h100", "mi300"}, sheets = {"gpu_timeline", "ops_summary"}})
+T.eq(table.concat(only.__order, ","), "gpu_timeline,ops_summary", "tl.compare sheets = {...}")
+local function err_of(...)
+  local okc, e = pcall(tl.compare, ...)
+  return not okc and tostring(e) or "(no error)"
+end
+T.check(err_of({h100}):find("at least two reports", 1, true), "tl.compare: one report")
+T.check(err_of({h100, mi300}, {sheets = {"bogus"}}):find("unknown sheet group 'bogus'", 1, true),
+  "tl.compare: an unknown sheet group")
+T.check(err_of({h100, mi300}, {names = {"a"}}):find("1 names for 2 reports", 1, true), "tl.compare: names count")
+T.check(err_of({h100, out .. "/nowhere"}):find("nowhere", 1, true), "tl.compare: a missing report is named")
+
 T.rmrf(out)
 T.finish()
