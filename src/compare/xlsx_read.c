@@ -83,6 +83,30 @@ static char *read_part(tl_xlsx_book *b, const char *part, size_t *len, int *abse
     return buf;
 }
 
+/* A part's text under the XML scanner (x), with the name errors give it;
+ * part_close frees the three. */
+typedef struct part_xml {
+    char *data, *what;
+    tl_xml x;
+} part_xml;
+
+static int part_open(tl_xlsx_book *b, const char *part, part_xml *p, int *absent, tl_error *err)
+{
+    size_t len;
+    p->data = read_part(b, part, &len, absent, err);
+    if (!p->data) return -1;
+    p->what = part_what(b, part);
+    tl_xml_init(&p->x, p->data, len, p->what, err);
+    return 0;
+}
+
+static void part_close(part_xml *p)
+{
+    tl_xml_free(&p->x);
+    free(p->what);
+    free(p->data);
+}
+
 /* A relationship target, relative to xl/ (or absolute: "/xl/..."), as a
  * part name with "." and ".." segments resolved. NULL when it leaves the
  * package. */
@@ -162,29 +186,26 @@ static void free_rels(rel *r, size_t n)
 
 static int read_rels(tl_xlsx_book *b, const char *part, rel **out, size_t *nout, tl_error *err)
 {
-    size_t len;
     int absent;
-    char *data = read_part(b, part, &len, &absent, err);
-    if (!data) return -1;
-    char *what = part_what(b, part);
-    tl_xml x;
-    tl_xml_init(&x, data, len, what, err);
+    part_xml p;
+    if (part_open(b, part, &p, &absent, err) != 0) return -1;
+    tl_xml *x = &p.x;
     TL_VEC(rel) rels = {0};
     tl_xml_ev ev = TL_XML_EOF;
     int rc = 0;
-    while ((ev = tl_xml_next(&x)) > 0) {
-        if (ev != TL_XML_START || !tl_xml_is(&x, "Relationship")) continue;
-        const char *id = tl_xml_attr_get(&x, "Id", NULL), *type = tl_xml_attr_get(&x, "Type", NULL),
-                   *target = tl_xml_attr_get(&x, "Target", NULL), *mode = tl_xml_attr_get(&x, "TargetMode", NULL);
+    while ((ev = tl_xml_next(x)) > 0) {
+        if (ev != TL_XML_START || !tl_xml_is(x, "Relationship")) continue;
+        const char *id = tl_xml_attr_get(x, "Id", NULL), *type = tl_xml_attr_get(x, "Type", NULL),
+                   *target = tl_xml_attr_get(x, "Target", NULL), *mode = tl_xml_attr_get(x, "TargetMode", NULL);
         if (!id || !type || !target) {
-            tl_xml_fail(&x, "a <Relationship> without Id, Type or Target: expected all three");
+            tl_xml_fail(x, "a <Relationship> without Id, Type or Target: expected all three");
             rc = -1;
             break;
         }
         if (mode && !strcmp(mode, "External")) continue;
         rel r = {tl_xstrdup(id), tl_xstrdup(type), resolve_target(target)};
         if (!r.target) {
-            tl_xml_fail(&x, "the target '%.200s' leaves the package: expected a part inside it", target);
+            tl_xml_fail(x, "the target '%.200s' leaves the package: expected a part inside it", target);
             free(r.id);
             free(r.type);
             rc = -1;
@@ -193,9 +214,7 @@ static int read_rels(tl_xlsx_book *b, const char *part, rel **out, size_t *nout,
         TL_PUSH(rels, r);
     }
     if (ev == TL_XML_ERR) rc = -1;
-    tl_xml_free(&x);
-    free(what);
-    free(data);
+    part_close(&p);
     if (rc) {
         free_rels(rels.v, rels.n);
         return -1;
@@ -221,35 +240,32 @@ static int type_is(const char *type, const char *suffix)
 static int read_workbook(tl_xlsx_book *b, const rel *rels, size_t nrels, tl_error *err)
 {
     const char *part = "xl/workbook.xml";
-    size_t len;
     int absent;
-    char *data = read_part(b, part, &len, &absent, err);
-    if (!data) return -1;
-    char *what = part_what(b, part);
-    tl_xml x;
-    tl_xml_init(&x, data, len, what, err);
+    part_xml p;
+    if (part_open(b, part, &p, &absent, err) != 0) return -1;
+    tl_xml *x = &p.x;
     tl_xml_ev ev = TL_XML_EOF;
     int rc = 0, in_sheets = 0;
-    while (!rc && (ev = tl_xml_next(&x)) > 0) {
-        if (ev == TL_XML_END && tl_xml_is(&x, "sheets")) in_sheets = 0;
+    while (!rc && (ev = tl_xml_next(x)) > 0) {
+        if (ev == TL_XML_END && tl_xml_is(x, "sheets")) in_sheets = 0;
         if (ev != TL_XML_START) continue;
-        if (tl_xml_is(&x, "sheets")) in_sheets = 1;
-        if (!in_sheets || !tl_xml_is(&x, "sheet")) continue;
-        const char *name = tl_xml_attr_get(&x, "name", NULL), *id = tl_xml_attr_get(&x, "id", NULL);
+        if (tl_xml_is(x, "sheets")) in_sheets = 1;
+        if (!in_sheets || !tl_xml_is(x, "sheet")) continue;
+        const char *name = tl_xml_attr_get(x, "name", NULL), *id = tl_xml_attr_get(x, "id", NULL);
         if (!name || !id) {
-            rc = tl_xml_fail(&x, "a <sheet> without name or r:id: expected both");
+            rc = tl_xml_fail(x, "a <sheet> without name or r:id: expected both");
             break;
         }
         const rel *r = find_rel(rels, nrels, id);
         if (!r) {
-            rc = tl_xml_fail(&x, "sheet '%.100s' names relationship '%.100s': expected it in "
+            rc = tl_xml_fail(x, "sheet '%.100s' names relationship '%.100s': expected it in "
                              "xl/_rels/workbook.xml.rels", name, id);
             break;
         }
         if (!type_is(r->type, "worksheet")) continue; /* a chart or dialog sheet */
         for (size_t i = 0; i < b->sheets.n; i++)
             if (!strcmp(b->sheets.v[i].name, name)) {
-                rc = tl_xml_fail(&x, "a second sheet named '%.100s': expected unique sheet names", name);
+                rc = tl_xml_fail(x, "a second sheet named '%.100s': expected unique sheet names", name);
                 break;
             }
         if (rc) break;
@@ -257,29 +273,24 @@ static int read_workbook(tl_xlsx_book *b, const rel *rels, size_t nrels, tl_erro
         TL_PUSH(b->sheets, s);
     }
     if (ev == TL_XML_ERR) rc = -1;
-    tl_xml_free(&x);
-    free(what);
-    free(data);
+    part_close(&p);
     return rc ? -1 : 0;
 }
 
 static int read_shared_strings(tl_xlsx_book *b, const char *part, tl_error *err)
 {
-    size_t len;
     int absent;
-    char *data = read_part(b, part, &len, &absent, err);
-    if (!data) return -1;
-    char *what = part_what(b, part);
-    tl_xml x;
-    tl_xml_init(&x, data, len, what, err);
+    part_xml p;
+    if (part_open(b, part, &p, &absent, err) != 0) return -1;
+    tl_xml *x = &p.x;
     tl_sbuf item;
     tl_sb_init(&item);
     tl_xml_ev ev = TL_XML_EOF;
     int rc = 0;
-    while (!rc && (ev = tl_xml_next(&x)) > 0) {
-        if (ev != TL_XML_START || !tl_xml_is(&x, "si")) continue;
+    while (!rc && (ev = tl_xml_next(x)) > 0) {
+        if (ev != TL_XML_START || !tl_xml_is(x, "si")) continue;
         tl_sb_clear(&item);
-        if (string_item(&x, &item) != 0) {
+        if (string_item(x, &item) != 0) {
             rc = -1;
             break;
         }
@@ -298,9 +309,7 @@ static int read_shared_strings(tl_xlsx_book *b, const char *part, tl_error *err)
     }
     if (ev == TL_XML_ERR) rc = -1;
     tl_sb_free(&item);
-    tl_xml_free(&x);
-    free(what);
-    free(data);
+    part_close(&p);
     return rc;
 }
 
