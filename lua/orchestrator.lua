@@ -128,9 +128,13 @@ local function load_traces(opts)
     return t
   end
   progress(opts, "loading %s and %s", opts.trace, opts.compare)
+  -- each load scans on half the cores: two loads that each split the file
+  -- over every core would only contend (and pay for joining the parts)
+  local lo = { threads = math.max(1, tl.cores() // 2) }
+  for k, v in pairs(LOAD_OPTS) do lo[k] = v end
   local code = "local path, opts = ...; return tl.load(path, opts)"
-  local r = tl.parallel({ { code = code, args = { opts.trace, LOAD_OPTS }, name = "load trace 1" },
-    { code = code, args = { opts.compare, LOAD_OPTS }, name = "load trace 2" } }, { jobs = 2 })
+  local r = tl.parallel({ { code = code, args = { opts.trace, lo }, name = "load trace 1" },
+    { code = code, args = { opts.compare, lo }, name = "load trace 2" } }, { jobs = 2 })
   for i = 1, 2 do
     if not r[i].ok then fail(task_error(r[i]), 1) end -- "FILE: byte N (event K): ..." as tl.load says
   end

@@ -128,8 +128,17 @@ static int l_now(lua_State *L)
     return 1;
 }
 
+/* tl.cores(): the number of online CPU cores (what "one per core" means for
+ * tl.load's threads and tl.parallel's jobs). */
+static int l_cores(lua_State *L)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    lua_pushinteger(L, n < 1 ? 1 : n);
+    return 1;
+}
+
 static const luaL_Reg tl_funcs[] = {{"load", tl_l_load}, {"parallel", tl_l_parallel}, {"version", l_version},
-                                    {"now", l_now},      {NULL, NULL}};
+                                    {"now", l_now},      {"cores", l_cores},         {NULL, NULL}};
 
 /* Added to tl.fs in full states only (sandboxed tasks touch no files). */
 static const luaL_Reg fs_funcs[] = {
