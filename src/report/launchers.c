@@ -37,20 +37,18 @@ void tl_argtext_free(tl_argtext *a)
     free(a->meta_ids);
 }
 
-static const char *argtext(tl_argtext *a, uint32_t ev, uint32_t key, int tuple)
+/* Text id of an integer arg: its str() is its decimal text. */
+static uint32_t int_text_id(tl_argtext *a, int64_t v)
+{
+    char num[32];
+    int n = snprintf(num, sizeof num, "%lld", (long long)v);
+    return tl_strpool_intern(&a->text, num, (size_t)n);
+}
+
+/* Text id of a raw (non-integer) value, rendered once per value id. */
+static uint32_t value_text_id(tl_argtext *a, uint32_t vid, int tuple)
 {
     const tl_event_store *es = &a->t->es;
-    int isint;
-    uint32_t vid = tl_es_arg_raw(es, ev, key, &isint);
-    if (vid == UINT32_MAX) {
-        if (!isint) return NULL;
-        /* an integer arg: its str() is its decimal text */
-        int64_t v = 0;
-        tl_es_arg_int(es, ev, key, &v);
-        char num[32];
-        int n = snprintf(num, sizeof num, "%lld", (long long)v);
-        return tl_strpool_get(&a->text, tl_strpool_intern(&a->text, num, (size_t)n));
-    }
     uint32_t *cache = tuple ? a->tuple_of_value : a->list_of_value;
     if (cache[vid] == UINT32_MAX) {
         tl_pv_arena *ar = tl_pv_arena_new();
@@ -63,11 +61,33 @@ static const char *argtext(tl_argtext *a, uint32_t ev, uint32_t key, int tuple)
         tl_sb_free(&b);
         tl_pv_arena_free(ar);
     }
-    return tl_strpool_get(&a->text, cache[vid]);
+    return cache[vid];
+}
+
+/* Text id of args[key] (UINT32_MAX when absent). */
+static uint32_t argtext_id(tl_argtext *a, uint32_t ev, uint32_t key, int tuple)
+{
+    const tl_event_store *es = &a->t->es;
+    int isint;
+    uint32_t vid = tl_es_arg_raw(es, ev, key, &isint);
+    if (vid == UINT32_MAX) {
+        if (!isint) return UINT32_MAX;
+        int64_t v = 0;
+        tl_es_arg_int(es, ev, key, &v);
+        return int_text_id(a, v);
+    }
+    return value_text_id(a, vid, tuple);
+}
+
+static const char *argtext(tl_argtext *a, uint32_t ev, uint32_t key, int tuple)
+{
+    uint32_t id = argtext_id(a, ev, key, tuple);
+    return id == UINT32_MAX ? NULL : tl_strpool_get(&a->text, id);
 }
 
 const char *tl_argtext_tuple(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext(a, ev, key, 1); }
 const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext(a, ev, key, 0); }
+uint32_t tl_argtext_tuple_id(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext_id(a, ev, key, 1); }
 
 /* The value of an M event as text (strings unquoted), or "Unknown". */
 static const char *meta_text(const tl_trace *t, uint32_t pid, uint32_t tid, const char *name, tl_sbuf *buf)
@@ -95,7 +115,8 @@ static const char *meta_of(const tl_trace *t, uint32_t ev, int which, tl_sbuf *b
     return meta_text(t, t->es.pid[ev], tid, key[which], buf);
 }
 
-const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
+/* Text id of a metadata name (see tl_argtext_meta). */
+static uint32_t meta_id(tl_argtext *a, uint32_t ev, int which)
 {
     const tl_event_store *es = &a->t->es;
     uint32_t i = tl_map_get(&a->meta, es->pid[ev], es->tid[ev]);
@@ -111,7 +132,12 @@ const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
         i = (uint32_t)a->n_meta++;
         tl_map_put(&a->meta, es->pid[ev], es->tid[ev], i);
     }
-    return tl_strpool_get(&a->text, a->meta_ids[3 * i + (size_t)which]);
+    return a->meta_ids[3 * i + (size_t)which];
+}
+
+const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
+{
+    return tl_strpool_get(&a->text, meta_id(a, ev, which));
 }
 
 void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form)
@@ -124,18 +150,38 @@ void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form)
     c->strides = tl_table_add_col(t, "Input Strides", TL_COL_STR);
     c->conc = tl_table_add_col(t, "Concrete Inputs", TL_COL_STR);
     c->list_form = list_form;
+    c->memo = (tl_str_memo){0};
 }
 
-void tl_event_cols_set(tl_table *t, const tl_event_cols *c, size_t row, tl_argtext *at, uint32_t ev)
+void tl_event_cols_free(tl_event_cols *c) { tl_str_memo_free(&c->memo); }
+
+void tl_event_cols_set(tl_table *t, tl_event_cols *c, size_t row, tl_argtext *at, uint32_t ev)
 {
-    const char *(*text)(tl_argtext *, uint32_t, uint32_t) = c->list_form ? tl_argtext_list : tl_argtext_tuple;
-    tl_table_set_str(t, c->pn, row, tl_argtext_meta(at, ev, TL_META_PROCESS_NAME));
-    tl_table_set_str(t, c->pl, row, tl_argtext_meta(at, ev, TL_META_PROCESS_LABEL));
-    tl_table_set_str(t, c->tn, row, tl_argtext_meta(at, ev, TL_META_THREAD_NAME));
-    tl_table_set_str(t, c->dims, row, text(at, ev, TL_K_INPUT_DIMS));
-    tl_table_set_str(t, c->type, row, text(at, ev, TL_K_INPUT_TYPE));
-    tl_table_set_str(t, c->strides, row, text(at, ev, TL_K_INPUT_STRIDES));
-    tl_table_set_str(t, c->conc, row, text(at, ev, TL_K_CONCRETE_INPUTS));
+    tl_table_set_str_memo(t, c->pn, row, &c->memo, &at->text, meta_id(at, ev, TL_META_PROCESS_NAME));
+    tl_table_set_str_memo(t, c->pl, row, &c->memo, &at->text, meta_id(at, ev, TL_META_PROCESS_LABEL));
+    tl_table_set_str_memo(t, c->tn, row, &c->memo, &at->text, meta_id(at, ev, TL_META_THREAD_NAME));
+    /* one pass over the event's args for the four shape keys (the last
+     * occurrence of a key wins, as in tl_es_arg_raw) */
+    static const uint32_t keys[4] = {TL_K_INPUT_DIMS, TL_K_INPUT_TYPE, TL_K_INPUT_STRIDES, TL_K_CONCRETE_INPUTS};
+    tl_arg found[4];
+    int have[4] = {0, 0, 0, 0};
+    tl_arg_iter it;
+    tl_arg a;
+    tl_es_args_begin(&at->t->es, ev, &it);
+    while (tl_es_args_next(&it, &a))
+        for (int k = 0; k < 4; k++)
+            if (a.key == keys[k]) {
+                found[k] = a;
+                have[k] = 1;
+            }
+    const size_t cols[4] = {c->dims, c->type, c->strides, c->conc};
+    for (int k = 0; k < 4; k++) {
+        uint32_t id = UINT32_MAX;
+        if (have[k])
+            id = found[k].tag == TL_AV_INT ? int_text_id(at, found[k].i)
+                                           : value_text_id(at, (uint32_t)found[k].i, !c->list_form);
+        tl_table_set_str_memo(t, cols[k], row, &c->memo, &at->text, id);
+    }
 }
 
 /* --------------------------------------------------------- launchers */
@@ -495,11 +541,13 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
     tl_extra_cols_add(tb, &xc, l->recompute != NULL, l->ov != NULL);
     tl_sbuf names;
     tl_sb_init(&names);
+    tl_str_memo name_memo = {0};
+    tl_table_add_rows(tb, l->n);
     for (size_t i = 0; i < l->n; i++) {
         const tl_launcher *L = &l->v[i];
         uint32_t u = L->uid;
-        size_t r = tl_table_add_row(tb);
-        tl_table_set_str(tb, c_name, r, tl_es_name(es, u));
+        size_t r = i;
+        tl_table_set_str_memo(tb, c_name, r, &name_memo, &es->names, es->name[u]);
         tl_table_set_str(tb, c_cat, r, L->category);
         tl_table_set_i64(tb, c_uid, r, u);
         tl_table_set_f64(tb, c_direct, r, (double)L->direct_ns / 1000.0);
@@ -513,5 +561,7 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
         if (l->ov) tl_extra_cols_set_overlap(tb, &xc, r, es, &l->ovpool, &l->ov[i], (int64_t)i, &names);
     }
     tl_sb_free(&names);
+    tl_str_memo_free(&name_memo);
+    tl_event_cols_free(&ec);
     return tb;
 }

@@ -45,6 +45,9 @@ const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key);
  * "Unknown" by default, cached per (pid, tid). */
 enum { TL_META_PROCESS_NAME, TL_META_PROCESS_LABEL, TL_META_THREAD_NAME };
 const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which);
+/* tl_argtext_tuple as an id in a->text (UINT32_MAX when absent), for
+ * tl_table_set_str_memo. */
+uint32_t tl_argtext_tuple_id(tl_argtext *a, uint32_t ev, uint32_t key);
 
 /* The per-event text columns every raw op table carries: process_name,
  * process_label, thread_name and the four shape args (tuple form, or list
@@ -52,9 +55,11 @@ const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which);
 typedef struct tl_event_cols {
     size_t pn, pl, tn, dims, type, strides, conc;
     int list_form;
+    tl_str_memo memo; /* argtext ids -> the table's ids (owned) */
 } tl_event_cols;
 void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form);
-void tl_event_cols_set(tl_table *t, const tl_event_cols *c, size_t row, tl_argtext *at, uint32_t ev);
+void tl_event_cols_set(tl_table *t, tl_event_cols *c, size_t row, tl_argtext *at, uint32_t ev);
+void tl_event_cols_free(tl_event_cols *c);
 
 /* The per-report extra columns of the raw op tables, each added only when
  * its option is on: is_recompute (--detect_recompute), and

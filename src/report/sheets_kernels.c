@@ -36,29 +36,39 @@ tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *
     size_t c_strides = tl_table_add_col(tb, "Input strides", TL_COL_STR);
     size_t c_conc = tl_table_add_col(tb, "Concrete Inputs", TL_COL_STR);
     size_t c_cat = tl_table_add_col(tb, "Parent op category", TL_COL_STR);
-    for (size_t k = 0; k < es->n; k++) {
+    /* names and arg texts repeat over the kernels: each distinct one is
+     * interned into the table once */
+    tl_str_memo names = {0}, args = {0};
+    size_t nk = 0;
+    for (size_t k = 0; k < es->n; k++) nk += es->cat[k] == TL_CAT_KERNEL;
+    tl_table_add_rows(tb, nk);
+    for (size_t k = 0, next = 0; k < es->n; k++) {
         if (es->cat[k] != TL_CAT_KERNEL) continue;
-        size_t r = tl_table_add_row(tb);
+        size_t r = next++;
         tl_table_set_i64(tb, c_uid, r, (int64_t)k);
-        tl_table_set_str(tb, c_name, r, tl_es_name(es, k));
+        tl_table_set_str_memo(tb, c_name, r, &names, &es->names, es->name[k]);
         tl_table_set_f64(tb, c_dur, r, (double)es->dur[k] / 1000.0);
         int64_t s;
         if (tl_es_arg_int(es, k, TL_K_STREAM, &s)) tl_table_set_i64(tb, c_stream, r, s);
         uint32_t rt = t->tree.parent[k];
         if (rt == TL_NOUID) continue;
-        tl_table_set_str(tb, c_launcher, r, tl_es_name(es, rt));
+        tl_table_set_str_memo(tb, c_launcher, r, &names, &es->names, es->name[rt]);
         uint32_t op = first_cpu_op(t, rt);
         if (op != TL_NOUID) {
-            tl_table_set_str(tb, c_parent, r, tl_es_name(es, op));
-            tl_table_set_str(tb, c_dims, r, tl_argtext_tuple(at, op, TL_K_INPUT_DIMS));
-            tl_table_set_str(tb, c_strides, r, tl_argtext_tuple(at, op, TL_K_INPUT_STRIDES));
-            tl_table_set_str(tb, c_conc, r, tl_argtext_tuple(at, op, TL_K_CONCRETE_INPUTS));
+            tl_table_set_str_memo(tb, c_parent, r, &names, &es->names, es->name[op]);
+            tl_table_set_str_memo(tb, c_dims, r, &args, &at->text, tl_argtext_tuple_id(at, op, TL_K_INPUT_DIMS));
+            tl_table_set_str_memo(tb, c_strides, r, &args, &at->text,
+                                  tl_argtext_tuple_id(at, op, TL_K_INPUT_STRIDES));
+            tl_table_set_str_memo(tb, c_conc, r, &args, &at->text,
+                                  tl_argtext_tuple_id(at, op, TL_K_CONCRETE_INPUTS));
             /* the category a cpu_op has: as a launcher (with its kernels) or by name */
             uint32_t li = l->index_of[op];
             tl_table_set_str(tb, c_cat, r,
                              li != UINT32_MAX ? l->v[li].category : tl_extension_categorize(l->ext, tl_es_name(es, op), NULL));
         }
     }
+    tl_str_memo_free(&names);
+    tl_str_memo_free(&args);
     return tb;
 }
 
@@ -78,23 +88,33 @@ tl_table *tl_sheet_kernel_summary(const tl_table *kernels, double total_us)
     size_t w_name = tl_table_add_col(w, "Kernel name", TL_COL_STR);
     size_t w_stream = tl_table_add_col(w, "Kernel stream", TL_COL_I64);
     size_t w_dur = tl_table_add_col(w, "Kernel duration (\xc2\xb5s)", TL_COL_F64);
+    size_t c_kname = (size_t)tl_table_col(kernels, "Kernel name");
+    size_t cs = (size_t)tl_table_col(kernels, "Kernel stream");
+    const uint32_t *launcher_id = kernels->cols[c_launcher].v.s, *parent_id = kernels->cols[c_parent].v.s;
+    const uint32_t *cat_id = kernels->cols[c_cat].v.s;
+    /* the texts repeat over the kernels: each distinct one is interned into w once */
+    tl_str_memo memo = {0};
     double all = 0;
+    tl_table_add_rows(w, kernels->nrows);
     for (size_t r = 0; r < kernels->nrows; r++) {
-        size_t o = tl_table_add_row(w);
+        size_t o = r;
         const char *launcher = tl_table_str(kernels, c_launcher, r);
-        const char *parent = tl_table_str(kernels, c_parent, r);
-        const char *cat = tl_table_str(kernels, c_cat, r);
-        if (have_parent) tl_table_set_str(w, w_parent, o, parent ? parent : launcher);
-        if (!cat && launcher && *launcher)
-            cat = tl_contains_ci(launcher, "cudagraph") || tl_contains_ci(launcher, "graphlaunch") ? "graph" : "runtime";
-        tl_table_set_str(w, w_cat, o, cat);
-        tl_table_set_str(w, w_name, o, tl_table_str(kernels, (size_t)tl_table_col(kernels, "Kernel name"), r));
-        size_t cs = (size_t)tl_table_col(kernels, "Kernel stream");
+        if (have_parent)
+            tl_table_set_str_memo(w, w_parent, o, &memo, &kernels->pool,
+                                  parent_id[r] != TL_NULL_STR ? parent_id[r] : launcher_id[r]);
+        if (cat_id[r] == TL_NULL_STR && launcher && *launcher)
+            tl_table_set_str(w, w_cat, o,
+                             tl_contains_ci(launcher, "cudagraph") || tl_contains_ci(launcher, "graphlaunch")
+                                 ? "graph"
+                                 : "runtime");
+        else tl_table_set_str_memo(w, w_cat, o, &memo, &kernels->pool, cat_id[r]);
+        tl_table_set_str_memo(w, w_name, o, &memo, &kernels->pool, kernels->cols[c_kname].v.s[r]);
         if (!tl_table_is_null(kernels, cs, r)) tl_table_set_i64(w, w_stream, o, kernels->cols[cs].v.i[r]);
         double d = tl_table_num(kernels, c_dur, r);
         tl_table_set_f64(w, w_dur, o, d);
         all += d;
     }
+    tl_str_memo_free(&memo);
     const char *keys[4] = {"Parent op category", "Parent cpu_op", "Kernel name", "Kernel stream"};
     const char *keys_np[3] = {"Parent op category", "Kernel name", "Kernel stream"};
     const char *dur = "Kernel duration (\xc2\xb5s)";

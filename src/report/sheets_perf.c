@@ -121,6 +121,13 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
     size_t first_param = tb->ncols;
     tl_sbuf buf;
     tl_sb_init(&buf);
+    /* texts from the trace's names and the evaluator's param strings are
+     * interned into the table once each; param_col: param key id -> column
+     * + 1 (0: not added yet), instead of a column search by name per cell */
+    tl_str_memo names = {0}, params = {0};
+    uint32_t *param_col = NULL;
+    size_t param_cap = 0;
+    tl_table_reserve(tb, n);
     for (size_t i = 0; i < n; i++) {
         uint32_t ev = evs[i];
         const tl_perf_class *cls = tl_perf_class_of(pe, ev);
@@ -147,7 +154,7 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
             continue;
         }
         size_t r = tl_table_add_row(tb);
-        tl_table_set_str(tb, c_name, r, tl_es_name(es, ev));
+        tl_table_set_str_memo(tb, c_name, r, &names, &es->names, es->name[ev]);
         tl_table_set_i64(tb, c_uid, r, ev);
         tl_event_cols_set(tb, &ec, r, at, ev);
         set_metrics(tb, &m, r, e, busy_us(t, k, nk), pe->arch);
@@ -159,18 +166,38 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
             tl_extra_cols_set_overlap(tb, &xc, r, es, &l->ovpool, &l->ov[l->index_of[ev]], (int64_t)l->index_of[ev],
                                       &buf);
         for (int p = 0; p < e->n_params; p++) {
-            const char *key = tl_perf_param_key(pe, e, p);
-            long c = tl_table_col(tb, key);
-            if (c < 0) c = (long)tl_table_add_col(tb, key, TL_COL_STR);
-            tl_table_set_str(tb, (size_t)c, r, tl_perf_param_str(pe, e, p));
+            uint32_t kid = e->param_keys[p];
+            if (kid >= param_cap) {
+                size_t nc = param_cap ? param_cap : 64;
+                while (nc <= kid) nc *= 2;
+                param_col = tl_xrealloc(param_col, nc * sizeof *param_col);
+                memset(param_col + param_cap, 0, (nc - param_cap) * sizeof *param_col);
+                param_cap = nc;
+            }
+            if (!param_col[kid]) {
+                const char *key = tl_perf_param_key(pe, e, p);
+                long c = tl_table_col(tb, key);
+                if (c < 0) c = (long)tl_table_add_col(tb, key, TL_COL_STR);
+                param_col[kid] = (uint32_t)c + 1;
+            }
+            tl_table_set_str_memo(tb, param_col[kid] - 1, r, &params, &pe->strings, e->param_str[p]);
         }
         tl_table_set_i64(tb, c_kl, r, (int64_t)klists_add(kl, k, nk));
     }
     tl_sb_free(&buf);
-    /* a param a row lacks is the string 'nan' (str() of pandas' NaN) */
+    tl_str_memo_free(&names);
+    tl_str_memo_free(&params);
+    free(param_col);
+    tl_event_cols_free(&ec);
+    /* a param a row lacks is the string 'nan' (str() of pandas' NaN),
+     * interned once */
+    uint32_t nan_id = TL_NULL_STR;
     for (size_t c = first_param; c < tb->ncols; c++)
         for (size_t r = 0; r < tb->nrows; r++)
-            if (tl_table_is_null(tb, c, r)) tl_table_set_str(tb, c, r, "nan");
+            if (tb->cols[c].v.s[r] == TL_NULL_STR) {
+                if (nan_id == TL_NULL_STR) nan_id = tl_strpool_intern(&tb->pool, "nan", 3);
+                tl_table_set_str_id(tb, c, r, nan_id);
+            }
     return tb;
 }
 
@@ -401,6 +428,8 @@ typedef struct unified {
      * (ids into `frames`), and the stack each collected event saw */
     int callstack;
     tl_strpool frames;
+    uint32_t *frame_of_name;   /* per names id: frames id + 1, 0 = not yet */
+    uint8_t *name_is_frame;    /* per names id: 0 unknown, 1 a frame name, 2 not */
     TL_VEC(uint32_t) stack;
     TL_VEC(uint32_t) bases;     /* concatenated stacks of the collected events */
     TL_VEC(size_t) base_off;    /* per collected event: offset in bases (n+1) */
@@ -410,9 +439,13 @@ typedef struct unified {
  * for names containing "nn.Module", "::" or "/"; UINT32_MAX for others. */
 static uint32_t frame_of(unified *U, uint32_t u)
 {
-    const char *nm = tl_es_name(&U->t->es, u);
-    if (U->t->es.cat[u] != TL_CAT_CPU_OP && !strstr(nm, "nn.Module") && !strstr(nm, "::") && !strchr(nm, '/'))
-        return UINT32_MAX;
+    /* both tests and the text depend on the name only: memoized per name id */
+    uint32_t nid = U->t->es.name[u];
+    const char *nm = tl_strpool_get(&U->t->es.names, nid);
+    if (!U->name_is_frame[nid])
+        U->name_is_frame[nid] = strstr(nm, "nn.Module") || strstr(nm, "::") || strchr(nm, '/') ? 1 : 2;
+    if (U->t->es.cat[u] != TL_CAT_CPU_OP && U->name_is_frame[nid] != 1) return UINT32_MAX;
+    if (U->frame_of_name[nid]) return U->frame_of_name[nid] - 1;
     tl_sbuf b;
     tl_sb_init(&b);
     for (const char *c = nm; *c;) {
@@ -425,6 +458,7 @@ static uint32_t frame_of(unified *U, uint32_t u)
     }
     uint32_t id = tl_strpool_intern(&U->frames, b.s ? b.s : "", b.len);
     tl_sb_free(&b);
+    U->frame_of_name[nid] = id + 1;
     return id;
 }
 
@@ -790,6 +824,8 @@ static void free_callstacks(callstacks *cs, unified *U)
     free(cs->kernel_off.v);
     free(cs->row_off.v);
     tl_strpool_free(&U->frames);
+    free(U->frame_of_name);
+    free(U->name_is_frame);
 }
 
 static int agg_call_stack(const tl_table *src, const size_t *rows, size_t n, void *ctx, tl_sbuf *out)
@@ -1093,6 +1129,8 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     unified U = {.pe = pe, .t = t, .callstack = tr->with_python && o->call_stack};
     int ov = o->kl_overlap && l->overlaps && kl_overlap;
     tl_strpool_init(&U.frames);
+    U.frame_of_name = tl_xcalloc(es->names.n + 1, sizeof *U.frame_of_name);
+    U.name_is_frame = tl_xcalloc(es->names.n + 1, 1);
     TL_PUSH(U.base_off, 0);
     U.visited = tl_xcalloc(es->n + 1, 1);
     U.model_memo = tl_xmalloc(es->n + 1);
@@ -1122,12 +1160,14 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     callstacks cs = {0};
     tl_sbuf buf;
     tl_sb_init(&buf);
+    tl_str_memo names = {0};
     uint32_t next_uid = (uint32_t)es->n;
+    tl_table_add_rows(tb, rows.n);
     for (size_t i = 0; i < rows.n; i++) {
         const urow *ur = &rows.v[i];
         uint32_t u = ur->ev;
         int synthetic = ur->kernel != TL_NOUID;
-        size_t r = tl_table_add_row(tb);
+        size_t r = i;
         const char *cat;
         if (synthetic) {
             tl_sb_clear(&buf);
@@ -1136,7 +1176,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             cat = tl_extension_categorize(l->ext, buf.s, launcher_first_kernel(t, l, u));
             tl_table_set_i64(tb, c_uid, r, next_uid++);
         } else {
-            tl_table_set_str(tb, c_name, r, tl_es_name(es, u));
+            tl_table_set_str_memo(tb, c_name, r, &names, &es->names, es->name[u]);
             cat = tl_extension_categorize(l->ext, tl_es_name(es, u), launcher_first_kernel(t, l, u));
             tl_table_set_i64(tb, c_uid, r, u);
         }
@@ -1234,6 +1274,8 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
         TL_PUSH(cs.kernel_off, cs.frames.n);
     }
     tl_sb_free(&buf);
+    tl_str_memo_free(&names);
+    tl_event_cols_free(&ec);
     free(rows.v);
     free(U.visited);
     free(U.model_memo);

@@ -112,6 +112,53 @@ void tl_table_set_f64(tl_table *t, size_t col, size_t row, double v) { t->cols[c
 
 void tl_table_set_null(tl_table *t, size_t col, size_t row) { col_fill_null(&t->cols[col], row, row + 1); }
 
+void tl_table_set_str_id(tl_table *t, size_t col, size_t row, uint32_t id) { t->cols[col].v.s[row] = id; }
+
+void tl_table_set_str_memo(tl_table *t, size_t col, size_t row, tl_str_memo *m, const tl_strpool *src,
+                           uint32_t src_id)
+{
+    if (src_id == TL_NULL_STR) {
+        t->cols[col].v.s[row] = TL_NULL_STR;
+        return;
+    }
+    if (src_id >= m->cap) {
+        size_t nc = m->cap ? m->cap : 256;
+        while (nc <= src_id) nc *= 2;
+        m->id = tl_xrealloc(m->id, nc * sizeof *m->id);
+        memset(m->id + m->cap, 0, (nc - m->cap) * sizeof *m->id);
+        m->cap = nc;
+    }
+    if (!m->id[src_id]) {
+        /* strlen, as tl_table_set_str measures the text */
+        const char *text = tl_strpool_get(src, src_id);
+        m->id[src_id] = tl_strpool_intern(&t->pool, text, strlen(text)) + 1;
+    }
+    t->cols[col].v.s[row] = m->id[src_id] - 1;
+}
+
+void tl_str_memo_free(tl_str_memo *m)
+{
+    free(m->id);
+    m->id = NULL;
+    m->cap = 0;
+}
+
+void tl_table_reserve(tl_table *t, size_t n)
+{
+    if (n <= t->caprows) return;
+    t->caprows = n;
+    for (size_t i = 0; i < t->ncols; i++) col_reserve(&t->cols[i], t->caprows);
+}
+
+size_t tl_table_add_rows(tl_table *t, size_t n)
+{
+    size_t first = t->nrows;
+    tl_table_reserve(t, first + n);
+    for (size_t i = 0; i < t->ncols; i++) col_fill_null(&t->cols[i], first, first + n);
+    t->nrows = first + n;
+    return first;
+}
+
 int tl_table_is_null(const tl_table *t, size_t col, size_t row)
 {
     const tl_col *c = &t->cols[col];

@@ -60,6 +60,29 @@ void tl_table_set_f64(tl_table *t, size_t col, size_t row, double v);
 void tl_table_set_bool(tl_table *t, size_t col, size_t row, int v);
 void tl_table_set_null(tl_table *t, size_t col, size_t row);
 
+/* Sets a text cell to an id of t's own pool (one tl_strpool_intern(&t->pool,
+ * ...) returned). */
+void tl_table_set_str_id(tl_table *t, size_t col, size_t row, uint32_t id);
+/* A memo from the ids of another string pool (the trace's names, rendered
+ * args) to the ids of one table's pool: a table filled from that pool
+ * interns each distinct string once instead of once per cell. One memo
+ * serves every column of its table; zero-initialise it, free it with
+ * tl_str_memo_free. */
+typedef struct tl_str_memo {
+    uint32_t *id;   /* source id -> table id + 1, 0 = not yet */
+    size_t cap;
+} tl_str_memo;
+/* Sets cell (col, row) to the string src_id of src (TL_NULL_STR: missing). */
+void tl_table_set_str_memo(tl_table *t, size_t col, size_t row, tl_str_memo *m, const tl_strpool *src,
+                           uint32_t src_id);
+void tl_str_memo_free(tl_str_memo *m);
+/* Makes room for n rows in all, so that a table whose size is known (or
+ * bounded) is not regrown row by row. */
+void tl_table_reserve(tl_table *t, size_t n);
+/* Appends n rows of missing values (a column at a time); returns the index
+ * of the first. */
+size_t tl_table_add_rows(tl_table *t, size_t n);
+
 int tl_table_is_null(const tl_table *t, size_t col, size_t row);
 /* Copies cell (sc, sr) of src into cell (dc, dr) of dst (columns of the
  * same type); returns 0, leaving dst's cell alone, when the source is null. */
