@@ -87,7 +87,6 @@ static const char *argtext(tl_argtext *a, uint32_t ev, uint32_t key, int tuple)
 
 const char *tl_argtext_tuple(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext(a, ev, key, 1); }
 const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext(a, ev, key, 0); }
-uint32_t tl_argtext_tuple_id(tl_argtext *a, uint32_t ev, uint32_t key) { return argtext_id(a, ev, key, 1); }
 
 /* The value of an M event as text (strings unquoted), or "Unknown". */
 static const char *meta_text(const tl_trace *t, uint32_t pid, uint32_t tid, const char *name, tl_sbuf *buf)
@@ -140,6 +139,29 @@ const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which)
     return tl_strpool_get(&a->text, meta_id(a, ev, which));
 }
 
+void tl_argtext_shape_ids(tl_argtext *a, uint32_t ev, int tuple, uint32_t ids[4])
+{
+    /* one pass over the event's args for the four keys (the last
+     * occurrence of a key wins, as in tl_es_arg_raw) */
+    static const uint32_t keys[4] = {TL_K_INPUT_DIMS, TL_K_INPUT_TYPE, TL_K_INPUT_STRIDES, TL_K_CONCRETE_INPUTS};
+    tl_arg found[4];
+    int have[4] = {0, 0, 0, 0};
+    tl_arg_iter it;
+    tl_arg arg;
+    tl_es_args_begin(&a->t->es, ev, &it);
+    while (tl_es_args_next(&it, &arg))
+        for (int k = 0; k < 4; k++)
+            if (arg.key == keys[k]) {
+                found[k] = arg;
+                have[k] = 1;
+            }
+    for (int k = 0; k < 4; k++) {
+        ids[k] = UINT32_MAX;
+        if (have[k])
+            ids[k] = found[k].tag == TL_AV_INT ? int_text_id(a, found[k].i) : value_text_id(a, (uint32_t)found[k].i, tuple);
+    }
+}
+
 void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form)
 {
     c->pn = tl_table_add_col(t, "process_name", TL_COL_STR);
@@ -160,28 +182,10 @@ void tl_event_cols_set(tl_table *t, tl_event_cols *c, size_t row, tl_argtext *at
     tl_table_set_str_memo(t, c->pn, row, &c->memo, &at->text, meta_id(at, ev, TL_META_PROCESS_NAME));
     tl_table_set_str_memo(t, c->pl, row, &c->memo, &at->text, meta_id(at, ev, TL_META_PROCESS_LABEL));
     tl_table_set_str_memo(t, c->tn, row, &c->memo, &at->text, meta_id(at, ev, TL_META_THREAD_NAME));
-    /* one pass over the event's args for the four shape keys (the last
-     * occurrence of a key wins, as in tl_es_arg_raw) */
-    static const uint32_t keys[4] = {TL_K_INPUT_DIMS, TL_K_INPUT_TYPE, TL_K_INPUT_STRIDES, TL_K_CONCRETE_INPUTS};
-    tl_arg found[4];
-    int have[4] = {0, 0, 0, 0};
-    tl_arg_iter it;
-    tl_arg a;
-    tl_es_args_begin(&at->t->es, ev, &it);
-    while (tl_es_args_next(&it, &a))
-        for (int k = 0; k < 4; k++)
-            if (a.key == keys[k]) {
-                found[k] = a;
-                have[k] = 1;
-            }
+    uint32_t ids[4];
+    tl_argtext_shape_ids(at, ev, !c->list_form, ids);
     const size_t cols[4] = {c->dims, c->type, c->strides, c->conc};
-    for (int k = 0; k < 4; k++) {
-        uint32_t id = UINT32_MAX;
-        if (have[k])
-            id = found[k].tag == TL_AV_INT ? int_text_id(at, found[k].i)
-                                           : value_text_id(at, (uint32_t)found[k].i, !c->list_form);
-        tl_table_set_str_memo(t, cols[k], row, &c->memo, &at->text, id);
-    }
+    for (int k = 0; k < 4; k++) tl_table_set_str_memo(t, cols[k], row, &c->memo, &at->text, ids[k]);
 }
 
 /* --------------------------------------------------------- launchers */

@@ -45,9 +45,9 @@ const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key);
  * "Unknown" by default, cached per (pid, tid). */
 enum { TL_META_PROCESS_NAME, TL_META_PROCESS_LABEL, TL_META_THREAD_NAME };
 const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which);
-/* tl_argtext_tuple as an id in a->text (UINT32_MAX when absent), for
- * tl_table_set_str_memo. */
-uint32_t tl_argtext_tuple_id(tl_argtext *a, uint32_t ev, uint32_t key);
+/* The text ids of Input Dims, Input type, Input Strides and Concrete Inputs
+ * (tuple or list form; UINT32_MAX when absent), in one pass over the args. */
+void tl_argtext_shape_ids(tl_argtext *a, uint32_t ev, int tuple, uint32_t ids[4]);
 
 /* The per-event text columns every raw op table carries: process_name,
  * process_label, thread_name and the four shape args (tuple form, or list

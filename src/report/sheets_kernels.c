@@ -39,6 +39,7 @@ tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *
     /* names and arg texts repeat over the kernels: each distinct one is
      * interned into the table once */
     tl_str_memo names = {0}, args = {0};
+    uint32_t shape_op = TL_NOUID, shape[4];
     size_t nk = 0;
     for (size_t k = 0; k < es->n; k++) nk += es->cat[k] == TL_CAT_KERNEL;
     tl_table_add_rows(tb, nk);
@@ -56,11 +57,14 @@ tl_table *tl_kernel_table(const tl_trace *t, const tl_launchers *l, tl_argtext *
         uint32_t op = first_cpu_op(t, rt);
         if (op != TL_NOUID) {
             tl_table_set_str_memo(tb, c_parent, r, &names, &es->names, es->name[op]);
-            tl_table_set_str_memo(tb, c_dims, r, &args, &at->text, tl_argtext_tuple_id(at, op, TL_K_INPUT_DIMS));
-            tl_table_set_str_memo(tb, c_strides, r, &args, &at->text,
-                                  tl_argtext_tuple_id(at, op, TL_K_INPUT_STRIDES));
-            tl_table_set_str_memo(tb, c_conc, r, &args, &at->text,
-                                  tl_argtext_tuple_id(at, op, TL_K_CONCRETE_INPUTS));
+            /* consecutive kernels often share their op: its texts once */
+            if (op != shape_op) {
+                tl_argtext_shape_ids(at, op, 1, shape);
+                shape_op = op;
+            }
+            tl_table_set_str_memo(tb, c_dims, r, &args, &at->text, shape[0]);
+            tl_table_set_str_memo(tb, c_strides, r, &args, &at->text, shape[2]);
+            tl_table_set_str_memo(tb, c_conc, r, &args, &at->text, shape[3]);
             /* the category a cpu_op has: as a launcher (with its kernels) or by name */
             uint32_t li = l->index_of[op];
             tl_table_set_str(tb, c_cat, r,

@@ -424,6 +424,7 @@ typedef struct unified {
     uint8_t *visited;
     TL_VEC(uint32_t) collected;
     int8_t *model_memo; /* -1 unknown, 0/1 */
+    int8_t *desc_memo;  /* desc_has_model per event: -1 unknown, 0/1 */
     /* --include_call_stack (§7.6.1): the running stack of frame names
      * (ids into `frames`), and the stack each collected event saw */
     int callstack;
@@ -508,17 +509,20 @@ static int is_leaf(const tl_trace *t, uint32_t u)
     return t->es.cat[u] == TL_CAT_CPU_OP && leaf_search(t, u, 0);
 }
 
+/* Memoized: the visit asks it again of every node below one it asked of. */
 static int desc_has_model(unified *U, uint32_t u)
 {
+    if (U->desc_memo[u] >= 0) return U->desc_memo[u];
     const tl_tree *tr = &U->t->tree;
-    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
+    int found = 0;
+    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1] && !found; k++) {
         uint32_t c = tr->child[k];
         uint8_t cat = U->t->es.cat[c];
         if (cat != TL_CAT_CPU_OP && cat != TL_CAT_PYTHON_FUNCTION) continue;
-        if (cat == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c)) return 1;
-        if (desc_has_model(U, c)) return 1;
+        found = (cat == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c)) || desc_has_model(U, c);
     }
-    return 0;
+    U->desc_memo[u] = (int8_t)found;
+    return found;
 }
 
 static size_t count_named(const tl_trace *t, uint32_t u, const char *main)
@@ -1057,10 +1061,13 @@ size_t tl_unified_collect(tl_perf_eval *pe, tl_unified_row **out)
     U.visited = tl_xcalloc(t->es.n + 1, 1);
     U.model_memo = tl_xmalloc(t->es.n + 1);
     memset(U.model_memo, 0xff, t->es.n + 1);
+    U.desc_memo = tl_xmalloc(t->es.n + 1);
+    memset(U.desc_memo, 0xff, t->es.n + 1);
     urows rows = {0};
     unified_rows(&U, &rows);
     free(U.visited);
     free(U.model_memo);
+    free(U.desc_memo);
     free(U.collected.v);
     free(U.stack.v);
     *out = rows.v;
@@ -1135,6 +1142,8 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     U.visited = tl_xcalloc(es->n + 1, 1);
     U.model_memo = tl_xmalloc(es->n + 1);
     memset(U.model_memo, 0xff, es->n + 1);
+    U.desc_memo = tl_xmalloc(es->n + 1);
+    memset(U.desc_memo, 0xff, es->n + 1);
     urows rows = {0};
     unified_rows(&U, &rows);
 
@@ -1279,6 +1288,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     free(rows.v);
     free(U.visited);
     free(U.model_memo);
+    free(U.desc_memo);
     free(U.collected.v);
     free(U.stack.v);
     free(U.bases.v);
