@@ -188,6 +188,35 @@ void tl_event_cols_set(tl_table *t, tl_event_cols *c, size_t row, tl_argtext *at
     for (int k = 0; k < 4; k++) tl_table_set_str_memo(t, cols[k], row, &c->memo, &at->text, ids[k]);
 }
 
+/* -------------------------------------------------- category memo */
+
+void tl_category_memo_init(tl_category_memo *m, const struct tl_extension *ext)
+{
+    memset(m, 0, sizeof *m);
+    m->ext = ext;
+    tl_map_init(&m->index, 256);
+}
+
+void tl_category_memo_free(tl_category_memo *m)
+{
+    tl_map_free(&m->index);
+    free(m->cats);
+}
+
+const char *tl_category_of(tl_category_memo *m, const tl_event_store *es, uint32_t ev, uint32_t first_kernel)
+{
+    uint64_t k = first_kernel == TL_NOUID ? 0 : (uint64_t)es->name[first_kernel] + 1;
+    uint32_t i = tl_map_get(&m->index, es->name[ev], k);
+    if (i == UINT32_MAX) {
+        TL_GROW(m->cats, m->cap, m->n + 1);
+        m->cats[m->n] = tl_extension_categorize(m->ext, tl_es_name(es, ev),
+                                                first_kernel == TL_NOUID ? NULL : tl_es_name(es, first_kernel));
+        i = (uint32_t)m->n++;
+        tl_map_put(&m->index, es->name[ev], k, i);
+    }
+    return m->cats[i];
+}
+
 /* --------------------------------------------------------- launchers */
 
 static int by_ts(void *ctx, size_t a, size_t b)
@@ -251,6 +280,8 @@ void tl_launchers_build_ext(const tl_trace *t, const tl_extension *ext, tl_launc
     free(owner.v);
     free(kern.v);
     size_t *idx = NULL, cap = 0;
+    tl_category_memo cats;
+    tl_category_memo_init(&cats, ext);
     for (size_t i = 0; i < ls.n; i++) {
         tl_launcher *L = &ls.v[i];
         uint32_t *k = out->kernels + L->first_k;
@@ -261,8 +292,9 @@ void tl_launchers_build_ext(const tl_trace *t, const tl_extension *ext, tl_launc
         L->direct_ns = tl_busy_time(es, k, L->nk);
         uint32_t gn = tr->gpu_off[L->uid + 1] - tr->gpu_off[L->uid];
         L->subtree_ns = gn ? tl_busy_time(es, tr->gpu + tr->gpu_off[L->uid], gn) : 0;
-        L->category = tl_extension_categorize(ext, tl_es_name(es, L->uid), L->nk ? tl_es_name(es, k[0]) : NULL);
+        L->category = tl_category_of(&cats, es, L->uid, L->nk ? k[0] : TL_NOUID);
     }
+    tl_category_memo_free(&cats);
     /* 3. launchers by ts (stable: ties keep first-appearance order) */
     TL_GROW(idx, cap, ls.n);
     for (size_t i = 0; i < ls.n; i++) idx[i] = i;

@@ -74,6 +74,21 @@ void tl_extra_cols_add(tl_table *t, tl_extra_cols *c, int recompute, int overlap
 void tl_extra_cols_set_overlap(tl_table *t, const tl_extra_cols *c, size_t row, const tl_event_store *es,
                                const tl_ovpool *pool, const tl_ovinfo *inf, int64_t index, tl_sbuf *buf);
 
+/* Op categories memoized per (name, first kernel name) pair of names ids:
+ * tl_extension_categorize reads nothing else, and the pairs repeat over
+ * the events. Per call (not shared between threads). */
+typedef struct tl_category_memo {
+    const struct tl_extension *ext;
+    tl_map index;        /* (name id, first kernel name id + 1 or 0) -> index in cats */
+    const char **cats;
+    size_t n, cap;
+} tl_category_memo;
+void tl_category_memo_init(tl_category_memo *m, const struct tl_extension *ext);
+void tl_category_memo_free(tl_category_memo *m);
+/* tl_extension_categorize(ext, name of ev, name of first_kernel), first_kernel
+ * TL_NOUID for none. */
+const char *tl_category_of(tl_category_memo *m, const tl_event_store *es, uint32_t ev, uint32_t first_kernel);
+
 typedef struct tl_launchers {
     tl_launcher *v;
     size_t n;

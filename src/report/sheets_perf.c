@@ -467,7 +467,9 @@ static void collect(unified *U, uint32_t u)
 {
     TL_PUSH(U->collected, u);
     if (!U->callstack) return;
-    for (size_t i = 0; i < U->stack.n; i++) TL_PUSH(U->bases, U->stack.v[i]);
+    TL_GROW(U->bases.v, U->bases.cap, U->bases.n + U->stack.n); /* the running stack in one copy */
+    if (U->stack.n) memcpy(U->bases.v + U->bases.n, U->stack.v, U->stack.n * sizeof *U->stack.v);
+    U->bases.n += U->stack.n;
     TL_PUSH(U->base_off, U->bases.n);
 }
 
@@ -646,6 +648,14 @@ static const char *launcher_first_kernel(const tl_trace *t, const tl_launchers *
     return tl_es_name(&t->es, l->kernels[l->v[i].first_k]);
 }
 
+/* The same kernel as an event (TL_NOUID when none). */
+static uint32_t launcher_first_kernel_uid(const tl_launchers *l, uint32_t u)
+{
+    uint32_t i = l->index_of[u];
+    if (i == UINT32_MAX || !l->v[i].nk) return TL_NOUID;
+    return l->kernels[l->v[i].first_k];
+}
+
 /* Call stacks of every unified row's kernels (§7.6.1): per row, per kernel
  * (gpu_events order), the frame ids. */
 typedef struct callstacks {
@@ -670,7 +680,9 @@ static void add_row_stacks(unified *U, callstacks *cs, const uint32_t *base, siz
     TL_PUSH(cs->row_off, cs->kernel_off.n);
     for (size_t k = 0; k < ng; k++) {
         TL_PUSH(cs->kernel_off, cs->frames.n);
-        for (size_t i = 0; i < nbase; i++) TL_PUSH(cs->frames, base[i]);
+        TL_GROW(cs->frames.v, cs->frames.cap, cs->frames.n + nbase); /* the base in one copy */
+        if (nbase) memcpy(cs->frames.v + cs->frames.n, base, nbase * sizeof *base);
+        cs->frames.n += nbase;
         size_t from = cs->frames.n;
         for (uint32_t p = U->t->tree.parent[gk[k]]; p != TL_NOUID && p != top; p = U->t->tree.parent[p]) {
             uint32_t f = frame_of(U, p);
@@ -1170,6 +1182,8 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     tl_sbuf buf;
     tl_sb_init(&buf);
     tl_str_memo names = {0};
+    tl_category_memo cats;
+    tl_category_memo_init(&cats, l->ext);
     uint32_t next_uid = (uint32_t)es->n;
     tl_table_add_rows(tb, rows.n);
     for (size_t i = 0; i < rows.n; i++) {
@@ -1186,7 +1200,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             tl_table_set_i64(tb, c_uid, r, next_uid++);
         } else {
             tl_table_set_str_memo(tb, c_name, r, &names, &es->names, es->name[u]);
-            cat = tl_extension_categorize(l->ext, tl_es_name(es, u), launcher_first_kernel(t, l, u));
+            cat = tl_category_of(&cats, es, u, launcher_first_kernel_uid(l, u));
             tl_table_set_i64(tb, c_uid, r, u);
         }
         tl_event_cols_set(tb, &ec, r, at, u);
@@ -1284,6 +1298,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     }
     tl_sb_free(&buf);
     tl_str_memo_free(&names);
+    tl_category_memo_free(&cats);
     tl_event_cols_free(&ec);
     free(rows.v);
     free(U.visited);
