@@ -561,7 +561,9 @@ static void end_row(sheet_reader *s, uint32_t row)
     }
     if (last) {
         if (last > s->ncols) s->ncols = last;
-        s->nrows = row + 1;
+        /* a max: a row without r after a skipped one can come before rows
+         * already read, and the grid must hold every cell */
+        if (row + 1 > s->nrows) s->nrows = row + 1;
     }
     s->row.n = 0;
 }

@@ -9,8 +9,8 @@
  * word becomes "the next character is not a word character". */
 static const char *const GRAMMARS[TL_ANN_TIER1 + TL_ANN_TIER2] = {
     /* tier 1: VLLM_DETAILED, ATOM_DETAILED, SGLANG_DETAILED */
-    "^execute_[0-9]+_context_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)_generation_[0-9]+"
-    "\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)",
+    ("^execute_[0-9]+_context_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)_generation_[0-9]+"
+     "\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)"),
     "^(prefill|decode)\\[.*sqsq=[0-9]+.*\\]",
     "^step\\[(EXTEND|DECODE|MIXED)[^]A-Za-z0-9_][^]]*sqsq=[0-9]+[^]]*\\]",
     /* tier 2: VLLM_NATIVE, SGLANG_NATIVE, ATOM_NATIVE, DIFFUSION_NATIVE */

@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# run_fuzz.sh — builds the libFuzzer target fuzz_scan (clang, -DTL_FUZZ=ON,
-# into build-fuzz/) and fuzzes for SECONDS (default 660) on one core. After a
+# run_fuzz.sh — builds a libFuzzer target (clang, -DTL_FUZZ=ON, into
+# build-fuzz/) and fuzzes for SECONDS (default 660) on one core. After a
 # finding (crash, hang, mismatch abort) it saves the input under
-# build-fuzz/fuzz-work/artifacts/ and goes on fuzzing until the time is up.
-# The growing corpus is kept in build-fuzz/fuzz-work/corpus between runs;
-# tests/fuzz/corpus/ seeds it. Usage: tests/fuzz/run_fuzz.sh [SECONDS]
+# build-fuzz/fuzz-work*/artifacts/ and goes on fuzzing until the time is up.
+# The growing corpus is kept in build-fuzz/fuzz-work*/corpus between runs.
+# Usage: tests/fuzz/run_fuzz.sh [SECONDS] [TARGET]
+#   TARGET scan (default): fuzz_scan, the Kineto scanner (seeds tests/fuzz/corpus/)
+#   TARGET xlsx: fuzz_xlsx, the workbook reader of `tracelens compare`
+#                (seeds tests/fuzz/corpus_xlsx/)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-660}
-WORK=build-fuzz/fuzz-work
+TARGET=${2:-scan}
+case $TARGET in
+  scan) WORK=build-fuzz/fuzz-work DICT=tests/fuzz/kineto.dict SEEDS=tests/fuzz/corpus ;;
+  xlsx) WORK=build-fuzz/fuzz-work-xlsx DICT=tests/fuzz/xlsx.dict SEEDS=tests/fuzz/corpus_xlsx ;;
+  *) echo "run_fuzz.sh: TARGET is scan or xlsx, not '$TARGET'" >&2; exit 2 ;;
+esac
 # TL_FUZZ_EXTRA_FLAGS in the environment (e.g. -fno-sanitize=pointer-overflow)
 # goes to the CMake option of that name, to fuzz on past a known finding.
 CC=clang cmake -S . -B build-fuzz -DTL_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug \
   -DTL_FUZZ_EXTRA_FLAGS="${TL_FUZZ_EXTRA_FLAGS:-}" >/dev/null
-cmake --build build-fuzz --target fuzz_scan >/dev/null
+cmake --build build-fuzz --target "fuzz_$TARGET" >/dev/null
 mkdir -p "$WORK/corpus" "$WORK/artifacts"
 export UBSAN_OPTIONS=print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
 end=$((SECONDS + SECS))
 while [ "$SECONDS" -lt "$end" ]; do
   start=$SECONDS
-  build-fuzz/fuzz_scan -dict=tests/fuzz/kineto.dict -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  "build-fuzz/fuzz_$TARGET" -dict="$DICT" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -max_total_time=$((end - SECONDS)) -print_final_stats=1 -artifact_prefix="$WORK/artifacts/" \
-    "$WORK/corpus" tests/fuzz/corpus ||
+    "$WORK/corpus" "$SEEDS" ||
     echo "run_fuzz.sh: finding saved under $WORK/artifacts/ (fuzzing on)" >&2
   if [ $((SECONDS - start)) -lt 10 ] && [ "$SECONDS" -lt "$end" ]; then
     echo "run_fuzz.sh: it failed within 10 s (likely on the corpus itself): fix that first, or see the README" >&2

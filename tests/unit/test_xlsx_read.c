@@ -231,6 +231,27 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "bad workbook %zu", i);
         expect_error(bad, BAD[i].want, what);
     }
+    /* rows out of order (r=3, then r=1 which is skipped, then one without r,
+     * which is row 2): an empty header row (Unnamed: 0, Unnamed: 1) and rows
+     * 2 and 3, every cell read held (found by fuzz_xlsx: a write past the
+     * cell grid before) */
+    if (replace_part(py, dir, book, bad, "xl/worksheets/sheet2.xml",
+                     "<worksheet><sheetData><row r='3'><c r='A3'><v>7</v></c><c r='B3'><v>8</v></c></row>"
+                     "<row r='1'><c r='A1'><v>1</v></c></row><row><c r='A2'><v>5</v></c></row></sheetData>"
+                     "</worksheet>") == 0) {
+        size_t n = 0;
+        tl_error e;
+        tl_table **tt = tl_xlsx_read_all(bad, &n, &e);
+        CHECK(tt != NULL, "rows out of order: read: %s", tt ? "" : e.msg);
+        if (tt) {
+            const tl_table *s2 = n > 1 ? tt[1] : NULL;
+            CHECK(s2 && s2->ncols == 2 && s2->nrows == 2 && tl_table_num(s2, 0, 0) == 5 &&
+                      tl_table_num(s2, 0, 1) == 7 && tl_table_num(s2, 1, 1) == 8,
+                  "rows out of order: 2 columns, rows 2 and 3 (5; 7, 8)");
+            for (size_t i = 0; i < n; i++) tl_table_free(tt[i]);
+            free(tt);
+        }
+    }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "note: %s failed\n", cmd);
     printf("%d passed, %d failed%s\n", passes, fails, have_pandas ? "" : " (pandas not installed: its cross-check skipped)");
