@@ -30,6 +30,24 @@ local NUMERIC = { kernel_time = true, busy_time = true, ["speedup (trace2/trace1
 local KEYS = { "name", "op category", "process_name", "process_label", "thread_name", "Input Dims", "Input type",
   "Input Strides", "Concrete Inputs" }
 
+-- a row's cells in the given columns, as one key
+local function key_of(r, cols)
+  local parts = {}
+  for _, h in ipairs(cols) do parts[#parts + 1] = r[h] end
+  return table.concat(parts, "\x1f")
+end
+
+-- rows grouped by key_of (lists in row order)
+local function group_by(rows, cols)
+  local groups = {}
+  for _, r in ipairs(rows) do
+    local k = key_of(r, cols)
+    groups[k] = groups[k] or {}
+    table.insert(groups[k], r)
+  end
+  return groups
+end
+
 local function read_rows(path)
   local header, rows = T.read_csv(path)
   local out = {}
@@ -65,19 +83,10 @@ local function compare_diff_stats(case, ours_path, ref_path)
   for _, h in ipairs(hr) do
     if not NUMERIC[h] then exact[#exact + 1] = h end
   end
-  local pool = {}
-  for _, r in ipairs(ours) do
-    local parts = {}
-    for _, h in ipairs(exact) do parts[#parts + 1] = r[h] end
-    local k = table.concat(parts, "\x1f")
-    pool[k] = pool[k] or {}
-    table.insert(pool[k], r)
-  end
+  local pool = group_by(ours, exact)
   local missing = 0
   for _, r in ipairs(ref) do
-    local parts = {}
-    for _, h in ipairs(exact) do parts[#parts + 1] = r[h] end
-    local cands, found = pool[table.concat(parts, "\x1f")] or {}, nil
+    local cands, found = pool[key_of(r, exact)] or {}, nil
     for i, o in ipairs(cands) do
       if cell_ok("kernel_time", o.kernel_time, r.kernel_time) and cell_ok("busy_time", o.busy_time, r.busy_time) then
         found = i
@@ -107,19 +116,10 @@ local function compare_unified(case, ours_path, ref_path)
   end
   for k, c in ipairs(SEVEN) do T.eq(hr[kt + k], c, case .. ": reference column after Kernel Time sum") end
   T.eq(#ours, #ref, case .. " unified_perf_summary: rows")
-  local by_key = {}
-  for _, r in ipairs(ours) do
-    local parts = {}
-    for _, h in ipairs(KEYS) do parts[#parts + 1] = r[h] end
-    local k = table.concat(parts, "\x1f")
-    by_key[k] = by_key[k] or {}
-    table.insert(by_key[k], r)
-  end
+  local by_key = group_by(ours, KEYS)
   local bad = 0
   for _, r in ipairs(ref) do
-    local parts = {}
-    for _, h in ipairs(KEYS) do parts[#parts + 1] = r[h] end
-    local cands, found = by_key[table.concat(parts, "\x1f")] or {}, nil
+    local cands, found = by_key[key_of(r, KEYS)] or {}, nil
     for i, o in ipairs(cands) do
       local all = true
       for _, c in ipairs(SEVEN) do all = all and cell_ok(c, o[c], r[c]) end

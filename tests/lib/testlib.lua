@@ -88,6 +88,28 @@ function M.read_file(path)
   return s
 end
 
+-- A CSV file as records: one table per row, column name -> text, empty
+-- cells left out.
+function M.csv_records(path)
+  local header, rows = M.read_csv(path)
+  local out = {}
+  for i, r in ipairs(rows) do
+    local o = {}
+    for j, h in ipairs(header) do
+      if r[j] ~= "" then o[h] = r[j] end
+    end
+    out[i] = o
+  end
+  return out
+end
+
+-- The non-empty lines of a file.
+function M.lines(path)
+  local out = {}
+  for l in assert(M.read_file(path), path):gmatch("[^\n]+") do out[#out + 1] = l end
+  return out
+end
+
 function M.file_exists(path)
   local f = io.open(path, "rb")
   if f then f:close() return true end

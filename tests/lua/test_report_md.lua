@@ -97,24 +97,9 @@ local function compute_findings(m)
   return table.concat(out, "\n")
 end
 
-local function csv_rows(path)
-  local header, rows = T.read_csv(path)
-  local out = {}
-  for i, r in ipairs(rows) do
-    local o = {}
-    for j, h in ipairs(header) do
-      if r[j] ~= "" then o[h] = r[j] end
-    end
-    out[i] = o
-  end
-  return out
-end
+local csv_rows = T.csv_records
 
-local function lines_of(path)
-  local out = {}
-  for l in read(path):gmatch("[^\n]+") do out[#out + 1] = l end
-  return out
-end
+local lines_of = T.lines
 
 -- The bert golden inputs -------------------------------------------------------
 

@@ -419,24 +419,9 @@ T.eq(rules.icon("high") .. rules.icon("medium") .. rules.icon("low"), "🔴🟡�
 
 -- model identification ------------------------------------------------------------------------
 
-local function csv_rows(path)
-  local header, rows = T.read_csv(path)
-  local out = {}
-  for i, r in ipairs(rows) do
-    local o = {}
-    for j, h in ipairs(header) do
-      if r[j] ~= "" then o[h] = r[j] end
-    end
-    out[i] = o
-  end
-  return out
-end
+local csv_rows = T.csv_records
 
-local function modules(path)
-  local out = {}
-  for line in read(path):gmatch("[^\n]+") do out[#out + 1] = line end
-  return out
-end
+local modules = T.lines
 
 local function model_info(unified_rows, nn_modules)
   local out = run_agent("model_id", { scope = "standalone", unified = unified_rows, nn_modules = nn_modules })

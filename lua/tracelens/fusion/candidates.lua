@@ -266,9 +266,7 @@ end
 --- when there is none (no post-processing then). Any error gives [] (the
 --- reference writes "[]"); the error text is the second result.
 function M.candidates(trace, unified)
-  local ok, res = pcall(extract_standalone, trace, unified)
-  if ok then return res end
-  return json.arr(), tostring(res)
+  return common.candidates_or_empty(extract_standalone, trace, unified)
 end
 
 return M

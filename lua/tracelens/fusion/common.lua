@@ -110,4 +110,12 @@ M.input_dims_of = input_dims_of
 function M.kernel_type(name) return (classify.classify(name)) end
 function M.kname(k) return k.name or k.kernel_name end
 
+-- extract(...) as a candidate list, or [] and the error text on any error
+-- (the reference writes "[]" when its extraction fails)
+function M.candidates_or_empty(extract, ...)
+  local ok, res = pcall(extract, ...)
+  if ok then return res end
+  return json.arr(), tostring(res)
+end
+
 return M

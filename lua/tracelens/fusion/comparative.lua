@@ -149,9 +149,7 @@ end
 --- fusion_candidates.json array (§3.6, Case A) from trace 1's tree and the
 --- TraceDiff diff_stats Table; [] (and the error text) on any error.
 function M.candidates_comparative(trace, diff_stats)
-  local ok, res = pcall(extract_comparative, trace, diff_stats)
-  if ok then return res end
-  return json.arr(), tostring(res)
+  return common.candidates_or_empty(extract_comparative, trace, diff_stats)
 end
 
 return M
