@@ -109,6 +109,14 @@ local function write_json(path, v) tl.fs.write_file(path, json.encode(v)) end
 
 local LOAD_OPTS = { include_call_stack = true, enable_pseudo_ops = true }
 
+-- A copy of the options table base with the fields of extra set too.
+local function with(base, extra)
+  local t = {}
+  for k, v in pairs(base) do t[k] = v end
+  for k, v in pairs(extra) do t[k] = v end
+  return t
+end
+
 -- The error of a tl.parallel task without the chunk's position (the task's
 -- code is a one-line string; the message after it names the file).
 local function task_error(r)
@@ -121,17 +129,14 @@ end
 local function load_traces(opts)
   if not opts.compare then
     progress(opts, "loading %s", opts.trace)
-    local lo = { progress = not opts.quiet }
-    for k, v in pairs(LOAD_OPTS) do lo[k] = v end
-    local ok, t = pcall(tl.load, opts.trace, lo)
+    local ok, t = pcall(tl.load, opts.trace, with(LOAD_OPTS, { progress = not opts.quiet }))
     if not ok then fail(tostring(t), 1) end
     return t
   end
   progress(opts, "loading %s and %s", opts.trace, opts.compare)
   -- each load scans on half the cores: two loads that each split the file
   -- over every core would only contend (and pay for joining the parts)
-  local lo = { threads = math.max(1, tl.cores() // 2) }
-  for k, v in pairs(LOAD_OPTS) do lo[k] = v end
+  local lo = with(LOAD_OPTS, { threads = math.max(1, tl.cores() // 2) })
   local code = "local path, opts = ...; return tl.load(path, opts)"
   local r = tl.parallel({ { code = code, args = { opts.trace, lo }, name = "load trace 1" },
     { code = code, args = { opts.compare, lo }, name = "load trace 2" } }, { jobs = 2 })
@@ -146,9 +151,7 @@ end
 local function perf_reports(trace, trace2, ro)
   if not trace2 then return trace:report(ro) end
   local code = "local t, o = ...; return t:report(o)"
-  local o1 = {}
-  for k, v in pairs(ro) do o1[k] = v end
-  o1.compare = trace2
+  local o1 = with(ro, { compare = trace2 })
   local r = tl.parallel({ { code = code, args = { trace, o1 }, name = "report trace 1" },
     { code = code, args = { trace2, ro }, name = "report trace 2" } }, { jobs = 2 })
   for i = 1, 2 do

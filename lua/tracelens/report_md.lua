@@ -483,18 +483,24 @@ local function card_lines(heading, body, link_line)
   return out
 end
 
+-- A tier's P-item cards, separated by rules, each linking to its detailed
+-- analysis under `section` (anchors anchor1, anchor2, ...), and the closing rule.
+local function tier_cards(out, items, section, anchor)
+  for i, item in ipairs(items) do
+    if i > 1 then add(out, "---", "") end
+    append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
+      link(section, anchor, i)))
+  end
+  add(out, "---", "")
+end
+
 local function compute_section(inp, items)
   local out = { "## Compute Kernel Optimizations", "",
     "Findings from per-category kernel analysis (GEMM, SDPA, elementwise, etc.).",
     "Summaries of the per-category analyzers' recommendations, focused on individual kernel efficiency.", "" }
   append(out, top_operations(inp))
   if #items == 0 then add(out, NO_COMPUTE, "") end
-  for i, item in ipairs(items) do
-    if i > 1 then add(out, "---", "") end
-    append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
-      link("Compute kernel insights", "detailed-analysis-compute-p", i)))
-  end
-  add(out, "---", "")
+  tier_cards(out, items, "Compute kernel insights", "detailed-analysis-compute-p")
   return out
 end
 
@@ -546,12 +552,7 @@ local function system_section(inp, items)
   add(out, "Findings from system-level analysis (GPU utilization, memory transfer patterns,",
     "communication/compute overlap). These affect the GPU pipeline as a whole.", "")
   if #items == 0 then add(out, template_a(inp), "") end
-  for i, item in ipairs(items) do
-    if i > 1 then add(out, "---", "") end
-    append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
-      link("System-level insights", "detailed-analysis-system-p", i)))
-  end
-  add(out, "---", "")
+  tier_cards(out, items, "System-level insights", "detailed-analysis-system-p")
   return out
 end
 
