@@ -3,6 +3,7 @@
 #include <lauxlib.h>
 #include <string.h>
 
+#include "lopts.h"
 #include "lreport.h"
 #include "../compare/compare.h"
 #include "../util/sbuf.h"
@@ -46,12 +47,9 @@ static int l_compare(lua_State *L)
         lua_getfield(L, opts, "names");
         lua_getfield(L, opts, "sheets");
         lua_getfield(L, opts, "write");
-        write_dir = lua_tostring(L, -1);
-        lua_getfield(L, opts, "xlsx");
-        xlsx = lua_isnil(L, -1) || lua_toboolean(L, -1);
-        lua_getfield(L, opts, "quiet");
-        quiet = lua_isnil(L, -1) || lua_toboolean(L, -1);
-        lua_pop(L, 2); /* names, sheets, write stay at 3, 4, 5 */
+        write_dir = lua_tostring(L, -1); /* names, sheets, write stay at 3, 4, 5 */
+        xlsx = tl_lopt_bool(L, opts, "xlsx", 1);
+        quiet = tl_lopt_bool(L, opts, "quiet", 1);
         if (!lua_isnil(L, 4)) {
             size_t ns;
             const char **words = strings_of(L, 4, "sheets", &ns);

@@ -3,6 +3,7 @@
 #include <lauxlib.h>
 #include <string.h>
 
+#include "lopts.h"
 #include "ltable.h"
 #include "../report/report.h"
 #include "../report/write_job.h"
@@ -70,15 +71,6 @@ void tl_lreport_push_sheets(lua_State *L, tl_sheets *s)
     tl_sheets_free(s);
 }
 
-static int opt_flag(lua_State *L, int idx, const char *k, int dflt)
-{
-    if (!lua_istable(L, idx)) return dflt;
-    lua_getfield(L, idx, k);
-    int v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
 /* tl.write_report(sheets, dir [, {name = BASE, csv = true, xlsx = true,
  * background = false}]): DIR/BASE_csvs/ and DIR/BASE.xlsx (BASE defaults
  * to perf_report). In the background it returns a job at once; job:wait()
@@ -94,9 +86,9 @@ static int l_write_report(lua_State *L)
         o.name = lua_tostring(L, -1); /* kept alive by the options table */
         lua_pop(L, 1);
     }
-    o.csv = opt_flag(L, 3, "csv", 1);
-    o.xlsx = opt_flag(L, 3, "xlsx", 1);
-    int background = opt_flag(L, 3, "background", 0);
+    o.csv = tl_lopt_bool(L, 3, "csv", 1);
+    o.xlsx = tl_lopt_bool(L, 3, "xlsx", 1);
+    int background = tl_lopt_bool(L, 3, "background", 0);
     tl_sheets s;
     sheets_from_lua(L, 1, &s);
     tl_error err;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lopts.h"
 #include "lreport.h"
 #include "../report/outfile.h"
 #include "../report/platform.h"
@@ -351,22 +352,6 @@ void tl_ltable_register(lua_State *L)
 
 /* ------------------------------------------------- trace:report/table */
 
-static int opt_bool(lua_State *L, int idx, const char *k, int dflt)
-{
-    lua_getfield(L, idx, k);
-    int v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-static double opt_num(lua_State *L, int idx, const char *k, double dflt)
-{
-    lua_getfield(L, idx, k);
-    double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : dflt;
-    lua_pop(L, 1);
-    return v;
-}
-
 /* trace:platform([opts]) -> {name=, path=, how=} (the arch a report with
  * these options would use: opts.platform, opts.arch, else detection), or
  * {how=} when there is none. */
@@ -411,29 +396,29 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         lua_getfield(L, idx, "write");
         write_dir = lua_tostring(L, -1);
         lua_pop(L, 1);
-        o.xlsx = opt_bool(L, idx, "xlsx", 1);
+        o.xlsx = tl_lopt_bool(L, idx, "xlsx", 1);
         /* name = BASE: DIR/BASE_csvs/ and DIR/BASE.xlsx (default perf_report) */
         lua_getfield(L, idx, "name");
         o.name = lua_tostring(L, -1);
         lua_pop(L, 1);
-        o.include_unlinked = opt_bool(L, idx, "include_unlinked", 0);
-        double micro = opt_num(L, idx, "micro_idle_thresh_us", -1);
+        o.include_unlinked = tl_lopt_bool(L, idx, "include_unlinked", 0);
+        double micro = tl_lopt_num(L, idx, "micro_idle_thresh_us", -1);
         o.micro_idle_ns = micro >= 0 ? (int64_t)(micro * 1000.0 + 0.5) : -1;
-        o.kernel_summary = opt_bool(L, idx, "kernel_summary", 1);
-        o.short_kernel_study = opt_bool(L, idx, "short_kernel_study", 1);
-        o.short_threshold_us = opt_num(L, idx, "short_kernel_threshold_us", 10);
-        o.short_bins = (int)opt_num(L, idx, "short_kernel_histogram_bins", 100);
-        o.group_by_num_kernels = opt_bool(L, idx, "group_by_num_kernels", 0);
-        o.coll_analysis = opt_bool(L, idx, "coll_analysis", 1);
-        o.topk_ops = (long)opt_num(L, idx, "topk_ops", 0);
-        o.topk_roofline_ops = (long)opt_num(L, idx, "topk_roofline_ops", 0);
-        o.detect_recompute = opt_bool(L, idx, "detect_recompute", 0);
-        o.include_overlap_info = opt_bool(L, idx, "include_overlap_info", 0);
+        o.kernel_summary = tl_lopt_bool(L, idx, "kernel_summary", 1);
+        o.short_kernel_study = tl_lopt_bool(L, idx, "short_kernel_study", 1);
+        o.short_threshold_us = tl_lopt_num(L, idx, "short_kernel_threshold_us", 10);
+        o.short_bins = (int)tl_lopt_num(L, idx, "short_kernel_histogram_bins", 100);
+        o.group_by_num_kernels = tl_lopt_bool(L, idx, "group_by_num_kernels", 0);
+        o.coll_analysis = tl_lopt_bool(L, idx, "coll_analysis", 1);
+        o.topk_ops = (long)tl_lopt_num(L, idx, "topk_ops", 0);
+        o.topk_roofline_ops = (long)tl_lopt_num(L, idx, "topk_roofline_ops", 0);
+        o.detect_recompute = tl_lopt_bool(L, idx, "detect_recompute", 0);
+        o.include_overlap_info = tl_lopt_bool(L, idx, "include_overlap_info", 0);
         /* call-stack columns: default when the trace has python functions */
-        o.call_stack = opt_bool(L, idx, "include_call_stack", -1);
+        o.call_stack = tl_lopt_bool(L, idx, "include_call_stack", -1);
         /* pseudo ops: default as the trace was loaded; true on a trace loaded
          * without them: this report runs on a private copy that has them */
-        o.pseudo_ops = opt_bool(L, idx, "enable_pseudo_ops", -1);
+        o.pseudo_ops = tl_lopt_bool(L, idx, "enable_pseudo_ops", -1);
         lua_getfield(L, idx, "platform");
         platform = lua_tostring(L, -1);
         lua_getfield(L, idx, "arch");
