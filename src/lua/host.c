@@ -264,10 +264,30 @@ static void open_sandbox_libs(lua_State *L)
     lua_register(L, "require", sandbox_require);
 }
 
+int tl_lua_sandboxed(lua_State *L)
+{
+    int t = lua_getfield(L, LUA_REGISTRYINDEX, "tracelens.sandboxed");
+    int s = t == LUA_TNIL ? 0 : lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return s;
+}
+
+void tl_lua_refuse_in_sandbox(lua_State *L, const char *what)
+{
+    if (tl_lua_sandboxed(L))
+        luaL_error(L, "%s is not allowed in a sandboxed state (rules and analyzers write no files and load no code)",
+                   what);
+}
+
 void tl_host_fill_state(lua_State *L, const tl_state_opts *o)
 {
-    if (o && o->sandboxed) open_sandbox_libs(L);
-    else luaL_openlibs(L);
+    if (o && o->sandboxed) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.sandboxed");
+        open_sandbox_libs(L);
+    } else {
+        luaL_openlibs(L);
+    }
 
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_cjson);

@@ -38,6 +38,12 @@ const char *tl_lua_error_text(lua_State *L);
 /* Message handler for lua_pcall: that text with a traceback. */
 int tl_lua_traceback_msgh(lua_State *L);
 
+/* 1 when L is a sandboxed state (a tl.parallel task: rules, analyzers):
+ * C functions that touch files or open other states refuse there. */
+int tl_lua_sandboxed(lua_State *L);
+/* Raises "NAME is not allowed in a sandboxed state (...)" when L is one. */
+void tl_lua_refuse_in_sandbox(lua_State *L, const char *what);
+
 /* The module opener (exported for tests and tasks). */
 int luaopen_tracelens(lua_State *L);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "limits.h"
 #include "ltable.h"
 #include "ltrace.h"
 #include "../util/vec.h"
@@ -178,42 +179,6 @@ typedef struct pool {
     char script_dir[4096];
 } pool;
 
-typedef struct limits {
-    size_t used, limit;
-    double deadline;
-    int timed_out, out_of_memory;
-} limits;
-
-
-static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    limits *lim = ud;
-    size_t old = ptr ? osize : 0;
-    if (nsize == 0) {
-        free(ptr);
-        lim->used -= old;
-        return NULL;
-    }
-    if (lim->limit && nsize > old && lim->used + (nsize - old) > lim->limit) {
-        lim->out_of_memory = 1;
-        return NULL;
-    }
-    void *p = realloc(ptr, nsize);
-    if (p) lim->used = lim->used - old + nsize;
-    return p;
-}
-
-static void time_hook(lua_State *L, lua_Debug *ar)
-{
-    (void)ar;
-    limits *lim;
-    lua_getallocf(L, (void **)&lim);
-    if (lim->deadline > 0 && tl_now_s() > lim->deadline) {
-        lim->timed_out = 1;
-        luaL_error(L, "time limit exceeded");
-    }
-}
-
 /* Message handler: {message, traceback}. */
 static int msgh_table(lua_State *L)
 {
@@ -260,14 +225,14 @@ static void run_task(pool *P, task *tk)
 {
     double t0 = tl_now_s();
     tk->started = t0;
-    limits lim = {0, P->mem_limit, P->timeout > 0 ? t0 + P->timeout : 0, 0, 0};
+    tl_limits lim = {0, P->mem_limit, P->timeout > 0 ? t0 + P->timeout : 0, 0, 0};
     tl_state_opts so = {.sandboxed = 1, .script_dir = P->script_dir[0] ? P->script_dir : NULL};
-    lua_State *L = lua_newstate(capped_alloc, &lim);
+    lua_State *L = lua_newstate(tl_limits_alloc, &lim);
     if (!L) {
         tk->error = tl_xstrdup("cannot create a Lua state (memory limit too small?)");
         return;
     }
-    lua_sethook(L, time_hook, LUA_MASKCOUNT, 10000);
+    tl_limits_install_hook(L);
     lua_pushcfunction(L, msgh_table);
     lua_pushcfunction(L, task_main);
     lua_pushlightuserdata(L, tk);
