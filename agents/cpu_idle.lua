@@ -17,6 +17,7 @@
 --   * Order: the sync card first when any category has has_sync_bottleneck,
 --     else the idle card first.
 local sf = require "tracelens.system_findings"
+local md = require "tracelens.md"
 
 local ctx = ...
 
@@ -148,8 +149,9 @@ local function sync_card(s)
   rows[2] = { "Operation signatures with host time over 5x kernel time", sf.count(s.ops), s.ops > 0 }
   for _, c in ipairs(s.categories) do
     local name = c.display_name or c.name
-    names[#names + 1] = name
-    rows[#rows + 1] = { name .. " host time beyond kernel time", sf.ms(c.sync_time_ms), c.has_sync_bottleneck == true }
+    names[#names + 1] = md.text(name)
+    rows[#rows + 1] = { md.cell(name) .. " host time beyond kernel time", sf.ms(c.sync_time_ms),
+      c.has_sync_bottleneck == true }
   end
   return {
     title = sf.TITLE.host_sync,

@@ -15,6 +15,7 @@ local sf = require "tracelens.system_findings"
 local rules = require "tracelens.fusion_rules"
 local F = require "tracelens.findings"
 local json = require "tracelens.json"
+local md = require "tracelens.md"
 local py = require "tracelens.py"
 local tl = require "tracelens"
 
@@ -86,7 +87,8 @@ local function instances(n)
 end
 
 local function heading(f)
-  return string.format("%s (%s ms, %s)", f.pattern.name, num(f.estimate.time_ms), instances(f.estimate.instance_count))
+  return string.format("%s (%s ms, %s)", md.text(f.pattern.name), num(f.estimate.time_ms),
+    instances(f.estimate.instance_count))
 end
 
 local function composition_text(c)
@@ -98,7 +100,7 @@ local function composition_text(c)
       parts[#parts + 1] = l
     end
   end
-  for i, l in ipairs(parts) do parts[i] = string.format("%d %s", comp.count[l], l) end
+  for i, l in ipairs(parts) do parts[i] = string.format("%d %s", comp.count[l], md.text(l)) end
   return table.concat(parts, ", ")
 end
 
@@ -110,9 +112,9 @@ end
 
 local function insight(f)
   local c, e = f.candidate, f.estimate
-  local where = "`" .. rules.module_label(c) .. "`"
+  local where = md.code(rules.module_label(c))
   local parent = rules.parent_module(c)
-  if parent then where = where .. " (inside `" .. parent .. "`)" end
+  if parent then where = where .. " (inside " .. md.code(parent) .. ")" end
   local count = #kernels_of(c)
   local text = string.format("%s launches %d separate GPU kernels per instance (%s) over %s, with no fused kernel "
     .. "in its subtree, so each intermediate result makes a round trip through memory.", where, count,
@@ -141,12 +143,12 @@ end
 
 -- Detailed Analysis -------------------------------------------------------------
 
+-- A kernel name cut to KERNEL_NAME_CHARS characters, as a table cell.
 local function short_name(name)
-  name = name:gsub("|", "\\|")
   if utf8.len(name) and utf8.len(name) > KERNEL_NAME_CHARS then
-    return name:sub(1, utf8.offset(name, KERNEL_NAME_CHARS + 1) - 1) .. "..."
+    name = name:sub(1, utf8.offset(name, KERNEL_NAME_CHARS + 1) - 1) .. "..."
   end
-  return name
+  return md.cell(name)
 end
 
 local function duration(k)
@@ -163,7 +165,7 @@ local function kernel_table(kernels, with_model, input_dims)
   end
   for _, k in ipairs(kernels) do
     local name = rules.kernel_name(k)
-    local cells = { short_name(name), rules.kernel_type(k), duration(k) }
+    local cells = { short_name(name), md.cell(rules.kernel_type(k)), duration(k) }
     if with_model then cells[4] = perf_model(name, input_dims) end
     lines[#lines + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
@@ -172,10 +174,10 @@ end
 
 local function identification(f)
   local c = f.candidate
-  local text = string.format("`%s` was surfaced because one module launches %d kernels per instance (%s) that "
+  local text = string.format("%s was surfaced because one module launches %d kernels per instance (%s) that "
     .. "run back to back on the same data with no fused kernel among them. The pattern reads as %s from the "
-    .. "kernel composition and the module name.", rules.module_label(c), #kernels_of(c), composition_text(c),
-    f.pattern.name)
+    .. "kernel composition and the module name.", md.code(rules.module_label(c)), #kernels_of(c), composition_text(c),
+    md.text(f.pattern.name))
   if comparative then
     return text .. " (source: `fusion_candidates.json` → `module_name`, `kernel_count_trace1`, "
       .. "`kernel_count_trace2`, `kernels_trace1[]`, `kernels_trace2[]`)"
@@ -240,7 +242,7 @@ local function impact_summary(findings)
   for n, f in ipairs(findings) do
     local e = f.estimate
     local word = rules.confidence(f.candidate, e.confidence)
-    lines[#lines + 1] = string.format("| P%d: %s | %s, %s-bound | %s–%s | %s–%s%% | %s |", n, f.pattern.name,
+    lines[#lines + 1] = string.format("| P%d: %s | %s, %s-bound | %s–%s | %s–%s%% | %s |", n, md.cell(f.pattern.name),
       tostring(e.fusion_type), tostring(e.bound_type), savings(e.impact_score_low), savings(e.impact_score_high),
       num(e.impact_score_low), num(e.impact_score_high), word)
   end
@@ -263,7 +265,7 @@ end
 local function set_aside_text(rejected)
   if #rejected == 0 then return nil end
   local parts = {}
-  for i, r in ipairs(rejected) do parts[i] = "`" .. r.name .. "` (" .. r.reason .. ")" end
+  for i, r in ipairs(rejected) do parts[i] = md.code(r.name) .. " (" .. r.reason .. ")" end
   return string.format("%d candidate%s set aside by the fusion rules: %s.", #rejected,
     #rejected == 1 and " was" or "s were", table.concat(parts, "; "))
 end
@@ -305,7 +307,7 @@ end
 
 local function error_document()
   local why = metrics and tostring(metrics.error or "unknown error") or ("kernel_fusion_metrics.json " .. metrics_error)
-  return table.concat({ TITLE, "", "Status: ERROR", "", "The kernel fusion analysis failed: " .. why, "",
+  return table.concat({ TITLE, "", "Status: ERROR", "", "The kernel fusion analysis failed: " .. md.text(why), "",
     "## Recommendations", "", "## Detailed Analysis", "" }, "\n")
 end
 

@@ -83,7 +83,7 @@ end
 local function longest_collective()
   local top = obj(obj(obj(metrics).nccl_summary).top_ops)[1]
   if not top then return "" end
-  return string.format(" The longest collective is `%s` (%s µs).", tostring(top.name),
+  return string.format(" The longest collective is %s (%s µs).", require("tracelens.md").code(top.name),
     sf.value(top.duration_us) == math.floor(sf.value(top.duration_us)) and sf.count(top.duration_us)
       or string.format("%.1f", sf.value(top.duration_us)))
 end

@@ -27,7 +27,7 @@ local function class(op) return say.class_of(say.base_name(op.name), CLASSES) or
 
 local function inside(op, words) return say.class_of(say.context_text(op), { { true, words } }) or false end
 
-local function layer_text(op) return say.layer(op) and ("`" .. say.layer(op) .. "`") or "its layer" end
+local function layer_text(op) return say.layer(op) and say.code(say.layer(op)) or "its layer" end
 
 local function occupancy_tuning(v)
   return { action = "Profile " .. say.target(v) .. " for wave-occupancy tuning.",

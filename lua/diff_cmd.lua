@@ -35,8 +35,9 @@ options:
 Exit status: 0 success, 1 input error, 2 usage error.
 ]]
 
+-- One line: the problem and where the usage is.
 local function usage_error(msg)
-  io.stderr:write("tracelens: diff: ", msg, "\n\n", USAGE)
+  io.stderr:write("tracelens: diff: ", msg, " (see `tracelens diff --help`)\n")
   return 2
 end
 
@@ -78,6 +79,12 @@ local function main(argv)
   end
   if #o.traces ~= 2 then return usage_error("two traces are needed (TRACE1 TRACE2)") end
   if not o.out then return usage_error("no output directory given (-o DIR)") end
+  -- the output directory is checked before the traces are loaded
+  local kind = tl.fs.kind(o.out)
+  if kind and kind ~= "directory" then
+    io.stderr:write("tracelens: diff: -o ", o.out, ": exists and is not a directory\n")
+    return 2
+  end
   local function progress(fmt, ...)
     if not o.quiet then io.stderr:write("tracelens: ", string.format(fmt, ...), "\n") end
   end
@@ -101,24 +108,37 @@ local function main(argv)
   end
   progress("TraceDiff: %d merged nodes, %d rows%s (%.2f s)", d.merged_nodes,
     d.diff_stats and #d.diff_stats or 0, d.identical and ", identical traces" or "", tl.now() - t0)
+  -- the tree text first: it can be refused (too deep to write), and then nothing is written
+  local okt, tree = pcall(function() return d.merged_tree end)
+  if not okt then
+    io.stderr:write("tracelens: merged_tree_output.txt: ", tostring(tree), "\n")
+    return 1
+  end
   local written = {}
   local function put(name, text)
     tl.fs.write_file(o.out .. "/" .. name, text)
     written[#written + 1] = name
   end
-  tl.fs.mkdir(o.out)
-  put("merged_tree_output.txt", d.merged_tree)
-  if d.diff_stats and #d.diff_stats > 0 then
-    d.diff_stats:write_csv(o.out .. "/diff_stats.csv")
-    written[#written + 1] = "diff_stats.csv"
-  end
-  local s = d.diff_stats_unique_args_summary
-  if s and #s > 0 then
-    s:write_csv(o.out .. "/diff_stats_unique_args_summary.csv")
-    written[#written + 1] = "diff_stats_unique_args_summary.csv"
-  end
-  for _, k in ipairs({ "cpu_op_map_trace1", "cpu_op_map_trace2", "cpu_op_map" }) do
-    if d[k] then put(k .. ".json", d[k]) end
+  local wok, werr = pcall(function()
+    tl.fs.mkdir(o.out)
+    put("merged_tree_output.txt", tree)
+    if d.diff_stats and #d.diff_stats > 0 then
+      d.diff_stats:write_csv(o.out .. "/diff_stats.csv")
+      written[#written + 1] = "diff_stats.csv"
+    end
+    local s = d.diff_stats_unique_args_summary
+    if s and #s > 0 then
+      s:write_csv(o.out .. "/diff_stats_unique_args_summary.csv")
+      written[#written + 1] = "diff_stats_unique_args_summary.csv"
+    end
+    for _, k in ipairs({ "cpu_op_map_trace1", "cpu_op_map_trace2", "cpu_op_map" }) do
+      if d[k] then put(k .. ".json", d[k]) end
+    end
+  end)
+  if not wok then
+    -- the library's "PATH: reason", without the position of the call
+    io.stderr:write("tracelens: ", (tostring(werr):gsub("^[^\n]-%.lua:%d+: ", "")), "\n")
+    return 1
   end
   progress("wrote %s to %s", table.concat(written, ", "), o.out)
   return 0

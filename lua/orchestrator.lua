@@ -7,7 +7,13 @@
 -- The steps follow the reference's analysis orchestrator (shared spec
 -- agents-and-report.md §1); every number comes from the C core or from the
 -- shared Lua library (lua/tracelens/*), the words from the analyzers in
--- agents/ and the user rules in rules/ (docs/rules.md).
+-- agents/ and the rules (--rules DIR, else the shipped rules/; docs/rules.md).
+--
+-- Owns the command line (options checked before the trace is loaded), the
+-- one-line errors (`tracelens: ...`, exit 2 for usage errors), and OUT: the
+-- analysis is written into a staging directory next to OUT that replaces it
+-- whole at the end (docs/analysis.md, "Options, errors and the output
+-- directory"), with metadata/tracelens_run.json naming its files.
 local json = require "tracelens.json"
 local prepare = require "tracelens.prepare"
 local categories = require "tracelens.categories"
@@ -32,6 +38,10 @@ with: both perf reports are written (perf_report_trace1* with the TraceDiff
 columns and diff_stats, perf_report_trace2*) and the report explains where
 trace 1 loses time against trace 2.
 
+OUT is written whole: the analysis goes into a staging directory next to it
+and replaces OUT at the end, so nothing of an earlier analysis is left in it.
+An existing OUT must be empty or hold only what tracelens writes there.
+
 options:
   -o, --output DIR   output directory (default: <trace dir>/analysis_output)
   --platform NAME    GPU platform of the shipped arch files (MI300X, MI325X,
@@ -42,28 +52,54 @@ options:
   --platform2 NAME   the name of trace 2's GPU in the report (default: detected
                      from TRACE2, else "Trace 2"); both reports use the
                      roofline of --platform, as the reference does
-  --rules DIR        also run the rule scripts DIR/*.lua (repeatable; the
-                     directory ./rules is used when it exists)
-  --no-rules         do not run any user rule
-  -j, --jobs N       analyzers run at once (default: one per core)
-  --timeout S        wall-clock limit per analyzer in seconds (default 120)
-  --memory-mb M      Lua heap limit per analyzer (default 1024)
+  --rules DIR        run the rule scripts DIR/*.lua (repeatable) instead of
+                     the rules shipped with tracelens; a rules/ folder in the
+                     current directory is not run unless named here
+  --no-rules         do not run any rule
+  -j, --jobs N       analyzers run at once, 1-4096 (default: one per core)
+  --timeout S        wall-clock limit per analyzer in seconds, more than 0 and
+                     at most 604800 (default 120)
+  --memory-mb M      Lua heap limit per analyzer in MB, 1-1048576 (default 1024)
   --inference        inference-mode analysis (not yet supported)
   -q, --quiet        no progress on stderr
   -h, --help         this text
 ]]
 
-local function fail(msg, code)
-  io.stderr:write("orchestrator: ", msg, "\n")
-  os.exit(code or 2, true) -- closing the state waits for report files being written
+local HELP_HINT = "see `tracelens run orchestrator.lua --help`"
+local MAX_JOBS, MAX_TIMEOUT_S, MAX_MEMORY_MB = 4096, 7 * 24 * 3600, 1024 * 1024
+
+-- Every error of the orchestrator is raised as a Failure and printed once,
+-- as one line "tracelens: ...", by the handler at the bottom of this file
+-- (which also removes the staging directory). Exit status 2: a usage error
+-- or an option value that cannot work; 1: anything else.
+local Failure = {}
+local function fail(msg, code) error(setmetatable({ msg = msg, code = code or 1 }, Failure), 0) end
+local function usage(msg) fail(msg .. " (" .. HELP_HINT .. ")", 2) end
+
+-- A whole number from 1 to max, or a usage error.
+local function count_arg(flag, s, max)
+  local n = tonumber(s)
+  if not n or n ~= n or n % 1 ~= 0 or n < 1 or n > max then
+    usage(string.format("%s %s: expected a whole number from 1 to %d", flag, s, max))
+  end
+  return math.tointeger(n)
+end
+
+-- A number of seconds above 0 and at most max, or a usage error.
+local function seconds_arg(flag, s, max)
+  local n = tonumber(s)
+  if not n or n ~= n or n <= 0 or n > max then
+    usage(string.format("%s %s: expected seconds above 0 and at most %d", flag, s, max))
+  end
+  return n
 end
 
 local function parse_args(argv)
-  local o = { rules = {}, jobs = nil, timeout = 120, memory_mb = 1024, use_default_rules = true }
+  local o = { rules = {}, jobs = nil, timeout = 120, memory_mb = 1024 }
   local i = 1
   local function value(flag)
     i = i + 1
-    if argv[i] == nil then fail(flag .. " needs a value\n" .. USAGE) end
+    if argv[i] == nil then usage(flag .. " needs a value") end
     return argv[i]
   end
   while i <= #argv do
@@ -77,20 +113,22 @@ local function parse_args(argv)
     elseif a == "--compare" then o.compare = value(a)
     elseif a == "--platform2" then o.platform2 = value(a)
     elseif a == "--rules" then o.rules[#o.rules + 1] = value(a)
-    elseif a == "--no-rules" then o.use_default_rules, o.no_rules = false, true
-    elseif a == "-j" or a == "--jobs" then o.jobs = tonumber(value(a)) or fail("-j needs a number")
-    elseif a == "--timeout" then o.timeout = tonumber(value(a)) or fail("--timeout needs seconds")
-    elseif a == "--memory-mb" then o.memory_mb = tonumber(value(a)) or fail("--memory-mb needs a number")
+    elseif a == "--no-rules" then o.no_rules = true
+    elseif a == "-j" or a == "--jobs" then o.jobs = count_arg(a, value(a), MAX_JOBS)
+    elseif a == "--timeout" then o.timeout = seconds_arg(a, value(a), MAX_TIMEOUT_S)
+    elseif a == "--memory-mb" then o.memory_mb = count_arg(a, value(a), MAX_MEMORY_MB)
     elseif a == "--inference" then
-      fail("--inference: the inference-mode analysis is not yet supported; run without it for the standard analysis")
+      fail("--inference: the inference-mode analysis is not yet supported; run without it for the standard analysis",
+        2)
     elseif a == "-q" or a == "--quiet" then o.quiet = true
-    elseif a:sub(1, 1) == "-" then fail("unknown option " .. a .. "\n" .. USAGE)
+    elseif a:sub(1, 1) == "-" and a ~= "-" then usage("unknown option " .. a)
     elseif not o.trace then o.trace = a
-    else fail("unexpected argument " .. a .. "\n" .. USAGE) end
+    else usage("unexpected argument " .. a) end
     i = i + 1
   end
-  if not o.trace then fail("no trace given\n" .. USAGE) end
-  if o.platform and o.arch then fail("--platform and --arch are mutually exclusive") end
+  if not o.trace then usage("no trace given") end
+  if o.platform and o.arch then usage("--platform and --arch are mutually exclusive") end
+  if o.no_rules and #o.rules > 0 then usage("--rules and --no-rules are mutually exclusive") end
   if not o.out then
     local dir = o.trace:match("^(.*)/[^/]*$") or "."
     o.out = dir .. "/analysis_output"
@@ -98,9 +136,97 @@ local function parse_args(argv)
   return o
 end
 
+-- Option checks that need no trace ----------------------------------------------
+
+-- --platform NAME among the shipped arch files (the directory tracelens
+-- reads them from: $TRACELENS_ARCH_DIR, else arch/ next to lua/); --arch
+-- FILE a readable file. The library checks both again when it loads them.
+local function check_platform(opts)
+  if opts.arch then
+    local kind = tl.fs.kind(opts.arch)
+    if kind ~= "file" then
+      fail("--arch " .. opts.arch .. ": " .. (kind and "not a file" or "no such file"), 2)
+    end
+  end
+  if not opts.platform then return end
+  local dir = os.getenv("TRACELENS_ARCH_DIR") or runner.project_dir("arch")
+  local names = tl.fs.listdir(dir)
+  if not names then return end -- no arch directory here: the library says what it finds
+  local available = {}
+  for _, f in ipairs(names) do
+    local stem = f:match("^([^.].*)%.json$")
+    if stem then
+      if stem:lower() == opts.platform:lower() then return end
+      available[#available + 1] = stem
+    end
+  end
+  fail(string.format("--platform %s: unknown GPU platform (available: %s)", opts.platform,
+    table.concat(available, ", ")), 2)
+end
+
+-- What the orchestrator writes at the top of OUT: an existing OUT holding
+-- only these (or nothing) is a previous analysis and is replaced whole.
+local OWN_ENTRIES = { ["analysis.md"] = true, category_data = true, category_findings = true, system_findings = true,
+  metadata = true, ["priority_data.json"] = true, ["perf_improvement.png"] = true,
+  ["perf_improvement_base64.txt"] = true }
+for _, base in ipairs({ "perf_report", "perf_report_trace1", "perf_report_trace2" }) do
+  OWN_ENTRIES[base .. ".xlsx"], OWN_ENTRIES[base .. "_csvs"] = true, true
+end
+
+local function parent_of(path)
+  local parent = path:match("^(.*)/[^/]*$")
+  if parent == nil then return "." end
+  if parent == "" then return "/" end
+  return parent
+end
+
+-- Why an existing OUT cannot be replaced, or nil (it is absent, empty, or a
+-- previous analysis). Links are not followed: a link at OUT is refused.
+local function replace_refusal(path, given)
+  local kind = tl.fs.lkind(path)
+  if kind == nil then return nil end
+  if kind == "link" then return given .. ": is a symbolic link; give the directory itself" end
+  if kind ~= "directory" then return given .. ": exists and is not a directory" end
+  local names, err = tl.fs.listdir(path)
+  if not names then return err end
+  for _, n in ipairs(names) do
+    if not OWN_ENTRIES[n] then
+      return string.format("%s: exists and holds %s, which tracelens does not write; choose another directory "
+        .. "or remove it", given, n)
+    end
+  end
+  return nil
+end
+
+-- -o OUT: a name (not . or ..) whose existing directory may be replaced,
+-- under a parent that exists (or can be created) and is writable (tried by
+-- creating and removing a staging directory in the nearest existing
+-- ancestor). Returns {path, parent, name}.
+local function check_output(opts)
+  local path = opts.out:gsub("(.)/+$", "%1")
+  local name = path:match("([^/]+)$")
+  if not name or name == "." or name == ".." then
+    fail("-o " .. opts.out .. ": give the output directory by its name (not /, . or ..)", 2)
+  end
+  local why = replace_refusal(path, "-o " .. opts.out)
+  if why then fail(why, 2) end
+  local parent = parent_of(path)
+  local probe = parent
+  while tl.fs.lkind(probe) == nil and probe ~= "." and probe ~= "/" do probe = parent_of(probe) end
+  if tl.fs.kind(probe) ~= "directory" then fail(string.format("-o %s: %s is not a directory", opts.out, probe), 2) end
+  local ok, stage = pcall(tl.fs.stage_open, probe)
+  if not ok then fail(string.format("-o %s: %s", opts.out, tostring(stage)), 1) end
+  tl.fs.remove_tree(stage)
+  return { path = path, parent = parent, name = name }
+end
+
 local t_start = tl.now()
 local function progress(opts, fmt, ...)
-  if not opts.quiet then io.stderr:write(string.format("[%6.2fs] ", tl.now() - t_start), string.format(fmt, ...), "\n") end
+  if not opts.quiet then
+    -- one line each: names from the trace in a message cannot break it
+    local msg = string.format(fmt, ...):gsub("%c", " ")
+    io.stderr:write(string.format("[%6.2fs] ", tl.now() - t_start), msg, "\n")
+  end
 end
 
 local read_file = tl.fs.read_file
@@ -180,8 +306,45 @@ local function write_perf_reports(out, sheets, sheets2)
   end
 end
 
+-- The staging directory of this run and the perf report writers still
+-- running: what the error handler cleans up.
+local run_state = {}
+
+-- The rules to run, checked before the trace is loaded.
+local function check_rules(opts)
+  local dirs, err = runner.rule_dirs(opts)
+  if not dirs then fail(err, 2) end
+  local rules, why = runner.find_rules(dirs, runner.reserved_names())
+  if not rules then fail(why, 2) end
+  return rules
+end
+
+-- metadata/tracelens_run.json: which trace this directory analyses and
+-- every findings and metrics file this run wrote (`tracelens validate`
+-- fails on any other), the rules that ran and the run's id.
+local RUN_FILE = "metadata/tracelens_run.json"
+local function run_record(work, opts, scope, rules, run_id)
+  local files = json.arr()
+  for _, sub in ipairs({ { "category_findings", "_findings%.md$" }, { "system_findings", "_findings%.md$" },
+    { "category_data", "_metrics%.json$" } }) do
+    for _, f in ipairs(tl.fs.listdir(work .. "/" .. sub[1]) or {}) do
+      if f:find(sub[2]) then files[#files + 1] = sub[1] .. "/" .. f end
+    end
+  end
+  local list = json.arr()
+  for i, r in ipairs(rules) do list[i] = json.obj("name", r.name, "path", r.path) end
+  return json.obj("tool", "tracelens", "version", tl.VERSION, "run_id", run_id, "trace_path", opts.trace,
+    "trace2_path", opts.compare or json.null, "comparison_scope", scope, "output_dir", opts.out, "rules", list,
+    "files", files)
+end
+
 local function main(argv)
   local opts = parse_args(argv)
+  -- everything that can be checked without the trace, before loading it
+  check_platform(opts)
+  local rules = check_rules(opts)
+  local dest = check_output(opts)
+
   local warnings = {}
   local function warn(msg)
     warnings[#warnings + 1] = msg
@@ -198,19 +361,33 @@ local function main(argv)
   -- Step 1: load and the perf report (written as the reference's layout)
   local scope = opts.compare and "comparative" or "standalone"
   local trace, trace2 = timed("load", function() return load_traces(opts) end)
-  local plat = trace:platform({ platform = opts.platform, arch = opts.arch })
+  local pok, plat = pcall(trace.platform, trace, { platform = opts.platform, arch = opts.arch })
+  if not pok then fail(tostring(plat), 2) end
   if not plat.path then
     fail("no GPU platform: " .. plat.how .. ". Name one with --platform (MI300X, MI325X, MI355X, H100, H200, "
       .. "B200, A100) or give an arch file with --arch FILE", 2)
   end
-  local arch = json.decode(assert(read_file(plat.path), "cannot read " .. plat.path))
+  local aok, arch = pcall(function() return json.decode(assert(read_file(plat.path))) end)
+  if not aok then fail(plat.path .. ": not a JSON arch file: " .. tostring(arch), 2) end
   local platform = opts.platform or plat.name
   progress(opts, "%s", plat.how)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
     include_call_stack = true }
   local sheets, sheets2 = timed("perf report", function() return perf_reports(trace, trace2, report_opts) end)
-  tl.fs.mkdir(opts.out) -- once the reports are built: a failed run leaves no empty directory
-  local wait_perf_reports = write_perf_reports(opts.out, sheets, sheets2)
+  -- Everything is written into a staging directory next to OUT that
+  -- replaces it at the end (once the reports are built: a failed load
+  -- leaves nothing behind; a failure later removes the stage).
+  local sok, stage = pcall(function()
+    tl.fs.mkdir(dest.parent)
+    return tl.fs.stage_open(dest.parent)
+  end)
+  if not sok then fail(tostring(stage), 1) end
+  run_state.stage = stage
+  local run_id = stage:match("%.tracelens%-([^/]*)$") or tostring(tl.now())
+  local work = stage .. "/" .. dest.name
+  tl.fs.mkdir(work)
+  local wait_perf_reports = write_perf_reports(work, sheets, sheets2)
+  run_state.wait = wait_perf_reports
   local platform2 = trace2 and (opts.platform2 or trace2:platform().name or "Trace 2")
 
   -- Steps 2-5: category data
@@ -220,20 +397,31 @@ local function main(argv)
     return fusion.candidates(trace, sheets.unified_perf_summary)
   end)
   local prep = timed("category data", function()
-    return prepare.run({ out_dir = opts.out, trace_path = opts.trace, platform = platform, arch = arch,
-      scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data, fusion_candidates = candidates,
-      log = function(msg) progress(opts, "%s", msg) end })
+    return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,
+      arch = arch, scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data,
+      fusion_candidates = candidates, log = function(msg) progress(opts, "%s", msg) end })
   end)
   local manifest, util = prep.manifest, prep.util
-  local in_manifest = {}
-  for _, e in ipairs(manifest.categories) do in_manifest[e.name] = e end
+  local in_manifest, category_names = {}, {}
+  for _, e in ipairs(manifest.categories) do
+    in_manifest[e.name] = e
+    category_names[#category_names + 1] = e.name
+  end
+  -- a rule named like a category of this trace would replace its findings
+  local reserved = runner.reserved_names(category_names)
+  for _, r in ipairs(rules) do
+    if reserved(r.name:lower()) then
+      fail(string.format("rule %s: %s is the name of %s; rename the rule file", r.path, r.name,
+        reserved(r.name:lower())), 2)
+    end
+  end
   local manifest_text = json.encode(manifest)
 
   -- System metrics computed here (small), so the analyzers only render.
   local metrics_files = {}
   local function keep_metrics(name, obj, written)
     local file = name .. "_metrics.json"
-    if not written then write_json(opts.out .. "/category_data/" .. file, obj) end
+    if not written then write_json(work .. "/category_data/" .. file, obj) end
     metrics_files[#metrics_files + 1] = { file = file, metrics = obj }
   end
   keep_metrics("cpu_idle", cpu_idle.metrics(sheets))
@@ -253,18 +441,18 @@ local function main(argv)
 
   -- Steps 6-7: the analyzers and user rules, all at once
   local tasks = runner.tasks({
-    out_dir = opts.out, scope = scope, manifest_text = manifest_text, manifest = manifest, util = util,
+    out_dir = work, scope = scope, manifest_text = manifest_text, manifest = manifest, util = util,
     compute = prep.compute, fusion_map = fusion_map, sheets = sheets, trace = trace,
     mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = in_manifest.kernel_fusion and kf_metrics,
     candidates = candidates,
-    cpu_idle_metrics = metrics_files[1].metrics, rule_dirs = runner.rule_dirs(opts),
-    nn_modules = prepare.model_identification_data(opts.out, sheets.unified_perf_summary),
+    cpu_idle_metrics = metrics_files[1].metrics, rules = rules,
+    nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
     metadata_of = prep.metadata_of,
   }, warn)
   progress(opts, "running %d analyzers", #tasks)
   local outcome = timed("analyzers", function()
     return runner.run(tasks, { jobs = opts.jobs, timeout = opts.timeout, memory_mb = opts.memory_mb,
-      out_dir = opts.out, scope = scope }, warn)
+      out_dir = work, scope = scope }, warn)
   end)
   for _, m in ipairs(outcome.metrics) do keep_metrics(m.name, m.metrics, true) end
 
@@ -277,8 +465,8 @@ local function main(argv)
     end
     return p
   end)
-  write_json(opts.out .. "/priority_data.json", prio)
-  local ok2, level2 = pcall(validate.validate_subagent_outputs, opts.out)
+  write_json(work .. "/priority_data.json", prio)
+  local ok2, level2 = pcall(validate.validate_subagent_outputs, work)
   for _, name in ipairs(ok2 and level2 and { "time_check", "coverage_check", "priority_check" } or {}) do
     local c = level2[name]
     if c and c.status ~= "PASS" then
@@ -287,17 +475,17 @@ local function main(argv)
   end
 
   -- Step 9: model identification
-  local model_info = json.decode(read_file(opts.out .. "/metadata/model_info.json"))
+  local model_info = json.decode(read_file(work .. "/metadata/model_info.json"))
   if outcome.model_info then
     model_info = outcome.model_info
-    write_json(opts.out .. "/metadata/model_info.json", model_info)
+    write_json(work .. "/metadata/model_info.json", model_info)
   end
   local model = model_info.model
   if model == nil or model == "Cannot be inferred from trace" then model = "Workload" end
 
   -- Step 10: the chart
   timed("chart", function()
-    local ok, err = pcall(plot.generate_perf_plot, opts.out, string.format("%s on %s — Performance Breakdown", model,
+    local ok, err = pcall(plot.generate_perf_plot, work, string.format("%s on %s — Performance Breakdown", model,
       platform), manifest)
     if not ok then warn("chart: " .. tostring(err)) end
   end)
@@ -308,14 +496,26 @@ local function main(argv)
   local text = timed("analysis.md", function()
     return report_md.render({ scope = scope, manifest = manifest, priority = prio,
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
-      arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, warnings = warnings })
+      arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, warnings = warnings,
+      rules = rules, no_rules = opts.no_rules })
   end)
-  local report_path = opts.out .. "/analysis.md"
-  tl.fs.write_file(report_path, text)
-  pcall(plot.embed_plot_in_report, opts.out, "analysis.md", "{{PERF_PLOT}}")
-  local passed, messages = validate.validate_report(opts.out, scope)
+  tl.fs.write_file(work .. "/analysis.md", text)
+  pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}")
+  write_json(work .. "/" .. RUN_FILE, run_record(work, opts, scope, rules, run_id))
+  local passed, messages = validate.validate_report(work, scope)
   for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
   timed("perf report files", wait_perf_reports)
+  run_state.wait = nil
+
+  -- The analysis replaces OUT whole (checked again: it may have changed
+  -- while the analysis ran); the old directory goes with the stage.
+  local why = replace_refusal(dest.path, "-o " .. opts.out)
+  if why then fail(why, 2) end
+  local cok, cerr = pcall(tl.fs.stage_commit, stage, dest.name, dest.path)
+  if not cok then fail(tostring(cerr), 1) end
+  run_state.stage = nil
+  local rok, rerr = pcall(tl.fs.remove_tree, stage)
+  if not rok then warn("the previous analysis could not be removed: " .. tostring(rerr)) end
   if trace2 then
     progress(opts, "perf reports written to %s/perf_report_trace1_csvs and perf_report_trace2_csvs", opts.out)
   else
@@ -323,9 +523,10 @@ local function main(argv)
   end
 
   -- Summary
+  local report_path = opts.out .. "/analysis.md"
   local total = tl.now() - t_start
   io.write(string.format("analysis: %s\n", report_path))
-  io.write(string.format("  platform: %s\n", plat.how))
+  io.write(string.format("  platform: %s\n", (plat.how:gsub("%c", " "))))
   io.write(string.format("  findings: %d compute, %d analyzers failed, report checks %s\n", #prio.findings,
     #outcome.failed, passed and "passed" or "FAILED"))
   if not opts.quiet then
@@ -336,4 +537,26 @@ local function main(argv)
   return passed and 0 or 1
 end
 
-os.exit(main(arg))
+-- One line, without the "FILE.lua:LINE: " position a Lua error carries and
+-- without control characters.
+local function one_line(msg)
+  msg = tostring(msg)
+  repeat
+    local n
+    msg, n = msg:gsub("^[^\n]-%.lua:%d+: ", "", 1)
+  until n == 0
+  return (msg:match("^[^\n]*"):gsub("%c", "?"))
+end
+
+local ok, result = xpcall(main, function(e)
+  if getmetatable(e) == Failure then return e end
+  return { msg = e, code = 1 }
+end, arg)
+if not ok then
+  -- the perf report writers first (they write into the stage), then the stage
+  if run_state.wait then pcall(run_state.wait) end
+  if run_state.stage then pcall(tl.fs.remove_tree, run_state.stage) end
+  io.stderr:write("tracelens: ", one_line(result.msg), "\n")
+  os.exit(result.code, true)
+end
+os.exit(result)

@@ -37,8 +37,9 @@ local CHOICES = {
 }
 local CHOICE_TEXT = { scope = "standalone or comparative", tier = "compute, system or fusion", level = "1, 2 or 3" }
 
+-- One line: the problem and where the usage is.
 local function usage_error(msg)
-  io.stderr:write("tracelens: validate: ", msg, "\n\n", USAGE)
+  io.stderr:write("tracelens: validate: ", msg, " (see `tracelens validate --help`)\n")
   return 2
 end
 

@@ -6,8 +6,10 @@
 -- An analyzer (agents/<name>.lua) is a table of rules; render() calls them for
 -- each category_findings entry, in rank order. Numbers in the text come from
 -- the metrics only: copied verbatim (Python repr) or, for sums and ratios,
--- rounded with Python's round(). See docs/analyzers.md.
+-- rounded with Python's round(). See docs/analyzers.md. Names from the
+-- trace are written through tracelens.md (cells, code spans, headings).
 local json = require "tracelens.json"
+local md = require "tracelens.md"
 local py = require "tracelens.py"
 
 local M = {}
@@ -132,23 +134,24 @@ local function bound_cell(op, heuristic)
   return b .. "-bound"
 end
 
--- Args, Kernel Path and Kernel Name are pasted verbatim (the validator matches
--- them against operations[]); an op without args gets an empty Args cell.
+-- Args, Kernel Path and Kernel Name are the operations[] values as table
+-- cells (md.cell: the validator compares md.cell(value) with the cell); an
+-- op without args gets an empty Args cell.
 local function common_cells(op)
   local kernel = op.kernel_name_trunc
-  return present(op.args) and op.args or "", op.launcher_path or "Not found",
-    (present(kernel) and kernel ~= "") and kernel or DASH
+  return present(op.args) and md.cell(op.args) or "", md.cell(op.launcher_path or "Not found"),
+    (present(kernel) and kernel ~= "") and md.cell(kernel) or DASH
 end
 
 local function standalone_row(op, heuristic)
   local args, path, kernel = common_cells(op)
-  return { op.name, args, path, kernel, M.num(op.time_ms), M.num(op.percent_of_total), M.num(op.count),
+  return { md.cell(op.name), args, path, kernel, M.num(op.time_ms), M.num(op.percent_of_total), M.num(op.count),
     M.num((op.efficiency or {}).flops_per_byte), efficiency_cell(op, heuristic), bound_cell(op, heuristic) }
 end
 
 local function comparative_row(op, heuristic)
   local args, path, kernel = common_cells(op)
-  return { op.name, args, path, kernel, M.num(op.time_ms), M.num(op.t2_time_ms),
+  return { md.cell(op.name), args, path, kernel, M.num(op.time_ms), M.num(op.t2_time_ms),
     M.num(op.count) .. " / " .. M.num(op.count_trace2), M.num(op.difference_ms),
     M.num((op.efficiency or {}).flops_per_byte), bound_cell(op, heuristic) }
 end
@@ -168,7 +171,7 @@ function M.data_table(v, extra)
     local cells = (v.comparative and comparative_row or standalone_row)(r.op, v.heuristic)
     for _, c in ipairs(extra or {}) do
       local value = c.cell(r.op, v)
-      cells[#cells + 1] = present(value) and tostring(value) or DASH
+      cells[#cells + 1] = present(value) and md.cell(value) or DASH
     end
     lines[#lines + 1] = table_line(cells)
   end
@@ -293,7 +296,7 @@ local function finding_text(v, rules)
     mechanisms[#mechanisms + 1] = advice[i].mechanism
   end
   local title = call(rules.title, v) or prose().title(v)
-  if v.library then title = title .. " (" .. v.library .. ")" end
+  if v.library then title = title .. " (" .. md.text(v.library) .. ")" end
   local identification = append(append({ prose().flag_reason(v) }, call(rules.identify, v)),
     { prose().backend(v), prose().layers(v) })
   local keys = append(prose().source_keys(v), call(rules.source_keys, v))
@@ -310,18 +313,19 @@ local function finding_text(v, rules)
 end
 
 local function missing_note(ctx, rules)
-  return call(rules.missing, ctx) or ("No " .. (ctx.display_name or ctx.category) .. " operations found in trace")
+  return call(rules.missing, ctx) or ("No " .. md.text(ctx.display_name or ctx.category) .. " operations found in trace")
 end
 
 local function header(ctx, metrics)
-  return "# " .. (ctx.display_name or metrics.category or ctx.category) .. " Analysis Findings"
+  return "# " .. md.text(ctx.display_name or metrics.category or ctx.category) .. " Analysis Findings"
 end
 
 --- The findings file of a failed analysis: the literal `Status: ERROR` the
 --- orchestrator looks for, the error, and no findings.
 function M.error_file(ctx, metrics)
   return table.concat({ header(ctx, metrics), "", "Status: ERROR", "",
-    "The " .. (ctx.display_name or ctx.category) .. " analysis failed: " .. tostring(metrics.error or "unknown error"),
+    "The " .. md.text(ctx.display_name or ctx.category) .. " analysis failed: "
+      .. md.text(metrics.error or "unknown error"),
     "", "No findings are given for this category.", "" }, "\n")
 end
 

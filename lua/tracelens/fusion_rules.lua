@@ -242,7 +242,7 @@ end
 --- Vendor-agnostic: a custom fused kernel, a library epilogue, graph-level or
 --- compiler fusion.
 function M.action(c, p)
-  local m = "`" .. M.module_label(c) .. "`"
+  local m = require("tracelens.md").code(M.module_label(c))
   local n = p.comp.n
   local base = p.base == "Convolution" and "convolution" or "GEMM"
   if p.kind == "attention" then

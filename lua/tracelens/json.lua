@@ -176,42 +176,18 @@ local function is_sequence(t)
   return count == n
 end
 
-local encode_value
+-- The encoder and the decoder keep the open containers on an explicit stack
+-- (a table each), not on the call stack: a value can be nested as deep as the
+-- call tree it was made from, and no depth ends in "stack overflow". The
+-- encoder refuses values nested deeper than MAX_ENCODE_DEPTH: with indent=2
+-- the text grows with the square of the depth (a chain 200,000 deep would be
+-- 80 GB), and Python's json.dump gives up near 1,000 levels too.
+local MAX_ENCODE_DEPTH = 1000
 
-local function encode_object(o, keys, indent, buf)
-  if #keys == 0 then
-    buf[#buf + 1] = "{}"
-    return
-  end
-  local inner = indent .. "  "
-  buf[#buf + 1] = "{\n"
-  for i, k in ipairs(keys) do
-    buf[#buf + 1] = inner
-    buf[#buf + 1] = encode_string(tostring(k))
-    buf[#buf + 1] = ": "
-    encode_value(o[k], inner, buf)
-    buf[#buf + 1] = i < #keys and ",\n" or "\n"
-  end
-  buf[#buf + 1] = indent .. "}"
-end
-
-local function encode_array(a, indent, buf)
-  local n = #a
-  if n == 0 then
-    buf[#buf + 1] = "[]"
-    return
-  end
-  local inner = indent .. "  "
-  buf[#buf + 1] = "[\n"
-  for i = 1, n do
-    buf[#buf + 1] = inner
-    encode_value(a[i], inner, buf)
-    buf[#buf + 1] = i < n and ",\n" or "\n"
-  end
-  buf[#buf + 1] = indent .. "]"
-end
-
-encode_value = function(v, indent, buf)
+-- Writes a scalar's text into buf, or opens a table: "{}" / "[]" when it is
+-- empty, else its opening bracket, and returns its frame (nil for the rest).
+-- depth: the containers already open.
+local function encode_open(v, indent, buf, open, depth)
   local tv = type(v)
   if v == nil or M.is_null(v) then
     buf[#buf + 1] = "null"
@@ -222,27 +198,63 @@ encode_value = function(v, indent, buf)
   elseif tv == "string" then
     buf[#buf + 1] = encode_string(v)
   elseif tv == "table" then
-    local mt = getmetatable(v)
+    local mt, keys = getmetatable(v), nil
     if mt == OBJ then
-      encode_object(v, M.keys(v), indent, buf)
-    elseif mt == ARR or is_sequence(v) then
-      encode_array(v, indent, buf)
-    else
-      local keys = {}
+      keys = M.keys(v)
+    elseif not (mt == ARR or is_sequence(v)) then
+      keys = {}
       for k in pairs(v) do keys[#keys + 1] = k end
       table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-      encode_object(v, keys, indent, buf)
     end
+    local n = keys and #keys or #v
+    if n == 0 then
+      buf[#buf + 1] = keys and "{}" or "[]"
+      return nil
+    end
+    -- Python's json raises on a circular reference; so does this
+    if open[v] then error("JSON: circular reference (a table holds itself)", 0) end
+    if depth >= MAX_ENCODE_DEPTH then error("JSON: value nested deeper than " .. MAX_ENCODE_DEPTH .. " levels", 0) end
+    open[v] = true
+    buf[#buf + 1] = keys and "{\n" or "[\n"
+    return { v = v, keys = keys, n = n, i = 0, indent = indent, inner = indent .. "  " }
   else
     -- json.dump(default=str) renders what JSON cannot hold as its text
     buf[#buf + 1] = encode_string(tostring(v))
+  end
+  return nil
+end
+
+local function encode_value(v, buf)
+  local open, stack = {}, {}
+  stack[1] = encode_open(v, "", buf, open, 0)
+  while #stack > 0 do
+    local f = stack[#stack]
+    if f.i > 0 then buf[#buf + 1] = f.i < f.n and ",\n" or "\n" end -- after item i
+    if f.i == f.n then
+      buf[#buf + 1] = f.indent .. (f.keys and "}" or "]")
+      open[f.v] = nil
+      stack[#stack] = nil
+    else
+      f.i = f.i + 1
+      buf[#buf + 1] = f.inner
+      local x
+      if f.keys then
+        local k = f.keys[f.i]
+        buf[#buf + 1] = encode_string(tostring(k))
+        buf[#buf + 1] = ": "
+        x = f.v[k]
+      else
+        x = f.v[f.i]
+      end
+      stack[#stack + 1] = encode_open(x, f.inner, buf, open, #stack)
+    end
   end
 end
 
 --- json.encode(v): the text of json.dumps(v, indent=2) (no trailing newline).
 function M.encode(v)
   local buf = {}
-  encode_value(v, "", buf)
+  encode_value(v, buf)
   return table.concat(buf)
 end
 
@@ -290,50 +302,11 @@ local function decode_string(text, pos)
   end
 end
 
-local decode_value
-
 local literals = { ["true"] = true, ["false"] = false }
 
-decode_value = function(text, pos)
-  pos = skip_ws(text, pos)
-  local c = text:sub(pos, pos)
-  if c == "{" then
-    local o = M.obj()
-    pos = skip_ws(text, pos + 1)
-    if text:sub(pos, pos) == "}" then return o, pos + 1 end
-    while true do
-      pos = skip_ws(text, pos)
-      if text:sub(pos, pos) ~= '"' then decode_error(text, pos, "expected a string key") end
-      local k
-      k, pos = decode_string(text, pos)
-      pos = skip_ws(text, pos)
-      if text:sub(pos, pos) ~= ":" then decode_error(text, pos, "expected ':'") end
-      local v
-      v, pos = decode_value(text, pos + 1)
-      o[k] = v
-      pos = skip_ws(text, pos)
-      local d = text:sub(pos, pos)
-      if d == "}" then return o, pos + 1 end
-      if d ~= "," then decode_error(text, pos, "expected ',' or '}'") end
-      pos = pos + 1
-    end
-  elseif c == "[" then
-    local a = M.arr()
-    pos = skip_ws(text, pos + 1)
-    if text:sub(pos, pos) == "]" then return a, pos + 1 end
-    while true do
-      local v
-      v, pos = decode_value(text, pos)
-      a[#a + 1] = v
-      pos = skip_ws(text, pos)
-      local d = text:sub(pos, pos)
-      if d == "]" then return a, pos + 1 end
-      if d ~= "," then decode_error(text, pos, "expected ',' or ']'") end
-      pos = pos + 1
-    end
-  elseif c == '"' then
-    return decode_string(text, pos)
-  end
+-- A value that is not an array or an object, at pos.
+local function decode_scalar(text, pos, c)
+  if c == '"' then return decode_string(text, pos) end
   local word = text:match("^[%a]+", pos)
   if word then
     if literals[word] ~= nil then return literals[word], pos + #word end
@@ -354,6 +327,82 @@ decode_value = function(text, pos)
   end
   if v == nil then decode_error(text, pos, "bad number '" .. num .. "'") end
   return v, pos + #num
+end
+
+-- An object's key and its ':' at pos; returns the key and the position of its value.
+local function decode_key(text, pos)
+  pos = skip_ws(text, pos)
+  if text:sub(pos, pos) ~= '"' then decode_error(text, pos, "expected a string key") end
+  local k
+  k, pos = decode_string(text, pos)
+  pos = skip_ws(text, pos)
+  if text:sub(pos, pos) ~= ":" then decode_error(text, pos, "expected ':'") end
+  return k, pos + 1
+end
+
+-- The value at pos and the position after it. The open arrays and objects
+-- are frames on a stack ({c = container, k = the key being read, or nil in
+-- an array}).
+local function decode_value(text, pos)
+  local stack = {}
+  while true do
+    pos = skip_ws(text, pos)
+    local c = text:sub(pos, pos)
+    local v, done = nil, false
+    if c == "{" then
+      local o = M.obj()
+      pos = skip_ws(text, pos + 1)
+      if text:sub(pos, pos) == "}" then
+        v, pos, done = o, pos + 1, true
+      else
+        local k
+        k, pos = decode_key(text, pos)
+        stack[#stack + 1] = { c = o, k = k }
+      end
+    elseif c == "[" then
+      local a = M.arr()
+      pos = skip_ws(text, pos + 1)
+      if text:sub(pos, pos) == "]" then
+        v, pos, done = a, pos + 1, true
+      else
+        stack[#stack + 1] = { c = a }
+      end
+    else
+      v, pos = decode_scalar(text, pos, c)
+      done = true
+    end
+    -- a complete value goes into its container; containers it completes close
+    while done do
+      local f = stack[#stack]
+      if not f then return v, pos end
+      local con = f.c
+      if f.k ~= nil then
+        con[f.k] = v
+        pos = skip_ws(text, pos)
+        local d = text:sub(pos, pos)
+        if d == "}" then
+          stack[#stack] = nil
+          v, pos = con, pos + 1
+        else
+          if d ~= "," then decode_error(text, pos, "expected ',' or '}'") end
+          f.k, pos = decode_key(text, pos + 1)
+          done = false
+        end
+      else
+        con[#con + 1] = v
+        pos = skip_ws(text, pos)
+        local d = text:sub(pos, pos)
+        if d == "]" then
+          stack[#stack] = nil
+          v, pos = con, pos + 1
+        else
+          if d ~= "," then decode_error(text, pos, "expected ',' or ']'") end
+          pos = pos + 1
+          done = false
+        end
+      end
+    end
+  end
 end
 
 --- json.decode(text): the value; objects are ordered (json.obj), arrays json.arr.

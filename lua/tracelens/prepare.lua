@@ -69,7 +69,7 @@ local function base_metadata(inp, util, category, name)
     "max_achievable_tflops", arch.max_achievable_tflops,
     "memory_gb", arch.memory_gb,
     "trace_path", inp.trace_path,
-    "output_dir", inp.out_dir,
+    "output_dir", inp.record_dir or inp.out_dir,
     "category", category,
     "category_name", name,
     "gpu_utilization", util)
@@ -135,10 +135,14 @@ end
 
 --- Runs Steps 2-5.5. inp = {out_dir, trace_path, platform, arch (the decoded
 --- arch file), scope, sheets (trace:report tables), multi_kernel_data
---- (json.obj or nil), fusion_candidates (json.arr or nil), log (fn)}.
+--- (json.obj or nil), fusion_candidates (json.arr or nil), log (fn),
+--- record_dir (the output directory the files name, when out_dir is a
+--- staging directory that becomes it; default out_dir)}.
 --- Returns {manifest, util, compute = {{name, display, ops (Table), metadata}}, paths}.
 function M.run(inp)
   local out, log = inp.out_dir, inp.log or function() end
+  local rec = inp.record_dir or out
+  local function recorded(path) return rec .. path:sub(#out + 1) end
   for _, d in ipairs({ "", "/metadata", "/category_data", "/category_findings", "/system_findings" }) do
     tl.fs.mkdir(out .. d)
   end
@@ -152,7 +156,7 @@ function M.run(inp)
   tl.fs.write_file(cpu_csv, "\n")
   write_json(cpu_meta, base_metadata(inp, util, "CPU/Idle Analysis", "cpu_idle"))
   cats[1] = json.obj("name", "cpu_idle", "display_name", "CPU/Idle Analysis", "skill", categories.skill("cpu_idle"),
-    "tier", "system", "ops_count", 0, "csv_file", cpu_csv, "metadata_file", cpu_meta, "priority", 0)
+    "tier", "system", "ops_count", 0, "csv_file", recorded(cpu_csv), "metadata_file", recorded(cpu_meta), "priority", 0)
 
   -- compute categories, in the order of unified_perf_summary
   local unified = inp.sheets.unified_perf_summary
@@ -171,7 +175,7 @@ function M.run(inp)
     meta.time_breakdown = breakdown
     write_json(meta_path, meta)
     local entry = json.obj("name", g.name, "display_name", g.display, "skill", categories.skill(g.name),
-      "tier", "compute_kernel", "ops_count", #ops, "csv_file", csv, "metadata_file", meta_path)
+      "tier", "compute_kernel", "ops_count", #ops, "csv_file", recorded(csv), "metadata_file", recorded(meta_path))
     add_time_keys(entry, tb)
     cats[#cats + 1] = entry
     result.compute[#result.compute + 1] = { name = g.name, display = g.display, ops = ops, metadata = meta,
@@ -191,7 +195,7 @@ function M.run(inp)
       write_json(meta_path, meta)
       cats[#cats + 1] = json.obj("name", "multi_kernel", "display_name", "Multi-Kernel Issues",
         "skill", "multi-kernel-analyzer", "tier", "system", "ops_count", 0, "csv_file", json.null,
-        "metadata_file", meta_path, "data_file", data_path)
+        "metadata_file", recorded(meta_path), "data_file", recorded(data_path))
     end
   end
   local fc = inp.fusion_candidates
@@ -201,13 +205,13 @@ function M.run(inp)
     if #fc > 0 then
       local entry = json.obj("name", "kernel_fusion", "display_name", "Kernel Fusion Opportunities",
         "skill", "kernel-fusion-analyzer", "tier", "system", "ops_count", #fc, "csv_file", json.null,
-        "metadata_file", json.null, "data_file", data_path)
+        "metadata_file", json.null, "data_file", recorded(data_path))
       add_time_keys(entry, M.time_breakdown({}, {})) -- [KEEP Q2] all zero
       cats[#cats + 1] = entry
     end
   end
 
-  local manifest = json.obj("platform", inp.platform, "trace_path", inp.trace_path, "output_dir", out,
+  local manifest = json.obj("platform", inp.platform, "trace_path", inp.trace_path, "output_dir", rec,
     "comparison_scope", inp.scope or "standalone", "gpu_utilization", util, "categories", cats,
     "time_metric_note", MANIFEST_NOTE)
   if inp.scope == "comparative" then

@@ -7,15 +7,18 @@
 -- `v` is the view of one category_findings entry (tracelens.findings): v.rows
 -- (members joined to operations), v.lead (the operation of the member with the
 -- largest impact), v.bound, v.bucket, v.library, v.heuristic, v.comparative,
--- v.noun. Wording rules are in docs/analyzers.md.
+-- v.noun. Wording rules are in docs/analyzers.md. Names from the trace go
+-- into code spans (code = tracelens.md's code span, safe for any name) or
+-- through md.text.
 local F = require "tracelens.findings"
+local md = require "tracelens.md"
 local py = require "tracelens.py"
 
 local M = {}
 
 local num, present = F.num, F.present
 
-local function code(s) return "`" .. tostring(s) .. "`" end
+local code = md.code
 M.code = code
 
 local function plural(n, one, many) return n == 1 and one or (many or one .. "s") end
@@ -374,8 +377,8 @@ local BACKEND = {
 --- Which backend runs the kernels.
 function M.backend(v)
   if not v.library then return "No backend library can be identified from the kernel names." end
-  return "The kernels " .. (BACKEND[v.library] or ("come from the " .. v.library .. " library")) .. " (" .. v.library
-    .. ")."
+  local lib = md.text(v.library)
+  return "The kernels " .. (BACKEND[v.library] or ("come from the " .. lib .. " library")) .. " (" .. lib .. ")."
 end
 
 --- Which model layers the members run in, else the end of their call chain.
@@ -557,7 +560,7 @@ function M.summary(ctx, metrics, extra)
 end
 
 function M.nothing_to_report(ctx, metrics)
-  return "No " .. (ctx.display_name or metrics.category) .. " operation group reaches the reporting threshold "
+  return "No " .. md.text(ctx.display_name or metrics.category) .. " operation group reaches the reporting threshold "
     .. "(an impact score of 0.5), so there is nothing to recommend."
 end
 

@@ -64,6 +64,10 @@ local function skip(s, i) return s:find("[^ \t\r\n]", i) or #s + 1 end
 
 local read_value
 
+-- CPython's parser gives up on literals nested deeper than this ("too many
+-- nested parentheses"); so does this reader, which keeps its recursion short.
+local MAX_NESTING = 200
+
 local function read_string(s, i)
   local q = s:sub(i, i)
   local out, j = {}, i + 1
@@ -94,13 +98,13 @@ local function read_string(s, i)
   error("unterminated string", 0)
 end
 
-local function read_sequence(s, i, close)
+local function read_sequence(s, i, close, depth)
   local a = json.arr()
   if close == ")" then tuples[a] = true end
   i = skip(s, i)
   while s:sub(i, i) ~= close do
     local v
-    v, i = read_value(s, i)
+    v, i = read_value(s, i, depth)
     a[#a + 1] = v
     i = skip(s, i)
     local c = s:sub(i, i)
@@ -113,20 +117,21 @@ local function read_sequence(s, i, close)
   return a, i + 1
 end
 
-read_value = function(s, i)
+read_value = function(s, i, depth)
   i = skip(s, i)
   local c = s:sub(i, i)
-  if c == "(" then return read_sequence(s, i + 1, ")") end
-  if c == "[" then return read_sequence(s, i + 1, "]") end
+  if (c == "(" or c == "[" or c == "{") and depth >= MAX_NESTING then error("too many nested parentheses", 0) end
+  if c == "(" then return read_sequence(s, i + 1, ")", depth + 1) end
+  if c == "[" then return read_sequence(s, i + 1, "]", depth + 1) end
   if c == "{" then
     local o = json.obj()
     i = skip(s, i + 1)
     while s:sub(i, i) ~= "}" do
       local k, v
-      k, i = read_value(s, i)
+      k, i = read_value(s, i, depth + 1)
       i = skip(s, i)
       if s:sub(i, i) ~= ":" then error("expected ':'", 0) end
-      v, i = read_value(s, i + 1)
+      v, i = read_value(s, i + 1, depth + 1)
       o[type(k) == "number" and json.number_text(k) or tostring(k)] = v
       i = skip(s, i)
       if s:sub(i, i) == "," then i = skip(s, i + 1) elseif s:sub(i, i) ~= "}" then error("expected ',' or '}'", 0) end
@@ -150,7 +155,7 @@ end
 --- ast.literal_eval(s): the value, or nil and a message when s is not a literal.
 function M.literal(s)
   if type(s) ~= "string" then return nil, "not a string" end
-  local ok, v, i = pcall(read_value, s, 1)
+  local ok, v, i = pcall(read_value, s, 1, 0)
   if not ok then return nil, v end
   if skip(s, i) <= #s then return nil, "trailing text" end
   return v

@@ -9,7 +9,9 @@
 --          arch = {name=, mem_bw_gbps=, max_achievable_tflops={...}}, platform = "MI300X",
 --          platform_note = <how the platform was chosen, or nil>,
 --          platform2 = <trace 2 platform, comparative>,
---          warnings = <list of notes from the run, shown under ## Warnings, or nil>}
+--          warnings = <list of notes from the run, shown under ## Warnings, or nil>,
+--          rules = <the user rules that ran: {{name=, path=}}, listed in the Appendix>,
+--          no_rules = <true when rules were turned off>}
 --
 -- Sections, in order: title, Executive Summary (+ `{{PERF_PLOT}}`), Warnings
 -- (only when needed), Compute Kernel Optimizations, Kernel Fusion
@@ -17,12 +19,15 @@
 -- Analysis, Appendix. Cards and Detailed Analysis blocks come from the
 -- findings files (tracelens.findings_doc); numbers in markers come from
 -- priority_data.json verbatim. Rules: docs/analyzers.md, "System analyzers
--- and the report".
+-- and the report". Every name from the trace or the run (model, platforms,
+-- categories, operations, errors) goes through tracelens.md; the card and
+-- block text of the findings files was escaped by their writers.
 local json = require "tracelens.json"
 local py = require "tracelens.py"
 local doc = require "tracelens.findings_doc"
 local sf = require "tracelens.system_findings"
 local findings = require "tracelens.findings"
+local md = require "tracelens.md"
 
 local M = {}
 
@@ -53,8 +58,7 @@ local function num(v)
   return tostring(v)
 end
 
--- Text for a table cell: one line, pipes escaped.
-local function cell(s) return (tostring(s):gsub("\r?\n", " "):gsub("|", "\\|")) end
+local cell, text = md.cell, md.text
 
 -- A number for a table cell: verbatim, or — when absent.
 local function cell_num(v)
@@ -145,7 +149,7 @@ end
 local function top_bottleneck(inp)
   local c = top_category(inp)
   if not c then return "None" end
-  return (c.display_name or c.name) .. " (" .. share_text(sf.value(c.gpu_kernel_time_ms),
+  return cell(c.display_name or c.name) .. " (" .. share_text(sf.value(c.gpu_kernel_time_ms),
     computation_ms(utilization(inp))) .. ")"
 end
 
@@ -168,7 +172,7 @@ local function compute_marker(f) return findings.p_item_marker(f, f.category) en
 -- A compute card whose findings file is missing or has no card for it: the
 -- numbers of the finding only.
 local function fallback_compute_card(inp, f)
-  local display = display_name(inp, f.category)
+  local display = text(display_name(inp, f.category))
   local body = {
     string.format("**Insight**: The %s analysis gave no recommendation text for this finding. It covers %s "
       .. "operation(s), %s-bound, estimated by the %s method.", display, num(f.member_count), num(f.bound_type),
@@ -177,7 +181,7 @@ local function fallback_compute_card(inp, f)
     compute_marker(f), "**Impact**: impact_score: " .. num(f.impact_score), "<!-- impact-end -->",
   }
   local title = display .. " operations below their roofline"
-  if present(f.library) and f.library ~= "Unknown" then title = title .. " (" .. f.library .. ")" end
+  if present(f.library) and f.library ~= "Unknown" then title = title .. " (" .. text(f.library) .. ")" end
   return { title = title, body = body }
 end
 
@@ -190,7 +194,7 @@ local function fallback_compute_block(inp, f)
   return {
     string.format("**Identification:** The %s findings file has no detailed block for this finding, so only its "
       .. "members are listed. (source: `priority_data.json` → `findings[].members`)",
-      display_name(inp, f.category)), "",
+      text(display_name(inp, f.category))), "",
     "**Data:**", "", table.concat(rows, "\n"), "",
     "**Reasoning for Slowdown:** Not available from the category analysis.", "",
     "**Resolution:** Rerun the category analysis.", "",
@@ -273,10 +277,10 @@ end
 
 local function title(inp)
   if is_comparative(inp) then
-    return "# " .. model_name(inp) .. " - Comparative Analysis: " .. platform_of(inp) .. " vs "
-      .. tostring(inp.platform2 or "Trace 2")
+    return "# " .. text(model_name(inp)) .. " - Comparative Analysis: " .. text(platform_of(inp)) .. " vs "
+      .. md.heading(inp.platform2 or "Trace 2")
   end
-  return "# " .. model_name(inp) .. " - " .. platform_of(inp) .. " Standalone Analysis"
+  return "# " .. text(model_name(inp)) .. " - " .. text(platform_of(inp)) .. " Standalone Analysis"
 end
 
 local function overview(inp, items)
@@ -284,7 +288,7 @@ local function overview(inp, items)
   local s = {}
   local model = model_name(inp)
   s[#s + 1] = string.format("This analysis covers %s of GPU time on %s%s.", ms_text(g.total_time_ms),
-    platform_of(inp), model ~= "Workload" and (" for a " .. model .. " workload") or "")
+    text(platform_of(inp)), model ~= "Workload" and (" for a " .. text(model) .. " workload") or "")
   s[#s + 1] = string.format("Computation takes %s of that time, the GPU is idle for %s, exposed communication takes "
     .. "%s and exposed memory copies take %s.", pct_text(g.computation_time_percent), pct_text(g.idle_time_percent),
     pct_text(g.exposed_comm_time_percent), pct_text(g.exposed_memcpy_time_percent))
@@ -292,7 +296,7 @@ local function overview(inp, items)
     local t1 = sf.value(g.total_time_ms)
     local t2 = sf.value(((inp.manifest or {}).trace2_gpu_utilization or {}).total_time_ms)
     if t1 > 0 and t2 > 0 and t1 ~= t2 then
-      s[#s + 1] = string.format("Trace 2 (%s) is %s%% %s than Trace 1: %s against %s.", tostring(inp.platform2 or
+      s[#s + 1] = string.format("Trace 2 (%s) is %s%% %s than Trace 1: %s against %s.", text(inp.platform2 or
         "Trace 2"), round_text(math.abs(t1 - t2) / t1 * 100, 1), t2 < t1 and "faster" or "slower", ms_text(t2),
         ms_text(t1))
     end
@@ -300,14 +304,14 @@ local function overview(inp, items)
   local top = top_category(inp)
   if top then
     s[#s + 1] = string.format("The largest compute category is %s with %s ms, %s of compute time.",
-      top.display_name or top.name, num(top.gpu_kernel_time_ms),
+      text(top.display_name or top.name), num(top.gpu_kernel_time_ms),
       share_text(sf.value(top.gpu_kernel_time_ms), computation_ms(g)))
   end
   local f1 = items.compute[1]
   if f1 then
     s[#s + 1] = string.format("The per-category analysis gives %d compute finding%s. The largest, in %s, has an "
       .. "impact_score of %s.", #items.compute, #items.compute == 1 and "" or "s",
-      display_name(inp, f1.category), num(f1.finding.impact_score))
+      text(display_name(inp, f1.category)), num(f1.finding.impact_score))
   else
     s[#s + 1] = "No compute kernel finding reaches the reporting threshold."
   end
@@ -346,7 +350,7 @@ local function trace2_top(inp)
     if not best or sf.value(r.total_direct_kernel_time_ms) > sf.value(best.total_direct_kernel_time_ms) then best = r end
   end
   if not best then return "None" end
-  return tostring(best["op category"]) .. " (" .. share_text(sf.value(best.total_direct_kernel_time_ms),
+  return cell(best["op category"]) .. " (" .. share_text(sf.value(best.total_direct_kernel_time_ms),
     computation_ms(g2)) .. ")"
 end
 
@@ -360,8 +364,8 @@ local function comparative_metrics(inp)
   local dt = t2 - t1
   local rel = t1 > 0 and dt / t1 * 100 or 0
   return {
-    string.format("| Metric | Trace 1 - (%s) | Trace 2 - (%s) | Difference |", platform_of(inp),
-      tostring(inp.platform2 or "Trace 2")),
+    string.format("| Metric | Trace 1 - (%s) | Trace 2 - (%s) | Difference |", cell(platform_of(inp)),
+      cell(inp.platform2 or "Trace 2")),
     "|--------|------------|------------|------------|",
     string.format("| Total Time | %s | %s | %s (%s) |", ms_text(t1), ms_text(t2), signed(dt, ms_text(dt)),
       signed(rel, round_text(rel, 1) .. "%")),
@@ -390,7 +394,7 @@ local function high_variance_rows(inp)
     local m = (inp.metrics or {})[c.name]
     for _, op in ipairs(type(m) == "table" and m.operations or {}) do
       if op.high_variance == true then
-        rows[#rows + 1] = string.format("| %s | %s | %s | %s |", cell(op.name), c.display_name or c.name,
+        rows[#rows + 1] = string.format("| %s | %s | %s | %s |", cell(op.name), cell(c.display_name or c.name),
           cell_num(op.cov), cell_num(op.time_ms))
       end
     end
@@ -405,7 +409,7 @@ local function warnings(inp)
   if #failed > 0 then
     add(out, "The following analyses failed:", "", "| Analysis | Tier | Error Summary |", "|----------|------|---------------|")
     for _, f in ipairs(failed) do
-      out[#out + 1] = string.format("| %s | %s | %s |", display_name(inp, f.category), f.tier or "Compute Kernel",
+      out[#out + 1] = string.format("| %s | %s | %s |", cell(display_name(inp, f.category)), f.tier or "Compute Kernel",
         cell(f.error or "unknown error"))
     end
     add(out, "", "Their findings are excluded from the recommendations below.", "")
@@ -419,7 +423,7 @@ local function warnings(inp)
   end
   if #notes > 0 then
     add(out, "Notes from the analysis run:", "")
-    for _, n in ipairs(notes) do out[#out + 1] = "- " .. tostring(n):gsub("\r?\n", " ") end
+    for _, n in ipairs(notes) do out[#out + 1] = "- " .. text(n) end
     out[#out + 1] = ""
   end
   return out
@@ -447,7 +451,7 @@ local function top_ops_row(inp, p)
   if not present(t) then t = p.gpu_kernel_time_ms end
   local share = share_text(sf.value(t), computation_ms(utilization(inp)))
   local marker = string.format(" <!-- top-ops-row low=%s high=%s -->", num(p.impact_score_low), num(p.impact_score_high))
-  local display = p.display_name or entry.display_name or p.category
+  local display = cell(p.display_name or entry.display_name or p.category)
   if is_comparative(inp) then
     local t2 = trace2_time(inp, display)
     local diff = present(t2) and signed(t2 - sf.value(t), round_text(t2 - sf.value(t), 3)) or "—"
@@ -597,13 +601,28 @@ local function info(inp, key)
   return v
 end
 
+-- The user rules that ran, each with the file it came from (a rule that
+-- failed is marked; its error is under ## Warnings).
+local function rules_ran(inp)
+  local out = { "### Rules" }
+  local failed = failed_set(inp)
+  if #(inp.rules or {}) == 0 then
+    out[#out + 1] = inp.no_rules and "No rules ran (--no-rules)." or "No rules ran."
+  end
+  for _, r in ipairs(inp.rules or {}) do
+    out[#out + 1] = "- " .. md.code(r.name) .. ": " .. md.code(r.path) .. (failed[r.name] and " (failed)" or "")
+  end
+  out[#out + 1] = ""
+  return out
+end
+
 local MAF_ROWS = { { "matrix_bf16", "BF16" }, { "matrix_fp8", "FP8" }, { "matrix_fp4", "FP4" } }
 
 local function appendix(inp)
   local out = { "## Appendix", "", "### Model Architecture",
-    "- **Model**: " .. info(inp, "model"), "- **Architecture**: " .. info(inp, "architecture"),
-    "- **Scale**: " .. info(inp, "scale"), "- **Precision**: " .. info(inp, "precision"), "",
-    "### Hardware Reference", "- **Platform**: " .. platform_of(inp) }
+    "- **Model**: " .. text(info(inp, "model")), "- **Architecture**: " .. text(info(inp, "architecture")),
+    "- **Scale**: " .. text(info(inp, "scale")), "- **Precision**: " .. text(info(inp, "precision")), "",
+    "### Hardware Reference", "- **Platform**: " .. text(platform_of(inp)) }
   local arch = inp.arch or {}
   if type(arch.mem_bw_gbps) == "number" then
     out[#out + 1] = "- **Peak HBM BW**: " .. json.number_text(arch.mem_bw_gbps / 1000) .. " TB/s"
@@ -615,12 +634,13 @@ local function appendix(inp)
     end
   end
   if type(inp.platform_note) == "string" and inp.platform_note ~= "" then
-    out[#out + 1] = "- **Platform selection**: " .. inp.platform_note
+    out[#out + 1] = "- **Platform selection**: " .. text(inp.platform_note)
   end
   if is_comparative(inp) then
     out[#out + 1] = "- **Scope**: the model and hardware above describe Trace 1."
   end
   out[#out + 1] = ""
+  append(out, rules_ran(inp))
   return out
 end
 

@@ -4,8 +4,10 @@
 -- the Level-1 checks) is run once more; if it fails again it is left out of
 -- the report and listed under ## Warnings.
 --
--- Owns: the task list (which analyzer runs, with which context), where each
--- output file goes, and the failure bookkeeping. Runs in the main state.
+-- Owns: which rules run (the --rules folders, else the shipped rules/; never
+-- the current directory's) and the names they may not take, the task list
+-- (which analyzer runs, with which context), where each output file goes,
+-- and the failure bookkeeping. Runs in the main state.
 local json = require "tracelens.json"
 local categories = require "tracelens.categories"
 local validate = require "tracelens.validate"
@@ -14,23 +16,94 @@ local M = {}
 
 local IDLE_GATE_PERCENT = 15
 
--- agents/ sits next to lua/ in the source tree and in the installed share dir.
-local function agents_dir()
+--- A directory of the project (agents/, rules/, arch/): next to lua/ in the
+--- source tree and in the installed share dir.
+function M.project_dir(name)
   local p = package.searchpath("tracelens.json", package.path)
   local root = p and p:match("^(.*)/lua/tracelens/json%.lua$")
-  return (root or ".") .. "/agents"
+  return (root or ".") .. "/" .. name
+end
+local function agents_dir() return M.project_dir("agents") end
+
+--- The rules shipped with tracelens (rules/ next to agents/).
+function M.shipped_rules_dir() return M.project_dir("rules") end
+
+-- The system analyzers and the model identification: their findings and
+-- metrics files have these names too.
+local BUILTIN = { "cpu_idle", "multi_kernel", "kernel_fusion", "model_id" }
+
+--- What a rule may not be named: a function of the lower-case name that
+--- gives the reason, or nil. Reserved are every built-in analyzer
+--- (agents/*.lua, the system analyzers, model_id), every category an
+--- analyzer serves by name, "other", and the names in `extra` (the
+--- categories of the trace at hand, once known: the orchestrator checks
+--- again then).
+function M.reserved_names(extra)
+  local set = {}
+  for _, n in ipairs(BUILTIN) do set[n] = "a built-in analyzer" end
+  for _, f in ipairs(tl.fs.listdir(agents_dir()) or {}) do
+    local stem = f:match("^(.+)%.lua$")
+    if stem then set[stem:lower()] = "a built-in analyzer" end
+  end
+  set.other = "a built-in category"
+  for _, n in ipairs(extra or {}) do set[n:lower()] = set[n:lower()] or "a category of this trace" end
+  return function(key)
+    return set[key] or (categories.agent(key) ~= "generic" and "a built-in category" or nil)
+  end
 end
 
---- The rule directories to run: --rules DIRs, plus ./rules when present.
+--- The rule directories to run: the --rules DIRs when given, else the
+--- shipped rules/ (when it exists); none with --no-rules. The current
+--- directory's rules/ is never used unless named with --rules. Returns the
+--- list, or nil and a message when a --rules DIR is not a directory.
 function M.rule_dirs(opts)
   local dirs = {}
   if opts.no_rules then return dirs end
   for _, d in ipairs(opts.rules or {}) do
-    if tl.fs.kind(d) ~= "directory" then error("--rules " .. d .. ": not a directory", 0) end
-    dirs[#dirs + 1] = d
+    if tl.fs.kind(d) ~= "directory" then
+      return nil, "--rules " .. d .. ": " .. (tl.fs.kind(d) and "not a directory" or "no such directory")
+    end
+    dirs[#dirs + 1] = (d:gsub("(.)/+$", "%1"))
   end
-  if opts.use_default_rules and #dirs == 0 and tl.fs.kind("rules") == "directory" then dirs[1] = "rules" end
+  if #dirs == 0 then
+    local shipped = M.shipped_rules_dir()
+    if tl.fs.kind(shipped) == "directory" then dirs[1] = shipped end
+  end
   return dirs
+end
+
+--- The rules of dirs, in directory then name order: {{name =, path =}}.
+--- A rule file's stem is its name; it must be letters, digits, `_` and `-`,
+--- name no built-in analyzer or category (reserved: see reserved_names())
+--- and no rule of another directory (names compared ignoring case, as the
+--- findings files would collide on a case-insensitive file system).
+--- Returns the list, or nil and a one-line message naming the file.
+function M.find_rules(dirs, reserved)
+  local list, seen = {}, {}
+  for _, dir in ipairs(dirs) do
+    local names, err = tl.fs.listdir(dir)
+    if not names then return nil, "--rules " .. tostring(err) end
+    for _, f in ipairs(names) do
+      local stem = f:match("^(.*)%.lua$")
+      if stem then
+        local path = dir .. "/" .. f
+        local key = stem:lower()
+        if not stem:find("^[%w_%-]+$") then
+          return nil, string.format("rule %s: a rule's file name must be letters, digits, _ or - and .lua", path)
+        elseif tl.fs.kind(path) ~= "file" then
+          return nil, string.format("rule %s: not a file", path)
+        elseif reserved(key) then
+          return nil, string.format("rule %s: %s is the name of %s; rename the rule file", path, stem, reserved(key))
+        elseif seen[key] then
+          return nil, string.format("rule %s: a rule named %s already comes from %s; rename one of them", path,
+            stem, seen[key])
+        end
+        seen[key] = path
+        list[#list + 1] = { name = stem, path = path }
+      end
+    end
+  end
+  return list
 end
 
 local function task(name, tier, script, ctx)
@@ -81,15 +154,10 @@ function M.tasks(spec, warn)
   for k, v in pairs(spec.sheets) do
     if type(v) == "userdata" then sheets[k] = v end
   end
-  for _, rdir in ipairs(spec.rule_dirs or {}) do
-    for _, f in ipairs(tl.fs.listdir(rdir) or {}) do
-      local stem = f:match("^(.+)%.lua$")
-      if stem then
-        tasks[#tasks + 1] = task(stem, "compute", rdir .. "/" .. f,
-          with({ category = stem, display_name = stem, rule = true, trace = spec.trace, sheets = sheets,
-            metadata = json.encode(spec.metadata_of(stem, stem)) }))
-      end
-    end
+  for _, r in ipairs(spec.rules or {}) do
+    tasks[#tasks + 1] = task(r.name, "compute", r.path,
+      with({ category = r.name, display_name = r.name, rule = true, trace = spec.trace, sheets = sheets,
+        metadata = json.encode(spec.metadata_of(r.name, r.name)) }))
   end
   for _, t in ipairs(tasks) do
     if tl.fs.kind(t.script) ~= "file" then

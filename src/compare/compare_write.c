@@ -1,7 +1,6 @@
-/* compare_write.c — the comparison's outputs (compare.h): CSVs staged in a
- * sibling temporary directory and the workbook under a temporary name, both
- * moved into place only when everything is written. */
-#include <dirent.h>
+/* compare_write.c — the comparison's outputs (compare.h): CSVs and the
+ * workbook staged in private directories beside them (io/outfile.h), moved
+ * into place only when everything is written. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +9,7 @@
 #include <unistd.h>
 
 #include "../util/str.h"
-#include "../report/outfile.h"
+#include "../io/outfile.h"
 #include "../report/xlsx_writer.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
@@ -34,24 +33,6 @@ static int hide_col(void *ctx, const char *sheet, const char *col)
     return 0;
 }
 
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    tl_sbuf p;
-    tl_sb_init(&p);
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        tl_sb_clear(&p);
-        tl_sb_printf(&p, "%s/%s", dir, e->d_name);
-        unlink(p.s);
-    }
-    tl_sb_free(&p);
-    closedir(d);
-    rmdir(dir);
-}
-
 static char *strip_slashes(const char *p)
 {
     char *s = tl_xstrdup(p);
@@ -71,14 +52,6 @@ static char *parent_of(const char *p)
     if (slash == s) slash[1] = 0;
     else *slash = 0;
     return s;
-}
-
-static int make_parent(const char *path, tl_error *err)
-{
-    char *parent = parent_of(path);
-    int rc = parent ? tl_mkdirs(parent, err) : 0;
-    free(parent);
-    return rc;
 }
 
 static int write_csvs(const tl_sheets *s, const char *dir, tl_error *err)
@@ -128,74 +101,55 @@ static int move_files(const tl_sheets *s, const char *stage, const char *dir, tl
     return rc;
 }
 
+static const char *base_name(const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
+}
+
+/* Both outputs are staged in private directories beside them (tl_stage:
+ * nothing can be planted there) and moved into place when all is written. */
 int tl_compare_write(const tl_sheets *s, const tl_compare_out *o, tl_error *err)
 {
-    long pid = (long)getpid();
     char *dir = o->csv_dir ? strip_slashes(o->csv_dir) : NULL;
-    tl_sbuf stage, old, xtmp;
-    tl_sb_init(&stage);
-    tl_sb_init(&old);
-    tl_sb_init(&xtmp);
-    int rc = 0, staged = 0, xlsx_written = 0;
+    char *dir_parent = dir ? parent_of(dir) : NULL, *x_parent = o->xlsx_path ? parent_of(o->xlsx_path) : NULL;
+    tl_stage cst = {0}, xst = {0};
+    char *staged = NULL;
+    int rc = 0;
     if (dir) {
-        tl_sb_printf(&stage, "%s.tmp-%ld", dir, pid);
-        tl_sb_printf(&old, "%s.old-%ld", dir, pid);
-        rc = make_parent(dir, err);
+        rc = tl_stage_open(&cst, dir_parent ? dir_parent : ".", err);
         if (!rc) {
-            rm_tree(stage.s);
-            if (mkdir(stage.s, 0777) != 0) {
-                tl_error_set(err, "%s: cannot create directory: %s", stage.s, strerror(errno));
+            staged = tl_stage_path(&cst, base_name(dir));
+            if (mkdir(staged, 0777) != 0) {
+                tl_error_set(err, "%s: cannot create directory: %s", staged, strerror(errno));
                 rc = -1;
             } else {
-                staged = 1;
-                rc = write_csvs(s, stage.s, err);
+                rc = write_csvs(s, staged, err);
             }
         }
     }
     if (!rc && o->xlsx_path) {
-        tl_sb_printf(&xtmp, "%s.tmp-%ld", o->xlsx_path, pid);
-        rc = make_parent(o->xlsx_path, err);
+        rc = tl_stage_open(&xst, x_parent ? x_parent : ".", err);
         if (!rc) {
-            xlsx_written = 1;
-            rc = tl_xlsx_write_hiding(s, xtmp.s, hide_col, NULL, err);
+            char *xtmp = tl_stage_path(&xst, base_name(o->xlsx_path));
+            rc = tl_xlsx_write_hiding(s, xtmp, hide_col, NULL, err);
+            free(xtmp);
         }
     }
     /* everything is written: move into place */
     if (!rc && dir) {
         struct stat st;
-        int exists = stat(dir, &st) == 0;
-        if (exists && !S_ISDIR(st.st_mode)) {
-            tl_error_set(err, "%s: exists and is not a directory", dir);
-            rc = -1;
-        } else if (!exists) {
-            if (rename(stage.s, dir) != 0) {
-                tl_error_set(err, "%s: cannot create: %s", dir, strerror(errno));
-                rc = -1;
-            } else {
-                staged = 0;
-            }
-        } else if (o->csv_dir_owned) {
-            if (rename(dir, old.s) != 0 || rename(stage.s, dir) != 0) {
-                tl_error_set(err, "%s: cannot replace: %s", dir, strerror(errno));
-                rename(old.s, dir);
-                rc = -1;
-            } else {
-                staged = 0;
-                rm_tree(old.s);
-            }
-        } else {
-            rc = move_files(s, stage.s, dir, err);
-        }
+        if (!o->csv_dir_owned && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = move_files(s, staged, dir, err);
+        else
+            rc = tl_stage_commit(&cst, base_name(dir), dir, err);
     }
-    if (!rc && o->xlsx_path && rename(xtmp.s, o->xlsx_path) != 0) {
-        tl_error_set(err, "%s: cannot create: %s", o->xlsx_path, strerror(errno));
-        rc = -1;
-    }
-    if (staged) rm_tree(stage.s);
-    if (rc && xlsx_written) unlink(xtmp.s);
-    tl_sb_free(&stage);
-    tl_sb_free(&old);
-    tl_sb_free(&xtmp);
+    if (!rc && o->xlsx_path) rc = tl_stage_commit(&xst, base_name(o->xlsx_path), o->xlsx_path, err);
+    tl_stage_close(&cst);
+    tl_stage_close(&xst);
+    free(staged);
     free(dir);
+    free(dir_parent);
+    free(x_parent);
     return rc;
 }

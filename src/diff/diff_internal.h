@@ -13,7 +13,8 @@
  *                 ts order) and the single-GPU-child collapse
  *   match.c       name normalisation, Wagner-Fischer with its memo,
  *                 disambiguation of repeated names, reconciliation of wrappers
- *   merge.c       the recursive merge of two nodes and the paired top roots
+ *   merge.c       the merge of two nodes (depth-first on an explicit stack)
+ *                 and the paired top roots
  *   diff_stats.c  the diff_stats rows (LCAs, busy times), the diff_stats
  *                 Table and diff_stats_unique_args_summary
  *   cpu_op_map.c  the cpu_op_map JSON texts
@@ -202,8 +203,9 @@ int tl_diff_reconcile(ctx *c, const oplist *ops, const ulist *c1, const ulist *c
 uint32_t tl_diff_merge(ctx *c, uint32_t a, uint32_t b, arena *memo);
 /* cpu_root_nodes in (ts, UID) order into *out (malloc'd); returns the count. */
 size_t tl_diff_cpu_roots(const tl_trace *t, size_t **out);
-/* _get_top_level_root of start, recording the re-parenting in s's overlay. */
-uint32_t tl_diff_top_root(side *s, uint32_t start);
+/* _get_top_level_root of start, recording the re-parenting in s's overlay;
+ * top: per event of s, its topmost ancestor once known (UINT32_MAX before). */
+uint32_t tl_diff_top_root(side *s, uint32_t start, uint32_t *top);
 
 /* ------------------------------------------------------- diff_stats.c */
 

@@ -55,6 +55,7 @@ typedef struct sctx {
     TL_VEC(tl_diff_row) rows;
     TL_VEC(tl_interval) iv;
     TL_VEC(uint32_t) g;
+    TL_VEC(uint32_t) walk; /* the walk's (node, next child) pairs */
     tl_map lca_names; /* (name ids) -> LCA name id */
     tl_sbuf b1, b2, b3;
 } sctx;
@@ -116,10 +117,12 @@ static void add_rows(sctx *x, int sd, const uint32_t *g, size_t n, uint32_t lca,
     }
 }
 
-static void stats_walk(sctx *x, uint32_t mid, uint32_t parent)
+/* The walk's visit of node mid (child of parent, NONE for a root): its rows;
+ * 1 when the walk goes on to its children. */
+static int stats_enter(sctx *x, uint32_t mid, uint32_t parent)
 {
     tl_trace_diff *d = x->d;
-    if (x->visited[mid]) return;
+    if (x->visited[mid]) return 0;
     const tl_merged_node *nd = &d->nodes[mid];
     const side *s1 = &x->s[0], *s2 = &x->s[1];
     if (nd->type == TL_MERGED_COMBINED) {
@@ -160,9 +163,7 @@ static void stats_walk(sctx *x, uint32_t mid, uint32_t parent)
                 }
             }
         }
-        if (g1 || g2)
-            for (uint32_t k = 0; k < nd->nkids; k++) stats_walk(x, d->kids[nd->kid_off + k], mid);
-        return;
+        return g1 || g2;
     }
     int sd = nd->type == TL_MERGED_TRACE1 ? 0 : 1;
     const side *s = &x->s[sd];
@@ -179,6 +180,33 @@ static void stats_walk(sctx *x, uint32_t mid, uint32_t parent)
         add_rows(x, sd, g, n, lca == NONE ? UINT32_MAX : lca, name, busy_of(x, s->es, g, n));
     }
     x->visited[mid] = 1;
+    return 0;
+}
+
+/* The walk from root, depth-first in child order, on an explicit stack of
+ * (node, next child) pairs: the merged tree can be any depth. */
+static void stats_walk(sctx *x, uint32_t root)
+{
+    const tl_trace_diff *d = x->d;
+    x->walk.n = 0;
+    if (stats_enter(x, root, NONE)) {
+        TL_PUSH(x->walk, root);
+        TL_PUSH(x->walk, 0);
+    }
+    while (x->walk.n) {
+        uint32_t mid = x->walk.v[x->walk.n - 2], k = x->walk.v[x->walk.n - 1];
+        const tl_merged_node *nd = &d->nodes[mid];
+        if (k == nd->nkids) {
+            x->walk.n -= 2;
+            continue;
+        }
+        x->walk.v[x->walk.n - 1] = k + 1;
+        uint32_t ch = d->kids[nd->kid_off + k];
+        if (stats_enter(x, ch, mid)) {
+            TL_PUSH(x->walk, ch);
+            TL_PUSH(x->walk, 0);
+        }
+    }
 }
 
 /* The rows: stats_walk from every root of the merged tree. */
@@ -193,8 +221,9 @@ void tl_diff_collect_rows(tl_trace_diff *d, side *s)
     tl_sb_init(&x.b1);
     tl_sb_init(&x.b2);
     tl_sb_init(&x.b3);
-    for (size_t i = 0; i < d->n_roots; i++) stats_walk(&x, d->roots[i], NONE);
+    for (size_t i = 0; i < d->n_roots; i++) stats_walk(&x, d->roots[i]);
     free(x.visited);
+    free(x.walk.v);
     free(x.iv.v);
     free(x.g.v);
     tl_map_free(&x.lca_names);

@@ -1,8 +1,9 @@
 /* merge.c — the merged tree (inference-and-comparative spec §2.2): the
- * recursive merge of a pair of nodes, whose child lists are aligned in phases
- * (list collapse, positional match or Wagner-Fischer with disambiguation,
- * reconciliation of wrappers, canonicalisation of the leftovers) and recursed
- * into; and the paired top roots (cpu_root_nodes, _get_top_level_root).
+ * merge of a pair of nodes, whose child lists are aligned in phases (list
+ * collapse, positional match or Wagner-Fischer with disambiguation,
+ * reconciliation of wrappers, canonicalisation of the leftovers) and merged in
+ * turn, depth-first on an explicit stack (no recursion: the trees can be any
+ * depth); and the paired top roots (cpu_root_nodes, _get_top_level_root).
  *
  * Owns: the nodes and child lists being built (in the merge context, handed
  * to tl_trace_diff by run) and the top-root overlay entries. */
@@ -46,10 +47,22 @@ static uint32_t new_node(ctx *c, uint32_t a, uint32_t b)
     return id;
 }
 
-uint32_t tl_diff_merge(ctx *c, uint32_t a, uint32_t b, arena *memo)
+/* A node being merged: its pair's children aligned, merged one at a time.
+ * Everything it allocates lives in the arena above mk, released when it is
+ * done, after its children's (the merge's stack discipline). */
+typedef struct mframe {
+    uint32_t id, u1, u2;
+    amark mk;
+    uint32_t *xy;  /* per aligned child: its pair (x, y) to merge, NONE absent */
+    uint32_t *ids; /* per aligned child: its merged node, once made */
+    size_t n, k;   /* children, the next to merge */
+} mframe;
+
+/* The merged node of the pair (a, b), not in the memo: made (its id in
+ * creation order, as the recursion made it) and its children aligned into
+ * *f; they are merged by tl_diff_merge and the node finished by merge_close. */
+static void merge_open(ctx *c, uint32_t a, uint32_t b, arena *memo, mframe *f)
 {
-    uint32_t hit = memo_find(c, a, b);
-    if (hit != UINT32_MAX) return hit;
     uint32_t id = new_node(c, a, b);
     amark mk = tl_diff_amark_get(&c->ar);
     const side *s1 = &c->s[0], *s2 = &c->s[1];
@@ -204,21 +217,68 @@ uint32_t tl_diff_merge(ctx *c, uint32_t a, uint32_t b, arena *memo)
         ops.n = nn;
     }
 
-    /* recurse */
-    uint32_t *ids = tl_diff_aalloc(&c->ar, (ops.n + 1) * sizeof *ids);
+    /* the children to merge, in order */
+    f->id = id;
+    f->u1 = u1;
+    f->u2 = u2;
+    f->mk = mk;
+    f->n = ops.n;
+    f->k = 0;
+    f->ids = tl_diff_aalloc(&c->ar, (ops.n + 1) * sizeof *f->ids);
+    f->xy = tl_diff_aalloc(&c->ar, (2 * ops.n + 1) * sizeof *f->xy);
     for (size_t k = 0; k < ops.n; k++) {
         const op *o = &ops.v[k];
-        uint32_t x = o->k == OP_INSERT ? NONE : c1.v[o->i], y = o->k == OP_DELETE ? NONE : c2.v[o->j];
-        ids[k] = tl_diff_merge(c, x, y, memo);
+        f->xy[2 * k] = o->k == OP_INSERT ? NONE : c1.v[o->i];
+        f->xy[2 * k + 1] = o->k == OP_DELETE ? NONE : c2.v[o->j];
     }
-    tl_merged_node *nd = &c->nodes.v[id];
-    nd->uid1 = u1;
-    nd->uid2 = u2;
-    nd->type = u1 != NONE && u2 != NONE ? TL_MERGED_COMBINED : (u1 != NONE ? TL_MERGED_TRACE1 : TL_MERGED_TRACE2);
+}
+
+/* f's children are merged: its node gets them, its arena space is released. */
+static uint32_t merge_close(ctx *c, const mframe *f)
+{
+    tl_merged_node *nd = &c->nodes.v[f->id];
+    nd->uid1 = f->u1;
+    nd->uid2 = f->u2;
+    nd->type = f->u1 != NONE && f->u2 != NONE ? TL_MERGED_COMBINED : (f->u1 != NONE ? TL_MERGED_TRACE1 : TL_MERGED_TRACE2);
     nd->kid_off = (uint32_t)c->kids.n;
-    nd->nkids = (uint32_t)ops.n;
-    for (size_t k = 0; k < ops.n; k++) TL_PUSH(c->kids, ids[k]);
-    tl_diff_arelease(&c->ar, mk);
+    nd->nkids = (uint32_t)f->n;
+    for (size_t k = 0; k < f->n; k++) TL_PUSH(c->kids, f->ids[k]);
+    tl_diff_arelease(&c->ar, f->mk);
+    return f->id;
+}
+
+/* The merge of (a, b) with its subtree, depth-first in child order as the
+ * reference's recursion, on an explicit stack of frames: the trees can be
+ * any depth (a chain of 200,000 nested ops overflowed the C stack). */
+uint32_t tl_diff_merge(ctx *c, uint32_t a, uint32_t b, arena *memo)
+{
+    uint32_t hit = memo_find(c, a, b);
+    if (hit != UINT32_MAX) return hit;
+    TL_VEC(mframe) st = {0};
+    TL_GROW(st.v, st.cap, 1);
+    merge_open(c, a, b, memo, &st.v[st.n++]);
+    uint32_t id = UINT32_MAX;
+    while (st.n) {
+        mframe *f = &st.v[st.n - 1];
+        if (f->k < f->n) {
+            uint32_t x = f->xy[2 * f->k], y = f->xy[2 * f->k + 1];
+            hit = memo_find(c, x, y);
+            if (hit != UINT32_MAX) {
+                f->ids[f->k++] = hit;
+                continue;
+            }
+            TL_GROW(st.v, st.cap, st.n + 1); /* f is not used after */
+            merge_open(c, x, y, memo, &st.v[st.n++]);
+            continue;
+        }
+        id = merge_close(c, f);
+        st.n--;
+        if (st.n) {
+            mframe *p = &st.v[st.n - 1];
+            p->ids[p->k++] = id;
+        }
+    }
+    free(st.v);
     return id;
 }
 
@@ -267,16 +327,24 @@ size_t tl_diff_cpu_roots(const tl_trace *t, size_t **out)
     return roots.n;
 }
 
-/* _get_top_level_root, with the re-parenting recorded in the overlay. */
-uint32_t tl_diff_top_root(side *s, uint32_t start)
+/* _get_top_level_root, with the re-parenting recorded in the overlay. The
+ * topmost ancestor of every event on the way up is memoised in top[]
+ * (UINT32_MAX: not known; the overlay only shortcuts a path to the same
+ * top), so many roots under one deep stack cost one walk. */
+uint32_t tl_diff_top_root(side *s, uint32_t start, uint32_t *top)
 {
-    uint32_t cur = start;
+    uint32_t root = start;
     for (;;) {
-        uint32_t p = tl_diff_parent_of(s, cur);
+        if (top[root] != UINT32_MAX) {
+            root = top[root];
+            break;
+        }
+        uint32_t p = tl_diff_parent_of(s, root);
         if (p == NONE) break;
-        cur = p;
+        root = p;
     }
-    uint32_t root = cur;
+    for (uint32_t x = start; x != root && top[x] != root; x = tl_diff_parent_of(s, x)) top[x] = root;
+    uint32_t cur = root;
     for (;;) {
         size_t n;
         const uint32_t *ch = tl_diff_kids_of(s, cur, &n);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../report/outfile.h"
+#include "../io/outfile.h"
 #include "../util/clock.h"
 #include "../util/msort.h"
 #include "diff_internal.h"
@@ -109,12 +109,15 @@ int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, 
         nroots[k] = 0;
         tl_map seen;
         tl_map_init(&seen, nr[k] + 1);
+        uint32_t *top = tl_xmalloc((d->t[k]->es.n + 1) * sizeof *top);
+        memset(top, 0xff, (d->t[k]->es.n + 1) * sizeof *top);
         for (size_t i = 0; i < nr[k]; i++) {
-            uint32_t rt = tl_diff_top_root(&c.s[k], (uint32_t)r[k][i]);
+            uint32_t rt = tl_diff_top_root(&c.s[k], (uint32_t)r[k][i], top);
             if (tl_map_get(&seen, rt, 0) != UINT32_MAX) continue;
             tl_map_put(&seen, rt, 0, 1);
             roots[k][nroots[k]++] = rt;
         }
+        free(top);
         tl_map_free(&seen);
         free(r[k]);
     }
@@ -228,47 +231,105 @@ static const char *op_name_text(const tl_trace *t, uint32_t u, char *buf, size_t
     return buf;
 }
 
-static void tree_lines(const tl_trace_diff *d, uint32_t mid, tl_sbuf *prefix, int last, tl_sbuf *out)
+/* The text is built only when it stays under this size: every line is
+ * indented by its node's depth (4 or 6 bytes a level), so a chain of N nested
+ * ops makes about 2N^2 bytes (45 GB for 150,000). */
+#define TREE_TEXT_MAX ((uint64_t)2 << 30)
+
+/* The walk writing (or, out NULL, measuring) the text: per node on the path
+ * from the root, its next child (by type, then position) and the prefix
+ * length to restore. */
+typedef struct tframe {
+    uint32_t mid, k, done;
+    uint8_t ty;
+    size_t plen;
+} tframe;
+
+typedef struct twalk {
+    const tl_trace_diff *d;
+    tl_sbuf prefix;
+    tl_sbuf *out;   /* NULL: only measure */
+    uint64_t size;  /* bytes so far */
+    size_t depth;   /* the deepest line's depth */
+    TL_VEC(tframe) st;
+} twalk;
+
+static void tw_put(twalk *w, const char *s, size_t n)
 {
+    w->size += n;
+    if (w->out) tl_sb_putn(w->out, s, n);
+}
+
+static void tw_puts(twalk *w, const char *s) { tw_put(w, s, strlen(s)); }
+
+/* The line of mid; its frame pushed, its children's prefix in place. */
+static void tree_line(twalk *w, uint32_t mid, int last)
+{
+    const tl_trace_diff *d = w->d;
     const tl_merged_node *nd = &d->nodes[mid];
-    tl_sb_putn(out, prefix->s ? prefix->s : "", prefix->len);
-    tl_sb_puts(out, last ? "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 " : "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ");
+    tw_put(w, w->prefix.s ? w->prefix.s : "", w->prefix.len);
+    tw_puts(w, last ? "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 " : "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ");
     char b1[16], b2[16];
     const char *a = nd->uid1 != NONE ? op_name_text(d->t[0], nd->uid1, b1, sizeof b1) : "None";
     const char *b = nd->uid2 != NONE ? op_name_text(d->t[1], nd->uid2, b2, sizeof b2) : "None";
     if (nd->type == TL_MERGED_COMBINED) {
         if (strcmp(a, b)) {
-            tl_sb_puts(out, "combined: ");
-            tl_sb_puts(out, a);
-            tl_sb_puts(out, " | ");
+            tw_puts(w, "combined: ");
+            tw_puts(w, a);
+            tw_puts(w, " | ");
         }
-        tl_sb_puts(out, b);
+        tw_puts(w, b);
     } else if (nd->type == TL_MERGED_TRACE1) {
-        tl_sb_puts(out, ">> trace1: ");
-        tl_sb_puts(out, a);
+        tw_puts(w, ">> trace1: ");
+        tw_puts(w, a);
     } else {
-        tl_sb_puts(out, "<< trace2: ");
-        tl_sb_puts(out, b);
+        tw_puts(w, "<< trace2: ");
+        tw_puts(w, b);
     }
-    tl_sb_putc(out, '\n');
-    size_t plen = prefix->len;
-    tl_sb_puts(prefix, last ? "    " : "\xe2\x94\x82   ");
-    size_t total = nd->nkids, done = 0;
-    for (int ty = 0; ty < 3; ty++)
-        for (uint32_t k = 0; k < nd->nkids; k++) {
-            uint32_t ch = d->kids[nd->kid_off + k];
-            if (d->nodes[ch].type != ty) continue;
-            done++;
-            tree_lines(d, ch, prefix, done == total, out);
-        }
-    prefix->len = plen;
-    if (prefix->s) prefix->s[plen] = 0;
+    tw_put(w, "\n", 1);
+    tframe f = {mid, 0, 0, 0, w->prefix.len};
+    TL_PUSH(w->st, f);
+    if (w->st.n > w->depth) w->depth = w->st.n;
+    tl_sb_puts(&w->prefix, last ? "    " : "\xe2\x94\x82   ");
 }
 
-void tl_trace_diff_tree_text(const tl_trace_diff *d, int prune_non_gpu, tl_sbuf *out)
+/* The subtree of root, depth-first: a node's line, then its children's
+ * subtrees (combined, then trace1's, then trace2's, each in order). An
+ * explicit stack: the merged tree can be any depth. */
+static void tree_lines(twalk *w, uint32_t root, int last)
 {
-    tl_sbuf prefix;
-    tl_sb_init(&prefix);
+    const tl_trace_diff *d = w->d;
+    w->st.n = 0;
+    tree_line(w, root, last);
+    while (w->st.n) {
+        tframe *f = &w->st.v[w->st.n - 1];
+        const tl_merged_node *nd = &d->nodes[f->mid];
+        uint32_t next = NONE;
+        while (f->ty < 3 && next == NONE) {
+            if (f->k == nd->nkids) {
+                f->ty++;
+                f->k = 0;
+                continue;
+            }
+            uint32_t ch = d->kids[nd->kid_off + f->k++];
+            if (d->nodes[ch].type == f->ty) next = ch;
+        }
+        if (next == NONE) {
+            w->prefix.len = f->plen;
+            if (w->prefix.s) w->prefix.s[f->plen] = 0;
+            w->st.n--;
+            continue;
+        }
+        f->done++;
+        tree_line(w, next, f->done == nd->nkids); /* f is not used after */
+    }
+}
+
+/* The text (out NULL: its size only) of every root's subtree. */
+static uint64_t tree_text(const tl_trace_diff *d, int prune_non_gpu, tl_sbuf *out, size_t *depth)
+{
+    twalk w = {.d = d, .out = out};
+    tl_sb_init(&w.prefix);
     for (size_t i = 0; i < d->n_roots; i++) {
         const tl_merged_node *nd = &d->nodes[d->roots[i]];
         if (prune_non_gpu) {
@@ -281,10 +342,26 @@ void tl_trace_diff_tree_text(const tl_trace_diff *d, int prune_non_gpu, tl_sbuf 
             }
             if (!gpu) continue;
         }
-        tl_sb_clear(&prefix);
-        tree_lines(d, d->roots[i], &prefix, i + 1 == d->n_roots, out);
+        tl_sb_clear(&w.prefix);
+        tree_lines(&w, d->roots[i], i + 1 == d->n_roots);
     }
-    tl_sb_free(&prefix);
+    if (depth) *depth = w.depth;
+    tl_sb_free(&w.prefix);
+    free(w.st.v);
+    return w.size;
+}
+
+int tl_trace_diff_tree_text(const tl_trace_diff *d, int prune_non_gpu, tl_sbuf *out, tl_error *err)
+{
+    size_t depth;
+    if (tree_text(d, prune_non_gpu, NULL, &depth) > TREE_TEXT_MAX) {
+        tl_error_set(err, "the merged tree's text would be over %llu GiB (each line is indented by its node's "
+                          "depth, and nodes are %zu levels deep): not written",
+                     (unsigned long long)(TREE_TEXT_MAX >> 30), depth);
+        return -1;
+    }
+    tree_text(d, prune_non_gpu, out, NULL);
+    return 0;
 }
 
 /* ============================================================ files */
@@ -315,10 +392,12 @@ static int write_csv(const char *dir, const char *name, const tl_table *t, tl_er
 
 int tl_trace_diff_write(const tl_trace_diff *d, const char *dir, int prune_non_gpu, tl_error *err)
 {
-    if (tl_mkdirs(dir, err) != 0) return -1;
     tl_sbuf b;
     tl_sb_init(&b);
-    tl_trace_diff_tree_text(d, prune_non_gpu, &b);
+    if (tl_trace_diff_tree_text(d, prune_non_gpu, &b, err) != 0 || tl_mkdirs(dir, err) != 0) {
+        tl_sb_free(&b);
+        return -1;
+    }
     int rc = write_text(dir, "merged_tree_output.txt", b.s ? b.s : "", b.len, err);
     tl_sb_free(&b);
     if (rc) return -1;

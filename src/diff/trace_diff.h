@@ -89,8 +89,10 @@ int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, 
 void tl_trace_diff_free(tl_trace_diff *d);
 
 /* merged_tree_output.txt (lines end with "\n"); prune_non_gpu drops the roots
- * whose events are both off the GPU path. */
-void tl_trace_diff_tree_text(const tl_trace_diff *d, int prune_non_gpu, tl_sbuf *out);
+ * whose events are both off the GPU path. Returns 0, or -1 with err set and
+ * nothing written when the text would be over 2 GiB (every line is indented
+ * by its depth: a chain of 150,000 nested ops would make 45 GB). */
+int tl_trace_diff_tree_text(const tl_trace_diff *d, int prune_non_gpu, tl_sbuf *out, tl_error *err);
 
 /* merged_uid_map[(tree, uid)] (tree 1 or 2): the other trace's UID, -1 when
  * the node is one trace's only, -2 when the UID is not in the merged tree. */

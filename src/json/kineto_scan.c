@@ -25,6 +25,9 @@ typedef struct scanner {
     size_t len, cap;
     uint64_t base;            /* uncompressed offset of buf[0] */
     int eof;
+    size_t max_value;         /* the largest single JSON value (bytes) */
+    size_t max_cap;           /* the read buffer never grows past this */
+    uint64_t dur_sum;         /* of the stored (non-negative) durations */
     tl_event_store *es;
     tl_error *err;
     uint64_t event_index;     /* index of the event being parsed */
@@ -54,6 +57,7 @@ typedef struct scanner {
     const char *err_what;
     char err_what_buf[192];
     uint64_t err_off, err_event;
+    uint64_t err_seen;        /* the byte that revealed the error (>= err_off) */
     int err_in_events;
 
     /* parallel parts: a part scanner stops when an event starts exactly at
@@ -76,9 +80,12 @@ static void format_error(const scanner *s, uint64_t event_base)
         tl_error_set(s->err, "%s: byte %llu: %s", s->path, (unsigned long long)s->err_off, s->err_what);
 }
 
-static int fail(scanner *s, const char *p, const char *what)
+/* An error reported at p, revealed by the byte at seen (a value is checked
+ * once it has been read whole). */
+static int fail_seen(scanner *s, const char *p, const char *seen, const char *what)
 {
     s->err_off = s->base + (uint64_t)(p - s->buf);
+    s->err_seen = s->base + (uint64_t)(seen - s->buf);
     snprintf(s->err_what_buf, sizeof s->err_what_buf, "%s", what);
     s->err_what = s->err_what_buf;
     s->err_event = s->event_index;
@@ -86,6 +93,8 @@ static int fail(scanner *s, const char *p, const char *what)
     format_error(s, 0);
     return ERR;
 }
+
+static int fail(scanner *s, const char *p, const char *what) { return fail_seen(s, p, p, what); }
 
 /* At a zero byte: either the end of the buffered data (NEED) or a NUL in
  * the input (an error). */
@@ -173,6 +182,7 @@ static int parse_string(scanner *s, const char **pp, const char **out, size_t *o
         *pp = p + 1;
         return OK;
     }
+    if (*p == 0 && p >= s->buf + s->len) return NEED; /* no need to decode what is parsed again */
     /* slow path: escapes or non-ASCII bytes */
     size_t o = 0;
     p = start;
@@ -262,6 +272,22 @@ static int parse_string(scanner *s, const char **pp, const char **out, size_t *o
     return OK;
 }
 
+/* Strings the core keeps as C strings (names, categories, pid/tid text,
+ * keys) may not hold a \u0000 escape: it would cut them short downstream.
+ * Only a decoded string (in s->sb) can hold a NUL (a raw one is an error).
+ * q: the opening quote, for the message; end: after the closing quote. */
+__attribute__((noinline, cold)) static int nul_error(scanner *s, const char *q, const char *end, const char *what)
+{
+    char msg[192];
+    snprintf(msg, sizeof msg, "a \\u0000 escape in %s (names and keys cannot hold a NUL character)", what);
+    return fail_seen(s, q, end - 1, msg);
+}
+
+static inline int nul_free(scanner *s, const char *q, const char *end, const char *str, size_t n, const char *what)
+{
+    return str != s->sb || !memchr(str, 0, n) ? OK : nul_error(s, q, end, what);
+}
+
 /* Validates the string at p (after the opening quote) without decoding. */
 static int skip_string(scanner *s, const char **pp)
 {
@@ -324,7 +350,7 @@ static int scan_number(scanner *s, const char **pp, int *is_int, int64_t *iv)
         const char *lit = p;
         int st = expect_lit(s, &p, *p == 'I' ? "Infinity" : "NaN");
         if (st != OK) return st;
-        if (neg && *lit == 'N') return fail(s, lit, "invalid number");
+        if (neg && *lit == 'N') return fail_seen(s, lit, p - 1, "invalid number");
         *pp = p;
         return OK;
     }
@@ -632,8 +658,9 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
     if (*p == '"') {
         const char *str;
         size_t n;
-        p++;
-        if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
+        const char *q = p++;
+        if ((st = parse_string(s, &p, &str, &n)) != OK || (st = nul_free(s, q, p, str, n, "a pid or tid")) != OK)
+            return st;
         *out = tl_es_idval(s->es, 1, tl_strpool_intern(&s->es->names, str, n));
     } else if (*p == 'n') {
         if ((st = expect_lit(s, &p, "null")) != OK) return st;
@@ -668,10 +695,11 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
     return OK;
 }
 
-/* ts / dur: exact microseconds -> int64 ns. Non-numbers leave the field
- * absent (the value is still validated). *present: 0 absent, 1 a number,
- * 2 a plain JSON integer (the reference then computes with Python ints). */
-static int parse_time(scanner *s, const char **pp, int64_t *out, int *present)
+/* ts / dur: exact microseconds -> int64 ns, within the bounds of
+ * kineto_scan.h. Non-numbers leave the field absent (the value is still
+ * validated). *present: 0 absent, 1 a number, 2 a plain JSON integer (the
+ * reference then computes with Python ints). */
+static int parse_time(scanner *s, const char **pp, int is_dur, int64_t *out, int *present)
 {
     const char *start = *pp, *p = start;
     int st;
@@ -681,7 +709,11 @@ static int parse_time(scanner *s, const char **pp, int64_t *out, int *present)
         int64_t iv;
         if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
         if (tl_parse_us_to_ns(start, (size_t)(p - start), out) != 0)
-            return fail(s, start, "timestamp out of range (does not fit int64 nanoseconds)");
+            return fail_seen(s, start, p, "timestamp out of range (does not fit int64 nanoseconds)");
+        if (is_dur ? *out < -TL_DUR_MAX_NS || *out > TL_DUR_MAX_NS : *out < TL_TS_MIN_NS || *out > TL_TS_MAX_NS)
+            return fail_seen(s, start, p,
+                        is_dur ? "dur out of range (a duration must lie within -1e15..1e15 us)"
+                               : "ts out of range (a timestamp must lie within -1e15..4e15 us)");
         *present = isint ? 2 : 1;
     } else {
         if ((st = skip_value(s, &p)) != OK) return st;
@@ -716,10 +748,11 @@ static int parse_args(scanner *s, const char **pp)
             if (*p == 0) return at_zero(s, p, "expected a key string in args");
             return fail(s, p, "expected a key string in args");
         }
-        p++;
+        const char *q = p++;
         const char *key;
         size_t klen;
-        if ((st = parse_string(s, &p, &key, &klen)) != OK) return st;
+        if ((st = parse_string(s, &p, &key, &klen)) != OK || (st = nul_free(s, q, p, key, klen, "an args key")) != OK)
+            return st;
         uint32_t kid = tl_strpool_intern_cached(&s->es->keys, &s->keys_cache, key, klen);
         p = tl_json_ws(p);
         if (*p != ':') {
@@ -811,6 +844,8 @@ static void commit_event(scanner *s)
     } else {
         dur = 0;
     }
+    s->dur_sum += (uint64_t)dur; /* each <= TL_DUR_MAX_NS: checked once the scan ends */
+    if (s->dur_sum > (uint64_t)TL_DUR_MAX_NS) s->dur_sum = (uint64_t)TL_DUR_MAX_NS + 1;
     if (s->e_ts != TL_NONE) flags |= TL_F_TS;
     es->ts[i] = s->e_ts == TL_NONE ? 0 : s->e_ts;
     es->dur[i] = dur;
@@ -867,7 +902,9 @@ static void commit_event(scanner *s)
     es->n++;
 }
 
-static int parse_event(scanner *s, const char **pp)
+/* Kept out of line: inlined into its one caller, the event loop of scan(),
+ * it made the whole scan about 12% slower. */
+__attribute__((noinline)) static int parse_event(scanner *s, const char **pp)
 {
     const char *p = *pp;
     int st;
@@ -915,10 +952,11 @@ static int parse_event(scanner *s, const char **pp)
             }
         } else if (K("name")) {
             if (*p == '"') {
-                const char *str;
+                const char *str, *q = p;
                 size_t n;
                 p++;
-                if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
+                if ((st = parse_string(s, &p, &str, &n)) != OK || (st = nul_free(s, q, p, str, n, "an event name")) != OK)
+                    return st;
                 s->e_name = tl_strpool_intern_cached(&s->es->names, &s->names_cache, str, n);
                 s->e_has_name = 1;
             } else {
@@ -929,10 +967,11 @@ static int parse_event(scanner *s, const char **pp)
             }
         } else if (K("cat")) {
             if (*p == '"') {
-                const char *str;
+                const char *str, *q = p;
                 size_t n;
                 p++;
-                if ((st = parse_string(s, &p, &str, &n)) != OK) return st;
+                if ((st = parse_string(s, &p, &str, &n)) != OK || (st = nul_free(s, q, p, str, n, "a category")) != OK)
+                    return st;
                 s->e_cat = intern_cat(s, str, n);
                 s->e_has_cat = 1;
             } else if ((st = skip_value(s, &p)) != OK) {
@@ -940,12 +979,12 @@ static int parse_event(scanner *s, const char **pp)
             }
         } else if (K("ts")) {
             int present;
-            if ((st = parse_time(s, &p, &s->e_ts, &present)) != OK) return st;
+            if ((st = parse_time(s, &p, 0, &s->e_ts, &present)) != OK) return st;
             if (!present) s->e_ts = TL_NONE;
             s->e_flags = (uint8_t)((s->e_flags & ~TL_F_TS_INT) | (present == 2 ? TL_F_TS_INT : 0));
         } else if (K("dur")) {
             int present;
-            if ((st = parse_time(s, &p, &s->e_dur, &present)) != OK) return st;
+            if ((st = parse_time(s, &p, 1, &s->e_dur, &present)) != OK) return st;
             if (!present) s->e_dur = TL_NONE;
             s->e_flags = (uint8_t)((s->e_flags & ~TL_F_DUR_INT) | (present == 2 ? TL_F_DUR_INT : 0));
         } else if (K("pid")) {
@@ -997,8 +1036,10 @@ static int refill(scanner *s, size_t keep, int *got_more)
     memmove(s->buf, s->buf + keep, rest);
     s->base += keep;
     s->len = rest;
-    if (s->cap - s->len - PAD < s->cap / 4) {
-        s->cap *= 2;
+    if (s->cap - s->len - PAD < s->cap / 4 && s->cap < s->max_cap) {
+        /* kept is at most max_value (scan checks it first), so a buffer of
+         * max_cap always has room to read on */
+        s->cap = s->cap * 2 < s->max_cap ? s->cap * 2 : s->max_cap;
         s->buf = tl_xrealloc(s->buf, s->cap);
     }
     long n = tl_source_read(s->src, s->buf + s->len, s->cap - s->len - PAD, s->err);
@@ -1022,11 +1063,132 @@ static int truncated(scanner *s, const char *p, const char *where)
     return fail(s, p, msg);
 }
 
-/* The top level: { ... "traceEvents": [ events ] ... } or [ events ]. */
+/* ------------------------------------------------ values too large */
+
+enum { TK_NONE, TK_STRING, TK_NUMBER, TK_SPACE };
+
+static int is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+static int is_num_char(char c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
+
+/* The token of the (validated) text buf[u..] that holds byte x: a string
+ * (from its opening quote), a number, a run of whitespace, or none (a
+ * structural character or a literal). */
+static int token_at(const char *b, size_t len, size_t u, size_t x, size_t *start)
+{
+    size_t i = u;
+    while (i <= x && i < len) {
+        char c = b[i];
+        size_t t = i;
+        int kind = TK_NONE;
+        if (c == '"') {
+            for (i++; i < len && b[i] != '"'; i++)
+                if (b[i] == '\\') i++;
+            i++; /* past the closing quote */
+            kind = TK_STRING;
+        } else if (is_space(c)) {
+            while (i < len && is_space(b[i])) i++;
+            kind = TK_SPACE;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            while (i < len && is_num_char(b[i])) i++;
+            kind = TK_NUMBER;
+        } else {
+            i++;
+        }
+        if (x < i) {
+            *start = t;
+            return kind;
+        }
+    }
+    return TK_NONE;
+}
+
+/* Is the token of `kind` that starts at buf[at] longer than max_value
+ * bytes? Reads on (keeping only the token) when it goes past the buffered
+ * data, so memory stays bounded. -1 on a read error (err filled). */
+static int token_too_long(scanner *s, int kind, size_t at)
+{
+    size_t i = at, j = at + (kind == TK_STRING);
+    for (;;) {
+        const char *b = s->buf;
+        while (j < s->len) {
+            char c = b[j];
+            if (kind == TK_STRING) {
+                if (c == '"') return j + 1 - i > s->max_value;
+                if (c == '\\') {
+                    if (j + 1 >= s->len) break;
+                    j += 2;
+                    continue;
+                }
+            } else if (kind == TK_SPACE ? !is_space(c) : !is_num_char(c)) {
+                return j - i > s->max_value;
+            }
+            j++;
+        }
+        if (s->len - i > s->max_value) return 1;
+        if (s->eof) return 0; /* it ends with the data */
+        int more;
+        if (refill(s, i, &more) != OK) return -1;
+        j -= i;
+        i = 0;
+    }
+}
+
+static void limit_text(const scanner *s, char *out, size_t cap)
+{
+    if (s->max_value % (1u << 20) == 0) snprintf(out, cap, "%zu MB", s->max_value >> 20);
+    else snprintf(out, cap, "%zu bytes", s->max_value);
+}
+
+/* The value at buf[u] (an event, a top-level key or value) spans more than
+ * max_value bytes: name the string, number or whitespace that holds its
+ * first byte past the limit when that token alone is longer than the limit,
+ * else the value. Depends only on the bytes, not on how they were read. */
+static int too_big(scanner *s, size_t u, const char *value)
+{
+    char lim[48];
+    limit_text(s, lim, sizeof lim);
+    uint64_t at = s->base + u;
+    size_t t = 0;
+    int kind = token_at(s->buf, s->len, u, u + s->max_value, &t);
+    if (kind != TK_NONE) {
+        uint64_t tok = s->base + t;
+        int r = token_too_long(s, kind, t);
+        if (r < 0) return ERR;
+        if (r) {
+            at = tok;
+            value = kind == TK_STRING ? "a string" : kind == TK_NUMBER ? "a number" : "a run of whitespace";
+        }
+    }
+    s->err_off = at;
+    snprintf(s->err_what_buf, sizeof s->err_what_buf,
+             "%s of more than %s (the limit for one JSON value; max_value_mb raises it)", value, lim);
+    s->err_what = s->err_what_buf;
+    s->err_event = s->event_index;
+    s->err_in_events = s->in_events;
+    format_error(s, 0);
+    return ERR;
+}
+
+/* The top level: { ... "traceEvents": [ events ] ... } or [ events ].
+ * Whitespace between values is consumed as it comes (a unit that needs more
+ * data is parsed again from its start after a refill, and units start after
+ * whitespace), so only one value at a time is ever held in the buffer. */
 static int scan(scanner *s)
 {
-    enum { T_START, T_OBJ_KEY, T_OBJ_AFTER, T_EVENTS_FIRST, T_EVENTS_NEXT, T_END } state = T_START;
-    int seen_events = 0;
+    enum {
+        T_START,        /* before the document */
+        T_OBJ_FIRST,    /* after '{': a key or '}' */
+        T_OBJ_KEY,      /* a top-level key */
+        T_OBJ_COLON,
+        T_OBJ_VALUE,
+        T_OBJ_AFTER,    /* ',' or '}' */
+        T_EVENTS_FIRST, /* after '[': an event or ']' */
+        T_EVENT,        /* an event */
+        T_EVENTS_NEXT,  /* after an event: ',' or ']' */
+        T_END
+    } state = T_START;
+    int seen_events = 0, is_events = 0, is_metadata = 0;
+    uint32_t kid = 0;
     if (s->start_in_events) {
         state = T_EVENTS_FIRST;
         s->in_events = 1;
@@ -1036,24 +1198,18 @@ static int scan(scanner *s)
     int st;
     for (;;) {
         const char *p = s->buf + pos;
-        const char *mark = p;
+        if (state != T_START) p = tl_json_ws(p);
+        const char *mark = p; /* the start of the unit parsed now */
         st = OK;
         switch (state) {
         case T_START:
             if (s->base == 0 && pos == 0 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
                 (unsigned char)p[2] == 0xBF)
                 p += 3;
-            p = tl_json_ws(p);
+            mark = p = tl_json_ws(p);
             if (*p == '{') {
-                p = tl_json_ws(p + 1);
-                if (*p == 0 && p >= s->buf + s->len) {
-                    st = NEED; /* whitespace up to the end of the buffered data */
-                } else if (*p == '}') {
-                    p++;
-                    state = T_END;
-                } else {
-                    state = T_OBJ_KEY;
-                }
+                p++;
+                state = T_OBJ_FIRST;
             } else if (*p == '[') {
                 s->es->bare_array = 1;
                 seen_events = 1;
@@ -1066,8 +1222,17 @@ static int scan(scanner *s)
                 return fail(s, p, "the top level is not a JSON object (expected '{' with a traceEvents array)");
             }
             break;
+        case T_OBJ_FIRST:
+            if (*p == '}') {
+                p++;
+                state = T_END;
+            } else if (*p == 0 && p >= s->buf + s->len) {
+                st = NEED;
+            } else {
+                state = T_OBJ_KEY; /* a key, or the error of one */
+            }
+            break;
         case T_OBJ_KEY: {
-            p = tl_json_ws(p);
             if (*p != '"') {
                 if (*p == 0 && p >= s->buf + s->len) {
                     st = NEED;
@@ -1079,9 +1244,20 @@ static int scan(scanner *s)
             const char *key;
             size_t klen;
             if ((st = parse_string(s, &p, &key, &klen)) != OK) break;
-            int is_events = key_is(key, klen, "traceEvents", 11);
-            uint32_t kid = tl_strpool_intern(&s->es->keys, key, klen);
-            p = tl_json_ws(p);
+            if ((size_t)(p - mark) > s->max_value) {
+                too_big(s, (size_t)(mark - s->buf), "a top-level key");
+                return -1;
+            }
+            if ((st = nul_free(s, mark, p, key, klen, "a top-level key")) != OK) break;
+            is_events = key_is(key, klen, "traceEvents", 11);
+            /* a non-Kineto `metadata` block may dump the capture host's
+             * environment (tokens, keys): it is never kept */
+            is_metadata = key_is(key, klen, "metadata", 8);
+            kid = tl_strpool_intern(&s->es->keys, key, klen);
+            state = T_OBJ_COLON;
+            break;
+        }
+        case T_OBJ_COLON:
             if (*p != ':') {
                 if (*p == 0 && p >= s->buf + s->len) {
                     st = NEED;
@@ -1089,7 +1265,10 @@ static int scan(scanner *s)
                 }
                 return fail(s, p, "expected ':' in the top-level object");
             }
-            p = tl_json_ws(p + 1);
+            p++;
+            state = T_OBJ_VALUE;
+            break;
+        case T_OBJ_VALUE:
             if (is_events) {
                 if (*p == 0 && p >= s->buf + s->len) {
                     st = NEED;
@@ -1102,28 +1281,27 @@ static int scan(scanner *s)
                 p++;
                 state = T_EVENTS_FIRST;
             } else {
-                const char *v = p;
                 if ((st = skip_value(s, &p)) != OK) break;
-                /* a non-Kineto `metadata` block may dump the capture
-                 * host's environment (tokens, keys): it is never kept */
+                if ((size_t)(p - mark) > s->max_value) {
+                    too_big(s, (size_t)(mark - s->buf), "a top-level value");
+                    return -1;
+                }
                 tl_event_store *es = s->es;
-                if (key_is(tl_strpool_get(&es->keys, kid), klen, "metadata", 8)) {
+                if (is_metadata) {
                     es->dropped_metadata = 1;
                 } else {
                     TL_GROW(es->top, es->cap_top, es->n_top + 1);
                     tl_top_entry *t = &es->top[es->n_top++];
                     t->key = kid;
-                    t->len = (size_t)(p - v);
+                    t->len = (size_t)(p - mark);
                     t->raw = tl_xmalloc(t->len + 1);
-                    memcpy(t->raw, v, t->len);
+                    memcpy(t->raw, mark, t->len);
                     t->raw[t->len] = 0;
                 }
                 state = T_OBJ_AFTER;
             }
             break;
-        }
         case T_OBJ_AFTER:
-            p = tl_json_ws(p);
             if (*p == ',') {
                 p++;
                 state = T_OBJ_KEY;
@@ -1137,56 +1315,58 @@ static int scan(scanner *s)
             }
             break;
         case T_EVENTS_FIRST:
-            p = tl_json_ws(p);
             if (*p == ']') {
                 p++;
                 s->in_events = 0;
                 state = s->es->bare_array ? T_END : T_OBJ_AFTER;
-                break;
-            }
-            if (*p == 0 && p >= s->buf + s->len) {
+            } else if (*p == 0 && p >= s->buf + s->len) {
                 st = NEED;
-                break;
+            } else {
+                state = T_EVENT;
             }
-            if ((st = parse_event(s, &p)) != OK) break;
-            s->event_index++;
-            state = T_EVENTS_NEXT;
             break;
+        case T_EVENT:
         case T_EVENTS_NEXT:
             /* the common case: loop over events without leaving */
             for (;;) {
-                mark = p;
-                p = tl_json_ws(p);
-                if (*p == ',') {
-                    p = tl_json_ws(p + 1);
-                    if (s->stop_i < s->n_stops) {
-                        uint64_t off = s->base + (uint64_t)(p - s->buf);
-                        while (s->stop_i < s->n_stops && off > s->stops[s->stop_i]) s->stop_i++;
-                        if (s->stop_i < s->n_stops && off == s->stops[s->stop_i]) {
-                            s->landed = 1;
-                            s->landed_i = s->stop_i;
-                            return 0;
-                        }
+                if (state == T_EVENTS_NEXT) {
+                    if (*p == ',') {
+                        p = tl_json_ws(p + 1);
+                        mark = p;
+                        state = T_EVENT;
+                    } else if (*p == ']') {
+                        p++;
+                        s->in_events = 0;
+                        state = s->es->bare_array ? T_END : T_OBJ_AFTER;
+                        break;
+                    } else if (*p == 0 && p >= s->buf + s->len) {
+                        st = NEED;
+                        break;
+                    } else {
+                        return fail(s, p, "expected ',' or ']' after an event in traceEvents");
                     }
-                    if ((st = parse_event(s, &p)) != OK) break;
-                    s->event_index++;
-                    continue;
                 }
-                if (*p == ']') {
-                    p++;
-                    s->in_events = 0;
-                    state = s->es->bare_array ? T_END : T_OBJ_AFTER;
-                    break;
+                /* an event starts at p (== mark) */
+                if (s->stop_i < s->n_stops) {
+                    uint64_t off = s->base + (uint64_t)(p - s->buf);
+                    while (s->stop_i < s->n_stops && off > s->stops[s->stop_i]) s->stop_i++;
+                    if (s->stop_i < s->n_stops && off == s->stops[s->stop_i]) {
+                        s->landed = 1;
+                        s->landed_i = s->stop_i;
+                        return 0;
+                    }
                 }
-                if (*p == 0 && p >= s->buf + s->len) {
-                    st = NEED;
-                    break;
+                if ((st = parse_event(s, &p)) != OK) break;
+                if ((size_t)(p - mark) > s->max_value) {
+                    too_big(s, (size_t)(mark - s->buf), "an event");
+                    return -1;
                 }
-                return fail(s, p, "expected ',' or ']' after an event in traceEvents");
+                s->event_index++;
+                state = T_EVENTS_NEXT;
+                mark = p = tl_json_ws(p);
             }
             break;
         case T_END:
-            p = tl_json_ws(p);
             if (*p == 0 && p >= s->buf + s->len) {
                 if (s->eof) {
                     if (!seen_events) {
@@ -1200,11 +1380,21 @@ static int scan(scanner *s)
             }
             return fail(s, p, "unexpected data after the end of the JSON document");
         }
+        /* a value longer than the limit is that error, wherever its bytes
+         * past the limit would reveal another one (or more data is needed
+         * to go on): the same whatever the read buffer */
+        if ((st == ERR && s->err_seen > s->base + (uint64_t)(mark - s->buf) + s->max_value) ||
+            (st == NEED && s->len - (size_t)(mark - s->buf) > s->max_value)) {
+            too_big(s, (size_t)(mark - s->buf),
+                    state == T_EVENT ? "an event" : state == T_OBJ_KEY ? "a top-level key" : "a top-level value");
+            return -1;
+        }
         if (st == ERR) return -1;
         if (st == NEED) {
+            size_t keep = (size_t)(mark - s->buf);
             int more;
             if (!s->src) s->eof = 1;
-            if (refill(s, (size_t)(mark - s->buf), &more) != OK) return -1;
+            if (refill(s, keep, &more) != OK) return -1;
             pos = 0;
             if (!more) {
                 p = s->buf + s->len;
@@ -1230,11 +1420,30 @@ static void scanner_free(scanner *s)
     free(s->cat_map);
 }
 
+/* The durations together (each stored one is in 0..TL_DUR_MAX_NS) stay at
+ * most TL_DUR_MAX_NS, so that no sum of durations overflows. sum saturates
+ * at TL_DUR_MAX_NS + 1; on failure the event where the running sum passes
+ * the bound is found again for the message. */
+static int check_dur_sum(const char *path, const tl_event_store *es, uint64_t sum, tl_error *err)
+{
+    if (sum <= (uint64_t)TL_DUR_MAX_NS) return 0;
+    uint64_t acc = 0;
+    size_t i = 0;
+    for (; i < es->n; i++) {
+        acc += (uint64_t)es->dur[i];
+        if (acc > (uint64_t)TL_DUR_MAX_NS) break;
+    }
+    tl_error_set(err, "%s: event %zu: the durations of the events add up to more than 1e15 us (out of range)", path,
+                 i);
+    return -1;
+}
+
 static int finish(scanner *s, int rc)
 {
     if (rc == 0) {
         s->es->bytes = s->base + s->len;
         s->es->args_off[0] = 0;
+        rc = check_dur_sum(s->path, s->es, s->dur_sum, s->err);
     }
     scanner_free(s);
     return rc;
@@ -1274,6 +1483,10 @@ static void scanner_setup(scanner *s, const char *path, tl_event_store *es, cons
     s->err = err;
     s->opts = opts;
     s->cap = opts && opts->buffer_bytes ? opts->buffer_bytes + PAD : INITIAL_BUF;
+    uint64_t mv = opts && opts->max_value_bytes ? opts->max_value_bytes : TL_SCAN_MAX_VALUE_DEFAULT;
+    s->max_value = mv < SIZE_MAX / 4 ? (size_t)mv : SIZE_MAX / 4;
+    s->max_cap = s->max_value + 1 + INITIAL_BUF + PAD;
+    if (s->max_cap < s->cap) s->max_cap = s->cap;
     s->buf = tl_xmalloc(s->cap);
     memset(s->buf, 0, PAD);
     s->next_progress = PROGRESS_STEP;
@@ -1367,14 +1580,17 @@ static int plan_parts(tl_source *src, uint64_t size, int nparts, uint64_t *cuts)
 }
 
 static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err,
-                         tl_source *src0, int nparts)
+                         tl_source *src0, int nparts, uint64_t *dur_sum)
 {
     uint64_t cuts[MAX_PARTS];
     nparts = plan_parts(src0, tl_source_file_size(src0), nparts, cuts);
     int bare = peek_bare_array(src0);
     part *parts = tl_xcalloc((size_t)nparts, sizeof *parts);
     tl_scan_opts quiet = {0};
-    if (opts) quiet.buffer_bytes = opts->buffer_bytes;
+    if (opts) {
+        quiet.buffer_bytes = opts->buffer_bytes;
+        quiet.max_value_bytes = opts->max_value_bytes;
+    }
     for (int k = 0; k < nparts; k++) {
         part *pt = &parts[k];
         tl_event_store *pes = k == 0 ? es : &pt->es;
@@ -1406,6 +1622,7 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
 
     /* follow the chain of right parts */
     int rc = 0, k = 0;
+    *dur_sum = parts[0].s.dur_sum;
     for (;;) {
         part *pt = &parts[k];
         if (pt->rc != 0) {
@@ -1418,6 +1635,7 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
         if (!pt->s.landed) break;
         k = k + 1 + (int)pt->s.landed_i;
         if (parts[k].rc == 0) {
+            *dur_sum += parts[k].s.dur_sum; /* at most 16 saturated sums */
             tl_es_append(es, &parts[k].es);
             parts[k].appended = 1;
             es->parts_joined++;
@@ -1452,8 +1670,12 @@ int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts,
     if (nparts > MAX_PARTS) nparts = MAX_PARTS;
     int rc;
     if (!es->gzip && nparts > 1) {
-        rc = scan_parallel(path, es, opts, err, src, nparts);
-        if (rc == 0) es->args_off[0] = 0;
+        uint64_t dur_sum = 0;
+        rc = scan_parallel(path, es, opts, err, src, nparts, &dur_sum);
+        if (rc == 0) {
+            es->args_off[0] = 0;
+            rc = check_dur_sum(path, es, dur_sum, err);
+        }
     } else {
         scanner s;
         scanner_setup(&s, path, es, opts, err);
@@ -1466,8 +1688,15 @@ int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts,
 
 int tl_scan_buffer(const char *name, const char *data, size_t len, tl_event_store *es, tl_error *err)
 {
+    return tl_scan_buffer_opts(name, data, len, NULL, es, err);
+}
+
+int tl_scan_buffer_opts(const char *name, const char *data, size_t len, const tl_scan_opts *opts,
+                        tl_event_store *es, tl_error *err)
+{
     scanner s;
-    const tl_scan_opts whole = {.buffer_bytes = len ? len : 1}; /* one buffer holds it all */
+    const tl_scan_opts whole = {.buffer_bytes = len ? len : 1, /* one buffer holds it all */
+                                .max_value_bytes = opts ? opts->max_value_bytes : 0};
     scanner_setup(&s, name, es, &whole, err);
     memcpy(s.buf, data, len);
     memset(s.buf + len, 0, PAD);

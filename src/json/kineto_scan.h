@@ -4,7 +4,21 @@
  * fields the core reads, the remaining args as a compact blob. It is a
  * validating JSON scanner specialised for the Kineto layout: no DOM, no
  * allocation per event, no recursion (nesting depth is bounded only by
- * memory). Owns nothing after it returns. */
+ * memory). Owns nothing after it returns.
+ *
+ * Input limits (hostile input fails with a one-line error instead of
+ * exhausting memory or overflowing later arithmetic):
+ *   - one JSON value (an element of traceEvents, or a top-level value) may
+ *     span at most max_value_bytes (default 64 MiB): only one such value is
+ *     ever held in the read buffer, and whitespace between values is
+ *     consumed as it streams by, so the buffer stays near that size whatever
+ *     the file holds;
+ *   - ts must lie in [TL_TS_MIN_NS, TL_TS_MAX_NS] and dur in
+ *     [-TL_DUR_MAX_NS, TL_DUR_MAX_NS], and the (non-negative) durations of
+ *     all events together stay at most TL_DUR_MAX_NS, so every end time,
+ *     span, gap and sum of durations fits int64;
+ *   - names, categories, pid/tid strings and keys may not hold a \u0000
+ *     escape (they are C strings downstream); args values may (kept raw). */
 #ifndef TL_KINETO_SCAN_H
 #define TL_KINETO_SCAN_H
 
@@ -24,14 +38,28 @@ typedef struct tl_scan_opts {
     /* Plain files are scanned in this many parts on as many threads; 0 =
      * one per core for files of 64 MB and more, else 1. */
     int parts;
+    /* The largest single JSON value, in bytes (0 = TL_SCAN_MAX_VALUE_DEFAULT). */
+    uint64_t max_value_bytes;
 } tl_scan_opts;
+
+/* 64 MiB; callers keep it below 4 GiB (a string's length is a uint32 in
+ * the pools): tl_load_opts.max_value_mb is 1..4095. */
+#define TL_SCAN_MAX_VALUE_DEFAULT ((uint64_t)64 << 20)
+
+/* Time bounds in ns (1e15 us is about 31.7 years). */
+#define TL_TS_MIN_NS (-(int64_t)1000000000000000000)   /* -1e15 us */
+#define TL_TS_MAX_NS ((int64_t)4000000000000000000)     /* 4e15 us */
+#define TL_DUR_MAX_NS ((int64_t)1000000000000000000)    /* 1e15 us, also the sum */
 
 /* Loads path into es (initialised by the caller). On failure returns -1
  * and sets err to "PATH: byte OFFSET (event N): what was expected". */
 int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err);
 
-/* Scans an in-memory document (tests, fuzzing). name is used in messages. */
+/* Scans an in-memory document (tests, fuzzing). name is used in messages;
+ * opts may be NULL (only max_value_bytes is read). */
 int tl_scan_buffer(const char *name, const char *data, size_t len, tl_event_store *es, tl_error *err);
+int tl_scan_buffer_opts(const char *name, const char *data, size_t len, const tl_scan_opts *opts,
+                        tl_event_store *es, tl_error *err);
 
 /* Parses a JSON number's text exactly into int64 nanoseconds, reading it as
  * microseconds (ties to even beyond the third fraction digit). Returns 0 on

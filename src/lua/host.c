@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "lfs.h"
+#include "limits.h"
+#include "lpattern.h"
 #include "lregex.h"
 #include "lrender.h"
 #include "ldiff.h"
@@ -19,7 +21,7 @@
 #include "ltable.h"
 #include "ltrace.h"
 #include "repl.h"
-#include "../report/outfile.h"
+#include "../io/outfile.h"
 #include "../util/clock.h"
 #include "../util/datadir.h"
 #include "../util/vec.h"
@@ -216,16 +218,19 @@ static int sandbox_require(lua_State *L)
     return 1;
 }
 
-/* load() in task states: text chunks only. */
+/* load() in task states: text chunks only. load catches the errors of a
+ * reader function: one that leaves the task over a limit goes on up. */
 static int sandbox_load(lua_State *L)
 {
     int nargs = lua_gettop(L);
+    lua_settop(L, 4); /* absent arguments are nils (not what is pushed next) */
     lua_getfield(L, LUA_REGISTRYINDEX, "tracelens.rawload");
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
     lua_pushliteral(L, "t");
     if (nargs >= 4) lua_pushvalue(L, 4);
     lua_call(L, nargs >= 4 ? 4 : 3, 2);
+    if (lua_isnil(L, -2)) tl_limits_after_catch(L, LUA_ERRRUN, -1);
     return 2;
 }
 
@@ -239,6 +244,7 @@ static void open_sandbox_libs(lua_State *L)
         luaL_requiref(L, l->name, l->func, 1);
         lua_pop(L, 1);
     }
+    tl_lpattern_install(L); /* string.find/match/gmatch/gsub that honour the time limit */
     /* os: only the clock and dates */
     lua_getglobal(L, "os");
     static const char *const keep[] = {"clock", "time", "date", "difftime", NULL};
@@ -262,6 +268,7 @@ static void open_sandbox_libs(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.rawload");
     lua_register(L, "load", sandbox_load);
     lua_register(L, "require", sandbox_require);
+    tl_limits_install_guards(L); /* pcall, xpcall, table.move, set/getmetatable: limits.h */
 }
 
 int tl_lua_sandboxed(lua_State *L)

@@ -3,30 +3,32 @@
 #include <lauxlib.h>
 #include <string.h>
 
+#include "host.h"
 #include "lopts.h"
 #include "lreport.h"
 #include "../compare/compare.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 
-/* The strings of the array at idx (kept alive by it); NULL when nil. */
+/* The strings of the array at idx (raw length and raw reads: kept alive by
+ * the array), in a userdata pushed on the stack (freed by the collector,
+ * whatever error comes next); NULL, nothing pushed, when nil. */
 static const char **strings_of(lua_State *L, int idx, const char *what, size_t *n)
 {
     *n = 0;
     if (lua_isnoneornil(L, idx)) return NULL;
     if (!lua_istable(L, idx)) luaL_error(L, "compare: %s must be a list of strings", what);
-    size_t len = (size_t)luaL_len(L, idx);
-    const char **v = tl_xcalloc(len + 1, sizeof *v);
-    for (size_t i = 0; i < len; i++) {
-        lua_rawgeti(L, idx, (lua_Integer)i + 1);
+    idx = lua_absindex(L, idx);
+    lua_Unsigned len = lua_rawlen(L, idx);
+    if (len > 100000) luaL_error(L, "compare: %s has %I entries (at most 100000)", what, (lua_Integer)len);
+    const char **v = lua_newuserdatauv(L, ((size_t)len + 1) * sizeof *v, 0);
+    for (size_t i = 0; i < (size_t)len; i++) {
+        if (lua_rawgeti(L, idx, (lua_Integer)i + 1) != LUA_TSTRING)
+            luaL_error(L, "compare: %s[%I] is not a string", what, (lua_Integer)i + 1);
         v[i] = lua_tostring(L, -1);
         lua_pop(L, 1); /* the list keeps the string */
-        if (!v[i]) {
-            free(v);
-            luaL_error(L, "compare: %s[%d] is not a string", what, (int)i + 1);
-        }
     }
-    *n = len;
+    *n = (size_t)len;
     return v;
 }
 
@@ -37,6 +39,9 @@ static const char **strings_of(lua_State *L, int idx, const char *what, size_t *
  * them (DIR/comparison.xlsx unless xlsx = false, DIR/comparison_csvs/). */
 static int l_compare(lua_State *L)
 {
+    /* it reads report files from any path and can write them: not for
+     * rules and analyzers */
+    tl_lua_refuse_in_sandbox(L, "tl.compare");
     lua_settop(L, 2);
     luaL_checktype(L, 1, LUA_TTABLE);
     int opts = lua_istable(L, 2) ? 2 : 0;
@@ -46,7 +51,8 @@ static int l_compare(lua_State *L)
     if (opts) {
         lua_getfield(L, opts, "names");
         lua_getfield(L, opts, "sheets");
-        lua_getfield(L, opts, "write");
+        if (lua_getfield(L, opts, "write") != LUA_TNIL && !lua_isstring(L, -1))
+            return luaL_error(L, "compare: write must be a directory");
         write_dir = lua_tostring(L, -1); /* names, sheets, write stay at 3, 4, 5 */
         xlsx = tl_lopt_bool(L, opts, "xlsx", 1);
         quiet = tl_lopt_bool(L, opts, "quiet", 1);
@@ -56,35 +62,22 @@ static int l_compare(lua_State *L)
             sheets = 0;
             for (size_t i = 0; i < ns; i++) {
                 unsigned bit = tl_compare_sheet_bit(words[i]);
-                if (!bit) {
-                    lua_pushfstring(L, "compare: unknown sheet group '%s' (gpu_timeline, ops_summary, kernel_summary, "
-                                       "ops_all, roofline, all)", words[i]);
-                    free(words);
-                    return lua_error(L);
-                }
+                if (!bit)
+                    return luaL_error(L, "compare: unknown sheet group '%s' (gpu_timeline, ops_summary, "
+                                         "kernel_summary, ops_all, roofline, all)", words[i]);
                 sheets |= bit;
             }
-            free(words);
         }
     }
     size_t nr, nn = 0;
     const char **reports = strings_of(L, 1, "reports", &nr);
-    if (nr < 2) {
-        free(reports);
-        return luaL_error(L, "compare: at least two reports are needed (the first is the baseline)");
-    }
+    if (nr < 2) return luaL_error(L, "compare: at least two reports are needed (the first is the baseline)");
     const char **names = opts ? strings_of(L, 3, "names", &nn) : NULL;
-    if (names && nn != nr) {
-        free(reports);
-        free(names);
-        return luaL_error(L, "compare: %d names for %d reports", (int)nn, (int)nr);
-    }
+    if (names && nn != nr) return luaL_error(L, "compare: %d names for %d reports", (int)nn, (int)nr);
     tl_compare_opts o = {reports, nr, names, sheets, quiet};
     tl_sheets s;
     tl_error err;
     int rc = tl_compare_build(&o, &s, &err);
-    free(reports);
-    free(names);
     if (rc != 0) return luaL_error(L, "%s", err.msg);
     if (write_dir) {
         tl_sbuf xp, cp;

@@ -53,7 +53,12 @@ static int l_lazy_tree(lua_State *L)
     if (!u->d) return 0;
     tl_sbuf b;
     tl_sb_init(&b);
-    tl_trace_diff_tree_text(u->d, lua_toboolean(L, lua_upvalueindex(2)), &b);
+    tl_error err;
+    if (tl_trace_diff_tree_text(u->d, lua_toboolean(L, lua_upvalueindex(2)), &b, &err) != 0) {
+        tl_sb_free(&b);
+        lua_pushstring(L, err.msg); /* no position: the message is the reason */
+        return lua_error(L);
+    }
     lua_pushlstring(L, b.s ? b.s : "", b.len);
     tl_sb_free(&b);
     lua_pushvalue(L, -1);

@@ -3,6 +3,7 @@
 #ifndef TL_LOPTS_H
 #define TL_LOPTS_H
 
+#include <lauxlib.h>
 #include <lua.h>
 
 /* opts[k] as a flag: dflt when nil (or when idx is not a table). */
@@ -21,6 +22,43 @@ static inline double tl_lopt_num(lua_State *L, int idx, const char *k, double df
     if (!lua_istable(L, idx)) return dflt;
     lua_getfield(L, idx, k);
     double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : dflt;
+    lua_pop(L, 1);
+    return v;
+}
+
+/* opts[k] as a number in [lo, hi] (NaN never is): dflt when nil (or when idx
+ * is not a table); otherwise a Lua error "FN: K must be a number from LO to
+ * HI". */
+static inline double tl_lopt_range(lua_State *L, int idx, const char *k, double dflt, double lo, double hi,
+                                   const char *fn)
+{
+    if (!lua_istable(L, idx)) return dflt;
+    int ty = lua_getfield(L, idx, k);
+    double v = dflt;
+    if (ty != LUA_TNIL) {
+        v = lua_tonumber(L, -1);
+        if (ty != LUA_TNUMBER || !(v >= lo && v <= hi))
+            luaL_error(L, "%s: %s must be a number from %f to %f", fn, k, lo, hi);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* opts[k] as an integer in [lo, hi] (a float with an exact integer value is
+ * one): dflt when nil (or when idx is not a table); otherwise a Lua error
+ * "FN: K must be an integer from LO to HI" (fractions, NaN, infinities and
+ * out-of-range values included). */
+static inline lua_Integer tl_lopt_int(lua_State *L, int idx, const char *k, lua_Integer dflt, lua_Integer lo,
+                                      lua_Integer hi, const char *fn)
+{
+    if (!lua_istable(L, idx)) return dflt;
+    int ty = lua_getfield(L, idx, k);
+    lua_Integer v = dflt;
+    if (ty != LUA_TNIL) {
+        int isint = 0;
+        v = ty == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+        if (!isint || v < lo || v > hi) luaL_error(L, "%s: %s must be an integer from %I to %I", fn, k, lo, hi);
+    }
     lua_pop(L, 1);
     return v;
 }

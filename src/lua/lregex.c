@@ -1,16 +1,21 @@
 /* lregex.c — tl.re, see lregex.h. */
 #include "lregex.h"
+#include "limits.h"
 
 #include <lauxlib.h>
 #include <pcre2.h>
 #include <string.h>
 
+#include "ltrace.h"
+
 #define REGEX_MT "tracelens.regex"
+#define MD_MT "tracelens.regex_match_data"
 #define CACHE_KEY "tracelens.regex_cache"
 
 typedef struct lregex {
     pcre2_code *code;
     uint32_t ncap; /* capture groups */
+    pcre2_match_context *mctx; /* in a task state: the heap limit of its matches (rx_exec) */
 } lregex;
 
 static uint32_t parse_flags(lua_State *L, const char *flags)
@@ -33,6 +38,7 @@ static lregex *compile_push(lua_State *L, const char *pat, size_t len, const cha
     uint32_t opts = parse_flags(L, flags);
     lregex *rx = lua_newuserdatauv(L, sizeof *rx, 0);
     rx->code = NULL;
+    rx->mctx = NULL;
     luaL_setmetatable(L, REGEX_MT);
     int err;
     PCRE2_SIZE off;
@@ -43,7 +49,62 @@ static lregex *compile_push(lua_State *L, const char *pat, size_t len, const cha
         luaL_error(L, "tl.re: bad pattern at offset %d: %s: %s", (int)off, (const char *)msg, pat);
     }
     pcre2_pattern_info(rx->code, PCRE2_INFO_CAPTURECOUNT, &rx->ncap);
+    size_t size = 0; /* a task's memory cap counts the compiled pattern (limits.h) */
+    pcre2_pattern_info(rx->code, PCRE2_INFO_SIZE, &size);
+    tl_limits_charge_object(L, -1, size, "a compiled regex");
+    if (tl_limits_of(L) && !(rx->mctx = pcre2_match_context_create(NULL))) luaL_error(L, "tl.re: out of memory");
     return rx;
+}
+
+/* pcre2_match; in a task state, PCRE2's backtracking memory (malloc'd,
+ * up to 20 GB by default) is held to what the task's memory cap leaves, and
+ * running out of it leaves the task over its cap (limits.h). */
+static int rx_exec(lua_State *L, lregex *rx, const char *s, size_t len, size_t start, uint32_t mopts,
+                   pcre2_match_data *md)
+{
+    tl_limits *lim = rx->mctx ? tl_limits_of(L) : NULL;
+    if (lim) {
+        size_t kib = tl_limits_left(lim) / 1024;
+        pcre2_set_heap_limit(rx->mctx, kib > UINT32_MAX ? UINT32_MAX : (uint32_t)kib);
+    }
+    int rc = pcre2_match(rx->code, (PCRE2_SPTR)s, len, start, mopts, md, lim ? rx->mctx : NULL);
+    if (rc == PCRE2_ERROR_HEAPLIMIT && lim) lim->out_of_memory = 1;
+    return rc;
+}
+
+typedef struct lmd {
+    pcre2_match_data *md;
+} lmd;
+
+static int md_gc(lua_State *L)
+{
+    lmd *m = luaL_checkudata(L, 1, MD_MT);
+    pcre2_match_data_free(m->md); /* NULL is a no-op */
+    m->md = NULL;
+    return 0;
+}
+
+/* Match data for rx in a userdata pushed on the stack, so that a Lua error
+ * (out of memory pushing a capture, a gsub callback's error) cannot leak it;
+ * md_done frees it at once on the normal path. */
+static pcre2_match_data *md_new(lua_State *L, lregex *rx)
+{
+    lmd *m = lua_newuserdatauv(L, sizeof *m, 0);
+    m->md = NULL;
+    luaL_setmetatable(L, MD_MT);
+    m->md = pcre2_match_data_create_from_pattern(rx->code, NULL);
+    if (!m->md) luaL_error(L, "tl.re: out of memory");
+    return m->md;
+}
+
+/* Frees the match data of the box at idx and removes the box. */
+static void md_done(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    lmd *m = lua_touserdata(L, idx);
+    pcre2_match_data_free(m->md);
+    m->md = NULL;
+    lua_remove(L, idx);
 }
 
 static lregex *check_rx(lua_State *L, int idx)
@@ -64,16 +125,23 @@ static lregex *cached(lua_State *L, int pat_idx, const char *flags)
         lua_pushvalue(L, -1);
         lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
     }
-    lua_pushfstring(L, "%s\x01%s", flags ? flags : "", pat);
-    if (lua_rawget(L, -2) == LUA_TUSERDATA) {
+    /* key: flags \1 pattern (the whole pattern, NUL bytes included) */
+    lua_pushstring(L, flags ? flags : "");
+    lua_pushliteral(L, "\x01");
+    lua_pushvalue(L, pat_idx);
+    lua_concat(L, 3);
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, -3) == LUA_TUSERDATA) { /* cache, key, rx */
+        lua_remove(L, -2);
         lua_remove(L, -2);
         return lua_touserdata(L, -1);
     }
     lua_pop(L, 1);
-    compile_push(L, pat, len, flags);
-    lua_pushfstring(L, "%s\x01%s", flags ? flags : "", pat);
+    compile_push(L, pat, len, flags); /* cache, key, rx */
     lua_pushvalue(L, -2);
-    lua_rawset(L, -4);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -5);
+    lua_remove(L, -2);
     lua_remove(L, -2);
     return lua_touserdata(L, -1);
 }
@@ -99,11 +167,11 @@ static int do_find(lua_State *L, lregex *rx, uint32_t mopts)
         lua_pushnil(L);
         return 1;
     }
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(rx->code, NULL);
-    if (!md) return luaL_error(L, "tl.re: out of memory");
-    int rc = pcre2_match(rx->code, (PCRE2_SPTR)s, len, (size_t)init - 1, mopts, md, NULL);
+    pcre2_match_data *md = md_new(L, rx);
+    int box = lua_gettop(L);
+    int rc = rx_exec(L, rx, s, len, (size_t)init - 1, mopts, md);
     if (rc < 0) {
-        pcre2_match_data_free(md);
+        md_done(L, box);
         if (rc == PCRE2_ERROR_NOMATCH) {
             lua_pushnil(L);
             return 1;
@@ -117,7 +185,7 @@ static int do_find(lua_State *L, lregex *rx, uint32_t mopts)
     lua_pushinteger(L, (lua_Integer)ov[0] + 1);
     lua_pushinteger(L, (lua_Integer)ov[1]);
     push_caps(L, rx, s, ov, rc);
-    pcre2_match_data_free(md);
+    md_done(L, box);
     return 2 + (int)rx->ncap;
 }
 
@@ -145,13 +213,15 @@ typedef int (*match_fn)(lua_State *L, lregex *rx, const char *s, const PCRE2_SIZ
 
 static void each_match(lua_State *L, lregex *rx, const char *s, size_t len, lua_Integer limit, match_fn fn, void *ud)
 {
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(rx->code, NULL);
-    if (!md) luaL_error(L, "tl.re: out of memory");
+    pcre2_match_data *md = md_new(L, rx);
+    int box = lua_gettop(L);
+    lua_insert(L, box - 1); /* under the caller's value on top (findall's list, gsub's buffer slot) */
+    box--;
     size_t start = 0;
     uint32_t mopts = 0;
     lua_Integer count = 0;
     while (start <= len && (limit <= 0 || count < limit)) {
-        int rc = pcre2_match(rx->code, (PCRE2_SPTR)s, len, start, mopts, md, NULL);
+        int rc = rx_exec(L, rx, s, len, start, mopts, md);
         if (rc == PCRE2_ERROR_NOMATCH) {
             if (mopts == 0) break;
             /* empty match at start: advance one character and retry normally */
@@ -161,27 +231,23 @@ static void each_match(lua_State *L, lregex *rx, const char *s, size_t len, lua_
             continue;
         }
         if (rc < 0) {
-            pcre2_match_data_free(md);
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(rc, msg, sizeof msg);
             luaL_error(L, "tl.re: %s", (const char *)msg);
         }
         const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        if (fn(L, rx, s, ov, rc, ud)) {
-            pcre2_match_data_free(md);
-            lua_error(L);
-        }
+        if (fn(L, rx, s, ov, rc, ud)) lua_error(L);
         count++;
         start = ov[1];
         mopts = ov[0] == ov[1] ? (PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED) : 0;
     }
-    pcre2_match_data_free(md);
+    md_done(L, box);
 }
 
 static int findall_one(lua_State *L, lregex *rx, const char *s, const PCRE2_SIZE *ov, int rc, void *ud)
 {
     (void)ud;
-    lua_Integer n = (lua_Integer)luaL_len(L, -1) + 1;
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1) + 1;
     if (rx->ncap == 0) {
         lua_pushlstring(L, s + ov[0], ov[1] - ov[0]);
     } else if (rx->ncap == 1) {
@@ -267,7 +333,9 @@ static int rx_gc(lua_State *L)
 {
     lregex *rx = luaL_checkudata(L, 1, REGEX_MT);
     if (rx->code) pcre2_code_free(rx->code);
+    pcre2_match_context_free(rx->mctx); /* NULL is a no-op */
     rx->code = NULL;
+    rx->mctx = NULL;
     return 0;
 }
 
@@ -342,6 +410,13 @@ void tl_lregex_push(lua_State *L)
         lua_setfield(L, -2, "__gc");
         lua_pushcfunction(L, rx_tostring);
         lua_setfield(L, -2, "__tostring");
+        tl_lua_protect_metatable(L, REGEX_MT);
+    }
+    lua_pop(L, 1);
+    if (luaL_newmetatable(L, MD_MT)) {
+        lua_pushcfunction(L, md_gc);
+        lua_setfield(L, -2, "__gc");
+        tl_lua_protect_metatable(L, MD_MT);
     }
     lua_pop(L, 1);
     static const luaL_Reg funcs[] = {{"compile", re_compile}, {"search", re_search}, {"test", re_test},

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host.h"
 #include "../render/base64.h"
 #include "../render/png_chart.h"
 
@@ -47,6 +48,7 @@ static double opt_number(lua_State *L, int idx, const char *k, double dflt, cons
 /* tl.chart.stacked_bar(path, spec) -> {width =, height =} */
 static int l_stacked_bar(lua_State *L)
 {
+    tl_lua_refuse_in_sandbox(L, "tl.chart.stacked_bar");
     const char *path = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     tl_stacked_bar sp = {0};

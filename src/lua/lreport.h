@@ -14,7 +14,8 @@
 void tl_lreport_register(lua_State *L);
 
 /* Pushes the Lua form of a sheet list, {name = Table, ..., __order = {names},
- * __empty_as_newline = {name = true}}, taking the tables over (s is freed). */
+ * __empty_as_newline = {name = true}}, taking the tables over (s is freed,
+ * also when a Lua error, out of memory, is raised). */
 void tl_lreport_push_sheets(lua_State *L, tl_sheets *s);
 
 #endif

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host.h"
+#include "limits.h"
 #include "lopts.h"
 #include "lreport.h"
-#include "../report/outfile.h"
+#include "../io/outfile.h"
 #include "../report/platform.h"
 #include "../report/report.h"
 #include "../util/msort.h"
@@ -31,11 +33,39 @@ tl_table *tl_ltable_test(lua_State *L, int idx)
     return u ? u->t : NULL;
 }
 
-void tl_ltable_push(lua_State *L, tl_table *t)
+static int new_handle(lua_State *L)
 {
     ltable *u = lua_newuserdatauv(L, sizeof *u, 0);
-    u->t = t;
+    u->t = NULL;
     luaL_setmetatable(L, TL_TABLE_MT);
+    return 1;
+}
+
+/* The C memory of t, as charged to a task's memory cap (limits.h). */
+static size_t table_bytes(const tl_table *t)
+{
+    size_t b = sizeof *t + t->capcols * sizeof *t->cols + t->pool.arena_cap + (size_t)t->pool.cap * 20 +
+               (size_t)t->pool.nslots * 4;
+    for (size_t c = 0; c < t->ncols; c++) b += t->caprows * (t->cols[c].type == TL_COL_STR ? 4 : 9);
+    return b;
+}
+
+void tl_ltable_push(lua_State *L, tl_table *t)
+{
+    /* the handle is made in a protected call: when that fails (out of
+     * memory under a task's cap) t is freed before the error goes on */
+    if (!lua_checkstack(L, 2)) {
+        tl_table_free(t);
+        luaL_error(L, "stack overflow (a Table handle)");
+    }
+    lua_pushcfunction(L, new_handle);
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        tl_table_free(t);
+        lua_error(L);
+    }
+    ((ltable *)lua_touserdata(L, -1))->t = t;
+    /* a Table no one else holds was made here: a task's memory cap counts it */
+    if (atomic_load(&t->refs) == 1) tl_limits_charge_object(L, -1, table_bytes(t), "a Table");
 }
 
 static void push_cell(lua_State *L, const tl_table *t, size_t c, size_t r)
@@ -148,24 +178,39 @@ static int t_column(lua_State *L)
     return 1;
 }
 
+/* A scratch array of n entries of size w in a userdata pushed on the stack:
+ * charged to the state's memory cap and freed by the collector when a Lua
+ * error unwinds (no C buffer to leak). */
+static void *scratch(lua_State *L, size_t n, size_t w)
+{
+    if (n > (SIZE_MAX - w) / w) luaL_error(L, "too many entries (%I)", (lua_Integer)n);
+    return lua_newuserdatauv(L, (n + 1) * w, 0);
+}
+
+/* The raw length of the array argument at idx (a __len metamethod is not
+ * consulted: it could claim any size). */
+static size_t array_len(lua_State *L, int idx, const char *fn)
+{
+    luaL_argexpected(L, lua_type(L, idx) == LUA_TTABLE, idx, "table");
+    lua_Unsigned n = lua_rawlen(L, idx);
+    if (n > (lua_Unsigned)LUA_MAXINTEGER) luaL_error(L, "%s: the array is too long", fn);
+    return (size_t)n;
+}
+
 /* t:filter(function(row) return bool end) -> new table */
 static int t_filter(lua_State *L)
 {
     tl_table *t = check(L, 1);
     luaL_checktype(L, 2, LUA_TFUNCTION);
-    size_t *keep = tl_xmalloc((t->nrows + 1) * sizeof *keep), n = 0;
+    size_t *keep = scratch(L, t->nrows, sizeof *keep), n = 0;
     for (size_t r = 0; r < t->nrows; r++) {
         lua_pushvalue(L, 2);
         push_row(L, t, r);
-        if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-            free(keep);
-            return lua_error(L);
-        }
+        lua_call(L, 1, 1);
         if (lua_toboolean(L, -1)) keep[n++] = r;
         lua_pop(L, 1);
     }
     tl_ltable_push(L, tl_table_take(t, t->name, keep, n));
-    free(keep);
     return 1;
 }
 
@@ -179,48 +224,46 @@ static tl_table *copy_all(const tl_table *t)
     return out;
 }
 
-/* t:take(indices) -> new table of those rows (1-based), in that order. */
+/* t:take(indices) -> new table of those rows (1-based), in that order. The
+ * array's raw length counts (not __len); each entry must be an integer row
+ * number (an integral float is one). */
 static int t_take(lua_State *L)
 {
     tl_table *t = check(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    size_t n = (size_t)luaL_len(L, 2);
-    size_t *rows = tl_xmalloc((n + 1) * sizeof *rows);
+    size_t n = array_len(L, 2, "take");
+    size_t *rows = scratch(L, n, sizeof *rows);
     for (size_t i = 0; i < n; i++) {
-        lua_rawgeti(L, 2, (lua_Integer)i + 1);
-        lua_Integer r = lua_tointeger(L, -1);
+        int isint = 0;
+        lua_Integer r = lua_rawgeti(L, 2, (lua_Integer)i + 1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
         lua_pop(L, 1);
-        if (r < 1 || (size_t)r > t->nrows) {
-            free(rows);
-            return luaL_error(L, "take: row %d out of range 1..%d", (int)r, (int)t->nrows);
-        }
+        if (!isint) return luaL_error(L, "take: indices[%I] is not an integer row number", (lua_Integer)i + 1);
+        if (r < 1 || (lua_Unsigned)r > t->nrows)
+            return luaL_error(L, "take: row %I out of range 1..%I", r, (lua_Integer)t->nrows);
         rows[i] = (size_t)r - 1;
     }
     tl_ltable_push(L, tl_table_take(t, t->name, rows, n));
-    free(rows);
     return 1;
 }
 
-/* t:select{col, ...} -> new table with those columns, in that order. */
+/* t:select{col, ...} -> new table with those columns, in that order (the
+ * array's raw length counts; a column named twice is kept once). */
 static int t_select(lua_State *L)
 {
     tl_table *t = check(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    size_t n = (size_t)luaL_len(L, 2);
-    const char **names = tl_xmalloc((n + 1) * sizeof *names);
+    size_t n = array_len(L, 2, "select");
+    const char **names = scratch(L, n, sizeof *names);
     for (size_t i = 0; i < n; i++) {
-        lua_rawgeti(L, 2, (lua_Integer)i + 1);
+        /* strings only (a number converted here would not be kept alive by
+         * the argument table) */
+        if (lua_rawgeti(L, 2, (lua_Integer)i + 1) != LUA_TSTRING)
+            return luaL_error(L, "select: columns[%I] is a %s, not a column name", (lua_Integer)i + 1,
+                              luaL_typename(L, -1));
         names[i] = lua_tostring(L, -1);
         lua_pop(L, 1); /* the argument table keeps the string alive */
-        if (!names[i] || tl_table_col(t, names[i]) < 0) {
-            const char *bad = names[i] ? names[i] : "?";
-            free(names);
-            return luaL_error(L, "select: no column '%s'", bad);
-        }
+        if (tl_table_col(t, names[i]) < 0) return luaL_error(L, "select: no column '%s'", names[i]);
     }
     tl_table *out = copy_all(t);
     tl_table_select(out, names, n);
-    free(names);
     tl_ltable_push(L, out);
     return 1;
 }
@@ -258,10 +301,17 @@ static int t_with_column(lua_State *L)
     tl_table *t = check(L, 1);
     const char *name = luaL_checkstring(L, 2);
     luaL_checkany(L, 3);
-    if (lua_istable(L, 3) && luaL_len(L, 3) != (lua_Integer)t->nrows)
-        return luaL_error(L, "with_column: %d values for %d rows", (int)luaL_len(L, 3), (int)t->nrows);
+    lua_settop(L, 3);
+    /* #values (a __len may declare trailing nils) is only compared with the
+     * row count, never used as a size: the values are read raw, one per row */
+    if (lua_istable(L, 3)) {
+        lua_Integer n = luaL_len(L, 3);
+        if (n != (lua_Integer)t->nrows)
+            return luaL_error(L, "with_column: %I values for %I rows", n, (lua_Integer)t->nrows);
+    }
     tl_coltype type = infer_type(L, 3, t->nrows);
     tl_table *out = copy_all(t);
+    tl_ltable_push(L, out); /* owned by Lua from here: a __tostring below may raise */
     if (tl_table_col(out, name) >= 0) tl_table_drop(out, name);
     size_t c = tl_table_add_col(out, name, type);
     for (size_t r = 0; r < out->nrows; r++) {
@@ -274,7 +324,6 @@ static int t_with_column(lua_State *L)
         else tl_table_set_str(out, c, r, luaL_tolstring(L, -1, NULL)), lua_pop(L, 1);
         lua_pop(L, 1);
     }
-    tl_ltable_push(L, out);
     return 1;
 }
 
@@ -285,16 +334,19 @@ static int t_sort(lua_State *L)
     tl_sortkey keys[16];
     size_t nk = 0;
     if (lua_istable(L, 2)) {
-        for (lua_Integer i = 1; nk < 16 && lua_rawgeti(L, 2, i) == LUA_TTABLE; i++) {
-            lua_rawgeti(L, -1, 1);
+        size_t n = array_len(L, 2, "sort");
+        if (n < 1 || n > 16) return luaL_error(L, "sort: 1 to 16 keys {{col, desc}, ...}, not %I", (lua_Integer)n);
+        for (size_t i = 1; i <= n; i++) {
+            /* raw reads of strings the key tables keep alive */
+            if (lua_rawgeti(L, 2, (lua_Integer)i) != LUA_TTABLE || lua_rawgeti(L, -1, 1) != LUA_TSTRING)
+                return luaL_error(L, "sort: key %I must be {column name, desc}", (lua_Integer)i);
             lua_rawgeti(L, -2, 2);
-            keys[nk].col = luaL_checkstring(L, -2);
+            keys[nk].col = lua_tostring(L, -2);
             keys[nk].desc = lua_toboolean(L, -1);
             check_col(L, t, -2);
             nk++;
             lua_pop(L, 3);
         }
-        lua_pop(L, 1);
     } else {
         keys[0].col = luaL_checkstring(L, 2);
         keys[0].desc = lua_toboolean(L, 3);
@@ -312,6 +364,7 @@ static int t_sort(lua_State *L)
 
 static int t_write_csv(lua_State *L)
 {
+    tl_lua_refuse_in_sandbox(L, "Table:write_csv");
     tl_table *t = check(L, 1);
     const char *path = luaL_checkstring(L, 2);
     tl_outfile of;
@@ -352,20 +405,30 @@ void tl_ltable_register(lua_State *L)
 
 /* ------------------------------------------------- trace:report/table */
 
+/* opts[k] (idx a table, or not) as an optional string, left on the stack so
+ * that it stays alive (an __index metamethod may return a fresh string):
+ * NULL when nil; a Lua error "FN: K must be a string" otherwise. */
+static const char *opt_str(lua_State *L, int idx, const char *k, const char *fn)
+{
+    if (!lua_istable(L, idx)) {
+        lua_pushnil(L);
+        return NULL;
+    }
+    int ty = lua_getfield(L, idx, k);
+    if (ty == LUA_TNIL) return NULL;
+    if (ty != LUA_TSTRING) luaL_error(L, "%s: %s must be a string, not a %s", fn, k, lua_typename(L, ty));
+    return lua_tostring(L, -1);
+}
+
 /* trace:platform([opts]) -> {name=, path=, how=} (the arch a report with
  * these options would use: opts.platform, opts.arch, else detection), or
  * {how=} when there is none. */
 int tl_l_trace_platform(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
-    const char *platform = NULL, *arch_path = NULL;
-    if (lua_istable(L, 2)) {
-        lua_getfield(L, 2, "platform");
-        platform = lua_tostring(L, -1);
-        lua_getfield(L, 2, "arch");
-        arch_path = lua_tostring(L, -1);
-        lua_pop(L, 2);
-    }
+    lua_settop(L, 2);
+    const char *platform = opt_str(L, 2, "platform", "platform");
+    const char *arch_path = opt_str(L, 2, "arch", "platform");
     tl_arch arch;
     memset(&arch, 0, sizeof arch);
     tl_platform_choice pc;
@@ -390,28 +453,33 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
 {
     tl_report_opts o;
     tl_report_opts_default(&o);
-    const char *platform = NULL, *arch_path = NULL, *write_dir = NULL;
+    lua_settop(L, idx);
+    /* the string options stay on the stack (idx + 1 ..) while they are used */
+    const char *write_dir = opt_str(L, idx, "write", "report");
+    const char *platform = opt_str(L, idx, "platform", "report");
+    const char *arch_path = opt_str(L, idx, "arch", "report");
+    o.extension_path = opt_str(L, idx, "extension", "report");
+    /* name = BASE: DIR/BASE_csvs/ and DIR/BASE.xlsx (default perf_report) */
+    o.name = opt_str(L, idx, "name", "report");
+    /* an extension runs in a Lua state of its own with every library, and
+     * write = DIR writes files: neither from a rule or an analyzer */
+    if (o.extension_path) tl_lua_refuse_in_sandbox(L, "trace:report{extension = ...}");
+    if (write_dir) tl_lua_refuse_in_sandbox(L, "trace:report{write = ...}");
     if (lua_istable(L, idx)) {
         /* write = DIR: also write DIR/perf_report_csvs/ and (xlsx ~= false) DIR/perf_report.xlsx */
-        lua_getfield(L, idx, "write");
-        write_dir = lua_tostring(L, -1);
-        lua_pop(L, 1);
         o.xlsx = tl_lopt_bool(L, idx, "xlsx", 1);
-        /* name = BASE: DIR/BASE_csvs/ and DIR/BASE.xlsx (default perf_report) */
-        lua_getfield(L, idx, "name");
-        o.name = lua_tostring(L, -1);
-        lua_pop(L, 1);
         o.include_unlinked = tl_lopt_bool(L, idx, "include_unlinked", 0);
-        double micro = tl_lopt_num(L, idx, "micro_idle_thresh_us", -1);
+        /* µs -> ns: bounded so the product fits int64 */
+        double micro = tl_lopt_range(L, idx, "micro_idle_thresh_us", -1, 0, 1e12, "report");
         o.micro_idle_ns = micro >= 0 ? (int64_t)(micro * 1000.0 + 0.5) : -1;
         o.kernel_summary = tl_lopt_bool(L, idx, "kernel_summary", 1);
         o.short_kernel_study = tl_lopt_bool(L, idx, "short_kernel_study", 1);
-        o.short_threshold_us = tl_lopt_num(L, idx, "short_kernel_threshold_us", 10);
-        o.short_bins = (int)tl_lopt_num(L, idx, "short_kernel_histogram_bins", 100);
+        o.short_threshold_us = tl_lopt_range(L, idx, "short_kernel_threshold_us", 10, 0, 1e12, "report");
+        o.short_bins = (int)tl_lopt_int(L, idx, "short_kernel_histogram_bins", 100, 1, 1000000, "report");
         o.group_by_num_kernels = tl_lopt_bool(L, idx, "group_by_num_kernels", 0);
         o.coll_analysis = tl_lopt_bool(L, idx, "coll_analysis", 1);
-        o.topk_ops = (long)tl_lopt_num(L, idx, "topk_ops", 0);
-        o.topk_roofline_ops = (long)tl_lopt_num(L, idx, "topk_roofline_ops", 0);
+        o.topk_ops = (long)tl_lopt_int(L, idx, "topk_ops", 0, 0, LUA_MAXINTEGER, "report");
+        o.topk_roofline_ops = (long)tl_lopt_int(L, idx, "topk_roofline_ops", 0, 0, LUA_MAXINTEGER, "report");
         o.detect_recompute = tl_lopt_bool(L, idx, "detect_recompute", 0);
         o.include_overlap_info = tl_lopt_bool(L, idx, "include_overlap_info", 0);
         /* call-stack columns: default when the trace has python functions */
@@ -419,21 +487,12 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         /* pseudo ops: default as the trace was loaded; true on a trace loaded
          * without them: this report runs on a private copy that has them */
         o.pseudo_ops = tl_lopt_bool(L, idx, "enable_pseudo_ops", -1);
-        lua_getfield(L, idx, "platform");
-        platform = lua_tostring(L, -1);
-        lua_getfield(L, idx, "arch");
-        arch_path = lua_tostring(L, -1);
-        if (lua_getfield(L, idx, "extension") != LUA_TNIL && !lua_isstring(L, -1))
-            return luaL_error(L, "report: extension must be the path of a Lua module");
-        o.extension_path = lua_tostring(L, -1);
-        lua_pop(L, 3); /* the options table keeps the strings alive */
         /* compare = trace2: TraceDiff columns and the diff_stats sheet (the
-         * options table keeps the handle, and so the trace, alive) */
+         * handle stays on the stack, and so the trace alive) */
         if (lua_getfield(L, idx, "compare") != LUA_TNIL) {
             o.compare = tl_ltrace_test(L, -1);
             if (!o.compare) return luaL_error(L, "report: compare must be a trace (tl.load)");
         }
-        lua_pop(L, 1);
     }
     tl_arch arch;
     memset(&arch, 0, sizeof arch);

@@ -11,7 +11,8 @@
 #define TL_TABLE_MT "tracelens.table"
 
 void tl_ltable_register(lua_State *L);
-/* Pushes a userdata owning t (it takes over one reference). */
+/* Pushes a userdata owning t (it takes over one reference; when the push
+ * fails, out of memory, that reference is dropped before the error). */
 void tl_ltable_push(lua_State *L, tl_table *t);
 /* The table of a Table userdata at idx, or NULL. */
 tl_table *tl_ltable_test(lua_State *L, int idx);

@@ -4,11 +4,14 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "../json/json_text.h"
 #include "../trace/timeline.h"
 #include "../util/vec.h"
 #include "lanalysis.h"
+#include "limits.h"
+#include "lopts.h"
 #include "ltable.h"
 
 typedef struct ltrace {
@@ -163,15 +166,19 @@ void tl_lev_push(lua_State *L, tl_trace *t, uint32_t uid)
 int tl_lev_test(lua_State *L, int idx, tl_trace **t, uint32_t *uid)
 {
     levent *e = luaL_testudata(L, idx, TL_EVENT_MT);
-    if (!e) return 0;
+    if (!e || !e->t) return 0;
     *t = e->t;
     *uid = e->uid;
     return 1;
 }
 
+/* An event view; a Lua error when it is not one or was finalized (a
+ * finalizer of another object can still reach it). */
 static levent *check_event(lua_State *L, int idx)
 {
-    return luaL_checkudata(L, idx, TL_EVENT_MT);
+    levent *e = luaL_checkudata(L, idx, TL_EVENT_MT);
+    if (!e->t) luaL_error(L, "event view is closed");
+    return e;
 }
 
 static int trace_gc(lua_State *L)
@@ -184,13 +191,25 @@ static int trace_gc(lua_State *L)
 
 static int event_gc(lua_State *L)
 {
-    levent *e = check_event(L, 1);
+    levent *e = luaL_checkudata(L, 1, TL_EVENT_MT);
     tl_trace_release(e->t);
     e->t = NULL;
     return 0;
 }
 
 /* ---------------------------------------------------------- tl.load */
+
+/* The C memory of a loaded trace (columns, args, names, tree), as charged
+ * to the memory cap of a task that loads it (limits.h). */
+static size_t trace_bytes(const tl_trace *t)
+{
+    const tl_event_store *es = &t->es;
+    const tl_strpool *pools[] = {&es->names, &es->cats, &es->keys, &es->values};
+    size_t b = es->cap * 51 + es->blob_cap + es->cap_idvals * sizeof *es->idvals + es->cap_seq * 12 +
+               t->tree.n * 21 + t->tree.n_links * 16;
+    for (int i = 0; i < 4; i++) b += pools[i]->arena_cap + (size_t)pools[i]->cap * 20 + (size_t)pools[i]->nslots * 4;
+    return b;
+}
 
 int tl_l_load(lua_State *L)
 {
@@ -201,12 +220,14 @@ int tl_l_load(lua_State *L)
         o.with_python = lua_toboolean(L, -1);
         lua_getfield(L, 2, "progress");
         o.progress = lua_toboolean(L, -1);
-        lua_getfield(L, 2, "threads");
-        o.threads = (int)luaL_optinteger(L, -1, 0);
+        o.threads = (int)tl_lopt_int(L, 2, "threads", 0, 0, 1024, "tl.load");
+        o.max_value_mb = (int)tl_lopt_int(L, 2, "max_value_mb", 0, 1, TL_MAX_VALUE_MB_MAX, "tl.load");
         lua_getfield(L, 2, "enable_pseudo_ops");
         o.pseudo_ops = lua_toboolean(L, -1);
-        lua_pop(L, 4);
+        lua_pop(L, 3);
     }
+    struct stat st; /* in a task: refused when a quarter of the file is more than the cap leaves */
+    if (tl_limits_of(L) && stat(path, &st) == 0) tl_limits_need(L, (size_t)st.st_size / 4, path);
     tl_error err = {{0}};
     tl_trace *t = tl_trace_load(path, &o, &err);
     if (!t) {
@@ -215,6 +236,7 @@ int tl_l_load(lua_State *L)
     }
     tl_ltrace_push(L, t);
     tl_trace_release(t); /* the handle holds it now */
+    tl_limits_charge_object(L, -1, trace_bytes(t), path); /* a task's cap counts it while the handle lives */
     return 1;
 }
 
@@ -225,15 +247,10 @@ static double us(int64_t ns) { return (double)ns / 1000.0; }
 static int trace_timeline(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
-    int unlinked = 0;
-    int64_t micro = -1;
-    if (lua_istable(L, 2)) {
-        lua_getfield(L, 2, "include_unlinked");
-        unlinked = lua_toboolean(L, -1);
-        lua_getfield(L, 2, "micro_idle_thresh_us");
-        if (lua_isnumber(L, -1)) micro = (int64_t)(lua_tonumber(L, -1) * 1000.0 + 0.5);
-        lua_pop(L, 2);
-    }
+    int unlinked = tl_lopt_bool(L, 2, "include_unlinked", 0);
+    /* µs -> ns: bounded so the product fits int64 (NaN and infinities refused) */
+    double micro_us = tl_lopt_range(L, 2, "micro_idle_thresh_us", -1, 0, 1e12, "timeline");
+    int64_t micro = micro_us >= 0 ? (int64_t)(micro_us * 1000.0 + 0.5) : -1;
     tl_timeline tlv;
     if (tl_timeline_compute(&t->es, &t->tree, unlinked, micro, &tlv) != 0)
         return luaL_error(L, "%s: no GPU events found in the trace%s", t->path,
@@ -690,6 +707,12 @@ static const luaL_Reg trace_methods[] = {
     {"fusion_siblings", tl_l_trace_fusion_siblings}, {"fusion_diff_nodes", tl_l_trace_fusion_diff_nodes},
     {NULL, NULL}};
 
+void tl_lua_protect_metatable(lua_State *L, const char *name)
+{
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__metatable");
+}
+
 void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,
                          lua_CFunction tostring)
 {
@@ -697,8 +720,9 @@ void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, 
         lua_newtable(L);
         luaL_setfuncs(L, methods, 0);
         lua_setfield(L, -2, "__index");
-        const luaL_Reg meta[] = {{"__gc", gc}, {"__close", gc}, {"__len", len}, {"__tostring", tostring}, {NULL, NULL}};
+        const luaL_Reg meta[] = {{"__gc", gc}, {"__len", len}, {"__tostring", tostring}, {NULL, NULL}};
         luaL_setfuncs(L, meta, 0);
+        tl_lua_protect_metatable(L, mt);
     }
     lua_pop(L, 1);
 }
@@ -725,6 +749,7 @@ void tl_ltrace_register(lua_State *L)
         lua_setfield(L, -2, "__eq");
         lua_pushcfunction(L, event_tostring);
         lua_setfield(L, -2, "__tostring");
+        tl_lua_protect_metatable(L, TL_EVENT_MT);
     }
     lua_pop(L, 1);
 }

@@ -13,8 +13,15 @@
 #define TL_TRACE_MT "tracelens.trace"
 #define TL_EVENT_MT "tracelens.event"
 
-/* Registers metatable mt (once) for a closable handle type: methods as
- * __index, gc as __gc and __close, len as __len, tostring as __tostring. */
+/* Registers metatable mt (once) for a handle type: methods as __index, gc
+ * as __gc, len as __len, tostring as __tostring, and a protected metatable.
+ * There is no __close: a handle is released only when collected, so a C
+ * function holding its pointer while Lua code runs (a callback, an option
+ * table's __index) never sees it freed. */
+/* Sets __metatable of the metatable on top of the stack: getmetatable()
+ * then returns name, so Lua code cannot reach (and call) __gc, nor change
+ * the methods the C functions rely on. */
+void tl_lua_protect_metatable(lua_State *L, const char *name);
 void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,
                          lua_CFunction tostring);
 /* Registers both metatables in L (idempotent). */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../report/outfile.h"
+#include "../io/outfile.h"
 #include "../util/vec.h"
 
 static int hexval(char ch)

@@ -322,10 +322,12 @@ static void read_param(lua_State *L, tl_extension *x, tl_perf_result *r, const c
         break;
     case LUA_TSTRING: tl_pm_str(r, k, lua_tostring(L, -1)); break;
     case LUA_TTABLE: {
-        size_t n = (size_t)luaL_len(L, -1);
+        /* raw length and raw reads: no metamethod runs while v is held */
+        size_t n = (size_t)lua_rawlen(L, -1);
+        if (n > 4096) luaL_error(L, "param '%s': a list of %I entries (at most 4096)", key, (lua_Integer)n);
         int all_int = 1, all_str = 1;
         for (size_t i = 1; i <= n; i++) {
-            lua_geti(L, -1, (lua_Integer)i);
+            lua_rawgeti(L, -1, (lua_Integer)i);
             all_int &= lua_isinteger(L, -1);
             all_str &= lua_type(L, -1) == LUA_TSTRING;
             lua_pop(L, 1);
@@ -334,7 +336,7 @@ static void read_param(lua_State *L, tl_extension *x, tl_perf_result *r, const c
         if (all_int) {
             int64_t *v = tl_xmalloc((n + 1) * sizeof *v);
             for (size_t i = 1; i <= n; i++) {
-                lua_geti(L, -1, (lua_Integer)i);
+                lua_rawgeti(L, -1, (lua_Integer)i);
                 v[i - 1] = (int64_t)lua_tointeger(L, -1);
                 lua_pop(L, 1);
             }
@@ -343,7 +345,7 @@ static void read_param(lua_State *L, tl_extension *x, tl_perf_result *r, const c
         } else {
             const char **v = tl_xmalloc((n + 1) * sizeof *v);
             for (size_t i = 1; i <= n; i++) {
-                lua_geti(L, -1, (lua_Integer)i);
+                lua_rawgeti(L, -1, (lua_Integer)i);
                 v[i - 1] = lua_tostring(L, -1);
                 lua_pop(L, 1); /* the list still holds the string */
             }
@@ -410,7 +412,7 @@ static int run_main(lua_State *L)
     int ty = lua_getfield(L, 1, "params");
     if (ty != LUA_TNIL) {
         if (ty != LUA_TTABLE) return luaL_error(L, "result.params must be a list of {key, value}");
-        lua_Integer n = luaL_len(L, 2);
+        lua_Integer n = (lua_Integer)lua_rawlen(L, 2); /* raw: __len could claim any size */
         if (n > TL_PERF_MAX_PARAMS) return luaL_error(L, "result.params has more than %d entries", TL_PERF_MAX_PARAMS);
         for (lua_Integer i = 1; i <= n; i++) {
             if (lua_geti(L, 2, i) != LUA_TTABLE || lua_geti(L, -1, 1) != LUA_TSTRING)
@@ -490,7 +492,8 @@ static void plain_to_table(lua_State *L, int idx, const char *name)
     if (lua_getfield(L, idx, "rows") != LUA_TTABLE && !lua_isnil(L, -1))
         luaL_error(L, "additional_sheets: sheet '%s': rows must be a list of rows", name);
     int rows = lua_gettop(L);
-    lua_Integer nc = luaL_len(L, cols), nr = lua_isnil(L, rows) ? 0 : luaL_len(L, rows);
+    /* raw lengths: a __len metamethod could claim any size */
+    lua_Integer nc = (lua_Integer)lua_rawlen(L, cols), nr = lua_isnil(L, rows) ? 0 : (lua_Integer)lua_rawlen(L, rows);
     if (nc < 1) luaL_error(L, "additional_sheets: sheet '%s' has no columns", name);
     tl_table *t = tl_table_new(name);
     tl_ltable_push(L, t); /* owned by Lua until the caller retains it */

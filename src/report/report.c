@@ -1,6 +1,5 @@
 #include "report.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +14,7 @@
 #include "extension.h"
 #include "gpu_timeline_sheet.h"
 #include "launchers.h"
-#include "outfile.h"
+#include "../io/outfile.h"
 #include "sheets_kernels.h"
 #include "sheets_ops.h"
 #include "sheets_perf.h"
@@ -297,21 +296,6 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
 
 /* ------------------------------------------------------------ writing */
 
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[4096];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 static int write_csvs(const tl_sheets *s, const char *dir, tl_error *err)
 {
     char path[8192];
@@ -350,63 +334,72 @@ static void *csv_thread(void *arg)
     return NULL;
 }
 
+/* Everything is written into private staging directories (tl_stage:
+ * mkdtemp, so nothing can be planted there) and moved into place only when
+ * complete: the CSV directory replaces the previous one (removed without
+ * following links), the workbook replaces the previous file. A workbook
+ * named elsewhere (xlsx_path) is staged in its own directory's stage, so
+ * the final rename never crosses file systems. */
 int tl_report_write(const tl_sheets *s, const char *outdir, const tl_report_opts *o, tl_error *err)
 {
-    if (tl_mkdirs(outdir, err) != 0) return -1;
-    char final_dir[4096], tmp_dir[4096], old_dir[4096];
     const char *name = o->name ? o->name : "perf_report";
-    snprintf(final_dir, sizeof final_dir, "%s/%s_csvs", outdir, name);
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/.%s_csvs.tmp-%ld", outdir, name, (long)getpid());
-    snprintf(old_dir, sizeof old_dir, "%s/.%s_csvs.old-%ld", outdir, name, (long)getpid());
-    char xlsx_final[4096], xlsx_tmp[4200];
-    if (o->xlsx_path) snprintf(xlsx_final, sizeof xlsx_final, "%s", o->xlsx_path);
-    else snprintf(xlsx_final, sizeof xlsx_final, "%s/%s.xlsx", outdir, name);
-    snprintf(xlsx_tmp, sizeof xlsx_tmp, "%s.tmp-%ld", xlsx_final, (long)getpid());
-
+    size_t nlen = strlen(name) + 16;
+    char *csv_name = tl_xmalloc(nlen), *xlsx_name = tl_xmalloc(nlen);
+    snprintf(csv_name, nlen, "%s_csvs", name);
+    snprintf(xlsx_name, nlen, "%s.xlsx", name);
+    char *final_dir = NULL, *xlsx_final = NULL, *xlsx_parent = NULL, *stage_dir = NULL, *stage_xlsx = NULL;
+    tl_stage st = {0}, xst = {0};
+    tl_stage *xs = &st; /* where the workbook is staged */
+    int rc = -1;
+    if (tl_stage_open(&st, outdir, err) != 0) goto out;
+    final_dir = tl_xmalloc(strlen(outdir) + nlen + 2);
+    sprintf(final_dir, "%s/%s", outdir, csv_name);
+    if (o->xlsx && o->xlsx_path) {
+        xlsx_final = tl_xstrdup(o->xlsx_path);
+        xlsx_parent = tl_xstrdup(o->xlsx_path);
+        char *slash = strrchr(xlsx_parent, '/');
+        if (!slash) strcpy(xlsx_parent, ".");
+        else if (slash == xlsx_parent) slash[1] = 0;
+        else *slash = 0;
+        if (tl_stage_open(&xst, xlsx_parent, err) != 0) goto out;
+        xs = &xst;
+    } else if (o->xlsx) {
+        xlsx_final = tl_xmalloc(strlen(outdir) + nlen + 2);
+        sprintf(xlsx_final, "%s/%s", outdir, xlsx_name);
+    }
     if (o->csv) {
-        rm_tree(tmp_dir);
-        if (mkdir(tmp_dir, 0777) != 0) {
-            tl_error_set(err, "%s: cannot create directory: %s", tmp_dir, strerror(errno));
-            return -1;
+        stage_dir = tl_stage_path(&st, csv_name);
+        if (mkdir(stage_dir, 0777) != 0) {
+            tl_error_set(err, "%s: cannot create directory: %s", stage_dir, strerror(errno));
+            goto out;
         }
     }
+    if (o->xlsx) stage_xlsx = tl_stage_path(xs, xlsx_name);
     /* the CSVs on a thread of their own while the workbook is written (both
      * only read the tables); in line when no thread can be had */
-    csv_job cj = {s, tmp_dir, {{0}}, 0};
+    csv_job cj = {s, stage_dir, {{0}}, 0};
     pthread_t th;
     int threaded = o->csv && o->xlsx && pthread_create(&th, NULL, csv_thread, &cj) == 0;
     if (o->csv && !threaded) csv_thread(&cj);
-    int xrc = o->xlsx ? tl_xlsx_write(s, xlsx_tmp, err) : 0;
+    int xrc = o->xlsx ? tl_xlsx_write(s, stage_xlsx, err) : 0;
     if (threaded) pthread_join(th, NULL);
     if (cj.rc != 0 || xrc != 0) {
         if (cj.rc != 0) *err = cj.err;
-        if (o->xlsx) unlink(xlsx_tmp);
-        if (o->csv) rm_tree(tmp_dir);
-        return -1;
+        goto out;
     }
     /* everything is written: move into place */
-    if (o->csv) {
-        struct stat st;
-        int had_old = stat(final_dir, &st) == 0;
-        if (had_old && rename(final_dir, old_dir) != 0) {
-            tl_error_set(err, "%s: cannot replace: %s", final_dir, strerror(errno));
-            rm_tree(tmp_dir);
-            unlink(xlsx_tmp);
-            return -1;
-        }
-        if (rename(tmp_dir, final_dir) != 0) {
-            tl_error_set(err, "%s: cannot create: %s", final_dir, strerror(errno));
-            if (had_old) rename(old_dir, final_dir);
-            rm_tree(tmp_dir);
-            unlink(xlsx_tmp);
-            return -1;
-        }
-        if (had_old) rm_tree(old_dir);
-    }
-    if (o->xlsx && rename(xlsx_tmp, xlsx_final) != 0) {
-        tl_error_set(err, "%s: cannot create: %s", xlsx_final, strerror(errno));
-        unlink(xlsx_tmp);
-        return -1;
-    }
-    return 0;
+    if (o->csv && tl_stage_commit(&st, csv_name, final_dir, err) != 0) goto out;
+    if (o->xlsx && tl_stage_commit(xs, xlsx_name, xlsx_final, err) != 0) goto out;
+    rc = 0;
+out:
+    tl_stage_close(&st);
+    tl_stage_close(&xst);
+    free(csv_name);
+    free(xlsx_name);
+    free(final_dir);
+    free(xlsx_final);
+    free(xlsx_parent);
+    free(stage_dir);
+    free(stage_xlsx);
+    return rc;
 }

@@ -418,6 +418,13 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
 
 /* ============================================== unified_perf_summary */
 
+/* One node of the unified visit whose children are being visited. */
+struct visit_frame {
+    uint32_t u, k;    /* the node, its next child (index into tree.child) */
+    uint8_t only;     /* only the modelled, launching cpu_op children */
+    uint8_t popframe; /* a call-stack frame was pushed for it */
+};
+
 typedef struct unified {
     tl_perf_eval *pe;
     const tl_trace *t;
@@ -434,6 +441,10 @@ typedef struct unified {
     TL_VEC(uint32_t) stack;
     TL_VEC(uint32_t) bases;     /* concatenated stacks of the collected events */
     TL_VEC(size_t) base_off;    /* per collected event: offset in bases (n+1) */
+    /* the walks' explicit stacks (the call tree can be any depth): the
+     * visit's frames, and desc_has_model's (node, next child) pairs */
+    TL_VEC(struct visit_frame) walk;
+    TL_VEC(uint32_t) dstack;
 } unified;
 
 /* A frame of the call stack: re.sub(r"_\d+", "", name), for cpu_ops and
@@ -511,32 +522,62 @@ static int is_leaf(const tl_trace *t, uint32_t u)
     return t->es.cat[u] == TL_CAT_CPU_OP && leaf_search(t, u, 0);
 }
 
-/* Memoized: the visit asks it again of every node below one it asked of. */
+/* Whether a cpu_op below u (through cpu_op and python_function children)
+ * has a model and launches. Memoized: the visit asks it again of every node
+ * below one it asked of. Depth-first in child order, stopping at the first
+ * hit, on an explicit stack of (node, next child) pairs: the recursion this
+ * replaces overflowed the thread's stack on a call tree 150,000 deep. */
 static int desc_has_model(unified *U, uint32_t u)
 {
     if (U->desc_memo[u] >= 0) return U->desc_memo[u];
     const tl_tree *tr = &U->t->tree;
-    int found = 0;
-    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1] && !found; k++) {
+    U->dstack.n = 0;
+    TL_PUSH(U->dstack, u);
+    TL_PUSH(U->dstack, tr->child_off[u]);
+    while (U->dstack.n) {
+        size_t top = U->dstack.n - 2;
+        uint32_t v = U->dstack.v[top], k = U->dstack.v[top + 1];
+        if (k == tr->child_off[v + 1]) { /* no child of v has one */
+            U->desc_memo[v] = 0;
+            U->dstack.n = top;
+            continue;
+        }
+        U->dstack.v[top + 1] = k + 1;
         uint32_t c = tr->child[k];
         uint8_t cat = U->t->es.cat[c];
         if (cat != TL_CAT_CPU_OP && cat != TL_CAT_PYTHON_FUNCTION) continue;
-        found = (cat == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c)) || desc_has_model(U, c);
+        int hit = cat == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c);
+        if (!hit && U->desc_memo[c] < 0) { /* ask c first */
+            TL_PUSH(U->dstack, c);
+            TL_PUSH(U->dstack, tr->child_off[c]);
+            continue;
+        }
+        if (!hit && !U->desc_memo[c]) continue;
+        /* a hit below v: v and every node under which it was asked have one */
+        for (size_t i = 0; i < U->dstack.n; i += 2) U->desc_memo[U->dstack.v[i]] = 1;
+        U->dstack.n = 0;
     }
-    U->desc_memo[u] = (int8_t)found;
-    return found;
+    return U->desc_memo[u];
 }
 
+/* The launching cpu_ops below u (through cpu_op children only) named main
+ * (any name when NULL); an explicit stack, as the tree can be any depth. */
 static size_t count_named(const tl_trace *t, uint32_t u, const char *main)
 {
     size_t n = 0;
     const tl_tree *tr = &t->tree;
-    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
-        uint32_t c = tr->child[k];
-        if (t->es.cat[c] != TL_CAT_CPU_OP) continue;
-        if (launches(t, c) && (!main || !strcmp(tl_es_name(&t->es, c), main))) n++;
-        n += count_named(t, c, main);
+    TL_VEC(uint32_t) st = {0};
+    TL_PUSH(st, u);
+    while (st.n) {
+        uint32_t v = st.v[--st.n];
+        for (uint32_t k = tr->child_off[v]; k < tr->child_off[v + 1]; k++) {
+            uint32_t c = tr->child[k];
+            if (t->es.cat[c] != TL_CAT_CPU_OP) continue;
+            if (launches(t, c) && (!main || !strcmp(tl_es_name(&t->es, c), main))) n++;
+            TL_PUSH(st, c);
+        }
     }
+    free(st.v);
     return n;
 }
 
@@ -563,19 +604,6 @@ static uint32_t sole_bwd(unified *U, uint32_t u)
     return st == TL_PERF_OK ? fwd : TL_NOUID;
 }
 
-static void visit(unified *U, uint32_t u);
-
-static void visit_children(unified *U, uint32_t u, int only_model_cpu_ops)
-{
-    const tl_tree *tr = &U->t->tree;
-    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
-        uint32_t c = tr->child[k];
-        if (only_model_cpu_ops && !(U->t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c)))
-            continue;
-        visit(U, c);
-    }
-}
-
 static int launches_comm(const tl_trace *t, uint32_t u)
 {
     const tl_tree *tr = &t->tree;
@@ -584,39 +612,23 @@ static int launches_comm(const tl_trace *t, uint32_t u)
     return 0;
 }
 
-static void visit_node(unified *U, uint32_t u);
-
-static void visit(unified *U, uint32_t u)
-{
-    if (U->visited[u]) return;
-    U->visited[u] = 1;
-    if (!U->t->tree.with_python) {
-        if (U->t->es.cat[u] == TL_CAT_CPU_OP) visit_node(U, u);
-        return;
-    }
-    uint32_t f = U->callstack ? frame_of(U, u) : UINT32_MAX;
-    if (f != UINT32_MAX) TL_PUSH(U->stack, f);
-    visit_node(U, u);
-    if (f != UINT32_MAX) U->stack.n--;
-}
-
-static void visit_node(unified *U, uint32_t u)
+/* §7.6 for a node the visit enters (its call-stack frame already pushed):
+ * collects it or not, and says which of its children the visit goes on to:
+ * -1 none, 0 all, 1 only the modelled, launching cpu_ops. */
+static int visit_node(unified *U, uint32_t u)
 {
     const tl_trace *t = U->t;
-    if (!launches(t, u)) return;
+    if (!launches(t, u)) return -1;
     if (has_model(U, u)) {
         collect(U, u);
-        return;
+        return -1;
     }
     if (sole_bwd(U, u) != TL_NOUID) {
-        if (desc_has_model(U, u)) visit_children(U, u, 0);
-        else collect(U, u);
-        return;
+        if (desc_has_model(U, u)) return 0;
+        collect(U, u);
+        return -1;
     }
-    if (desc_has_model(U, u)) {
-        visit_children(U, u, 0);
-        return;
-    }
+    if (desc_has_model(U, u)) return 0;
     if (is_leaf(t, u)) {
         const tl_tree *tr = &t->tree;
         int direct_model = 0;
@@ -624,11 +636,53 @@ static void visit_node(unified *U, uint32_t u)
             uint32_t c = tr->child[k];
             direct_model = t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(t, c);
         }
-        if (direct_model) visit_children(U, u, 1);
-        else if (!launches_comm(t, u)) collect(U, u);
+        if (direct_model) return 1;
+        if (!launches_comm(t, u)) collect(U, u);
+        return -1;
+    }
+    return 0;
+}
+
+/* Enters u: marked visited, its call-stack frame pushed, decided; a node
+ * whose children are to be visited goes on the walk's stack. */
+static void visit_enter(unified *U, uint32_t u)
+{
+    if (U->visited[u]) return;
+    U->visited[u] = 1;
+    uint32_t f = UINT32_MAX;
+    if (!U->t->tree.with_python) {
+        if (U->t->es.cat[u] != TL_CAT_CPU_OP) return;
+    } else {
+        f = U->callstack ? frame_of(U, u) : UINT32_MAX;
+        if (f != UINT32_MAX) TL_PUSH(U->stack, f);
+    }
+    int only = visit_node(U, u);
+    if (only < 0) {
+        if (f != UINT32_MAX) U->stack.n--;
         return;
     }
-    visit_children(U, u, 0);
+    struct visit_frame fr = {u, U->t->tree.child_off[u], (uint8_t)only, f != UINT32_MAX};
+    TL_PUSH(U->walk, fr);
+}
+
+/* The visit of §7.6 from root, depth-first in child order: iterative (an
+ * explicit stack of frames), as the call tree can be any depth. */
+static void visit(unified *U, uint32_t root)
+{
+    const tl_tree *tr = &U->t->tree;
+    U->walk.n = 0;
+    visit_enter(U, root);
+    while (U->walk.n) {
+        struct visit_frame *fr = &U->walk.v[U->walk.n - 1];
+        if (fr->k == tr->child_off[fr->u + 1]) {
+            if (fr->popframe) U->stack.n--;
+            U->walk.n--;
+            continue;
+        }
+        uint32_t c = tr->child[fr->k++];
+        if (fr->only && !(U->t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c))) continue;
+        visit_enter(U, c); /* may grow the stack: fr is not used after */
+    }
 }
 
 static int by_ts(void *ctx, size_t a, size_t b)
@@ -1017,15 +1071,38 @@ static void unified_rows(unified *U, urows *rows)
                 launches(t, (uint32_t)u))
                 visit(U, (uint32_t)u);
     TL_VEC(size_t) roots = {0};
+    /* per event off the cpu_ops: 1 a cpu_op above it, 2 none, 0 not known
+     * yet; each parent walk stops at a known one (a deep python stack with
+     * an op at every level stays linear) */
+    uint8_t *above = tl_xcalloc(es->n + 1, 1);
+    TL_VEC(uint32_t) path = {0};
     for (size_t u = 0; u < es->n; u++) {
         if (es->cat[u] != TL_CAT_CPU_OP || tr->in_tree[u] != 1) continue;
-        int root = 1;
-        for (uint32_t p = tr->parent[u]; p != TL_NOUID && root; p = tr->parent[p]) root = es->cat[p] != TL_CAT_CPU_OP;
-        if (root) TL_PUSH(roots, u);
+        uint8_t res = 2;
+        path.n = 0;
+        for (uint32_t p = tr->parent[u]; p != TL_NOUID; p = tr->parent[p]) {
+            if (es->cat[p] == TL_CAT_CPU_OP) {
+                res = 1;
+                break;
+            }
+            if (above[p]) {
+                res = above[p];
+                break;
+            }
+            TL_PUSH(path, p);
+        }
+        for (size_t k = 0; k < path.n; k++) above[path.v[k]] = res;
+        if (res == 2) TL_PUSH(roots, u);
     }
+    free(path.v);
+    free(above);
     tl_msort(roots.v, roots.n, by_ts, (void *)es->ts);
     for (size_t i = 0; i < roots.n; i++) visit(U, (uint32_t)roots.v[i]);
     free(roots.v);
+    free(U->walk.v);
+    free(U->dstack.v);
+    memset(&U->walk, 0, sizeof U->walk);
+    memset(&U->dstack, 0, sizeof U->dstack);
 
     /* rows: collected events, then synthetic ops for uncovered kernels */
     uint8_t *covered = tl_xcalloc(es->n + 1, 1);

@@ -461,7 +461,7 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
         size_t r = g->v[i];
         if (tl_table_is_null(src, (size_t)col, r)) continue;
         if (c->type != TL_COL_F64) {
-            isum += c->v.i[r];
+            isum = (int64_t)((uint64_t)isum + (uint64_t)c->v.i[r]); /* wraps as numpy's int64 sum does, no UB */
             if (c->v.i[r] < imin) imin = c->v.i[r];
             if (c->v.i[r] > imax) imax = c->v.i[r];
         }

@@ -18,7 +18,11 @@ typedef struct tl_load_opts {
     int progress;           /* print progress to stderr */
     int threads;            /* scan threads for plain files (0 = one per core) */
     int pseudo_ops;         /* run the pseudo-op pass after the tree (--enable_pseudo_ops) */
+    int max_value_mb;       /* the largest single JSON value in MiB, 1..TL_MAX_VALUE_MB_MAX (0 = 64) */
 } tl_load_opts;
+
+#define TL_MAX_VALUE_MB_DEFAULT 64
+#define TL_MAX_VALUE_MB_MAX 4095
 
 typedef struct tl_trace {
     tl_event_store es;

@@ -12,7 +12,9 @@
  *      flags, name, ph, cat, corr, pid/tid and args (compared by value, as
  *      ids may differ), and the same top-level keys and metadata;
  *   4. so does the parallel scan (opts.parts = 2..4 from the second byte),
- *      which cuts the file at likely event starts and joins the parts.
+ *      which cuts the file at likely event starts and joins the parts;
+ *   5. with a value limit small enough to be hit (8..127 bytes, from the
+ *      last byte), the buffer, chunked and parallel scans still agree.
  *   abort() on any mismatch so libFuzzer records the input.
  * Gzip input (magic 1f 8b) still goes through tl_scan_file, to exercise the
  * decompressor, but is not compared (the buffer scanner reads it raw). */
@@ -224,6 +226,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     file_scan("chunked", path, &chunked, &es, rc, &err, !gzip);
     tl_scan_opts parallel = {.buffer_bytes = bufsz, .parts = size > 1 ? 2 + data[1] % 3 : 2};
     if (!gzip) file_scan("parallel", path, &parallel, &es, rc, &err, 1);
+    tl_es_free(&es);
+    tl_scan_opts lim = {.max_value_bytes = size ? 8 + data[size - 1] % 120 : 8};
+    tl_es_init(&es);
+    rc = tl_scan_buffer_opts("fuzz", (const char *)data, size, &lim, &es, &err);
+    chunked.max_value_bytes = parallel.max_value_bytes = lim.max_value_bytes;
+    file_scan("limited chunked", path, &chunked, &es, rc, &err, !gzip);
+    if (!gzip) file_scan("limited parallel", path, &parallel, &es, rc, &err, 1);
     tl_es_free(&es);
     return 0;
 }

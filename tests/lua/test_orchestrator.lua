@@ -75,6 +75,15 @@ end
 T.check(warnings:find("this rule is broken", 1, true), "the error text is given")
 T.check(not warnings:find("fine", 1, true), "the working rule is not a warning")
 T.check(read(tmp .. "/out/category_findings/fine_findings.md"), "the working rule wrote its findings")
+-- every rule that ran is listed in the Appendix with its file; the run
+-- record names the trace and every findings file
+local rules_section = report:match("### Rules\n(.*)$") or ""
+T.check(rules_section:find("- `fine`: `rules/fine.lua`", 1, true), "the rule listed with its path: " .. rules_section)
+T.check(rules_section:find("- `raises`: `rules/raises.lua` (failed)", 1, true), "a failed rule is marked: "
+  .. rules_section)
+local run = read(tmp .. "/out/metadata/tracelens_run.json") or ""
+T.check(run:find('"trace_path": "' .. trace, 1, true) and run:find('"category_findings/fine_findings.md"', 1, true),
+  "metadata/tracelens_run.json names the trace and the files")
 local vok, vcode, vout = T.run(string.format("%s validate %s", T.q(bin), T.q(tmp .. "/out")))
 T.check(vok, "the report with failed rules passes tracelens validate (exit " .. tostring(vcode) .. ")\n" .. vout)
 

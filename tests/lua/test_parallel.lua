@@ -16,7 +16,7 @@ local tasks = {
   {code = "local t = {} for i = 1, 1e8 do t[i] = i end return #t", name = "=hog"},
   {code = "return {os = os.execute, io = io, dofile = dofile, loadfile = loadfile, clock = type(os.clock)}"},
   {code = "return require('cjson').encode({1, 2})"},
-  {code = "local ok, e = pcall(load, string.dump(function() end)) return tostring(ok) .. ':' .. tostring(e)"},
+  {code = "local ok, f, e = pcall(load, string.dump(function() end)) return tostring(ok) .. ':' .. type(f) .. ':' .. tostring(e)"},
   {code = "local e = ... return {name = e.name, uid = e.uid, launcher = e:launcher() and e:launcher().name}",
    args = {trace:node(806)}},
   {script = root .. "/tests/lua/parallel_task.lua", args = {trace, 3}},
@@ -42,7 +42,9 @@ if r[6].ok then
   T.eq(r[6].value.clock, "function", "os.clock in tasks")
 end
 T.eq(r[7].value, "[1,2]", "cjson preloaded in tasks")
-T.check(r[8].ok and r[8].value:find("^true:") == nil, "binary chunks refused: " .. tostring(r[8].value))
+T.check(r[8].ok and r[8].value:find("^true:nil:.*binary chunk") ~= nil, "binary chunks refused: " .. tostring(r[8].value))
+local lr = tl.parallel({{code = "return load('return 40 + 2')()"}})
+T.check(lr[1].ok and lr[1].value == 42, "load of a text chunk in a task: " .. tostring(lr[1].error))
 T.eq(r[9].value and r[9].value.uid, 806, "event views pass through args")
 T.eq(r[9].value and r[9].value.launcher, trace:node(806):launcher().name, "launcher inside a task")
 T.check(r[10].ok and r[10].value == 3 * #trace, "script task with args: " .. tostring(r[10].error))

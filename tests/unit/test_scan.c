@@ -279,9 +279,189 @@ static void parallel_parts(void)
     CHECK_I64(tl_scan_file(path, &x, &four, &e2), -1);
     tl_es_free(&x);
     CHECK_STR(e2.msg, e1.msg);
+    /* the value limit: the first event longer than it fails, in any part */
+    bad[6] = '1';
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(write(fd, doc, len) == (ssize_t)len);
+    close(fd);
+    size_t longest = 0;
+    for (const char *q = strstr(doc, "[\n{") + 2, *next; q; q = next) {
+        next = strstr(q + 1, ",\n{");
+        size_t n = next ? (size_t)(next - q) : (size_t)(strstr(q, "\n]") - q);
+        if (n > longest) longest = n;
+        if (next) next += 2;
+    }
+    tl_scan_opts lim1 = {.parts = 1, .max_value_bytes = longest - 1};
+    tl_es_init(&x);
+    CHECK_I64(tl_scan_file(path, &x, &lim1, &e1), -1);
+    tl_es_free(&x);
+    CHECK(strstr(e1.msg, "an event of more than") != NULL);
+    for (int parts = 2; parts <= 5; parts++) {
+        tl_scan_opts limn = {.parts = parts, .max_value_bytes = longest - 1};
+        tl_es_init(&x);
+        CHECK_I64(tl_scan_file(path, &x, &limn, &e2), -1);
+        tl_es_free(&x);
+        CHECK_STR(e2.msg, e1.msg);
+    }
     unlink(path);
     tl_es_free(&seq);
     free(doc);
+}
+
+/* ------------------------------------------------ hostile input (issue 10) */
+
+/* Scans doc (len bytes) with the value limit max from memory and from a file
+ * with read buffers of 1..64 bytes and the default; all must agree (return
+ * code and error text past the name). Returns the in-memory result. */
+static int scan_limited(const char *doc, size_t len, uint64_t max, tl_event_store *es, tl_error *err)
+{
+    tl_scan_opts lim = {.max_value_bytes = max};
+    tl_es_init(es);
+    int rc = tl_scan_buffer_opts("doc", doc, len, &lim, es, err);
+    char path[] = "/tmp/tl_test_limit_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return rc;
+    CHECK(write(fd, doc, len) == (ssize_t)len);
+    close(fd);
+    for (size_t bufsz = 1; bufsz <= 128; bufsz = bufsz < 8 ? bufsz + 1 : bufsz * 2) {
+        tl_event_store e2;
+        tl_error err2;
+        tl_es_init(&e2);
+        tl_scan_opts o = {.buffer_bytes = bufsz == 128 ? 0 : bufsz, .max_value_bytes = max, .parts = 1};
+        int rc2 = tl_scan_file(path, &e2, &o, &err2);
+        CHECK_I64(rc2, rc);
+        if (rc == 0 && rc2 == 0) same_store(es, &e2, "limited scan");
+        if (rc != 0 && rc2 != 0 && !strstr(err2.msg, strchr(err->msg, ':'))) {
+            tl_test_state.failures++;
+            fprintf(stderr, "buffer %zu: \"%s\" vs \"%s\"\n", bufsz, err2.msg, err->msg);
+        }
+        tl_es_free(&e2);
+    }
+    unlink(path);
+    return rc;
+}
+
+static void limited(const char *doc, uint64_t max, const char *want)
+{
+    tl_event_store es;
+    tl_error err = {{0}};
+    int rc = scan_limited(doc, strlen(doc), max, &es, &err);
+    if (!want) {
+        CHECK_I64(rc, 0);
+        if (rc) fprintf(stderr, "unexpected error: %s\n", err.msg);
+    } else {
+        CHECK_I64(rc, -1);
+        if (rc == -1 && strcmp(err.msg, want) != 0) {
+            tl_test_state.failures++;
+            fprintf(stderr, "error \"%s\", expected \"%s\"\n", err.msg, want);
+        }
+    }
+    tl_es_free(&es);
+}
+
+/* A repeated character, for building documents. */
+static char *rep(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+    memset(s, c, n);
+    s[n] = 0;
+    return s;
+}
+
+/* One JSON value (an event, a top-level key or value) may span at most the
+ * limit; the message names a string, number or whitespace run that alone
+ * passes it, else the value; whitespace between values never counts. The
+ * same whatever the read buffer. */
+static void value_limit(void)
+{
+    char *doc = malloc(65536);
+    const size_t docsz = 65536;
+    char *a = rep('a', 100), *d = rep('7', 100), *sp = rep(' ', 3000);
+    /* exactly at the limit, and one byte over */
+    limited("{\"traceEvents\":[{\"name\":\"aaaaaaaaaa\"}]}", 21, NULL);
+    limited("{\"traceEvents\":[{\"name\":\"aaaaaaaaaa\"}]}", 20, "doc: byte 16 (event 0): an event of more than 20 bytes (the limit for one JSON value; max_value_mb raises it)");
+    snprintf(doc, docsz, "{\"traceEvents\":[{\"ph\":\"X\"},{\"name\":\"%s\",\"ph\":\"X\"}]}", a);
+    limited(doc, 64, "doc: byte 35 (event 1): a string of more than 64 bytes (the limit for one JSON value; max_value_mb raises it)");
+    limited(doc, 200, NULL);
+    snprintf(doc, docsz, "{\"traceEvents\":[{\"ts\":%s}]}", d);
+    limited(doc, 64, "doc: byte 22 (event 0): a number of more than 64 bytes (the limit for one JSON value; max_value_mb raises it)");
+    snprintf(doc, docsz, "{\"traceEvents\":[{\"ph\":\"X\",%s\"ts\":1}]}", sp);
+    limited(doc, 1000, "doc: byte 26 (event 0): a run of whitespace of more than 1000 bytes (the limit for one JSON value; max_value_mb raises it)");
+    /* many small strings: the event is what is too big */
+    snprintf(doc, docsz, "{\"traceEvents\":[{\"args\":{\"a\":\"%.40s\",\"b\":\"%.40s\",\"c\":\"%.40s\"}}]}", a, a, a);
+    limited(doc, 100, "doc: byte 16 (event 0): an event of more than 100 bytes (the limit for one JSON value; max_value_mb raises it)");
+    /* a string that starts late in an event, crosses the limit, but is not itself longer */
+    snprintf(doc, docsz, "{\"traceEvents\":[{\"args\":{\"a\":\"%.60s\",\"b\":\"%.60s\"}}]}", a, a);
+    limited(doc, 100, "doc: byte 16 (event 0): an event of more than 100 bytes (the limit for one JSON value; max_value_mb raises it)");
+    /* top level: a value, a key */
+    snprintf(doc, docsz, "{\"deviceProperties\":[{\"name\":\"%.60s\"},{\"name\":\"%.60s\"}],\"traceEvents\":[]}", a, a);
+    limited(doc, 100, "doc: byte 20: a top-level value of more than 100 bytes (the limit for one JSON value; max_value_mb raises it)");
+    snprintf(doc, docsz, "{\"%s\":1,\"traceEvents\":[]}", a);
+    limited(doc, 64, "doc: byte 1: a string of more than 64 bytes (the limit for one JSON value; max_value_mb raises it)");
+    /* whitespace between values streams by, however long */
+    snprintf(doc, docsz, "%s{%s\"traceEvents\"%s:%s[%s{\"ph\":\"X\"}%s,%s{\"ph\":\"X\"}%s]%s,%s\"a\"%s:%s1%s}%s", sp,
+             sp, sp, sp, sp, sp, sp, sp, sp, sp, sp, sp, sp, sp);
+    limited(doc, 16, NULL);
+    /* a value cut short at the end of the data: too big before truncated */
+    snprintf(doc, docsz, "{\"traceEvents\":[{\"name\":\"%s", a);
+    limited(doc, 64, "doc: byte 24 (event 0): a string of more than 64 bytes (the limit for one JSON value; max_value_mb raises it)");
+    limited(doc, 1000, "doc: byte 125 (event 0): unexpected end of data inside traceEvents (truncated file?)");
+    free(a);
+    free(d);
+    free(sp);
+    free(doc);
+}
+
+static void bad_s(const char *doc, const char *want) { bad(doc, strlen(doc), want); }
+
+/* Timestamps and durations whose arithmetic would overflow int64 are input
+ * errors (issue 10 item 11: ts -9223372036854775 us made the GPU timeline
+ * overflow and report a negative total time). */
+static void time_bounds(void)
+{
+    bad_s("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":-9223372036854775,\"dur\":1}]}",
+        "ts out of range");
+    bad_s("{\"traceEvents\":[{\"ts\":4000000000000000.001}]}", "ts out of range");
+    bad_s("{\"traceEvents\":[{\"ts\":-1000000000000000.001}]}", "ts out of range");
+    bad_s("{\"traceEvents\":[{\"ts\":1,\"dur\":1000000000000001}]}", "dur out of range");
+    bad_s("{\"traceEvents\":[{\"ts\":1,\"dur\":-1000000000000001}]}", "dur out of range");
+    tl_event_store es;
+    tl_error err;
+    const char *edge = "{\"traceEvents\":[{\"ts\":4000000000000000,\"dur\":1000000000000000},"
+                       "{\"ts\":-1000000000000000,\"dur\":-1000000000000000}]}";
+    CHECK_I64(scan_both(edge, &es, &err), 0);
+    if (es.n == 2) {
+        CHECK_I64(es.ts[0] + es.dur[0], (int64_t)5000000000000000000);
+        CHECK_I64(es.ts[1], TL_TS_MIN_NS);
+    }
+    tl_es_free(&es);
+    /* every duration in range, but together more than the bound */
+    const char *sum = "{\"traceEvents\":[{\"ts\":0,\"dur\":600000000000000},{\"ts\":0,\"dur\":-5},"
+                      "{\"ts\":0,\"dur\":600000000000000}]}";
+    CHECK_I64(scan_both(sum, &es, &err), -1);
+    CHECK_STR(err.msg, "doc: event 2: the durations of the events add up to more than 1e15 us (out of range)");
+    tl_es_free(&es);
+}
+
+/* A \u0000 escape would cut a name short (names, categories, pid/tid text
+ * and keys are C strings downstream): refused there, with the place; args
+ * values keep it (they are raw JSON text). */
+static void nul_escapes(void)
+{
+    bad_s("{\"traceEvents\":[{\"name\":\"aten::mm\\u0000hidden\"}]}", "byte 24 (event 0): a \\u0000 escape in an event name");
+    bad_s("{\"traceEvents\":[{\"cat\":\"ker\\u0000nel\"}]}", "a \\u0000 escape in a category");
+    bad_s("{\"traceEvents\":[{\"pid\":\"p\\u0000\"}]}", "a \\u0000 escape in a pid or tid");
+    bad_s("{\"traceEvents\":[{\"args\":{\"k\\u0000\":1}}]}", "a \\u0000 escape in an args key");
+    bad_s("{\"a\\u0000\":1,\"traceEvents\":[]}", "byte 1: a \\u0000 escape in a top-level key");
+    tl_event_store es;
+    tl_error err;
+    CHECK_I64(scan_both("{\"traceEvents\":[{\"name\":\"ok\",\"args\":{\"v\":\"x\\u0000y\"}}]}", &es, &err), 0);
+    uint32_t k = tl_strpool_find(&es.keys, "v", 1);
+    int isint;
+    uint32_t raw = k == UINT32_MAX ? UINT32_MAX : tl_es_arg_raw(&es, 0, k, &isint);
+    CHECK(raw != UINT32_MAX);
+    if (raw != UINT32_MAX) CHECK_STR(tl_strpool_get(&es.values, raw), "\"x\\u0000y\"");
+    tl_es_free(&es);
 }
 
 void suite_scan(void)
@@ -290,4 +470,7 @@ void suite_scan(void)
     time_parsing();
     awkward_input();
     bad_input();
+    value_limit();
+    time_bounds();
+    nul_escapes();
 }

@@ -11,6 +11,11 @@
 -- holding "Status: ERROR" is a failed analyzer, which the report leaves out
 -- and lists under ## Warnings (the reference's load_findings split): also a
 -- note.
+--
+-- With Level 1 every findings and metrics file must also belong to the
+-- analysis the directory's metadata names (tracelens.validate.files): a file
+-- left by another analysis fails the directory.
+local files = require "tracelens.validate.files"
 local findings = require "tracelens.validate.findings"
 local markers = require "tracelens.validate.markers"
 local outdir = require "tracelens.validate.outdir"
@@ -107,9 +112,10 @@ end
 --- Runs the levels in opts.levels (a set of 1, 2, 3; default all) on out
 --- with opts.scope (nil = from the manifest). Returns
 --- {out, findings = {{rel, path, tier, passed, errors, note}...} (Level 1),
+---  files = the errors of files that do not belong to this analysis (Level 1),
 ---  outputs = Level 2 results or nil, outputs_error = why Level 2 could not
 ---  run, report = {passed, messages} (Level 3), passed = Level 3 and every
----  Level 1 file passed or noted}.
+---  Level 1 file passed or noted, and no stray file}.
 function M.validate(out, opts)
   opts = opts or {}
   local levels = opts.levels or { [1] = true, [2] = true, [3] = true }
@@ -119,6 +125,8 @@ function M.validate(out, opts)
     for _, f in ipairs(r.findings) do
       if not f.passed and not f.note then r.passed = false end
     end
+    r.files = files.check(out)
+    if #r.files > 0 then r.passed = false end
   end
   if levels[2] then
     local ok, res = pcall(outputs.validate, out)
@@ -153,6 +161,7 @@ function M.format(r)
   if r.findings then
     if titled then lines[#lines + 1] = "Level 1: findings files" end
     format_level1(r.findings, lines)
+    for _, e in ipairs(r.files or {}) do lines[#lines + 1] = "  FAIL  " .. e end
   end
   if r.outputs or r.outputs_error then
     if titled then lines[#lines + 1] = "\nLevel 2: cross-checks (warnings only)" end
@@ -169,6 +178,7 @@ function M.format(r)
     for _, f in ipairs(r.findings or {}) do
       if not f.passed and not f.note then failed[#failed + 1] = f.rel end
     end
+    if #(r.files or {}) > 0 then failed[#failed + 1] = "files not of this analysis" end
     lines[#lines + 1] = #failed == 0 and "\nRESULT: PASS" or "\nRESULT: FAIL (" .. table.concat(failed, ", ") .. ")"
   end
   return table.concat(lines, "\n") .. "\n"

@@ -1,6 +1,7 @@
 -- tracelens.validate.findings — Level 1: one subagent findings file
 -- (analysis-layer.md §12.3, agents-and-report.md §6.1).
 local json = require "tracelens.json"
+local md = require "tracelens.md"
 local markers = require "tracelens.validate.markers"
 local outdir = require "tracelens.validate.outdir"
 local rules = require "tracelens.validate.rules"
@@ -15,22 +16,26 @@ local function relaxed_empty(tier, metrics)
   return json.is_arr(cf) and #cf == 0
 end
 
--- The non-empty strings of operations[].<key>, as a set (nil when none).
+-- The non-empty strings of operations[].<key> as table cells (md.cell, as
+-- the writers escape them; a value without Markdown specials is itself), as
+-- a set (nil when none).
 local function operation_strings(metrics, key)
   local set, any = {}, false
   for _, op in ipairs(outdir.list(metrics, "operations")) do
     local v = outdir.field(op, key)
     if type(v) == "string" and v ~= "" then
-      set[v] = true
+      set[text.strip(md.cell(v))] = true
       any = true
     end
   end
   return any and set or nil
 end
 
--- Cells of a table line: strip, trim the outer pipes, split, strip each.
+-- Cells of a table line: strip, trim the outer pipes, split at the
+-- unescaped pipes (an escaped `\|` is part of a cell, as GFM reads it),
+-- strip each.
 local function cells_of(line)
-  local cells = text.split(text.strip(text.strip(line), "|"), "|")
+  local cells = md.split_pipes(text.strip(text.strip(line), "|"))
   for i, c in ipairs(cells) do cells[i] = text.strip(c) end
   return cells
 end

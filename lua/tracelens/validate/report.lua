@@ -4,6 +4,7 @@
 -- cells, Kernel Fusion Impact format, priority consistency (R1-R4),
 -- reasoning-candidate counts (R5), report markers.
 local json = require "tracelens.json"
+local md = require "tracelens.md"
 local markers = require "tracelens.validate.markers"
 local outdir = require "tracelens.validate.outdir"
 local rules = require "tracelens.validate.rules"
@@ -49,9 +50,10 @@ local function placeholder_messages(s)
 end
 
 -- Cells split as the reference's report scan does: strip("|") only, so an
--- indented row shifts its cells [KEEP, Q13].
+-- indented row shifts its cells [KEEP, Q13]; an escaped `\|` is part of a
+-- cell (GFM).
 local function pipe_cells(line)
-  local cells = text.split(text.strip(line, "|"), "|")
+  local cells = md.split_pipes(text.strip(line, "|"))
   for i, c in ipairs(cells) do cells[i] = text.strip(c) end
   return cells
 end
@@ -258,7 +260,8 @@ function M.validate_text(s, opts)
 end
 
 --- The union of operations[].args (strings) over every
---- category_data/*_metrics.json; nil when the directory is missing.
+--- category_data/*_metrics.json, as table cells (md.cell, as written); nil
+--- when the directory is missing.
 function M.valid_args(out)
   local dir = text.join(out, "category_data")
   if outdir.kind(dir) ~= "directory" then return nil end
@@ -267,7 +270,7 @@ function M.valid_args(out)
     if text.endswith(name, "_metrics.json") then
       for _, op in ipairs(outdir.list(outdir.load_json(text.join(dir, name)), "operations")) do
         local args = outdir.field(op, "args")
-        if type(args) == "string" then valid[args] = true end
+        if type(args) == "string" then valid[text.strip(md.cell(args))] = true end
       end
     end
   end

@@ -1,0 +1,85 @@
+-- tracelens.md — text that comes from a trace or a user (op, kernel, module
+-- and device names, argument types, rule names, error messages) written into
+-- Markdown so that it reads as itself and cannot change the document's
+-- structure: a name with `|` does not split a table row, a newline does not
+-- end a card line or start a heading, a backtick does not end a code span,
+-- `<script>` or `<!-- ... -->` is not raw HTML or a marker.
+--
+-- Owns the one escaping every Markdown writer uses (the analyzers, the
+-- findings and system findings files, analysis.md) and the validators use to
+-- compare a table cell with the value it shows (they compare in escaped form:
+-- cell(value) == the cell's text). Text without special characters is left
+-- unchanged, so the usual names read exactly as before:
+--
+--   text(s)     inline text (a sentence, a card line, a list item)
+--   cell(s)     a table cell: text(s) with `|` escaped as `\|`
+--   code(s)     a code span with a fence longer than any backtick run in s
+--               (in_cell: pipes escaped too, as GFM tables require)
+--   heading(s)  text(s) whose trailing `#` is not taken as a closing sequence
+--   split_pipes(s)  a table row's text split at its unescaped pipes
+local M = {}
+
+-- One line: line breaks and tabs become spaces, other control characters
+-- U+FFFD (a terminal showing the file runs no escape sequence).
+local function one_line(s)
+  s = tostring(s):gsub("[\r\n\t\v\f]", " ")
+  return (s:gsub("[\0-\8\14-\31\127]", "\u{FFFD}"))
+end
+M.one_line = one_line
+
+-- Whether the "<" at i of s could open raw HTML (a tag, a closing tag, a
+-- comment, a declaration or a processing instruction). "<br>", the line
+-- break the Args and kernel-name cells use between entries, is kept; so is
+-- a C++ template argument such as "<4, float>" or "<c10::Half, float>".
+local function html_start(s, i)
+  local rest = s:sub(i + 1, i + 64)
+  if rest:find("^[!?]") then return true end
+  if rest:sub(1, 3) == "br>" then return false end
+  local after = rest:match("^/?[A-Za-z][A-Za-z0-9%-]*(.?)")
+  return after ~= nil and (after == "" or after:find("^[%s/>]") ~= nil)
+end
+
+--- Inline text: one line; backslashes and backticks escaped; a `<` that
+--- could open HTML and an `&` that could start an entity written as
+--- entities.
+function M.text(s)
+  s = one_line(s):gsub("\\", "\\\\"):gsub("`", "\\`"):gsub("&(#?%w+;)", "&amp;%1")
+  return (s:gsub("()<", function(i) return html_start(s, i) and "&lt;" or "<" end))
+end
+
+--- A table cell: inline text with its pipes escaped.
+function M.cell(s) return (M.text(s):gsub("|", "\\|")) end
+
+--- A code span of s: a fence one backtick longer than the longest run in s,
+--- a space inside it when s starts or ends with a backtick. in_cell: the
+--- span sits in a table cell (pipes escaped, which GFM undoes inside spans).
+function M.code(s, in_cell)
+  s = one_line(s)
+  local longest = 0
+  for run in s:gmatch("`+") do longest = math.max(longest, #run) end
+  local fence = string.rep("`", longest + 1)
+  local pad = (s:find("^`") or s:find("`$") or s:find("^ .* $")) and " " or ""
+  if in_cell then s = s:gsub("|", "\\|") end
+  return fence .. pad .. s .. pad .. fence
+end
+
+--- Heading text: inline text; a trailing run of `#` is escaped so that it is
+--- not read as the heading's closing sequence.
+function M.heading(s) return (M.text(s):gsub("#(#*%s*)$", "\\#%1")) end
+
+--- s split at the pipes that are not escaped (GFM: a `|` right after a
+--- backslash belongs to the cell), nothing stripped: the cells of a table
+--- row once its outer pipes are removed. The parts keep their escapes.
+function M.split_pipes(s)
+  local parts, start = {}, 1
+  for i in s:gmatch("()|") do
+    if i == 1 or s:sub(i - 1, i - 1) ~= "\\" then
+      parts[#parts + 1] = s:sub(start, i - 1)
+      start = i + 1
+    end
+  end
+  parts[#parts + 1] = s:sub(start)
+  return parts
+end
+
+return M
