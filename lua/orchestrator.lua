@@ -60,13 +60,15 @@ options:
   --timeout S        wall-clock limit per analyzer in seconds, more than 0 and
                      at most 604800 (default 120)
   --memory-mb M      Lua heap limit per analyzer in MB, 1-1048576 (default 1024)
+  --max-value-mb N   the largest single JSON value (a string, an event) a
+                     trace may hold, in MiB, 1-4095 (default 64)
   --inference        inference-mode analysis (not yet supported)
   -q, --quiet        no progress on stderr
   -h, --help         this text
 ]]
 
 local HELP_HINT = "see `tracelens run orchestrator.lua --help`"
-local MAX_JOBS, MAX_TIMEOUT_S, MAX_MEMORY_MB = 4096, 7 * 24 * 3600, 1024 * 1024
+local MAX_JOBS, MAX_TIMEOUT_S, MAX_MEMORY_MB, MAX_VALUE_MB = 4096, 7 * 24 * 3600, 1024 * 1024, 4095
 
 -- Every error of the orchestrator is raised as a Failure and printed once,
 -- as one line "tracelens: ...", by the handler at the bottom of this file
@@ -117,6 +119,7 @@ local function parse_args(argv)
     elseif a == "-j" or a == "--jobs" then o.jobs = count_arg(a, value(a), MAX_JOBS)
     elseif a == "--timeout" then o.timeout = seconds_arg(a, value(a), MAX_TIMEOUT_S)
     elseif a == "--memory-mb" then o.memory_mb = count_arg(a, value(a), MAX_MEMORY_MB)
+    elseif a == "--max-value-mb" then o.max_value_mb = count_arg(a, value(a), MAX_VALUE_MB)
     elseif a == "--inference" then
       fail("--inference: the inference-mode analysis is not yet supported; run without it for the standard analysis",
         2)
@@ -255,14 +258,15 @@ end
 local function load_traces(opts)
   if not opts.compare then
     progress(opts, "loading %s", opts.trace)
-    local ok, t = pcall(tl.load, opts.trace, with(LOAD_OPTS, { progress = not opts.quiet }))
+    local ok, t = pcall(tl.load, opts.trace, with(LOAD_OPTS, { progress = not opts.quiet,
+      max_value_mb = opts.max_value_mb }))
     if not ok then fail(tostring(t), 1) end
     return t
   end
   progress(opts, "loading %s and %s", opts.trace, opts.compare)
   -- each load scans on half the cores: two loads that each split the file
   -- over every core would only contend (and pay for joining the parts)
-  local lo = with(LOAD_OPTS, { threads = math.max(1, tl.cores() // 2) })
+  local lo = with(LOAD_OPTS, { threads = math.max(1, tl.cores() // 2), max_value_mb = opts.max_value_mb })
   local code = "local path, opts = ...; return tl.load(path, opts)"
   local r = tl.parallel({ { code = code, args = { opts.trace, lo }, name = "load trace 1" },
     { code = code, args = { opts.compare, lo }, name = "load trace 2" } }, { jobs = 2 })

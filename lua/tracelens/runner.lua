@@ -232,7 +232,11 @@ function M.run(tasks, opts, warn)
       local why = accept(t, r, opts)
       if why then
         errors[t] = why
-        if attempt == 1 then
+        if attempt == 1 and why:find("abandoned", 1, true) then
+          -- stuck in a C call past its time: its thread still runs, so a
+          -- second run would only take another core for as long
+          warn(string.format("analyzer %s failed (%s); not run again", t.name, why:gsub("\n.*", "")))
+        elseif attempt == 1 then
           warn(string.format("analyzer %s failed (%s); running it again", t.name, why:gsub("\n.*", "")))
           again[#again + 1] = t
         end

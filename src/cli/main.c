@@ -111,6 +111,9 @@ static const char *const REPORT_HELP =
     "other:\n"
     "  --threads N                    threads that scan a plain .json file\n"
     "                                 (default: one per core for files >= 64 MB)\n"
+    "  --max-value-mb N               the largest single JSON value (a string, an\n"
+    "                                 event) the trace may hold, in MiB (default 64,\n"
+    "                                 at most 4095): a bigger one is an input error\n"
     "  -q, --quiet                    no progress messages\n"
     "  -h, --help                     this help\n";
 
@@ -280,8 +283,12 @@ static int cmd_report(int argc, char **argv)
             if (++i >= argc) return usage_error("--profile_json_path needs a trace", REPORT_HELP);
             trace = argv[i];
         } else if (is_opt(a, "--threads", NULL)) {
-            if (opt_number(argc, argv, &i, &v) || v < 1) return usage_error("--threads needs a count", REPORT_HELP);
+            if (opt_number(argc, argv, &i, &v) || !(v >= 1 && v <= 1024)) return usage_error("--threads needs a count from 1 to 1024", REPORT_HELP);
             lo.threads = (int)v;
+        } else if (is_opt(a, "--max-value-mb", "--max_value_mb")) {
+            if (opt_number(argc, argv, &i, &v) || !(v >= 1 && v <= TL_MAX_VALUE_MB_MAX) || v != (double)(int)v)
+                return usage_error("--max-value-mb needs a whole number of MiB from 1 to 4095", REPORT_HELP);
+            lo.max_value_mb = (int)v;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (unsupported_reference_flag(a)) {

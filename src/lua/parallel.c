@@ -490,12 +490,14 @@ static void run_task(pool *P, task *tk, tl_limits *lim)
         tl_limits_release(lim);
         return;
     }
+    const char *outer = tl_oom_context_set(tk->name ? tk->name : tk->script ? tk->script : "(unnamed)");
     tl_state_opts so = {.sandboxed = 1, .script_dir = P->script_dir[0] ? P->script_dir : NULL};
     lua_State *L = lua_newstate(tl_limits_alloc, lim);
     if (!L) {
         tk->error = tl_xstrdup("cannot create a Lua state (memory limit too small?)");
         tk->finished = tl_now_s();
         tl_limits_release(lim);
+        tl_oom_context_set(outer);
         return;
     }
     tl_limits_install_hook(L);
@@ -522,6 +524,7 @@ static void run_task(pool *P, task *tk, tl_limits *lim)
     lua_close(L);
     tl_limits_release(lim); /* the result's graph holds its own reference */
     tk->finished = tl_now_s();
+    tl_oom_context_set(outer);
 }
 
 typedef struct wstart {

@@ -1,4 +1,5 @@
 #include "bigmem.h"
+#include "vec.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +17,7 @@ static size_t round_up(size_t n)
 
 static void fail(size_t n)
 {
-    fprintf(stderr, "tracelens: out of memory (mapping %zu bytes)\n", n);
-    abort();
+    tl_oom(n);
 }
 
 void *tl_big_realloc(void *p, size_t bytes)

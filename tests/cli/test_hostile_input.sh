@@ -109,6 +109,31 @@ grep -q "byte 33 (event 0): a string of more than 1 MB" "$T/err" && ok || ko "ma
 rss_below max_value_mb_1 100
 run_capped "$BIN" run "$T/load.lua" "$T/s128.json.gz" 0
 grep -q "max_value_mb must be an integer from 1 to 4095" "$T/err" && ok || ko "max_value_mb = 0: $(cat "$T/err")"
+# ... and of the command line: `report --max-value-mb`, the orchestrator's too
+run_capped "$BIN" report "$T/s128.json.gz" --max-value-mb 1 -o "$T/rep1"
+[ "$(cat "$T/rc")" = 1 ] && grep -q "a string of more than 1 MB" "$T/err" && [ ! -e "$T/rep1" ] && ok ||
+  ko "report --max-value-mb 1: exit $(cat "$T/rc"): $(cat "$T/err")"
+run_capped "$BIN" report "$T/s128.json.gz" --max-value-mb 0 -o "$T/rep0"
+[ "$(cat "$T/rc")" = 2 ] && grep -q "max-value-mb needs a whole number" "$T/err" && ok ||
+  ko "report --max-value-mb 0: exit $(cat "$T/rc"): $(cat "$T/err")"
+run_capped "$BIN" run orchestrator.lua "$T/s128.json.gz" --max-value-mb 1 -o "$T/orc1" -q
+[ "$(cat "$T/rc")" = 1 ] && grep -q "a string of more than 1 MB" "$T/err" && [ ! -e "$T/orc1" ] && ok ||
+  ko "orchestrator --max-value-mb 1: exit $(cat "$T/rc"): $(cat "$T/err")"
+run_capped "$BIN" run orchestrator.lua "$T/s128.json.gz" --max-value-mb 4096 -o "$T/orc2" -q
+[ "$(cat "$T/rc")" = 2 ] && ok || ko "orchestrator --max-value-mb 4096: exit $(cat "$T/rc"): $(cat "$T/err")"
+
+# the machine's own memory running out (not a cap of ours) is the one-line
+# error and exit 1 too, never abort(): a 512 MB string allowed by the value
+# limit, under a 400 MB address-space limit (not under ASan, which reserves
+# its shadow memory up front)
+if [ "$ASAN" -eq 0 ]; then
+  bomb "$T/s512.json.gz" string 512
+  (ulimit -v 400000; "$BIN" report "$T/s512.json.gz" --max-value-mb 1024 -o "$T/rep512" -q >/dev/null 2>"$T/err"
+   echo $? >"$T/rc")
+  [ "$(cat "$T/rc")" = 1 ] && grep -q "^tracelens: out of memory (allocating [0-9]* bytes)$" "$T/err" &&
+    [ "$(wc -l <"$T/err")" = 1 ] && [ ! -e "$T/rep512" ] && ok ||
+    ko "out of memory: exit $(cat "$T/rc"): $(cat "$T/err")"
+fi
 
 # ------------------------------------------------ timestamps out of range
 # a kernel, the launch that links to it (correlation C) and the flow events
