@@ -157,14 +157,8 @@ static int fbox_gc(lua_State *L)
 
 static fbox *fbox_new(lua_State *L, const tl_event_store *es)
 {
-    fbox *b = lua_newuserdatauv(L, sizeof *b, 0);
+    fbox *b = tl_lua_new_box(L, sizeof *b, "tracelens.fusion_walk", fbox_gc);
     tl_fusion_init(&b->f);
-    b->idx = NULL;
-    if (luaL_newmetatable(L, "tracelens.fusion_walk")) {
-        lua_pushcfunction(L, fbox_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_setmetatable(L, -2);
     b->idx = tl_xcalloc(es->names.n + 1, sizeof(uint32_t));
     return b;
 }
@@ -409,19 +403,13 @@ int tl_l_trace_fusion_diff_nodes(lua_State *L)
     luaL_argcheck(L, max <= 1 << 20, 3, "max_n1 too large");
     size_t cn = need_col(L, ds, "name"), cl = need_col(L, ds, "lowest_common_ancestor_id"),
            ct = need_col(L, ds, "kernel_time"), cs = need_col(L, ds, "source"), cu = need_col(L, ds, "gpu_op_uid");
-    dbox *b = lua_newuserdatauv(L, sizeof *b, 0);
-    memset(b, 0, sizeof *b);
+    dbox *b = tl_lua_new_box(L, sizeof *b, "tracelens.fusion_diff", dbox_gc);
     tl_fusion_diff_init(&b->d);
     size_t n = ds->nrows;
     /* per-row arrays from mmap (huge pages): a comparison has ~10^5-10^6 rows */
     b->lca = tl_big_realloc(NULL, (n + 1) * sizeof *b->lca);
     b->source = tl_big_realloc(NULL, n + 1);
     b->uid = tl_big_realloc(NULL, (n + 1) * sizeof *b->uid);
-    if (luaL_newmetatable(L, "tracelens.fusion_diff")) {
-        lua_pushcfunction(L, dbox_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_setmetatable(L, -2);
     for (size_t r = 0; r < n; r++) {
         lua_Integer i = 0;
         double f = 0;

@@ -92,14 +92,7 @@ static int l_diff(lua_State *L)
         prune = lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
-    if (luaL_newmetatable(L, TL_DIFF_MT)) {
-        lua_pushcfunction(L, diff_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
-    ldiff *u = lua_newuserdatauv(L, sizeof *u, 0);
-    u->d = NULL;
-    luaL_setmetatable(L, TL_DIFF_MT);
+    ldiff *u = tl_lua_new_box(L, sizeof *u, TL_DIFF_MT, diff_gc);
     int ud = lua_gettop(L);
     tl_trace_diff *d = calloc(1, sizeof *d);
     if (!d) return luaL_error(L, "diff: out of memory");

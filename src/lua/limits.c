@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ltrace.h"
 #include "../util/clock.h"
 
 enum { HOOK_COUNT = 10000, MOVE_CHUNK = 8192 };
@@ -163,16 +164,8 @@ void tl_limits_charge_object(lua_State *L, int idx, size_t n, const char *what)
         lua_pushvalue(L, -1);
         lua_setfield(L, LUA_REGISTRYINDEX, CHARGES_KEY);
     }
-    charge *c = lua_newuserdatauv(L, sizeof *c, 0);
+    charge *c = tl_lua_new_box(L, sizeof *c, CHARGE_MT, charge_gc);
     c->lim = lim;
-    c->n = 0;
-    if (luaL_newmetatable(L, CHARGE_MT)) {
-        lua_pushcfunction(L, charge_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushliteral(L, CHARGE_MT);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_setmetatable(L, -2);
     lua_pushvalue(L, idx);
     lua_pushvalue(L, -2);
     lua_rawset(L, -4);

@@ -28,15 +28,7 @@ static int sheets_box_gc(lua_State *L)
  * when a Lua error unwinds past it. */
 static tl_sheets *sheets_box(lua_State *L)
 {
-    tl_sheets *b = lua_newuserdatauv(L, sizeof *b, 0);
-    memset(b, 0, sizeof *b);
-    if (luaL_newmetatable(L, SHEETS_MT)) {
-        lua_pushcfunction(L, sheets_box_gc);
-        lua_setfield(L, -2, "__gc");
-        tl_lua_protect_metatable(L, SHEETS_MT);
-    }
-    lua_setmetatable(L, -2);
-    return b;
+    return tl_lua_new_box(L, sizeof(tl_sheets), SHEETS_MT, sheets_box_gc);
 }
 
 static int new_sheets_box(lua_State *L)

@@ -713,6 +713,19 @@ void tl_lua_protect_metatable(lua_State *L, const char *name)
     lua_setfield(L, -2, "__metatable");
 }
 
+void *tl_lua_new_box(lua_State *L, size_t size, const char *mt, lua_CFunction gc)
+{
+    void *b = lua_newuserdatauv(L, size, 0);
+    memset(b, 0, size);
+    if (luaL_newmetatable(L, mt)) {
+        lua_pushcfunction(L, gc);
+        lua_setfield(L, -2, "__gc");
+        tl_lua_protect_metatable(L, mt);
+    }
+    lua_setmetatable(L, -2);
+    return b;
+}
+
 void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,
                          lua_CFunction tostring)
 {

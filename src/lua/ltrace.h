@@ -22,6 +22,10 @@
  * then returns name, so Lua code cannot reach (and call) __gc, nor change
  * the methods the C functions rely on. */
 void tl_lua_protect_metatable(lua_State *L, const char *name);
+/* A new userdata of size bytes (zeroed) whose metatable mt (made once per
+ * state: __gc = gc, protected) frees what it owns when Lua collects it or an
+ * error unwinds past it; left on the stack. */
+void *tl_lua_new_box(lua_State *L, size_t size, const char *mt, lua_CFunction gc);
 void tl_lua_handle_class(lua_State *L, const char *mt, const luaL_Reg *methods, lua_CFunction gc, lua_CFunction len,
                          lua_CFunction tostring);
 /* Registers both metatables in L (idempotent). */

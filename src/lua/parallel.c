@@ -732,15 +732,7 @@ static int pbox_gc(lua_State *L)
 
 static pool *pool_new(lua_State *L, size_t n)
 {
-    pbox *b = lua_newuserdatauv(L, sizeof *b, 0);
-    b->P = NULL;
-    if (luaL_newmetatable(L, POOL_MT)) {
-        lua_pushcfunction(L, pbox_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushliteral(L, POOL_MT);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_setmetatable(L, -2);
+    pbox *b = tl_lua_new_box(L, sizeof *b, POOL_MT, pbox_gc);
     pool *P = calloc(1, sizeof *P);
     task *tasks = P ? calloc(n ? n : 1, sizeof *tasks) : NULL;
     pthread_condattr_t ca;
