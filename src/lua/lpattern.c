@@ -518,6 +518,23 @@ static const char *pm_find_plain(const char *s, size_t len, const char *p, size_
     return NULL;
 }
 
+/* Sets m up for pattern *p over s, a leading '^' taken as the anchor (*p
+ * and *plen then skip it), and st for skipping start positions (none when
+ * anchored or no_skip). Returns whether the pattern is anchored. */
+static int pm_prepare(pm_state *m, pm_start *st, lua_State *L, const char *s, size_t slen, const char **p,
+                      size_t *plen, int no_skip)
+{
+    int anchored = **p == '^';
+    if (anchored) {
+        ++*p;
+        --*plen;
+    }
+    pm_init(m, L, s, slen, *p, *plen);
+    if (anchored || no_skip) pm_no_start(st);
+    else pm_start_init(m, *p, st);
+    return anchored;
+}
+
 /* string.find (find = 1) and string.match (find = 0). */
 static int pm_find_or_match(lua_State *L, int find)
 {
@@ -539,16 +556,9 @@ static int pm_find_or_match(lua_State *L, int find)
         lua_pushinteger(L, (lua_Integer)(hit - s + plen));
         return 2;
     }
-    int anchored = *p == '^';
-    if (anchored) {
-        p++;
-        plen--;
-    }
     pm_state m;
-    pm_init(&m, L, s, slen, p, plen);
     pm_start st;
-    if (anchored) pm_no_start(&st);
-    else pm_start_init(&m, p, &st);
+    int anchored = pm_prepare(&m, &st, L, s, slen, &p, &plen, 0);
     const char *at = s + init;
     for (;;) {
         if (!(at = pm_next_start(&m, &st, at))) break;
@@ -685,16 +695,9 @@ static int pm_gsub(lua_State *L)
     lua_Integer max_n = luaL_optinteger(L, 4, (lua_Integer)slen + 1);
     luaL_argexpected(L, rtype == LUA_TNUMBER || rtype == LUA_TSTRING || rtype == LUA_TFUNCTION || rtype == LUA_TTABLE,
                      3, "string/function/table");
-    int anchored = *p == '^';
-    if (anchored) {
-        p++;
-        plen--;
-    }
     pm_state m;
-    pm_init(&m, L, s, slen, p, plen);
     pm_start st;
-    if (anchored || max_n <= 0) pm_no_start(&st);
-    else pm_start_init(&m, p, &st);
+    int anchored = pm_prepare(&m, &st, L, s, slen, &p, &plen, max_n <= 0);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     const char *at = s, *last = NULL;
