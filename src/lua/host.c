@@ -1,6 +1,7 @@
 #include "host.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <lauxlib.h>
 #include <lua-cjson.h>
 #include <lualib.h>
@@ -395,8 +396,11 @@ int tl_host_run_script(const char *script, int argc, char **argv, const tl_host_
                 script);
         return 1;
     }
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
+    /* the script's directory as an absolute path: modules found through it
+     * then know where they are (the orchestrator finds agents/ next to its
+     * lua/ directory), whatever the current directory */
+    char dir[PATH_MAX];
+    if (!realpath(path, dir)) snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
     else snprintf(dir, sizeof dir, ".");

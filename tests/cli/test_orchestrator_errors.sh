@@ -160,5 +160,10 @@ mkdir empty_dir
 "$BIN" run orchestrator.lua "$TRACE" -o empty_dir --no-rules -q >/dev/null 2>&1 && [ -f empty_dir/analysis.md ] && ok \
   || ko "an empty directory is used"
 
+# run from inside the shipped lua/ directory (the script found as
+# ./orchestrator.lua): the analyzers are still found next to it
+(cd "$ROOT/lua" && "$BIN" run orchestrator.lua "$TRACE" -o "$T/from_lua_dir" -q >"$T/stdout" 2>"$T/err")
+grep -q "0 analyzers failed" "$T/stdout" && ok || ko "run from lua/: $(cat "$T/stdout" "$T/err")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
