@@ -145,7 +145,12 @@ end
 
 local function sync_card(s)
   local names, rows = {}, {}
-  rows[1] = { "Host time beyond kernel time", sf.ms_pct(s.total_ms, pct_of_total(s.total_ms)), true }
+  -- operations on several host threads can together pass the trace's length: no share then
+  local within = s.total_ms <= u.total_ms
+  local share = within and string.format("%s of the trace", sf.pct(pct_of_total(s.total_ms)))
+    or string.format("more than the %s trace: operations on several host threads overlap", sf.ms(u.total_ms))
+  rows[1] = { "Host time beyond kernel time", within and sf.ms_pct(s.total_ms, pct_of_total(s.total_ms))
+    or sf.ms(s.total_ms), true }
   rows[2] = { "Operation signatures with host time over 5x kernel time", sf.count(s.ops), s.ops > 0 }
   for _, c in ipairs(s.categories) do
     local name = c.display_name or c.name
@@ -160,9 +165,9 @@ local function sync_card(s)
     action = "Remove device synchronizations from the step: keep scalars on the device instead of reading them "
       .. "on the host, and wait on events instead of blocking synchronizations. Batch the host reads that remain.",
     identification = string.format("%s operation signatures take more than 5x their kernel time on the host, "
-      .. "adding up to %s (%s of the trace)%s. (source: `category_manifest.json` → `categories[].sync_time_ms`, "
+      .. "adding up to %s (%s)%s. (source: `category_manifest.json` → `categories[].sync_time_ms`, "
       .. "`categories[].sync_ops_count`, `categories[].has_sync_bottleneck`)", sf.count(s.ops), sf.ms(s.total_ms),
-      sf.pct(pct_of_total(s.total_ms)),
+      share,
       s.bottleneck and ", and at least one category exceeds both 10% of its kernel time and 1 ms" or ""),
     rows = rows,
     reasoning = "A synchronization makes the host wait until the GPU has drained its queue. While the host waits "

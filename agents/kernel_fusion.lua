@@ -270,6 +270,24 @@ local function set_aside_text(rejected)
     #rejected == 1 and " was" or "s were", table.concat(parts, "; "))
 end
 
+-- The estimates dropped because a reported candidate holds their kernels
+-- (kernel_fusion_metrics.json dropped_overlapping; tracelens.fusion.overlap).
+local function overlap_text(dropped)
+  if #dropped == 0 then return nil end
+  local parts = {}
+  for i, d in ipairs(dropped) do
+    local kept = md.code(rules.module_label({ base_name = d.kept_operation }))
+    local how = d.relation == "nested"
+        and string.format("every one of these kernels is part of %s, %s kernels per instance", kept, num(d.kept_kernel_count))
+      or string.format("%s of these %s kernel launches are part of %s", num(d.shared_gpu_events), num(d.gpu_events), kept)
+    local name = md.code(rules.module_label({ base_name = d.operation }))
+    if d.source == "sibling_sequence" then name = "the operations directly under " .. name end
+    parts[i] = string.format("%s (%s kernels, %s; %s)", name, num(d.kernel_count), instances(d.instance_count), how)
+  end
+  return string.format("%d overlapping candidate%s not reported separately, so no kernel time is counted twice: %s.",
+    #dropped, #dropped == 1 and " is" or "s are", table.concat(parts, "; "))
+end
+
 local function choose_candidates()
   local estimates = {}
   for i, e in ipairs(metrics.impact_estimates or {}) do estimates[i] = { e = e, i = i } end
@@ -320,10 +338,11 @@ local function document()
     string.format("Found %d kernel fusion opportunit%s across %d module type%s.", #findings,
       #findings == 1 and "y" or "ies", module_types(findings), module_types(findings) == 1 and "" or "s"), "",
     methodology(), "" }
-  local aside = set_aside_text(rejected)
-  if aside then
-    out[#out + 1] = aside
-    out[#out + 1] = ""
+  for _, text in ipairs({ set_aside_text(rejected) or false, overlap_text(metrics.dropped_overlapping or {}) or false }) do
+    if text then
+      out[#out + 1] = text
+      out[#out + 1] = ""
+    end
   end
   out[#out + 1] = "## Recommendations"
   out[#out + 1] = ""

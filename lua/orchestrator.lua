@@ -44,9 +44,11 @@ An existing OUT must be empty or hold only what tracelens writes there.
 
 options:
   -o, --output DIR   output directory (default: <trace dir>/analysis_output)
-  --platform NAME    GPU platform of the shipped arch files (MI300X, MI325X,
-                     MI355X, H100, H200, B200, A100); default: detected from
-                     the trace's deviceProperties (the report says which)
+  --platform NAME    GPU platform of the shipped arch files (arch/*.json:
+                     MI300X, H100, V100-SXM2, L40S, ...), or none for no
+                     roofline; default: detected from the trace's
+                     deviceProperties (the report says which). A GPU with no
+                     arch file is analysed without efficiency figures
   --arch FILE        a custom arch JSON file instead of --platform
   --compare TRACE2   the comparative analysis against TRACE2
   --platform2 NAME   the name of trace 2's GPU in the report (default: detected
@@ -151,7 +153,7 @@ local function check_platform(opts)
       fail("--arch " .. opts.arch .. ": " .. (kind and "not a file" or "no such file"), 2)
     end
   end
-  if not opts.platform then return end
+  if not opts.platform or opts.platform:lower() == "none" then return end
   local dir = os.getenv("TRACELENS_ARCH_DIR") or runner.project_dir("arch")
   local names = tl.fs.listdir(dir)
   if not names then return end -- no arch directory here: the library says what it finds
@@ -342,6 +344,30 @@ local function run_record(work, opts, scope, rules, run_id)
     "files", files)
 end
 
+-- The GPU name the trace's deviceProperties report, or nil (absent, empty).
+local function device_name(trace)
+  local ok, info = pcall(trace.info, trace)
+  local props = ok and type(info) == "table" and info.device_properties
+  local first = type(props) == "table" and props[1]
+  local name = type(first) == "table" and first.name
+  if type(name) ~= "string" then return nil end
+  name = name:gsub("%c", " "):match("^%s*(.-)%s*$")
+  return name ~= "" and name or nil
+end
+
+-- The one sentence of an analysis without an arch file.
+local function no_arch_sentence(device, platform)
+  local what = device and string.format('the trace reports the GPU "%s"', device)
+    or "the trace does not name its GPU (no deviceProperties name)"
+  if platform then
+    what = "with --platform " .. platform .. " there is no roofline (" .. what .. ")"
+  elseif device then
+    what = what .. ", for which tracelens has no arch file"
+  end
+  return "Efficiency against the GPU's peak needs --platform or --arch: " .. what .. ", so this analysis "
+    .. "has no roofline figures and judges operations by their share of GPU time."
+end
+
 local function main(argv)
   local opts = parse_args(argv)
   -- everything that can be checked without the trace, before loading it
@@ -367,13 +393,21 @@ local function main(argv)
   local trace, trace2 = timed("load", function() return load_traces(opts) end)
   local pok, plat = pcall(trace.platform, trace, { platform = opts.platform, arch = opts.arch })
   if not pok then fail(tostring(plat), 2) end
-  if not plat.path then
-    fail("no GPU platform: " .. plat.how .. ". Name one with --platform (MI300X, MI325X, MI355X, H100, H200, "
-      .. "B200, A100) or give an arch file with --arch FILE", 2)
+  -- No arch file for the trace's GPU (or --platform none): the analysis runs
+  -- without the roofline (no efficiency, no peaks; arch is nil) and says so
+  -- once, in analysis.md and on stderr (docs/analysis.md, "Unknown GPUs").
+  local arch, platform, no_arch_note
+  if plat.path then
+    local aok, a = pcall(function() return json.decode(assert(read_file(plat.path))) end)
+    if not aok then fail(plat.path .. ": not a JSON arch file: " .. tostring(a), 2) end
+    arch, platform = a, opts.platform or plat.name
+  else
+    local device = device_name(trace)
+    platform = device or "Unknown GPU"
+    no_arch_note = no_arch_sentence(device, opts.platform)
+    -- said even with --quiet: the report's figures depend on it
+    io.stderr:write("tracelens: note: ", (no_arch_note:gsub("%c", " ")), "\n")
   end
-  local aok, arch = pcall(function() return json.decode(assert(read_file(plat.path))) end)
-  if not aok then fail(plat.path .. ": not a JSON arch file: " .. tostring(arch), 2) end
-  local platform = opts.platform or plat.name
   progress(opts, "%s", plat.how)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
     include_call_stack = true }
@@ -438,7 +472,8 @@ local function main(argv)
   -- compute analyzers read their kernel map; the analyzer runs only when the
   -- manifest lists kernel_fusion (a non-empty candidate list)
   local kf_metrics = fusion.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
-    platform = platform, peak_hbm_bw_tbs = arch.mem_bw_gbps / 1000, max_achievable_tflops = arch.max_achievable_tflops,
+    platform = platform, peak_hbm_bw_tbs = arch and arch.mem_bw_gbps and arch.mem_bw_gbps / 1000,
+    max_achievable_tflops = arch and arch.max_achievable_tflops,
     unified = sheets.unified_perf_summary })
   keep_metrics("kernel_fusion", kf_metrics)
   local fusion_map = kf_metrics.high_confidence_kernel_map and json.encode(kf_metrics.high_confidence_kernel_map)
@@ -500,8 +535,8 @@ local function main(argv)
   local text = timed("analysis.md", function()
     return report_md.render({ scope = scope, manifest = manifest, priority = prio,
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
-      arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, warnings = warnings,
-      rules = rules, no_rules = opts.no_rules })
+      arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
+      warnings = warnings, rules = rules, no_rules = opts.no_rules })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)
   pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}")

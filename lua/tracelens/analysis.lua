@@ -44,11 +44,40 @@ local function sum_column(rows, col)
   return s
 end
 
--- §6.2 calculate_time_metrics
+--- The µs of memory copies (GPU events named "Memcpy ...", the GPU timeline's
+--- gpu_memcpy) among a unified row's kernels, from its kernel_details_summary.
+function M.copy_time_us(row)
+  local kd = row.kernel_details_summary
+  if type(kd) ~= "string" or not kd:find("Memcpy", 1, true) then return 0 end
+  kd = kd:gsub("np%.float64%(([^()]*)%)", "%1")
+  local us = 0
+  for t in kd:gmatch("{'name': 'Memcpy [^']*', 'stream': [^,]*, 'count': [^,]*, 'total_duration_us': ([^,}]*)") do
+    us = us + (tonumber(t) or 0)
+  end
+  return us
+end
+
+--- Is the row a memory copy: all of its kernel time in memory copies (e.g.
+--- `aten::copy_` → `Memcpy DtoH`)? Such an op moves data over the host link (or
+--- within the device as a DMA copy); it is not computation, is not judged against
+--- HBM bandwidth, and the multi-kernel analysis reports it (docs/compat.md, "Shares").
+function M.is_copy_row(row)
+  local copy = M.copy_time_us(row)
+  return copy > 0 and copy >= (num(row[KT_SUM]) or 0) - 1e-6
+end
+
+--- A row's kernel time without its memory copies, µs.
+local function compute_time_us(row)
+  return math.max(0, (num(row[KT_SUM]) or 0) - M.copy_time_us(row))
+end
+
+-- §6.2 calculate_time_metrics. [FIX shares] The category time leaves out memory
+-- copies, as the manifest's gpu_kernel_time_ms does (tracelens.prepare).
 function M.time_metrics(rows, cols, meta)
   local total_ms, pct = 0, 0
   if cols[KT_SUM] then
-    total_ms = sum_column(rows, KT_SUM) / 1000
+    for _, row in ipairs(rows) do total_ms = total_ms + compute_time_us(row) end
+    total_ms = total_ms / 1000
     local denom = (meta.gpu_utilization or {}).total_time_ms or 1
     pct = denom > 0 and total_ms / denom * 100 or 0
   end
@@ -227,6 +256,10 @@ end
 function M.operations(rows, cols, meta, config, scope, fusion_map)
   local peak_hbm = meta.peak_hbm_bw_tbs or 1
   local maf = meta.max_achievable_tflops or meta.peak_bf16_maf_tflops or 1
+  -- no arch file (no peak at all): no resolved peaks either, not the 1 defaults
+  if meta.peak_hbm_bw_tbs == nil and meta.max_achievable_tflops == nil and meta.peak_bf16_maf_tflops == nil then
+    peak_hbm, maf = nil, nil
+  end
   local e2e = (meta.gpu_utilization or {}).total_time_ms or 0
   local cat_total = cols[KT_SUM] and sum_column(rows, KT_SUM) / 1000 or 0
   local fusion_keys = fusion_map and json.keys(fusion_map) or {}
@@ -244,6 +277,13 @@ function M.operations(rows, cols, meta, config, scope, fusion_map)
       "percent_of_category", cat_total > 0 and r2(raw / cat_total * 100) or 0,
       "percent_of_total", e2e > 0 and r2(raw / e2e * 100) or json.null)
     op.efficiency = M.efficiency(row, peak_hbm, maf, scope)
+    if M.is_copy_row(row) then
+      -- a memory copy: no HBM roofline, no impact estimate (see is_copy_row)
+      op.efficiency.efficiency_percent = json.null
+      op.efficiency.bound_type = json.null
+      op.efficiency.warning, op.efficiency.is_anomaly = json.null, false
+      op.memory_copy = true
+    end
     if truthy(op.efficiency.warning) then op.efficiency_warning = op.efficiency.warning end
     for _, field in ipairs(config.extra_fields or {}) do
       local v = row[field]
@@ -305,7 +345,7 @@ function M.impact_estimates(operations, category, baseline_ms, scope)
   local out = json.arr()
   for _, op in ipairs(operations) do
     local t = op.time_ms
-    if not op.fusion_flagged and num(t) and t > 0 then
+    if not op.fusion_flagged and not op.memory_copy and num(t) and t > 0 then
       local eff = op.efficiency
       local e = eff.efficiency_percent
       if num(e) and not eff.is_anomaly and baseline_ok then

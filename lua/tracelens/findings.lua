@@ -51,7 +51,10 @@ M.present = present
 --- A metrics number as Python prints it (`83.6`, `30.0`, `708`), or — when absent.
 function M.num(v)
   if not present(v) then return DASH end
-  if type(v) == "number" then return json.number_text(v) end
+  if type(v) == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then return DASH end -- no nan / inf in the text
+    return json.number_text(v)
+  end
   return tostring(v)
 end
 
@@ -196,9 +199,17 @@ function M.detail_marker(f)
     attr(f.impact_score_low), attr(f.impact_score_high))
 end
 
---- The blockquote under a heuristic card (§2.2 item 5).
-function M.heuristic_warning(f)
-  return "> **Warning — estimated:** No performance model covers this operation. The impact is derived from its "
+--- True when the run has no arch file (no peaks): nothing is placed on a roofline.
+function M.no_roofline(ctx)
+  local meta = M.metadata(ctx)
+  return not present(meta.peak_hbm_bw_tbs) and not present(meta.max_achievable_tflops)
+end
+
+--- The blockquote under a heuristic card (§2.2 item 5); no_roofline: the GPU
+--- has no arch file, so no operation has a roofline.
+function M.heuristic_warning(f, no_roofline)
+  return "> **Warning — estimated:** " .. (no_roofline and "Without an arch file for this GPU no roofline covers "
+    .. "this operation." or "No performance model covers this operation.") .. " The impact is derived from its "
     .. "share of end-to-end GPU time (" .. M.num(f.percent_of_total) .. "%), not from a gap projection."
 end
 
@@ -210,7 +221,7 @@ function M.card(c)
     "<!-- impact-end -->" }
   if f.estimate_method == "heuristic" then
     lines[#lines + 1] = ""
-    lines[#lines + 1] = M.heuristic_warning(f)
+    lines[#lines + 1] = M.heuristic_warning(f, c.no_roofline)
   end
   return table.concat(lines, "\n")
 end
@@ -301,7 +312,7 @@ local function finding_text(v, rules)
     { prose().backend(v), prose().layers(v) })
   local keys = append(prose().source_keys(v), call(rules.source_keys, v))
   local c = {
-    finding = v.finding, title = title,
+    finding = v.finding, title = title, no_roofline = v.heuristic and M.no_roofline(v.ctx),
     insight = call(rules.insight, v) or prose().insight(v),
     action = sentences(actions),
     identification = sentences(identification) .. " " .. prose().source(v, keys),

@@ -15,6 +15,8 @@
 --   confidence   is_matrix and classify_confidence (§10)
 --   estimate     the standalone and comparative estimators (§10)
 --   metrics      analyze: the kernel_fusion_metrics.json object (§10)
+--   overlap      the GPU events each candidate claims (every instance) and
+--                the resolution of estimates that share some [FIX]
 --
 -- The walks over the trace are C (src/analysis/fusion.c): trace:fusion_modules()
 -- (step 1, every tree node) and trace:fusion_siblings() (step 2, the unified

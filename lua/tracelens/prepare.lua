@@ -11,6 +11,7 @@ local json = require "tracelens.json"
 local py = require "tracelens.py"
 local categories = require "tracelens.categories"
 local callstack = require "tracelens.callstack"
+local analysis = require "tracelens.analysis"
 
 local M = {}
 
@@ -62,10 +63,10 @@ end
 
 -- The metadata object's common first keys.
 local function base_metadata(inp, util, category, name)
-  local arch = inp.arch
+  local arch = inp.arch or {} -- nil: a GPU without an arch file, no peaks
   return json.obj(
     "platform", inp.platform,
-    "peak_hbm_bw_tbs", arch.mem_bw_gbps / 1000,
+    "peak_hbm_bw_tbs", arch.mem_bw_gbps and arch.mem_bw_gbps / 1000,
     "max_achievable_tflops", arch.max_achievable_tflops,
     "memory_gb", arch.memory_gb,
     "trace_path", inp.trace_path,
@@ -75,7 +76,11 @@ local function base_metadata(inp, util, category, name)
     "gpu_utilization", util)
 end
 
---- §3.8: the time breakdown of a category's rows.
+--- §3.8: the time breakdown of a category's rows. [FIX] gpu_kernel_time_ms
+--- leaves out the memory copies among the rows' kernels (e.g. `aten::copy_` →
+--- `Memcpy HtoD`): the GPU timeline counts them as memory copies, not
+--- computation, so with them a category could exceed the compute time it is a
+--- share of (alexnet: elementwise at 528.8%). See docs/compat.md.
 function M.time_breakdown(rows, cols)
   local kt, dur = "Kernel Time (µs)_sum", "total_duration_us"
   local gpu, cpu = 0.0, 0.0
@@ -84,15 +89,28 @@ function M.time_breakdown(rows, cols)
     for _, row in ipairs(rows) do s = s + (num(row[col]) or 0) end
     return s * scale
   end
-  if cols[kt] then gpu = sum(kt, 1 / 1000) elseif cols.total_direct_kernel_time_ms then gpu = sum("total_direct_kernel_time_ms", 1) end
+  if cols[kt] then
+    local s = 0.0
+    for _, row in ipairs(rows) do
+      local k = num(row[kt]) or 0
+      s = s + math.max(0, k - analysis.copy_time_us(row))
+    end
+    gpu = s / 1000
+  elseif cols.total_direct_kernel_time_ms then gpu = sum("total_direct_kernel_time_ms", 1) end
   if cols[dur] then cpu = sum(dur, 1 / 1000)
   elseif cols["Duration (µs)_sum"] then cpu = sum("Duration (µs)_sum", 1 / 1000)
   else cpu = gpu end
+  -- [FIX] a synthetic op (`launcher->kernel (Synthetic Op)`, perf-report §4) carries its
+  -- launcher's host duration, which every kernel of that launch repeats: one
+  -- graph launch's host time counted once per replayed kernel (sglang decode:
+  -- 1307.8 ms in a 473.75 ms trace). It is not the op's own host time, so
+  -- synthetic rows do not count as host time beyond kernel time.
   local sync, nsync = 0, 0
   if cols[kt] and cols[dur] then
     for _, row in ipairs(rows) do
       local k, d = num(row[kt]), num(row[dur])
-      if k and d and k > 0 and d > 5 * k then
+      local synthetic = type(row.name) == "string" and row.name:sub(-15) == " (Synthetic Op)"
+      if k and d and k > 0 and d > 5 * k and not synthetic then
         sync = sync + (d - k) / 1000
         nsync = nsync + 1
       end
@@ -232,6 +250,7 @@ end
 --- §3.10: a trace's time per enhanced category from its unified_perf_summary
 --- (falling back to ops_summary_by_category), as the records the manifest
 --- holds (floats at 10 decimals, as pandas' to_json writes them [KEEP Q17]).
+--- [FIX] Without memory copies, as trace 1's gpu_kernel_time_ms (time_breakdown).
 function M.ops_summary_by_category(sheets)
   local unified = sheets.unified_perf_summary
   local cols = {}
@@ -259,7 +278,9 @@ function M.ops_summary_by_category(sheets)
       names[#names + 1] = name
     end
     g.count = g.count + (cols.operation_count and (num(row.operation_count) or 0) or 1)
-    g.time = g.time + (num(row[time_col]) or 0) * scale
+    local t = num(row[time_col]) or 0
+    if time_col == "Kernel Time (µs)_sum" then t = math.max(0, t - analysis.copy_time_us(row)) end -- as time_breakdown
+    g.time = g.time + t * scale
   end
   table.sort(names) -- groupby order, then a stable sort by time
   local list, total = {}, 0.0
@@ -267,7 +288,7 @@ function M.ops_summary_by_category(sheets)
     list[i] = groups[n]
     total = total + groups[n].time
   end
-  list = require("tracelens.analysis").stable_sort_desc(list, "time")
+  list = analysis.stable_sort_desc(list, "time")
   local cum = 0.0
   for _, g in ipairs(list) do
     local pct = total > 0 and g.time / total * 100 or 0.0

@@ -11,12 +11,23 @@
 -- into code spans (code = tracelens.md's code span, safe for any name) or
 -- through md.text.
 local F = require "tracelens.findings"
+local json = require "tracelens.json"
 local md = require "tracelens.md"
 local py = require "tracelens.py"
 
 local M = {}
 
-local num, present = F.num, F.present
+local present = F.present
+
+-- A finite number: not NaN, not ±inf (pandas' missing cell, a 0/0 ratio).
+local function finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
+
+--- A metrics number as Python prints it, or — when absent or not finite:
+--- no `nan` / `inf` in the text.
+local function num(v)
+  if type(v) == "number" and not finite(v) then return F.DASH end
+  return F.num(v)
+end
 
 local code = md.code
 M.code = code
@@ -40,7 +51,7 @@ local function sum(v, get)
   local s, any = 0.0, false
   for _, r in ipairs(v.rows) do
     local x = get(r.op)
-    if present(x) then s, any = s + x, true end
+    if finite(x) then s, any = s + x, true end
   end
   return any and s or nil
 end
@@ -88,7 +99,7 @@ local function efficiencies(v)
   local lo, hi
   for _, r in ipairs(v.rows) do
     local e = (r.op.efficiency or {}).efficiency_percent
-    if present(e) then
+    if finite(e) then
       if not lo or e < lo then lo = e end
       if not hi or e > hi then hi = e end
     end
@@ -136,7 +147,7 @@ end
 
 --- Trace 1 slower by X% (relative to Trace 2's time), from the rounded times.
 function M.slower_pct(t1, t2)
-  if not (present(t1) and present(t2)) or t2 <= 0 then return nil end
+  if not (finite(t1) and finite(t2)) or t2 <= 0 then return nil end
   return F.round((t1 - t2) / t2 * 100, 1)
 end
 
@@ -242,7 +253,7 @@ end
 function M.input_dtype(op)
   local types = M.input_types(op)
   local first = types and types[1]
-  local t = first and (py.torch_dtype(first) or py.torch_dtype("c10::" .. tostring(first)))
+  local t = type(first) == "string" and (py.torch_dtype(first) or py.torch_dtype("c10::" .. tostring(first)))
   return t and t:upper() or nil
 end
 
@@ -251,16 +262,39 @@ local WORDS = { "one", "two", "three", "four", "five", "six", "seven", "eight", 
 --- "two" for 2 (one to nine in words, then digits).
 function M.count_word(n) return WORDS[n] or tostring(n) end
 
+-- A shape is a list of dimensions (numbers); a TensorList input is a list
+-- of shapes (`[[8, 1, 768], [8, 3136, 768]]`), nested no deeper in Kineto
+-- traces, though any nesting is walked.
+local function is_dims(v)
+  if type(v) ~= "table" then return false end
+  for _, d in ipairs(v) do
+    if type(d) == "table" and not json.is_null(d) then return false end
+  end
+  return true
+end
+
+-- Appends the non-empty shapes of one `Input Dims` entry to out: the entry
+-- itself, or each tensor of a TensorList.
+local function collect_shapes(v, out, depth)
+  if type(v) ~= "table" or depth > 8 then return end
+  if is_dims(v) then
+    if #v > 0 then out[#out + 1] = v end
+    return
+  end
+  for _, x in ipairs(v) do collect_shapes(x, out, depth + 1) end
+end
+
 --- "two 8192×8192 BF16 tensors" / "(141,512) and (512,512) BF16 tensors": the
---- non-scalar input shapes of an op, or nil.
+--- non-scalar input shapes of an op, or nil. The tensors of a TensorList
+--- input (`aten::cat`, `aten::stack`) count one by one: "8×1×768 and
+--- 8×3136×768 tensors".
 function M.tensors_text(op)
-  local shapes, seen, unique = {}, {}, {}
-  for _, d in ipairs(M.input_dims(op) or {}) do
-    if type(d) == "table" and #d > 0 then
-      local t = M.shape_text(d)
-      shapes[#shapes + 1] = t
-      if not seen[t] then seen[t] = true; unique[#unique + 1] = t end
-    end
+  local found, shapes, seen, unique = {}, {}, {}, {}
+  for _, d in ipairs(M.input_dims(op) or {}) do collect_shapes(d, found, 1) end
+  for i, d in ipairs(found) do
+    local t = M.shape_text(d)
+    shapes[i] = t
+    if not seen[t] then seen[t] = true; unique[#unique + 1] = t end
   end
   if #shapes == 0 then return nil end
   local dtype = M.input_dtype(op)
@@ -269,10 +303,32 @@ function M.tensors_text(op)
   return M.list(unique, 3) .. " " .. kind
 end
 
---- "8192×8192" for a shape list.
+-- One dimension as text: an integer's digits (an integral float too), a
+-- symbolic name as it is; "?" for anything else (NaN, ±inf, None, a bool),
+-- so no interpreter value reaches the text.
+local function dim_text(d)
+  if type(d) == "number" then
+    if d ~= d or d == math.huge or d == -math.huge then return "?" end
+    local i = math.tointeger(d)
+    if i then return string.format("%d", i) end
+    return json.number_text(d)
+  end
+  if type(d) == "string" and d:match("^[%w_]+$") then return d end
+  return "?"
+end
+
+--- "8192×8192" for a shape list; a list of shapes (a TensorList) gives
+--- "8×1×768 and 8×3136×768".
 function M.shape_text(shape)
+  if type(shape) ~= "table" then return dim_text(shape) end
+  if not is_dims(shape) then
+    local found, texts = {}, {}
+    collect_shapes(shape, found, 1)
+    for i, d in ipairs(found) do texts[i] = M.shape_text(d) end
+    return #texts > 0 and M.list(texts, 3) or "?"
+  end
   local parts = {}
-  for i, d in ipairs(shape) do parts[i] = tostring(d) end
+  for i, d in ipairs(shape) do parts[i] = dim_text(d) end
   return table.concat(parts, "×")
 end
 
@@ -309,7 +365,8 @@ end
 --- name the op and its time share. The library suffix is added by the caller.
 function M.title(v)
   if v.heuristic then
-    return code(v.lead.name) .. " takes " .. num(v.finding.percent_of_total) .. "% of GPU time with no performance model"
+    return code(v.lead.name) .. " takes " .. num(v.finding.percent_of_total) .. "% of GPU time with no "
+      .. (F.no_roofline(v.ctx) and "roofline" or "performance model")
   end
   local what = M.title_subject(v)
   if v.comparative then return what .. " slower in Trace 1 than in Trace 2" end
@@ -324,7 +381,8 @@ function M.insight(v)
   local calls = " over " .. t.calls .. " " .. plural(t.calls, "call")
   local share = t.time .. " ms (" .. t.pct .. "% of end-to-end GPU time)"
   if v.heuristic then
-    return subject .. (many and " have" or " has") .. " no performance model, yet " .. (many and "take " or "takes ")
+    return subject .. (many and " have" or " has") .. (F.no_roofline(v.ctx) and " no roofline on this GPU (no arch file)"
+      or " no performance model") .. ", yet " .. (many and "take " or "takes ")
       .. share .. calls .. "."
   end
   if v.comparative then
@@ -353,7 +411,8 @@ function M.flag_reason(v)
   local count = n == 1 and "one" or tostring(n)
   local what = count .. " " .. v.noun .. " " .. plural(n, "signature")
   if v.heuristic then
-    return "This finding covers " .. code(v.lead.name) .. ", which has no performance model but takes "
+    return "This finding covers " .. code(v.lead.name) .. ", which has no " .. (F.no_roofline(v.ctx)
+      and "roofline on this GPU" or "performance model") .. " but takes "
       .. num(v.finding.percent_of_total) .. "% of end-to-end GPU time, enough to report from its time share alone."
   end
   if v.comparative then
@@ -475,8 +534,9 @@ local function comparative_facts(v, op)
 end
 
 local function heuristic_facts(v, op)
-  local out = { "No FLOPs or byte count is modelled for " .. M.label(v, op)
-    .. ", so the trace cannot place it on the roofline." }
+  local out = { F.no_roofline(v.ctx) and ("Without an arch file for this GPU there is no roofline to place "
+    .. M.label(v, op) .. " on.") or ("No FLOPs or byte count is modelled for " .. M.label(v, op)
+    .. ", so the trace cannot place it on the roofline.") }
   out[2] = "Its weight is its time: " .. num(op.time_ms) .. " ms over " .. num(op.count) .. " "
     .. plural(op.count, "call") .. ", " .. num(op.percent_of_total) .. "% of end-to-end GPU time."
   if (op.efficiency or {}).is_anomaly then
@@ -605,7 +665,8 @@ end
 function M.remedy.profile_unmodeled(v)
   return { action = "Profile " .. M.target(v) .. " with hardware counters to learn whether it is compute-bound or "
       .. "memory-bound.",
-    mechanism = "Without a performance model the trace shows how long the op takes but not what limits it. Counter "
+    mechanism = "Without " .. (F.no_roofline(v.ctx) and "the GPU's peak figures" or "a performance model")
+      .. " the trace shows how long the op takes but not what limits it. Counter "
       .. "data gives the bound, and with it the direction: tile and occupancy tuning when compute-bound, "
       .. "memory-access tuning when memory-bound." }
 end

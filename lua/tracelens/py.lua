@@ -46,13 +46,24 @@ function M.num(v)
 end
 
 --- str() of a value: numbers as Python prints them, None/True/False, text as
---- it is, sequences as their repr.
+--- it is, sequences as their repr, objects as a dict repr in key order
+--- ({'a': 1}). A value Python has no literal for (a function, userdata)
+--- gives its __tostring, or `<function>` / `<userdata>`: never an address,
+--- so text stays the same from run to run.
 function M.str(v)
   if type(v) == "number" then return json.number_text(v) end
   if v == nil or json.is_null(v) then return "None" end
   if v == true then return "True" elseif v == false then return "False" end
-  if type(v) == "table" and not json.is_obj(v) then return M.repr(v) end
-  return tostring(v)
+  if type(v) == "string" then return v end
+  if type(v) == "table" and json.is_obj(v) then
+    local parts = {}
+    for k, x in pairs(v) do parts[#parts + 1] = M.repr(k) .. ": " .. M.repr(x) end
+    return "{" .. table.concat(parts, ", ") .. "}"
+  end
+  if type(v) == "table" then return M.repr(v) end
+  local t = tostring(v) -- a __tostring of its own, or Lua's "function: 0x55d0..."
+  if t:find("0x%x%x%x%x") or t:match("^[%w_.]+: %x+$") then return "<" .. type(v) .. ">" end
+  return t
 end
 
 --- Python f"{x:.Nf}".

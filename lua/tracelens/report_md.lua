@@ -8,6 +8,7 @@
 --          metrics = {<cat> = decoded metrics}, model_info = {model=, architecture=, scale=, precision=},
 --          arch = {name=, mem_bw_gbps=, max_achievable_tflops={...}}, platform = "MI300X",
 --          platform_note = <how the platform was chosen, or nil>,
+--          no_arch_note = <the sentence of a run without an arch file (no roofline), or nil>,
 --          platform2 = <trace 2 platform, comparative>,
 --          warnings = <list of notes from the run, shown under ## Warnings, or nil>,
 --          rules = <the user rules that ran: {{name=, path=}}, listed in the Appendix>,
@@ -132,6 +133,17 @@ local function computation_ms(g)
   return (tonumber(g.total_time_ms) or 0) * (tonumber(g.computation_time_percent) or 0) / 100
 end
 
+-- The whole that "% of compute time" shares are of: the GPU's computation time
+-- (the reference's), or the compute categories' kernel time when that is
+-- larger (kernels overlapping on several streams count once in the first, once
+-- each in the second), so no category's share can pass 100% and the shares
+-- add up to at most 100% (docs/compat.md, "Shares").
+local function compute_whole(inp)
+  local sum = 0
+  for _, c in ipairs(compute_categories(inp)) do sum = sum + sf.value(c.gpu_kernel_time_ms) end
+  return math.max(sum, computation_ms(utilization(inp)))
+end
+
 -- The compute category with the most kernel time (ties: manifest order).
 local function top_category(inp)
   local best
@@ -149,8 +161,7 @@ end
 local function top_bottleneck(inp)
   local c = top_category(inp)
   if not c then return "None" end
-  return cell(c.display_name or c.name) .. " (" .. share_text(sf.value(c.gpu_kernel_time_ms),
-    computation_ms(utilization(inp))) .. ")"
+  return cell(c.display_name or c.name) .. " (" .. share_text(sf.value(c.gpu_kernel_time_ms), compute_whole(inp)) .. ")"
 end
 
 local function model_name(inp)
@@ -273,6 +284,78 @@ local function system_items(inp)
   return items
 end
 
+-- Analysis coverage ------------------------------------------------------------------
+--
+-- The share of GPU kernel time in compute categories an analyzer examined:
+-- not "other" (operations that fit no category), not a failed analysis, not
+-- kernel time outside every category (kernels no CPU operation launches). The
+-- whole is the larger of the categories' kernel time and the GPU's busy time.
+-- The "within target" verdict needs at least half of it analysed
+-- (docs/analysis.md, "Analysis coverage").
+local MIN_COVERAGE = 0.5
+
+local function coverage(inp)
+  local failed = failed_set(inp)
+  local sum, analysed, missed = 0, 0, {}
+  for _, c in ipairs(compute_categories(inp)) do
+    local t = sf.value(c.gpu_kernel_time_ms)
+    sum = sum + t
+    if c.name == "other" then
+      missed[#missed + 1] = { name = c.display_name or c.name, ms = t, why = "operations that fit no category "
+        .. "with an analyzer" }
+    elseif failed[c.name] then
+      missed[#missed + 1] = { name = c.display_name or c.name, ms = t, why = "its analysis failed" }
+    else
+      analysed = analysed + t
+    end
+  end
+  local busy = computation_ms(utilization(inp))
+  if busy > sum then
+    missed[#missed + 1] = { ms = busy - sum, why = "kernels that no CPU operation in the trace launches" }
+  end
+  local whole = math.max(sum, busy)
+  return { analysed = analysed, whole = whole, share = whole > 0 and analysed / whole or 0, missed = missed }
+end
+
+local function coverage_line(inp)
+  local cv = coverage(inp)
+  if cv.whole <= 0 then return "**Analysis coverage**: the trace has no GPU kernel time to analyse." end
+  local s
+  if cv.analysed <= 0 then
+    s = string.format("**Analysis coverage**: the per-category analyzers covered none of the %s of GPU kernel time.",
+      ms_text(cv.whole))
+  else
+    s = string.format("**Analysis coverage**: the per-category analyzers covered %s of GPU kernel time (%s of %s).",
+      share_text(cv.analysed, cv.whole), ms_text(cv.analysed), ms_text(cv.whole))
+  end
+  local parts = {}
+  for _, m in ipairs(cv.missed) do
+    if m.ms > 0 then
+      parts[#parts + 1] = string.format("%s%s (%s)%s", m.name and (text(m.name) .. ", ") or "", ms_text(m.ms),
+        share_text(m.ms, cv.whole), m.name and (": " .. m.why) or (" of " .. m.why))
+    end
+  end
+  if #parts > 0 then s = s .. " Not analysed: " .. table.concat(parts, "; ") .. "." end
+  return s
+end
+
+-- The line of a Compute section without findings: the clean verdict only
+-- when at least half of the GPU kernel time was analysed.
+local function no_compute_line(inp)
+  local cv = coverage(inp)
+  if cv.whole > 0 and cv.share >= MIN_COVERAGE then return NO_COMPUTE end
+  if cv.whole <= 0 then
+    return "No compute kernel optimization opportunities identified: the trace has no GPU kernel time to analyse."
+  end
+  if cv.analysed <= 0 then
+    return "⚠️ No compute kernel optimization opportunities identified, because none of the GPU kernel time was "
+      .. "analysed (see Analysis coverage in the Executive Summary)."
+  end
+  return string.format("⚠️ No compute kernel optimization opportunities identified in the analysed categories, "
+    .. "but they cover only %s of GPU kernel time, so this is no verdict on the rest (see Analysis coverage in "
+    .. "the Executive Summary).", share_text(cv.analysed, cv.whole))
+end
+
 -- Title and Executive Summary ------------------------------------------------------
 
 local function title(inp)
@@ -305,7 +388,7 @@ local function overview(inp, items)
   if top then
     s[#s + 1] = string.format("The largest compute category is %s with %s ms, %s of compute time.",
       text(top.display_name or top.name), num(top.gpu_kernel_time_ms),
-      share_text(sf.value(top.gpu_kernel_time_ms), computation_ms(g)))
+      share_text(sf.value(top.gpu_kernel_time_ms), compute_whole(inp)))
   end
   local f1 = items.compute[1]
   if f1 then
@@ -345,13 +428,14 @@ end
 -- Trace 2's largest category from trace2_ops_summary_by_category.
 local function trace2_top(inp)
   local g2 = (inp.manifest or {}).trace2_gpu_utilization or {}
-  local best
+  local best, sum = nil, 0
   for _, r in ipairs((inp.manifest or {}).trace2_ops_summary_by_category or {}) do
+    sum = sum + sf.value(r.total_direct_kernel_time_ms)
     if not best or sf.value(r.total_direct_kernel_time_ms) > sf.value(best.total_direct_kernel_time_ms) then best = r end
   end
   if not best then return "None" end
   return cell(best["op category"]) .. " (" .. share_text(sf.value(best.total_direct_kernel_time_ms),
-    computation_ms(g2)) .. ")"
+    math.max(sum, computation_ms(g2))) .. ")" -- the whole as in compute_whole
 end
 
 local function comparative_metrics(inp)
@@ -381,6 +465,10 @@ end
 
 local function executive_summary(inp, items)
   local out = { "## Executive Summary", "", overview(inp, items), "" }
+  if type(inp.no_arch_note) == "string" and inp.no_arch_note ~= "" then
+    add(out, "> **Note:** " .. text(inp.no_arch_note), "")
+  end
+  add(out, coverage_line(inp), "")
   append(out, is_comparative(inp) and comparative_metrics(inp) or standalone_metrics(inp))
   add(out, "", "{{PERF_PLOT}}", "")
   return out
@@ -449,7 +537,7 @@ local function top_ops_row(inp, p)
   local entry = category_entry(inp, p.category)
   local t = entry.gpu_kernel_time_ms
   if not present(t) then t = p.gpu_kernel_time_ms end
-  local share = share_text(sf.value(t), computation_ms(utilization(inp)))
+  local share = share_text(sf.value(t), compute_whole(inp))
   local marker = string.format(" <!-- top-ops-row low=%s high=%s -->", num(p.impact_score_low), num(p.impact_score_high))
   local display = cell(p.display_name or entry.display_name or p.category)
   if is_comparative(inp) then
@@ -503,7 +591,7 @@ local function compute_section(inp, items)
     "Findings from per-category kernel analysis (GEMM, SDPA, elementwise, etc.).",
     "Summaries of the per-category analyzers' recommendations, focused on individual kernel efficiency.", "" }
   append(out, top_operations(inp))
-  if #items == 0 then add(out, NO_COMPUTE, "") end
+  if #items == 0 then add(out, no_compute_line(inp), "") end
   tier_cards(out, items, "Compute kernel insights", "detailed-analysis-compute-p")
   return out
 end
@@ -572,7 +660,7 @@ end
 
 local function detailed_analysis(inp, items)
   local out = { "## Detailed Analysis", "", "### Compute Kernel Insights", "" }
-  if #items.compute == 0 then add(out, NO_COMPUTE, "") end
+  if #items.compute == 0 then add(out, no_compute_line(inp), "") end
   for i, item in ipairs(items.compute) do
     append(out, block_lines("detailed-analysis-compute-p" .. i, "compute", i,
       string.format("#### %s P%d: %s", icon_at(i), i, item.title), item.block))

@@ -55,6 +55,9 @@ void tl_fusion_free(tl_fusion *f)
     free(f->kernels.v);
     free(f->sequences.v);
     free(f->ops.v);
+    free(f->inst.v);
+    free(f->inst_len.v);
+    free(f->inst_kernels.v);
     memset(f, 0, sizeof *f);
 }
 
@@ -107,12 +110,39 @@ static uint32_t *rec_slot(recmap *m, uint32_t base)
     return &m->v[base];
 }
 
+/* An instance seen by a walk: its record and what it adds (a node, or the
+ * start and count of its kernels in a scratch list). */
+typedef struct inst_ref {
+    uint32_t rec;
+    uint32_t a, n;
+} inst_ref;
+typedef TL_VEC(inst_ref) inst_refs;
+
+/* The instances grouped by record (a counting sort that keeps trace order):
+ * first[r] = the index of record r's first instance; returns the instances'
+ * order, refs indices, record after record. */
+static size_t *group_instances(const inst_refs *refs, size_t nrec, size_t *first)
+{
+    memset(first, 0, (nrec + 1) * sizeof *first);
+    for (size_t i = 0; i < refs->n; i++) first[refs->v[i].rec + 1]++;
+    for (size_t r = 0; r < nrec; r++) first[r + 1] += first[r];
+    size_t *order = tl_xmalloc((refs->n + 1) * sizeof *order);
+    size_t *fill = tl_xcalloc(nrec + 1, sizeof *fill);
+    for (size_t i = 0; i < refs->n; i++) {
+        uint32_t r = refs->v[i].rec;
+        order[first[r] + fill[r]++] = i;
+    }
+    free(fill);
+    return order;
+}
+
 void tl_fusion_modules(tl_fusion *f, const tl_trace *t)
 {
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
     name_info ni = {tl_xcalloc(es->names.n + 1, sizeof(uint32_t)), tl_xcalloc(es->names.n + 1, 1)};
     recmap rec = {0};
+    inst_refs refs = {0};
     for (size_t i = 0; i < es->n; i++) {
         uint32_t u = (uint32_t)i;
         if (skipped_cat(es->cat[u])) continue;
@@ -128,6 +158,8 @@ void tl_fusion_modules(tl_fusion *f, const tl_trace *t)
                 if (es->cat[tr->gpu[k]] == TL_CAT_KERNEL) time_add(&m->total, es, tr->gpu[k], &inst);
             m->instances++;
             m->total.us += inst;
+            inst_ref r = {*slot - 1, u, 1};
+            TL_PUSH(refs, r);
             continue;
         }
         tl_fusion_module m = {.uid = u, .base = base, .instances = 1, .k_first = f->kernels.n};
@@ -150,7 +182,19 @@ void tl_fusion_modules(tl_fusion *f, const tl_trace *t)
         m.total.us = inst;
         TL_PUSH(f->modules, m);
         *slot = (uint32_t)f->modules.n;
+        inst_ref r = {*slot - 1, u, 1};
+        TL_PUSH(refs, r);
     }
+    size_t *first = tl_xmalloc((f->modules.n + 1) * sizeof *first);
+    size_t *order = group_instances(&refs, f->modules.n, first);
+    for (size_t i = 0; i < refs.n; i++) TL_PUSH(f->inst, refs.v[order[i]].a);
+    for (size_t r = 0; r < f->modules.n; r++) {
+        f->modules.v[r].i_first = first[r];
+        f->modules.v[r].ni = first[r + 1] - first[r];
+    }
+    free(order);
+    free(first);
+    free(refs.v);
     free(rec.v);
     free(ni.base);
     free(ni.kflags);
@@ -207,6 +251,8 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
 
     name_info ni = {tl_xcalloc(es->names.n + 1, sizeof(uint32_t)), tl_xcalloc(es->names.n + 1, 1)};
     recmap rec = {0};
+    inst_refs refs = {0};
+    TL_VEC(uint32_t) scratch = {0}; /* every instance's kernels, visit order */
     uint32_t empty_base = UINT32_MAX; /* a parent whose base is "" (the reference keeps it) */
     for (size_t g = 0; g < ng; g++) {
         size_t cnt = start[g + 1] - start[g];
@@ -218,7 +264,11 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
             base = empty_base;
         }
         uint32_t *slot = rec_slot(&rec, base);
+        inst_ref ir = {0, (uint32_t)scratch.n, (uint32_t)cnt};
+        for (size_t k = 0; k < cnt; k++) TL_PUSH(scratch, ops[k].kernel);
         if (*slot) {
+            ir.rec = *slot - 1;
+            TL_PUSH(refs, ir);
             tl_fusion_sequence *s = &f->sequences.v[*slot - 1];
             double inst = 0;
             for (size_t k = 0; k < cnt; k++) time_add(&s->total, es, ops[k].kernel, &inst);
@@ -236,7 +286,25 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
         s.total.us = inst;
         TL_PUSH(f->sequences, s);
         *slot = (uint32_t)f->sequences.n;
+        ir.rec = *slot - 1;
+        TL_PUSH(refs, ir);
     }
+    size_t *first = tl_xmalloc((f->sequences.n + 1) * sizeof *first);
+    size_t *order = group_instances(&refs, f->sequences.n, first);
+    for (size_t r = 0; r < f->sequences.n; r++) {
+        tl_fusion_sequence *s = &f->sequences.v[r];
+        s->i_first = f->inst_len.n;
+        s->k_first = f->inst_kernels.n;
+        for (size_t i = first[r]; i < first[r + 1]; i++) {
+            const inst_ref *ir = &refs.v[order[i]];
+            TL_PUSH(f->inst_len, ir->n);
+            for (uint32_t k = 0; k < ir->n; k++) TL_PUSH(f->inst_kernels, scratch.v[ir->a + k]);
+        }
+    }
+    free(order);
+    free(first);
+    free(refs.v);
+    free(scratch.v);
     free(rec.v);
     free(ni.base);
     free(ni.kflags);

@@ -34,6 +34,7 @@ typedef struct tl_fusion_module {
     size_t k_first, nk;    /* the first instance's kernels: kernels[k_first .. k_first + nk) */
     size_t eligible;       /* of those, the fusion-eligible ones */
     int has_fused;         /* some kernel name has an already-fused pattern */
+    size_t i_first, ni;    /* every instance's node, trace order: inst[i_first .. i_first + ni) */
 } tl_fusion_module;
 
 /* One op of a sibling sequence. */
@@ -50,6 +51,9 @@ typedef struct tl_fusion_sequence {
     uint32_t instances;
     tl_fusion_time total;
     size_t first, n;       /* the first instance's ops: ops[first .. first + n) */
+    size_t i_first;        /* every instance's kernel count (instances of them, trace order):
+                            * inst_len[i_first .. i_first + instances) */
+    size_t k_first;        /* and their kernels, instance after instance: inst_kernels[k_first ..) */
 } tl_fusion_sequence;
 
 typedef struct tl_fusion {
@@ -58,6 +62,13 @@ typedef struct tl_fusion {
     TL_VEC(uint32_t) kernels;
     TL_VEC(tl_fusion_sequence) sequences; /* parents with >= 2 single-kernel ops, first-seen base order */
     TL_VEC(tl_fusion_op) ops;
+    /* Every instance of a record, so a candidate's GPU events can be told
+     * from another's (overlapping candidates, lua/tracelens/fusion/overlap.lua):
+     * the instance nodes of the modules, the kernels of each instance of the
+     * sequences (each sibling op is in one group: at most one entry per op). */
+    TL_VEC(uint32_t) inst;
+    TL_VEC(uint32_t) inst_len;
+    TL_VEC(uint32_t) inst_kernels;
 } tl_fusion;
 
 /* The diff_stats rows as the comparative walk reads them (one entry per

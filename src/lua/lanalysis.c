@@ -219,6 +219,14 @@ int tl_l_trace_fusion_modules(lua_State *L)
         lua_setfield(L, -4, "durs");
         lua_setfield(L, -3, "names");
         lua_setfield(L, -2, "kernels");
+        if (m->ni > 1) { /* every instance's node (one instance: uid) */
+            lua_createtable(L, (int)m->ni, 0);
+            for (size_t k = 0; k < m->ni; k++) {
+                lua_pushinteger(L, f.inst.v[m->i_first + k]);
+                lua_rawseti(L, -2, (lua_Integer)k + 1);
+            }
+            lua_setfield(L, -2, "nodes");
+        }
         lua_rawseti(L, -3, (lua_Integer)i + 1);
     }
     return 2;
@@ -266,6 +274,22 @@ int tl_l_trace_fusion_siblings(lua_State *L)
             lua_rawseti(L, -2, (lua_Integer)k + 1);
         }
         lua_setfield(L, -2, "ops");
+        if (s->instances > 1) { /* every instance's kernels (one instance: ops) */
+            size_t nk = 0;
+            lua_createtable(L, (int)s->instances, 0);
+            for (size_t k = 0; k < s->instances; k++) {
+                nk += f.inst_len.v[s->i_first + k];
+                lua_pushinteger(L, f.inst_len.v[s->i_first + k]);
+                lua_rawseti(L, -2, (lua_Integer)k + 1);
+            }
+            lua_setfield(L, -2, "inst_len");
+            lua_createtable(L, (int)nk, 0);
+            for (size_t k = 0; k < nk; k++) {
+                lua_pushinteger(L, f.inst_kernels.v[s->k_first + k]);
+                lua_rawseti(L, -2, (lua_Integer)k + 1);
+            }
+            lua_setfield(L, -2, "inst_kernels");
+        }
         lua_rawseti(L, -3, (lua_Integer)i + 1);
     }
     return 2;

@@ -419,15 +419,30 @@ int tl_arch_load_platform(const char *name, const char *dir, tl_arch *out, tl_er
 
 static int alnum(char c) { return isalnum((unsigned char)c) != 0; }
 
+/* A word of the device name (as deviceProperties spells it, which is
+ * torch.cuda.get_device_name()) -> the arch file stem. A word matches only
+ * whole: "A10" is not "A100" nor "A10G", "L4" is not "L40", "B200" is not
+ * "GB200", "V100-PCIE" is not "V100S-PCIE". Names seen in traces:
+ * "Tesla V100-SXM2-32GB", "Tesla V100-PCIE-16GB", "NVIDIA A10", "NVIDIA L4",
+ * "NVIDIA L40S", "NVIDIA GB200", "AMD Instinct MI210", "AMD Instinct MI250X". */
+static const struct {
+    const char *word, *platform;
+} detect_words[] = {
+    {"MI300X", "MI300X"}, {"MI325X", "MI325X"}, {"MI355X", "MI355X"}, {"MI210", "MI210"},
+    {"MI250X", "MI250X"}, {"H100", "H100"},     {"H200", "H200"},     {"B200", "B200"},
+    {"GB200", "GB200"},   {"A100", "A100"},     {"A10", "A10"},       {"L4", "L4"},
+    {"L40S", "L40S"},     {"V100-SXM2", "V100-SXM2"}, {"V100-PCIE", "V100-PCIe"},
+};
+
 const char *tl_arch_detect(const char *device_name)
 {
-    static const char *const platforms[] = {"MI300X", "MI325X", "MI355X", "H100", "H200", "B200", "A100"};
     if (!device_name) return NULL;
-    for (size_t k = 0; k < sizeof platforms / sizeof *platforms; k++) {
-        size_t len = strlen(platforms[k]);
+    for (size_t k = 0; k < sizeof detect_words / sizeof *detect_words; k++) {
+        const char *w = detect_words[k].word;
+        size_t len = strlen(w);
         for (const char *p = device_name; *p; p++) {
             if (p != device_name && alnum(p[-1])) continue;
-            if (strncasecmp(p, platforms[k], len) == 0 && !alnum(p[len])) return platforms[k];
+            if (strncasecmp(p, w, len) == 0 && !alnum(p[len])) return detect_words[k].platform;
         }
     }
     return NULL;

@@ -58,9 +58,11 @@ int tl_arch_find_platform(const char *name, const char *dir, char *path, size_t 
 int tl_arch_load_platform(const char *name, const char *dir, tl_arch *out, tl_error *err);
 
 /* Maps a deviceProperties name to a shipped platform: "NVIDIA H100 80GB
- * HBM3" -> "H100", "AMD Instinct MI300X VF" -> "MI300X". Recognises A100,
- * H100, H200, B200, MI300X, MI325X, MI355X as whole tokens (case-insensitive;
- * GH200/GB200/MI300A/MI350X/gfx names are not matched). NULL when unknown. */
+ * HBM3" -> "H100", "AMD Instinct MI300X VF" -> "MI300X", "Tesla
+ * V100-SXM2-32GB" -> "V100-SXM2". Recognises A100, A10, H100, H200, B200,
+ * GB200, L4, L40S, V100-SXM2, V100-PCIE, MI210, MI250X, MI300X, MI325X,
+ * MI355X as whole words (case-insensitive; GH200/MI300A/MI350X/V100S/gfx
+ * names are not matched). NULL when unknown. */
 const char *tl_arch_detect(const char *device_name);
 
 #endif

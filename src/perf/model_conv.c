@@ -5,10 +5,11 @@
  * All classes share one geometry (conv_cfg) and two formula pairs:
  * flops/bytes (forward) and flops_bwd/bytes_bwd. FIXes applied: the
  * aten::convolution bias is D[2] non-empty, the convolution_backward bias is
- * C[3] (bias_sizes) non-empty, and the bwd bias term is multiplied by bpe. */
+ * output_mask[2] (C[10]), or without a parseable output_mask bias_sizes
+ * (C[3]) non-empty with no zero entry, and the bwd bias term is multiplied
+ * by bpe. */
 #include "model_conv.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -132,16 +133,29 @@ static int parse_fused_args(const tl_perf_event *ev, conv_cfg *c, tl_perf_result
     return TL_PERF_OK;
 }
 
-static int parse_bias(const tl_perf_event *ev, const conv_layout *L)
+/* Is the bias gradient computed? (convolution_backward, the corrected [FIX]
+ * of §4.2): output_mask (C[10]) decides when it parses — its third entry;
+ * when C[10] is absent or unparseable, bias_sizes (C[3]) must be a
+ * non-empty list with no zero entry. A bias-less convolution records
+ * bias_sizes [0] and output_mask [True, True, False]: no bias. */
+static int backward_bias(const tl_perf_event *ev, tl_perf_result *r)
+{
+    int mask[3] = {0, 0, 0};
+    size_t n = 0;
+    const char *m = tl_pe_concrete(ev, 10);
+    if (m && tl_py_literal_bools(r, m, mask, 3, &n)) return n >= 3 && mask[2];
+    const tl_pv *sizes = tl_py_literal(r, tl_pe_concrete(ev, 3));
+    if (!tl_pv_is_list(sizes) || sizes->n == 0) return 0;
+    for (size_t i = 0; i < sizes->n; i++)
+        if (!tl_pv_nonempty(&sizes->items[i])) return 0; /* a zero (or None) size */
+    return 1;
+}
+
+static int parse_bias(const tl_perf_event *ev, const conv_layout *L, tl_perf_result *r)
 {
     if (L->bias == BIAS_ALWAYS) return 1;
     if (L->bias == BIAS_DIMS) return tl_pv_len(ev->dims) > 2 && tl_pv_nonempty(tl_pe_dim(ev, 2));
-    const char *s = tl_pe_concrete(ev, 3); /* bias_sizes: an int list literal */
-    char c0 = 0;
-    if (s) while (isspace((unsigned char)*s)) s++;
-    if (s) c0 = *s;
-    int truth = 0;
-    return (c0 == '[' || c0 == '(') && tl_py_truth(s, &truth) && truth;
+    return backward_bias(ev, r);
 }
 
 /* out_i per spatial dim: float division then truncation (or the transposed formula). */
@@ -185,7 +199,7 @@ static int parse_conv(const tl_perf_event *ev, const conv_layout *L, conv_cfg *c
         return tl_perf_error(r, "%s: input and weight dtypes differ", ev->name);
     int st = L->fused ? parse_fused_args(ev, c, r) : parse_aten_args(ev, L, c, r);
     if (st) return st;
-    c->bias = parse_bias(ev, L);
+    c->bias = parse_bias(ev, L, r);
     return output_shape(c, r);
 }
 

@@ -89,7 +89,11 @@ static void norm_params(tl_perf_result *r, const norm *n)
     tl_pm_bool(r, "has_bias", n->has_bias);
     tl_pm_bool(r, "is_affine", n->is_affine);
     tl_pm_bool(r, "is_training", n->is_training);
-    if (n->has_mask) tl_pm_bool_tuple(r, "output_mask", n->mask, n->n_mask < MAX_MASK ? n->n_mask : MAX_MASK);
+    if (n->has_mask) { /* a Python list in the reference (§4.6): [True], not (True,) */
+        tl_pm_bool_tuple(r, "output_mask", n->mask, n->n_mask < MAX_MASK ? n->n_mask : MAX_MASK);
+        tl_perf_param *p = tl_pm_find(r, "output_mask");
+        if (p && p->value.kind == TL_PV_LIST) p->value.pylist = 1;
+    }
 }
 
 static int norm_done(tl_perf_result *r, const norm *n)

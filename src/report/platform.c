@@ -59,8 +59,12 @@ int tl_platform_resolve(const tl_trace *t, const char *platform, const char *arc
             const char *d = tl_trace_device_name(t, dev, sizeof dev);
             name = d ? tl_arch_detect(d) : NULL;
             if (!name) {
-                snprintf(choice->how, sizeof choice->how, "none (device %s not recognised; use --platform)",
-                         d ? d : "unknown");
+                if (d && *d)
+                    snprintf(choice->how, sizeof choice->how,
+                             "none (no arch file for the trace's device \"%.80s\"; use --platform or --arch)", d);
+                else
+                    snprintf(choice->how, sizeof choice->how,
+                             "none (the trace does not name its GPU; use --platform or --arch)");
                 return 0;
             }
             snprintf(what, sizeof what, "platform %s, detected from the trace's device \"%s\"", name, d);

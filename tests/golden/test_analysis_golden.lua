@@ -38,7 +38,57 @@ end
 local deviations = {
   ["category_data/cpu_idle_metrics.json"] = function(p) return p:match("^%$%.kernel_analysis") end,
   ["priority_data.json"] = function(p) return p:match("^%$%.recommendations%[%d+%]%.operation_count$") end,
+  -- [FIX shares] a category's kernel time leaves out memory copies: "other" loses the 2.404 µs
+  -- `Memcpy DtoD` of aten::_local_scalar_dense (0.011 -> 0.009 ms, checked below)
+  ["category_data/category_manifest.json"] = function(p) return p == "$.categories[7].gpu_kernel_time_ms" end,
+  ["metadata/other_metadata.json"] = function(p) return p == "$.time_breakdown.gpu_kernel_time_ms" end,
 }
+
+-- [FIX shares] aten::_local_scalar_dense launches only a `Memcpy DtoD`: it is a memory copy
+-- (docs/compat.md), so it gets no HBM efficiency and no impact estimate, and the "other"
+-- category's time leaves its 2.404 µs out. The reference's files, changed accordingly.
+local COPY_OP = "aten::_local_scalar_dense"
+local function without_copy_estimates(list)
+  local out = json.arr()
+  for _, e in ipairs(list or {}) do
+    if e.operation ~= COPY_OP then out[#out + 1] = e end
+  end
+  return out
+end
+local function copy_fix(rel, ref)
+  if rel == "category_data/category_manifest.json" and ref.trace2_ops_summary_by_category then
+    -- trace 2 (H100): "other" without the 2.24 µs `Memcpy DtoH` of aten::_local_scalar_dense;
+    -- the shares of the total recomputed (pandas order kept: no category moves)
+    local list, total = ref.trace2_ops_summary_by_category, 0
+    for _, r in ipairs(list) do
+      if r["op category"] == "other" then r.total_direct_kernel_time_ms = r.total_direct_kernel_time_ms - 0.00224 end
+      total = total + r.total_direct_kernel_time_ms
+    end
+    local cum = 0
+    for _, r in ipairs(list) do
+      r["Percentage (%)"] = r.total_direct_kernel_time_ms / total * 100
+      cum = cum + r["Percentage (%)"]
+      r["Cumulative Percentage (%)"] = cum
+    end
+  elseif rel == "priority_data.json" then
+    ref.all_estimates = without_copy_estimates(ref.all_estimates)
+  elseif rel == "category_data/other_metrics.json" then
+    ref.total_time_ms, ref.percent_of_compute = 0.009, 0.26 -- 8.6 µs; of 3.496 ms end to end
+    ref.impact_estimates = without_copy_estimates(ref.impact_estimates)
+    for i, op in ipairs(ref.operations or {}) do
+      if op.name == COPY_OP then
+        op.efficiency.efficiency_percent, op.efficiency.bound_type = json.null, json.null
+        local o = json.obj()
+        for _, k in ipairs(json.keys(op)) do
+          o[k] = op[k]
+          if k == "efficiency" then o.memory_copy = true end
+        end
+        ref.operations[i] = o
+      end
+    end
+  end
+  return ref
+end
 local function ignore_for(rel)
   local extra = deviations[rel]
   return function(p) return p:match("%.call_chain$") or (extra and extra(p)) end
@@ -68,10 +118,16 @@ local function check_scope(scope, extra_args)
   for _, rel in ipairs(files) do
     local text = read(out .. "/" .. rel)
     if T.check(text ~= nil, scope .. ": " .. rel .. " written") then
-      local diffs = cmp.compare(json.decode(text), reference(rel), { tolerance = tolerance, ignore = ignore_for(rel) })
+      local diffs = cmp.compare(json.decode(text), copy_fix(rel, reference(rel)), { tolerance = tolerance, ignore = ignore_for(rel) })
       T.check(#diffs == 0, scope .. ": " .. rel .. ":\n  " .. table.concat(diffs, "\n  ", 1, math.min(#diffs, 12)))
     end
   end
+  local manifest = json.decode(read(out .. "/category_data/category_manifest.json") or "{}")
+  local other = (manifest.categories or {})[7] or {}
+  T.eq(other.name, "other", scope .. ": category 7 is other")
+  T.eq(other.gpu_kernel_time_ms, 0.009, scope .. ": other's kernel time without the Memcpy DtoD (FIX shares)")
+  local om = json.decode(read(out .. "/metadata/other_metadata.json") or "{}")
+  T.eq((om.time_breakdown or {}).gpu_kernel_time_ms, 0.009, scope .. ": other_metadata time_breakdown (FIX shares)")
   for _, rel in ipairs({ "category_data/cpu_idle_ops.csv" }) do T.eq(read(out .. "/" .. rel), read(G .. rel), rel) end
   return out
 end

@@ -163,7 +163,7 @@ static void test_transposed(void)
     tl_perf_result_free(&r);
 }
 
-/* aten::convolution_backward: x = D[1], w = D[2], bias from bias_sizes C[3] (FIX). */
+/* aten::convolution_backward: x = D[1], w = D[2], bias from output_mask C[10] (FIX). */
 static void test_convolution_backward(void)
 {
     const char *dims = "[[4, 768, 14, 14], [4, 3, 224, 224], [768, 3, 16, 16], [], [], [], [], [], [], [], []]";
@@ -189,6 +189,61 @@ static void test_convolution_backward(void)
     CHECK_DBL(r.bytes / 1048576, 6.84375);
     CHECK_STR(tl_pt_param_repr(&r, "bias"), "False");
     tl_perf_result_free(&r);
+}
+
+/* A bias-less backward convolution (ResNet, activation checkpointing):
+ * bias_sizes [0], output_mask [True, True, False]; §4.2 as corrected. 3x3,
+ * pad 1: x = out = [2, 64, 8, 8], w = [64, 64, 3, 3], bf16. By hand:
+ * prod(x) = prod(out) = 8192, prod(w) = 36864;
+ * input grad = 8192·2·(64·9) = 9437184, weight grad = 36864·2·(2·64) =
+ * 9437184, so flops 18874368 (+ prod(out) 8192 with a bias);
+ * bytes = 2·(8192 + 36864 + 8192)·2 = 212992 (+ (8192 + 64)·2 = 16512). */
+static int run_bwd_bias(const char *bias_sizes, const char *mask, tl_perf_result *r)
+{
+    char concrete[256];
+    if (mask)
+        snprintf(concrete, sizeof concrete,
+                 "[\"\", \"\", \"\", \"%s\", \"[1, 1]\", \"[1, 1]\", \"[1, 1]\", \"False\", \"[0, 0]\", "
+                 "\"1\", \"%s\"]",
+                 bias_sizes, mask);
+    else /* no output_mask entry at all */
+        snprintf(concrete, sizeof concrete,
+                 "[\"\", \"\", \"\", \"%s\", \"[1, 1]\", \"[1, 1]\", \"[1, 1]\", \"False\", \"[0, 0]\", "
+                 "\"1\"]",
+                 bias_sizes);
+    tl_perf_event ev = tl_pt_event(
+        "aten::convolution_backward", "[[2, 64, 8, 8], [2, 64, 8, 8], [64, 64, 3, 3], [], [], [], [], [], [], [], []]",
+        "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\"]", NULL, concrete, NULL);
+    return tl_pt_run(&tl_pc_aten_conv_bwd, &ev, 0, r);
+}
+
+static void test_convolution_backward_no_bias(void)
+{
+    static const struct {
+        const char *sizes, *mask;
+        int bias;
+    } t[] = {
+        {"[0]", "[True, True, False]", 0},  /* the trace's bias-less convolution */
+        {"[64]", "[True, True, False]", 0}, /* output_mask decides */
+        {"[0]", "[True, True, True]", 1},
+        {"[64]", "[False, True, True]", 1},
+        {"[64]", "[True, True]", 0},        /* parses, no third entry */
+        {"[64]", NULL, 1},                  /* no output_mask: bias_sizes */
+        {"[0]", NULL, 0},
+        {"[]", NULL, 0},
+        {"None", NULL, 0},
+        {"[64]", "", 1},                    /* unparseable output_mask: bias_sizes */
+        {"[0]", "", 0},
+        {"[64, 0]", "", 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        tl_perf_result r;
+        CHECK_I64(run_bwd_bias(t[i].sizes, t[i].mask, &r), TL_PERF_OK);
+        CHECK_STR(tl_pt_param_repr(&r, "bias"), t[i].bias ? "True" : "False");
+        CHECK_DBL(r.flops, t[i].bias ? 18882560.0 : 18874368.0);
+        CHECK_DBL(r.bytes, t[i].bias ? 229504.0 : 212992.0);
+        tl_perf_result_free(&r);
+    }
 }
 
 /* ConvBias_ forward; ConvBias_Backward reads it through ev->seq_forward (the
@@ -368,7 +423,8 @@ int main(void)
 {
     static const tl_perf_test_fn tests[] = {
         test_falconsai_bias_fix, test_timesformer_bias_fix, test_owlv2_reference_row, test_agent_case_rows,
-        test_conv1d_and_defaults, test_transposed, test_convolution_backward, test_conv_bias_sequence,
+        test_conv1d_and_defaults, test_transposed, test_convolution_backward, test_convolution_backward_no_bias,
+        test_conv_bias_sequence,
         test_errors_and_unknown_dtype, test_huge_values, test_python_numbers, test_descriptors, test_literals
     };
     return TL_PERF_TEST_RUN(tests, tl_pt_arena_new, tl_pt_arena_free);

@@ -135,7 +135,7 @@ static void test_layer_norm_bwd(void)
     CHECK_DBL(f.r.bytes, E * 2 + 2 * E * 2 + C * 2 + C * 2 + 2 * C * 2);
     CHECK_STR(tl_pt_keys(&f.r),
               "op_shape,dtype_in_out,stride_input,stride_output,num_channels,has_bias,is_affine,is_training,output_mask");
-    CHECK_STR(tl_pt_param(&f.r, "output_mask"), "(True, True, True)");
+    CHECK_STR(tl_pt_param(&f.r, "output_mask"), "[True, True, True]");
     CHECK_STR(tl_pt_param(&f.r, "num_channels"), "768");
     CHECK_STR(tl_pt_param(&f.r, "stride_input"), "None");
     tl_pt_done(&f);
@@ -215,7 +215,7 @@ static void test_batch_norm_bwd(void)
               TL_PERF_OK);
     CHECK_DBL(f.r.flops, 9 * E);
     CHECK_DBL(f.r.bytes, E * 4 + E * 4 * 2 + C * 4 + (C * 4 + C * 4 * 2));
-    CHECK_STR(tl_pt_param(&f.r, "output_mask"), "(True,)");
+    CHECK_STR(tl_pt_param(&f.r, "output_mask"), "[True]");
     CHECK_STR(tl_pt_param(&f.r, "is_training"), "True");
     tl_pt_done(&f);
     /* cudnn: input at 0, never training: C·(3 + 4·epc) */
@@ -350,7 +350,7 @@ static void test_rms_norm_bwd(void)
               TL_PERF_OK);
     CHECK_DBL(f.r.flops, 10 * 1024);
     CHECK_DBL(f.r.bytes, 1024 * 2 + 2 * 1024 * 2 + 2 * 64 * 2);
-    CHECK_STR(tl_pt_param(&f.r, "output_mask"), "(True, True)");
+    CHECK_STR(tl_pt_param(&f.r, "output_mask"), "[True, True]");
     tl_pt_done(&f);
     /* one row (rows = 1): no second E for the weight grad */
     tl_pt_run_lists(&f, &tl_pc_RMSNormBwd, 1, "aten::_fused_rms_norm_backward", "[[64], [64], [], [1], [64], []]",

@@ -305,11 +305,21 @@ static void test_detect(void)
         {"AMD Instinct MI325X", "MI325X"},
         {"AMD Instinct MI355X", "MI355X"},
         {"amd instinct mi300x", "MI300X"},
+        {"Tesla V100-SXM2-32GB", "V100-SXM2"},
+        {"Tesla V100-SXM2-16GB", "V100-SXM2"},
+        {"Tesla V100-PCIE-16GB", "V100-PCIe"},
+        {"NVIDIA A10", "A10"},
+        {"NVIDIA L4", "L4"},
+        {"NVIDIA L40S", "L40S"},
+        {"NVIDIA GB200", "GB200"},
+        {"AMD Instinct MI210", "MI210"},
+        {"AMD Instinct MI250X", "MI250X"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) CHECK_STR(tl_arch_detect(cases[i][0]), cases[i][1]);
     static const char *const unknown[] = {
-        "", "AMD Instinct MI210", "AMD Instinct MI300A", "AMD Instinct MI350X", "NVIDIA GH200 480GB",
-        "NVIDIA GB200", "NVIDIA H20", "NVIDIA H800", "NVIDIA A10", "NVIDIA A1000", "gfx942", "NVIDIA L40S",
+        "", "AMD Instinct MI300A", "AMD Instinct MI350X", "NVIDIA GH200 480GB", "NVIDIA H20", "NVIDIA H800",
+        "NVIDIA A1000", "NVIDIA A10G", "NVIDIA L40", "Tesla V100S-PCIE-32GB", "Tesla V100-SXM3-32GB",
+        "AMD Instinct MI250", "AMD Radeon Graphics", "gfx942",
     };
     for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++) {
         const char *p = tl_arch_detect(unknown[i]);
@@ -318,7 +328,8 @@ static void test_detect(void)
     }
     CHECK(tl_arch_detect(NULL) == NULL);
     /* every detected platform has a shipped file */
-    static const char *const all[] = {"H100", "H200", "B200", "A100", "MI300X", "MI325X", "MI355X"};
+    static const char *const all[] = {"H100", "H200", "B200", "A100", "MI300X", "MI325X", "MI355X", "GB200", "A10",
+                                      "L4", "L40S", "V100-SXM2", "V100-PCIE", "MI210", "MI250X"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         char path[4096];
         tl_error err;

@@ -14,6 +14,7 @@ local json = require "tracelens.json"
 local common = require "tracelens.fusion.common"
 local lookups = require "tracelens.fusion.lookup"
 local dedup = require "tracelens.fusion.dedup"
+local overlap = require "tracelens.fusion.overlap"
 
 local has_any, kernel_type, kname = common.has_any, common.kernel_type, common.kname
 local parent_chain, input_dims_of = common.parent_chain, common.input_dims_of
@@ -66,7 +67,7 @@ local function module_candidates(trace, out)
         kind = "module", uid = m.uid, module_name = trace:node(m.uid).name, base = m.base,
         instances = m.instances, total = m.total, eligible = m.eligible,
         uids = m.kernels, nidx = m.names, durs = m.durs, names = names, facts = facts,
-        lo = 1, hi = #m.kernels,
+        lo = 1, hi = #m.kernels, nodes = m.nodes,
       }
     end
   end
@@ -86,7 +87,7 @@ local function sibling_candidates(trace, out)
       kind = "sibling", uid = s.parent, module_name = trace:node(s.parent).name, base = s.base,
       instances = s.instances, total = s.total,
       uids = uids, nidx = nidx, durs = durs, ops = ops, names = names, facts = facts,
-      lo = 1, hi = #uids,
+      lo = 1, hi = #uids, inst_len = s.inst_len, inst_kernels = s.inst_kernels,
     }
   end
 end
@@ -244,7 +245,12 @@ local function extract_standalone(trace, unified)
     light = dedup_light(trace, light)
   end
   local cands = {}
-  for i, c in ipairs(light) do cands[i] = candidate_object(trace, c) end
+  for i, c in ipairs(light) do
+    cands[i] = candidate_object(trace, c)
+    -- every instance's kernels (the slice lo..hi of each), for overlap checks
+    overlap.register(cands[i], { trace = trace, first = c.uids, lo = c.lo, hi = c.hi, nodes = c.nodes,
+      inst_len = c.inst_len, inst_kernels = c.inst_kernels })
+  end
   if lookup then -- step 4c: data enrichment
     for _, c in ipairs(cands) do
       for _, k in ipairs(c.kernels) do

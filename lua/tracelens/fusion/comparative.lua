@@ -6,6 +6,7 @@
 local json = require "tracelens.json"
 local common = require "tracelens.fusion.common"
 local dedup = require "tracelens.fusion.dedup"
+local overlap = require "tracelens.fusion.overlap"
 
 local has_any, kernel_type = common.has_any, common.kernel_type
 local parent_chain, input_dims_of = common.parent_chain, common.input_dims_of
@@ -30,6 +31,13 @@ local function kernel_records(rows, list, first, last)
     out[#out + 1] = { name = name, type = kernel_type(name), dur_us = dur_us(rows, i), lca_id = rows.lca_id[i],
       gpu_op_uid = rows.gpu_op_uid[i] }
   end
+  return out
+end
+
+-- the GPU uids of one instance's mapped trace-1 kernels
+local function instance_uids(rows, list, first, last)
+  local out = {}
+  for j = first, last do out[#out + 1] = rows.gpu_op_uid[list[j]] end
   return out
 end
 
@@ -104,7 +112,7 @@ local function extract_comparative(trace, diff_stats)
   if diff_stats == nil or #diff_stats == 0 then return json.arr() end
   local excluded, layout = name_matcher(EXCLUDED), name_matcher(LAYOUT_TRANSFORM)
   local base_of = memoised(common.strip_module_index)
-  local by_base, order = {}, {}
+  local by_base, order, instances = {}, {}, {}
   -- the nodes with 2..30 mapped trace-1 kernels and more of them than
   -- trace-2 rows (C walk over diff_stats; most nodes match one to one)
   local nodes, rows = trace:fusion_diff_nodes(diff_stats, CASE_A_MAX_N1)
@@ -121,6 +129,8 @@ local function extract_comparative(trace, diff_stats)
         c.instance_count = c.instance_count + 1
         c.total_kernel_time_us_trace1 = c.total_kernel_time_us_trace1 + total1
         c.total_kernel_time_us_trace2 = c.total_kernel_time_us_trace2 + total2
+        local list = instances[c]
+        list[#list + 1] = instance_uids(rows, t1, f1, l1)
       else
         -- [DROP Q14] kernels_trace2 in ascending lca_id, not CPython's set order (the C walk's)
         local k1, k2 = kernel_records(rows, t1, f1, l1), kernel_records(rows, t2, f2, l2)
@@ -134,12 +144,16 @@ local function extract_comparative(trace, diff_stats)
           "total_kernel_time_us_trace2", total2, "input_dims", input_dims_of(trace, ev.uid))
         by_base[base] = c
         order[#order + 1] = c
+        instances[c] = { instance_uids(rows, t1, f1, l1) }
       end
     end
   end
   local kept = {}
   for _, c in ipairs(order) do
-    if c.total_kernel_time_us_trace1 >= c.total_kernel_time_us_trace2 then kept[#kept + 1] = c end
+    if c.total_kernel_time_us_trace1 >= c.total_kernel_time_us_trace2 then
+      kept[#kept + 1] = c
+      overlap.register(c, { trace = trace, instances = instances[c] })
+    end
   end
   return common.stable_sort_desc(dedup.dedup_by_kernel_set(kept, "kernels_trace1"),
     function(c) return c.total_kernel_time_us_trace1 end)

@@ -8,6 +8,8 @@ local py = require "tracelens.py"
 local common = require "tracelens.fusion.common"
 local lookups = require "tracelens.fusion.lookup"
 local estimate = require "tracelens.fusion.estimate"
+local overlap = require "tracelens.fusion.overlap"
+local rules = require "tracelens.fusion_rules"
 
 local r, truthy = common.r, common.truthy
 
@@ -44,10 +46,13 @@ local function warn(msg)
 end
 
 local function analyze(cands, ctx)
+  local comparative = ctx.scope == "comparative"
+  local function time_of(c)
+    return (comparative and c.total_kernel_time_us_trace1 or c.total_kernel_time_us) or 0
+  end
   if cands == nil then return error_metrics("fusion_candidates.json not found - run orchestrator_prepare.py first") end
   if ctx.unified == nil then return error_metrics("unified_perf_summary.csv not found") end
   local baseline = ctx.baseline_ms or 0
-  local comparative = ctx.scope == "comparative"
   local filtered = filter_and_dedup(cands, baseline, comparative)
   if #filtered == 0 then
     return json.obj("category", "kernel_fusion", "status", "NO_DATA", "candidate_count", 0,
@@ -68,15 +73,25 @@ local function analyze(cands, ctx)
       local e
       if comparative then e = estimate.estimate_comparative(c, baseline)
       else e = estimate.estimate_standalone(c, lookup, arch, baseline) end
-      if e then estimates[#estimates + 1] = e end
+      if e then estimates[#estimates + 1] = { estimate = e, candidate = c, time_us = time_of(c) } end
     end
   end
+  -- [FIX] no GPU event in two estimates: the fusion rules' verdict first
+  -- (a candidate they set aside never displaces one they keep), then the
+  -- candidate covering more kernel time
+  for _, it in ipairs(estimates) do
+    local c = it.candidate
+    it.set_aside = rules.reject({ base_name = c.base_name, module_name = c.module_name,
+      parent_chain = c.parent_chain, kernels = comparative and c.kernels_trace1 or c.kernels,
+      has_fused_kernel = c.has_fused_kernel }) ~= nil
+  end
+  local kept, dropped = overlap.resolve(estimates)
+  estimates = {}
+  for i, it in ipairs(kept) do estimates[i] = it.estimate end
   estimates = common.stable_sort_desc(estimates, function(e) return e.impact_score end)
 
-  local total_t, total_impact = 0, 0
-  for _, c in ipairs(filtered) do
-    total_t = total_t + ((comparative and c.total_kernel_time_us_trace1 or c.total_kernel_time_us) or 0)
-  end
+  -- [FIX] the filtered candidates' kernel time, each GPU event once
+  local total_t, total_impact = overlap.union_time_us(filtered, time_of), 0
   local warnings, map = json.arr(), json.obj()
   for _, e in ipairs(estimates) do
     total_impact = total_impact + e.impact_score
@@ -98,6 +113,7 @@ local function analyze(cands, ctx)
     "peak_hbm_bw_tbs", ctx.peak_hbm_bw_tbs,
     "impact_estimates", estimates)
   if #warnings > 0 then out.warnings = warnings end
+  if #dropped > 0 then out.dropped_overlapping = json.arr(dropped) end
   out.high_confidence_kernel_map = map
   return out
 end

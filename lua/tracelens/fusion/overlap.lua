@@ -1,0 +1,165 @@
+-- tracelens.fusion.overlap — which GPU events each fusion candidate claims,
+-- and the resolution of candidates that claim the same ones (issue 11 item
+-- 5; a FIX over the reference, docs/compat.md "Kernel fusion: overlapping
+-- candidates").
+--
+-- A module candidate and the sibling sequence of one of its python frames
+-- (or a nested module) hold the same kernels: fusing the outer one fuses
+-- the inner one too, so reporting both counts that time twice. Here a
+-- candidate's GPU events are the kernels of every instance (the extraction
+-- registers how to find them, tracelens.fusion.candidates), and resolve()
+-- keeps, among estimates whose events meet, the one that covers more kernel
+-- time; the other is dropped, with the reason.
+--
+-- Owns the claims of the candidate objects of the extraction: a weak-keyed
+-- table (as tracelens.json's key lists), so a candidate read back from a
+-- JSON file has none and falls back on its first instance's gpu_op_uid.
+local json = require "tracelens.json"
+
+local M = {}
+
+local claims = setmetatable({}, { __mode = "k" })
+
+--- register(candidate, claim): how to list the candidate's GPU events.
+--- claim = {trace =, first = {uid, ...} (the first instance's kernels, all of
+--- them), lo =, hi = (the slice the candidate keeps, positions in every
+--- instance), nodes = {uid, ...} (module: every instance's node) or
+--- inst_len = {n, ...}, inst_kernels = {uid, ...} (sibling: every instance's
+--- kernels, instance after instance)}.
+function M.register(candidate, claim) claims[candidate] = claim end
+
+-- a node's kernel-category GPU events (as the C module walk lists them)
+local function node_kernels(trace, uid)
+  local out = {}
+  for _, k in ipairs(trace:node(uid):kernels()) do
+    if k.cat == "kernel" then out[#out + 1] = k.uid end
+  end
+  return out
+end
+
+local function slice_into(out, list, first, lo, hi)
+  for i = lo, hi do
+    local u = list[first + i - 1]
+    if u == nil then return end
+    out[#out + 1] = u
+  end
+end
+
+--- gpu_events(candidate) -> array of the GPU event uids the candidate claims,
+--- and their durations (µs) by uid; without a registered claim, the
+--- gpu_op_uid of its listed kernels (module and sibling candidates:
+--- kernels, comparative: kernels_trace1) with their dur_us.
+function M.gpu_events(c)
+  local cl = claims[c]
+  local uids, durs = {}, {}
+  if cl == nil then
+    for _, k in ipairs(c.kernels_trace1 or c.kernels or {}) do
+      local u = tonumber(k.gpu_op_uid)
+      if u then
+        uids[#uids + 1] = u
+        durs[u] = tonumber(k.dur_us) or 0
+      end
+    end
+    return uids, durs
+  end
+  if cl.nodes then
+    for i, node in ipairs(cl.nodes) do
+      if i == 1 then slice_into(uids, cl.first, 1, cl.lo, cl.hi)
+      else slice_into(uids, node_kernels(cl.trace, node), 1, cl.lo, cl.hi) end
+    end
+  elseif cl.inst_len then
+    local at = 1
+    for _, n in ipairs(cl.inst_len) do
+      slice_into(uids, cl.inst_kernels, at, cl.lo, math.min(cl.hi, n))
+      at = at + n
+    end
+  elseif cl.instances then -- comparative: every instance's mapped kernels
+    for _, list in ipairs(cl.instances) do slice_into(uids, list, 1, 1, #list) end
+  else
+    slice_into(uids, cl.first, 1, cl.lo, cl.hi)
+  end
+  for _, u in ipairs(uids) do durs[u] = cl.trace:node(u).dur or 0 end
+  return uids, durs
+end
+
+--- union_time_us(candidates, time_of) -> Σ time_of(c), less the time of each
+--- GPU event claimed by more than one of them (counted once): the kernel time
+--- the candidates cover. Without a shared event it is exactly Σ time_of(c).
+function M.union_time_us(cands, time_of)
+  local total, seen, extra = 0, {}, 0
+  for _, c in ipairs(cands) do
+    total = total + (time_of(c) or 0)
+    local uids, durs = M.gpu_events(c)
+    for _, u in ipairs(uids) do
+      if seen[u] then extra = extra + durs[u] else seen[u] = true end
+    end
+  end
+  if extra == 0 then return total end
+  return total - extra
+end
+
+local function describe(kept, shared, n)
+  local e = kept.estimate
+  local name = string.format("%s (%s kernels per instance, %s instances)", tostring(e.operation),
+    tostring(e.kernel_count), tostring(e.instance_count))
+  if shared == n then
+    return "nested", string.format("nested inside %s: all %d of its GPU kernel launches are part of that "
+      .. "candidate, which is reported", name, n)
+  end
+  return "overlap", string.format("overlaps %s: %d of its %d GPU kernel launches are part of that candidate, "
+    .. "which covers more kernel time and is reported", name, shared, n)
+end
+
+--- resolve(items) -> kept, dropped. items: {estimate =, candidate =, time_us =,
+--- set_aside = bool (the fusion rules set it aside: it never keeps a GPU
+--- event from another)}, in estimate order. Candidates are taken in order of
+--- (not set aside, kernel time desc, impact_score desc, estimate order); one
+--- that shares a GPU event with a candidate already kept is dropped. kept is
+--- in estimate order; dropped entries are the JSON objects of
+--- kernel_fusion_metrics.json's `dropped_overlapping` list.
+function M.resolve(items)
+  local order = {}
+  for i, it in ipairs(items) do
+    it.pos = i
+    order[i] = it
+  end
+  table.sort(order, function(a, b)
+    if a.set_aside ~= b.set_aside then return not a.set_aside end
+    if a.time_us ~= b.time_us then return a.time_us > b.time_us end
+    local x, y = a.estimate.impact_score or 0, b.estimate.impact_score or 0
+    if x ~= y then return x > y end
+    return a.pos < b.pos
+  end)
+  local owner = {} -- GPU event uid -> the kept item claiming it
+  local keep, dropped = {}, {}
+  for _, it in ipairs(order) do
+    local uids = M.gpu_events(it.candidate)
+    local hits, by = {}, nil
+    for _, u in ipairs(uids) do
+      local o = owner[u]
+      if o then
+        hits[o] = (hits[o] or 0) + 1
+        if by == nil or (hits[o] > hits[by]) then by = o end
+      end
+    end
+    if by then
+      local e = it.estimate
+      local relation, reason = describe(by, hits[by], #uids)
+      dropped[#dropped + 1] = json.obj("operation", e.operation, "kernel_count", e.kernel_count,
+        "instance_count", e.instance_count, "time_ms", e.time_ms, "impact_score", e.impact_score,
+        "source", it.candidate.source,
+        "kept_operation", by.estimate.operation, "kept_kernel_count", by.estimate.kernel_count, "relation", relation,
+        "shared_gpu_events", hits[by], "gpu_events", #uids, "reason", reason)
+    else
+      keep[it] = true
+      for _, u in ipairs(uids) do owner[u] = it end
+    end
+  end
+  local kept = {}
+  for _, it in ipairs(items) do
+    if keep[it] then kept[#kept + 1] = it end
+  end
+  return kept, dropped
+end
+
+return M
