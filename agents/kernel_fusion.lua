@@ -10,7 +10,8 @@
 -- numeric step), joined to fusion_candidates.json on base_name. Decision 1
 -- (set aside containers and independent GEMMs), Decision 2 (pattern name) and
 -- Decision 3 (action) are the rules of tracelens.fusion_rules. Cards are
--- numbered by impact_score, highest first; the icon follows the confidence.
+-- numbered by impact_score, highest first; the icon is the rank (🔴 P1, 🟡 P2,
+-- 🟢 after), as in every section of analysis.md; the confidence is in words.
 local sf = require "tracelens.system_findings"
 local rules = require "tracelens.fusion_rules"
 local F = require "tracelens.findings"
@@ -131,7 +132,7 @@ local function card(n, f)
   local action = rules.action(f.candidate, f.pattern)
   if comparative then action = action .. " Trace 2 shows that a fused path exists for this module." end
   return table.concat({
-    string.format("### %s P%d: %s", rules.icon(f.estimate.confidence), n, heading(f)), "",
+    string.format("### %s P%d: %s", rules.icon_at(n), n, heading(f)), "",
     "**Insight**: " .. insight(f), "",
     "**Action**: " .. action, "",
     F.p_item_marker(f.estimate),
@@ -288,6 +289,22 @@ local function overlap_text(dropped)
     #dropped, #dropped == 1 and " is" or "s are", table.concat(parts, "; "))
 end
 
+-- The candidates the numeric step left out before or at estimation
+-- (ctx.not_estimated, from tracelens.fusion.metrics), each with its reason.
+local not_estimated = sf.decode(ctx.not_estimated) or {}
+
+local function not_estimated_text()
+  if #not_estimated == 0 then return nil end
+  local parts = {}
+  for i, d in ipairs(not_estimated) do
+    local name = md.code(rules.module_label({ base_name = d.operation, module_name = d.module_name }))
+    parts[i] = string.format("%s (%s kernels, %s, %s ms: %s)", name, num(d.kernel_count), instances(d.instance_count),
+      num(d.time_ms), md.text(tostring(d.reason)))
+  end
+  return string.format("%d candidate%s not reported: %s.", #not_estimated, #not_estimated == 1 and " was" or "s were",
+    table.concat(parts, "; "))
+end
+
 local function choose_candidates()
   local estimates = {}
   for i, e in ipairs(metrics.impact_estimates or {}) do estimates[i] = { e = e, i = i } end
@@ -331,14 +348,22 @@ end
 
 local function document()
   if not metrics or metrics.status == "ERROR" then return error_document() end
-  if metrics.status == "NO_DATA" or #(metrics.impact_estimates or {}) == 0 then return NO_OPPORTUNITY end
-  local findings, rejected = choose_candidates()
-  if #findings == 0 then return NO_OPPORTUNITY end
+  local findings, rejected = {}, {}
+  if metrics.status ~= "NO_DATA" then findings, rejected = choose_candidates() end
+  if #findings == 0 then
+    local why = {}
+    for _, text in ipairs({ set_aside_text(rejected) or false, not_estimated_text() or false }) do
+      if text then why[#why + 1] = text end
+    end
+    if #why == 0 then return NO_OPPORTUNITY end
+    return NO_OPPORTUNITY .. "\n" .. table.concat(why, "\n\n") .. "\n"
+  end
   local out = { TITLE, "", "## Overview", "",
     string.format("Found %d kernel fusion opportunit%s across %d module type%s.", #findings,
       #findings == 1 and "y" or "ies", module_types(findings), module_types(findings) == 1 and "" or "s"), "",
     methodology(), "" }
-  for _, text in ipairs({ set_aside_text(rejected) or false, overlap_text(metrics.dropped_overlapping or {}) or false }) do
+  for _, text in ipairs({ set_aside_text(rejected) or false, overlap_text(metrics.dropped_overlapping or {}) or false,
+      not_estimated_text() or false }) do
     if text then
       out[#out + 1] = text
       out[#out + 1] = ""

@@ -436,7 +436,7 @@ local function main(argv)
   end)
   local prep = timed("category data", function()
     return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,
-      arch = arch, scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data,
+      arch = arch, scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data, trace = trace,
       fusion_candidates = candidates, log = function(msg) progress(opts, "%s", msg) end })
   end)
   local manifest, util = prep.manifest, prep.util
@@ -471,11 +471,15 @@ local function main(argv)
   -- the fusion numbers are always computed (NO_DATA without candidates): the
   -- compute analyzers read their kernel map; the analyzer runs only when the
   -- manifest lists kernel_fusion (a non-empty candidate list)
-  local kf_metrics = fusion.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
+  local kf_metrics, kf_not_estimated = fusion.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
     platform = platform, peak_hbm_bw_tbs = arch and arch.mem_bw_gbps and arch.mem_bw_gbps / 1000,
     max_achievable_tflops = arch and arch.max_achievable_tflops,
     unified = sheets.unified_perf_summary })
   keep_metrics("kernel_fusion", kf_metrics)
+  -- the GPU events of each reported fusion estimate, for the consistency
+  -- check (no event claimed twice); cjson: a list as long as the kernels
+  tl.fs.write_file(work .. "/category_data/kernel_fusion_gpu_events.json",
+    require("cjson").encode(fusion.gpu_events_file(kf_metrics)))
   local fusion_map = kf_metrics.high_confidence_kernel_map and json.encode(kf_metrics.high_confidence_kernel_map)
 
   -- Steps 6-7: the analyzers and user rules, all at once
@@ -483,6 +487,7 @@ local function main(argv)
     out_dir = work, scope = scope, manifest_text = manifest_text, manifest = manifest, util = util,
     compute = prep.compute, fusion_map = fusion_map, sheets = sheets, trace = trace,
     mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = in_manifest.kernel_fusion and kf_metrics,
+    kf_not_estimated = kf_not_estimated,
     candidates = candidates,
     cpu_idle_metrics = metrics_files[1].metrics, rules = rules,
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
@@ -543,6 +548,10 @@ local function main(argv)
   write_json(work .. "/" .. RUN_FILE, run_record(work, opts, scope, rules, run_id))
   local passed, messages = validate.validate_report(work, scope)
   for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
+  -- Level 4 (docs/validate.md): a statement that cannot be true is printed
+  -- even with -q, and fails the run (exit 1) after OUT is written
+  local consistent, wrong = validate.validate_consistency(work)
+  for _, msg in ipairs(wrong) do io.stderr:write("tracelens: consistency: ", (msg:gsub("%c", " ")), "\n") end
   timed("perf report files", wait_perf_reports)
   run_state.wait = nil
 
@@ -566,14 +575,14 @@ local function main(argv)
   local total = tl.now() - t_start
   io.write(string.format("analysis: %s\n", report_path))
   io.write(string.format("  platform: %s\n", (plat.how:gsub("%c", " "))))
-  io.write(string.format("  findings: %d compute, %d analyzers failed, report checks %s\n", #prio.findings,
-    #outcome.failed, passed and "passed" or "FAILED"))
+  io.write(string.format("  findings: %d compute, %d analyzers failed, report checks %s, consistency %s\n",
+    #prio.findings, #outcome.failed, passed and "passed" or "FAILED", consistent and "passed" or "FAILED"))
   if not opts.quiet then
     for _, t in ipairs(timings) do io.stderr:write(string.format("  %-20s %7.3f s\n", t[1], t[2])) end
     io.stderr:write(runner.concurrency_note(outcome), "\n")
     io.stderr:write(string.format("  %-20s %7.3f s\n", "total", total))
   end
-  return passed and 0 or 1
+  return (passed and consistent) and 0 or 1
 end
 
 -- One line, without the "FILE.lua:LINE: " position a Lua error carries and

@@ -6,36 +6,41 @@ local outdir = require "tracelens.validate.outdir"
 local text = require "tracelens.validate.text"
 
 local USAGE = [[
-usage: tracelens validate DIR [--scope standalone|comparative] [--level 1|2|3]
+usage: tracelens validate DIR [--scope standalone|comparative] [--level 1|2|3|4]
        tracelens validate [DIR] --findings FILE --tier compute|system|fusion [--scope S]
 
-Structural checks of an analysis output directory, the reference's three
-validation levels:
+Checks of an analysis output directory: the reference's three structural
+validation levels and a consistency level:
   Level 1  each findings file: DIR/category_findings/*_findings.md (tier
            compute) and DIR/system_findings/*_findings.md (tier system,
            kernel_fusion_findings.md tier fusion)
   Level 2  manifest, findings and priority_data.json cross-checks (warnings)
   Level 3  DIR/analysis.md
+  Level 4  consistency of the written files: no share above 100% of its
+           whole, Top Operations shares summing to at most 100%, no
+           interpreter value (table: 0x…, nil, nan, inf) in text, no GPU
+           event in two fusion candidates, no "within target" verdict on
+           less than half of GPU kernel time
 
 options:
   --scope S        standalone or comparative (default: the manifest's
                    comparison_scope, else standalone)
-  --level N        run only level 1, 2 or 3
+  --level N        run only level 1, 2, 3 or 4
   --findings FILE  check only FILE (Level 1, printed as the reference prints
                    it); a relative FILE is looked up in DIR first
   --tier T         the tier of FILE: compute, system or fusion
   -h, --help       this help
 
-Exit status: 0 valid (Level 3 and every Level 1 file pass; Level 2 only
-warns), 1 invalid or unreadable, 2 usage error.
+Exit status: 0 valid (Levels 3 and 4 and every Level 1 file pass; Level 2
+only warns), 1 invalid or unreadable, 2 usage error.
 ]]
 
 local CHOICES = {
   scope = { standalone = true, comparative = true },
   tier = { compute = true, system = true, fusion = true },
-  level = { ["1"] = true, ["2"] = true, ["3"] = true },
+  level = { ["1"] = true, ["2"] = true, ["3"] = true, ["4"] = true },
 }
-local CHOICE_TEXT = { scope = "standalone or comparative", tier = "compute, system or fusion", level = "1, 2 or 3" }
+local CHOICE_TEXT = { scope = "standalone or comparative", tier = "compute, system or fusion", level = "1, 2, 3 or 4" }
 
 -- One line: the problem and where the usage is.
 local function usage_error(msg)

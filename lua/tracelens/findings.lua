@@ -31,7 +31,8 @@ M.FALLBACK = {
   occupancy = "Kernel running slower than expected — profile occupancy with hardware counters.",
   shared_memory = "Shared-memory usage not visible — profile with hardware counters.",
   warp_shuffle = "Warp-shuffle efficiency not visible — profile with hardware counters.",
-  root_cause = "Bottleneck identified — generate reproducer for kernel team.",
+  root_cause = "Bottleneck identified — a minimal reproducer of this op (same shapes and dtypes) lets you "
+    .. "profile it in isolation or report it to the maintainers of its kernel library.",
 }
 
 --- The occupancy fallback for a modelled, standalone, compute-bound finding
@@ -93,6 +94,27 @@ local function matches(m, op)
   return same((op.efficiency or {}).efficiency_percent, m.efficiency_pct)
 end
 
+-- An op with a bare, generic name (`execute` inside `aten::_fused_adamw_`,
+-- the optimizer's launcher) is reported under the namespaced op that calls
+-- it directly: that is the operation the user wrote and can act on. A copy,
+-- so operations[] keeps the trace's name; nil when the op keeps its own.
+local function outer_op(op)
+  local name, chain = op.name, op.call_chain
+  if type(name) ~= "string" or type(chain) ~= "table" or not name:match("^[%a_][%w_]*$") then return nil end
+  for i = #chain, 2, -1 do
+    if chain[i] == name then
+      local parent = chain[i - 1]
+      if type(parent) == "string" and parent:match("^[%a_][%w_]*::[%w_.]+$") then
+        local copy = {}
+        for k, x in pairs(op) do copy[k] = x end
+        copy.name, copy.inner_name, copy.original = parent, name, op
+        return copy
+      end
+      return nil
+    end
+  end
+end
+
 --- For every category_findings entry, its members joined to operations[]:
 --- an array (parallel to category_findings) of arrays of {member=, op=}.
 --- Each operation is used at most once.
@@ -112,7 +134,10 @@ function M.join(metrics)
     for mi, m in ipairs(f.members or {}) do out[fi][mi] = { member = m, op = take(m, true) } end
   end
   for fi, rows in ipairs(out) do
-    for _, r in ipairs(rows) do r.op = r.op or take(r.member, false) or { name = r.member.operation } end
+    for _, r in ipairs(rows) do
+      r.op = r.op or take(r.member, false) or { name = r.member.operation }
+      r.op = outer_op(r.op) or r.op
+    end
   end
   return out
 end

@@ -83,5 +83,6 @@ M.estimate_comparative = estimate.estimate_comparative
 --- max_achievable_tflops = {matrix_bf16 = ..., vector_bf16 = ..., ...},
 --- unified = the unified_perf_summary Table (nil -> ERROR)}.
 M.analyze = metrics.analyze
+M.gpu_events_file = metrics.gpu_events_file
 
 return M

@@ -338,10 +338,10 @@ function M.confidence(c, level)
   return word, reason
 end
 
---- The report icon of a confidence level: high 🔴, medium 🟡, low 🟢.
-function M.icon(level)
-  level = tostring(level or ""):lower()
-  if level == "high" then return "🔴" elseif level == "medium" then return "🟡" end
+--- The report icon of a card's rank, as in every section of analysis.md:
+--- P1 🔴, P2 🟡, later 🟢 (the confidence is written out, not iconed).
+function M.icon_at(n)
+  if n == 1 then return "🔴" elseif n == 2 then return "🟡" end
   return "🟢"
 end
 

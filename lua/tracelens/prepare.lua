@@ -4,7 +4,8 @@
 -- Owns: the output directory layout, GPU utilisation from the gpu_timeline
 -- sheet, the per-category export (<cat>_ops.csv, <cat>_metadata.json), the
 -- system-tier entries, the time breakdown, the manifest, the default
--- model_info.json and the model-identification inputs. Runs in the main
+-- model_info.json, the model-identification inputs, and the GPU work no
+-- launch links to (its share, its kernels' rows in the categories). Runs in the main
 -- state (it writes files); the tables it returns are shared with the
 -- analyzers' states.
 local json = require "tracelens.json"
@@ -12,6 +13,7 @@ local py = require "tracelens.py"
 local categories = require "tracelens.categories"
 local callstack = require "tracelens.callstack"
 local analysis = require "tracelens.analysis"
+local classify_kernels = require "tracelens.classify_kernels"
 
 local M = {}
 
@@ -59,6 +61,173 @@ function M.quality_notes(util)
     notes[#notes + 1] = "[DIAG:trace_quality:HIGH_IDLE] Compute utilization < 85%"
   end
   return notes
+end
+
+-- Unlinked GPU work -------------------------------------------------------------
+-- GPU events whose runtime call no launch links to a CPU operation (a trace
+-- whose runtime events sit outside every cpu_op, or lost ones) have no row in
+-- the perf report's op sheets. [FIX] The analysis counts them: in the GPU
+-- utilisation (the timeline over every GPU event) and in the compute
+-- categories, as rows "<kernel> (no launching op)" categorised from the kernel
+-- name, and says how much GPU time that is (docs/analysis.md, "Unlinked GPU
+-- work"; docs/compat.md).
+
+local GPU_CATS = { "kernel", "gpu_memcpy", "gpu_memset" } -- the GPU timeline's events
+M.UNLINKED_SUFFIX = " (no launching op)"
+
+local function backward_name(lname) return lname:find("bwd", 1, true) or lname:find("backward", 1, true) end
+
+--- The op category of a GPU event no launch links to, from its name (the
+--- kernel-name classifier, tracelens.classify_kernels, then the perf report's
+--- kernel rule of categorize_torch_op); nil for a memory copy or a
+--- communication kernel, which the GPU timeline does not count as computation.
+-- The perf category of the classifier's fine kernel types that its map
+-- leaves as "Others" (the first rules, e.g. "LayerNorm", win ties).
+local function type_family(ktype)
+  if ktype:find("Norm", 1, true) then return "Normalization" end
+  if ktype:find("^Attention") or ktype:find("^Linear Attention") then return "SDPA" end
+  if ktype:find("GEMM", 1, true) then return "GEMM" end
+  if ktype:find("^Activation") or ktype:find("^Quantiz") or ktype:find("^MoE") or ktype == "KV Cache Store" then
+    return "Elementwise"
+  end
+  return "Others"
+end
+
+function M.unlinked_category(name, cat)
+  if cat == "gpu_memcpy" then return nil end
+  name = tostring(name or "")
+  local lname = name:lower()
+  -- the GPU timeline's communication and legacy copy kernels: not computation
+  if lname:find("nccl", 1, true) or lname:find("rccl", 1, true) or lname:find("cross_device_reduce", 1, true)
+    or lname:find("^__amd_rocclr_copybuffer") or lname:find("^memory_copy_") then
+    return nil
+  end
+  if lname:sub(1, 7) == "triton_" then return "triton" end
+  local ktype, perf = classify_kernels.classify(name)
+  if perf == "Others" then perf = type_family(ktype) end
+  if perf == "GEMM" or perf == "GEMM-MoE" then return "GEMM" end
+  if perf == "SDPA" or perf == "SDPA-GDN" then return backward_name(lname) and "SDPA_bwd" or "SDPA_fwd" end
+  if perf == "Normalization" then return backward_name(lname) and "NORM_bwd" or "NORM_fwd" end
+  if perf == "Elementwise" or perf == "Elementwise-MoE" or perf == "Quantization" or perf == "MemCpy" then
+    return "elementwise"
+  end
+  if name:sub(1, 15) == "void at::native" then
+    if name:find("elementwise", 1, true) then return "elementwise" end
+    if name:find("reduce", 1, true) then return "reduce" end
+  end
+  return "other"
+end
+
+--- The GPU events of a trace that no launch links to: {total_us (every GPU
+--- event), unlinked_us, count, kernels = {{name, cat, category, count, us, min,
+--- max}} in order of first appearance}.
+function M.unlinked_gpu(trace)
+  -- sums in integer ns (exact), read as µs at the end
+  local r = { total_us = 0, unlinked_us = 0, count = 0, kernels = {} }
+  local by_key = {}
+  for _, cat in ipairs(GPU_CATS) do
+    for e in trace:events({ cat = cat }) do
+      local d = math.max(0, e.dur_ns or 0)
+      r.total_us = r.total_us + d
+      if not e:launcher() then
+        r.unlinked_us, r.count = r.unlinked_us + d, r.count + 1
+        local key = cat .. "\0" .. tostring(e.name)
+        local k = by_key[key]
+        if not k then
+          k = { name = tostring(e.name), cat = cat, category = M.unlinked_category(e.name, cat), count = 0, us = 0,
+            min = d, max = d, stream = e.args and e.args.stream }
+          by_key[key] = k
+          r.kernels[#r.kernels + 1] = k
+        end
+        k.count, k.us = k.count + 1, k.us + d
+        k.min, k.max = math.min(k.min, d), math.max(k.max, d)
+      end
+    end
+  end
+  r.total_us, r.unlinked_us = r.total_us / 1000, r.unlinked_us / 1000
+  for _, k in ipairs(r.kernels) do k.us, k.min, k.max = k.us / 1000, k.min / 1000, k.max / 1000 end
+  return r
+end
+
+--- The sentence and the DIAG line that say how much GPU time has no
+--- launching op (nil when none).
+function M.unlinked_text(u)
+  if not u or u.unlinked_us <= 0 then return nil end
+  local pct = u.total_us > 0 and u.unlinked_us / u.total_us * 100 or 0
+  local sentence = string.format("%.2f ms of GPU time (%.1f%% of all GPU event time, %d events) has no launching "
+    .. "CPU operation in the trace; it is analysed as kernels without a launching op, categorised from their "
+    .. "kernel names.", u.unlinked_us / 1000, pct, u.count)
+  local diag = string.format("[DIAG:trace_quality:UNLINKED_GPU] %.2f ms of GPU time (%.1f%% of %.2f ms) in %d GPU "
+    .. "events has no launching CPU operation", u.unlinked_us / 1000, pct, u.total_us / 1000, u.count)
+  return sentence, diag, pct
+end
+
+--- The five utilisation figures over every GPU event (trace:timeline with
+--- the unlinked ones), as gpu_utilization reads them from the sheet.
+local function utilization_all(trace)
+  local ok, t = pcall(trace.timeline, trace, { include_unlinked = true })
+  if not ok or not t or (t.total_time or 0) <= 0 then return nil end
+  local pct = function(x) return x / t.total_time * 100 end
+  return json.obj(
+    "total_time_ms", t.total_time / 1000,
+    "computation_time_percent", pct(t.computation_time),
+    "exposed_comm_time_percent", pct(t.exposed_comm_time),
+    "exposed_memcpy_time_percent", pct(t.exposed_memcpy_time),
+    "idle_time_percent", pct(t.idle_time))
+end
+
+-- Per kernel: the values of a unified_perf_summary-shaped row (the columns the
+-- analysis reads; every other cell missing).
+local function kernel_row(k)
+  local details = string.format("[{'name': %s, 'stream': %s, 'count': %d, 'total_duration_us': %s, "
+    .. "'mean_duration_us': %s, 'min_duration_us': %s, 'max_duration_us': %s}]", py.repr(k.name),
+    k.stream ~= nil and tostring(k.stream) or "None", k.count, py.repr(k.us + 0.0), py.repr(k.us / k.count),
+    py.repr(k.min + 0.0), py.repr(k.max + 0.0))
+  return {
+    name = k.name .. M.UNLINKED_SUFFIX, ["op category"] = k.category, operation_count = k.count,
+    ["Kernel Time (µs)_sum"] = k.us, ["Kernel Time (µs)_mean"] = k.us / k.count,
+    ["Kernel Time (µs)_min"] = k.min, ["Kernel Time (µs)_max"] = k.max,
+    kernel_details_summary = details, trunc_kernel_details = details,
+  }
+end
+
+-- A Table of base's rows idx followed by the rows `extra` (Lua tables keyed
+-- by column name), with base's columns (and the extra rows' own, appended).
+-- Built with take/select/with_column: the template row is repeated, then
+-- every column is written whole.
+local function append_rows(base, idx, extra, template)
+  local n = #idx + #extra
+  local rows = {}
+  for i, v in ipairs(idx) do rows[i] = v end
+  local cols, seen = {}, {}
+  local t
+  if base and #base > 0 then
+    for i = 1, #extra do rows[#idx + i] = idx[1] or 1 end
+    t = base:take(rows)
+    for _, c in ipairs(base:columns()) do
+      cols[#cols + 1], seen[c] = c, true
+    end
+  else
+    for i = 1, n do rows[i] = 1 end
+    t = template:take(rows):select({})
+  end
+  for _, r in ipairs(extra) do
+    for c in pairs(r) do
+      if not seen[c] then
+        seen[c] = true
+        cols[#cols + 1] = c
+      end
+    end
+  end
+  local len = { __len = function() return n end }
+  for _, c in ipairs(cols) do
+    local old = (base and #base > 0) and base:column(c) or {}
+    local v = setmetatable({}, len)
+    for i = 1, #idx do v[i] = old[idx[i]] end
+    for i, r in ipairs(extra) do v[#idx + i] = r[c] end
+    t = t:with_column(c, v)
+  end
+  return t
 end
 
 -- The metadata object's common first keys.
@@ -153,7 +322,8 @@ end
 
 --- Runs Steps 2-5.5. inp = {out_dir, trace_path, platform, arch (the decoded
 --- arch file), scope, sheets (trace:report tables), multi_kernel_data
---- (json.obj or nil), fusion_candidates (json.arr or nil), log (fn),
+--- (json.obj or nil), fusion_candidates (json.arr or nil), trace (trace 1's
+--- handle: its unlinked GPU events; optional), log (fn),
 --- record_dir (the output directory the files name, when out_dir is a
 --- staging directory that becomes it; default out_dir)}.
 --- Returns {manifest, util, compute = {{name, display, ops (Table), metadata}}, paths}.
@@ -165,7 +335,14 @@ function M.run(inp)
     tl.fs.mkdir(out .. d)
   end
   local util = M.gpu_utilization(inp.sheets.gpu_timeline)
-  for _, note in ipairs(M.quality_notes(util)) do log(note) end
+  -- unlinked GPU work (trace 1): the utilisation over every GPU event, and
+  -- its kernels in the categories
+  local unlinked = inp.trace and M.unlinked_gpu(inp.trace)
+  local unlinked_sentence, unlinked_diag, unlinked_pct = M.unlinked_text(unlinked)
+  if unlinked_diag then util = utilization_all(inp.trace) or util end
+  local notes = M.quality_notes(util)
+  notes[#notes + 1] = unlinked_diag
+  for _, note in ipairs(notes) do log(note) end
 
   local cats = json.arr()
   local result = { util = util, compute = {} }
@@ -178,9 +355,36 @@ function M.run(inp)
 
   -- compute categories, in the order of unified_perf_summary
   local unified = inp.sheets.unified_perf_summary
-  local _, order = group_rows(unified)
+  local groups, order = group_rows(unified)
+  local extra = {}
+  if unlinked_diag then
+    -- the unlinked kernels join their category, after its operations, by time;
+    -- categories only they have come last, by time
+    local list = {}
+    for _, k in ipairs(unlinked.kernels) do
+      if k.category then list[#list + 1] = k end
+    end
+    table.sort(list, function(a, b)
+      if a.us ~= b.us then return a.us > b.us end
+      return a.name < b.name
+    end)
+    local new = {}
+    for _, k in ipairs(list) do
+      local name = categories.enhanced(k.category)
+      local g = groups[name]
+      if not g then
+        g = { name = name, display = categories.display(k.category), idx = {} }
+        groups[name] = g
+        new[#new + 1] = g
+      end
+      extra[name] = extra[name] or {}
+      table.insert(extra[name], kernel_row(k))
+    end
+    for _, g in ipairs(new) do order[#order + 1] = g end
+  end
   for _, g in ipairs(order) do
-    local ops = unified:take(g.idx)
+    local ops = extra[g.name] and append_rows(unified, g.idx, extra[g.name], inp.sheets.gpu_timeline)
+      or unified:take(g.idx)
     local csv = out .. "/category_data/" .. g.name .. "_ops.csv"
     local meta_path = out .. "/metadata/" .. g.name .. "_metadata.json"
     ops:with_column("enhanced_category", g.name):with_column("display_name", g.display):write_csv(csv)
@@ -232,6 +436,11 @@ function M.run(inp)
   local manifest = json.obj("platform", inp.platform, "trace_path", inp.trace_path, "output_dir", rec,
     "comparison_scope", inp.scope or "standalone", "gpu_utilization", util, "categories", cats,
     "time_metric_note", MANIFEST_NOTE)
+  if unlinked_diag then
+    manifest.unlinked_gpu = json.obj("time_ms", r3(unlinked.unlinked_us / 1000),
+      "percent_of_gpu_time", py.round(unlinked_pct, 1), "all_gpu_time_ms", r3(unlinked.total_us / 1000),
+      "event_count", unlinked.count, "summary", unlinked_sentence, "diagnostic", unlinked_diag)
+  end
   if inp.scope == "comparative" then
     -- §3.2 / §3.10: trace 2's utilisation and category times
     local util2 = M.gpu_utilization(inp.sheets2.gpu_timeline)

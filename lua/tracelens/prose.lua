@@ -196,7 +196,7 @@ function M.same_layer_ops(v, op)
   local out = {}
   if not key then return out end
   for _, other in ipairs(v.metrics.operations or {}) do
-    if other ~= op and type(other.module_chain) == "table" and table.concat(other.module_chain, ">") == key then
+    if other ~= op and other ~= op.original and type(other.module_chain) == "table" and table.concat(other.module_chain, ">") == key then
       out[#out + 1] = other
     end
   end
@@ -679,9 +679,10 @@ function M.remedy.channels_last(v)
 end
 
 function M.remedy.reroute(v, category)
-  return { action = "Assign " .. code(v.lead.name) .. " to the " .. category .. " category so that analyzer models it.",
-    mechanism = "The op's name and kernels match " .. category .. " work. Analyzed there, it gets a roofline estimate "
-      .. "and the matching tuning advice instead of a time-share estimate." }
+  return { action = "Treat " .. code(v.lead.name) .. " as " .. category .. " work: time a " .. category .. " kernel of "
+      .. "the same shape in isolation and compare, to learn how far this op is from what the GPU reaches on that work.",
+    mechanism = "The op's name and kernels match " .. category .. " work, but no performance model covers it here, so "
+      .. "its impact is estimated from its share of GPU time rather than from a roofline gap." }
 end
 
 return M

@@ -37,6 +37,12 @@ local IDLE_THRESHOLD_PCT = 15
 local NEGLIGIBLE_PCT = 1.0
 local ICONS = { "🔴", "🟡" }
 local OTHER_ICON = "🟢"
+-- The icons mean one thing in every section: the finding's rank there.
+local LEGEND = {
+  "> **Legend:** in every section 🔴 marks P1, 🟡 P2 and 🟢 P3 onward, ranked by impact_score; the icon is a rank, "
+    .. "not a severity or a confidence (each card states its confidence).",
+  "> **impact_score:** the estimated share of end-to-end GPU time, in percent, that acting on a finding could recover.",
+}
 local NO_COMPUTE = "✅ No compute kernel optimization opportunities identified. All categories are within target "
   .. "performance bounds."
 local SYSTEM_NOTE = sf.NOTE
@@ -252,9 +258,7 @@ local function fusion_items(inp)
   local items = {}
   for i, c in ipairs(d.cards) do
     local block = doc.block(d, "fusion", c.p) or doc.block(d, "fusion", i)
-    local icon = c.prefix:gsub("%s+$", "")
     items[#items + 1] = {
-      icon = icon ~= "" and icon or OTHER_ICON,
       title = (c.title:gsub(TIME_SUFFIX, "")),
       block_title = block and block.title or c.title,
       card = c.body, block = block and block.body or { "**Impact estimate:** " .. sf.NOT_QUANTIFIABLE },
@@ -288,7 +292,8 @@ end
 --
 -- The share of GPU kernel time in compute categories an analyzer examined:
 -- not "other" (operations that fit no category), not a failed analysis, not
--- kernel time outside every category (kernels no CPU operation launches). The
+-- kernel time outside every category (kernels without a launching op are in
+-- their categories, tracelens.prepare "Unlinked GPU work"). The
 -- whole is the larger of the categories' kernel time and the GPU's busy time.
 -- The "within target" verdict needs at least half of it analysed
 -- (docs/analysis.md, "Analysis coverage").
@@ -310,8 +315,10 @@ local function coverage(inp)
     end
   end
   local busy = computation_ms(utilization(inp))
-  if busy > sum then
-    missed[#missed + 1] = { ms = busy - sum, why = "kernels that no CPU operation in the trace launches" }
+  -- kernels without a launching op are in the categories (tracelens.prepare);
+  -- what is left is busy time in no category (shown from 0.01 ms)
+  if busy - sum >= 0.005 then
+    missed[#missed + 1] = { ms = busy - sum, why = "GPU kernel time in no category" }
   end
   local whole = math.max(sum, busy)
   return { analysed = analysed, whole = whole, share = whole > 0 and analysed / whole or 0, missed = missed }
@@ -393,7 +400,8 @@ local function overview(inp, items)
   local f1 = items.compute[1]
   if f1 then
     s[#s + 1] = string.format("The per-category analysis gives %d compute finding%s. The largest, in %s, has an "
-      .. "impact_score of %s.", #items.compute, #items.compute == 1 and "" or "s",
+      .. "impact_score of %s (impact_score: the estimated share of end-to-end GPU time, in percent, that acting on "
+      .. "a finding could recover).", #items.compute, #items.compute == 1 and "" or "s",
       text(display_name(inp, f1.category)), num(f1.finding.impact_score))
   else
     s[#s + 1] = "No compute kernel finding reaches the reporting threshold."
@@ -469,6 +477,10 @@ local function executive_summary(inp, items)
     add(out, "> **Note:** " .. text(inp.no_arch_note), "")
   end
   add(out, coverage_line(inp), "")
+  local unlinked = inp.manifest and inp.manifest.unlinked_gpu -- tracelens.prepare, "Unlinked GPU work"
+  if type(unlinked) == "table" and type(unlinked.summary) == "string" then
+    add(out, "**Unlinked GPU work**: " .. text(unlinked.summary), "")
+  end
   append(out, is_comparative(inp) and comparative_metrics(inp) or standalone_metrics(inp))
   add(out, "", "{{PERF_PLOT}}", "")
   return out
@@ -550,6 +562,34 @@ local function top_ops_row(inp, p)
     cell_num(entry.ops_count), marker)
 end
 
+-- The priorities in row order: a category without kernel time (a user
+-- rule's, absent from the manifest) never ranks above one with time; when
+-- one is moved, the ranks are renumbered by position.
+local function top_ops_order(inp)
+  local timed, untimed, moved = {}, {}, false
+  for _, p in ipairs((inp.priority or {}).priorities or {}) do
+    local t = category_entry(inp, p.category).gpu_kernel_time_ms
+    if not present(t) then t = p.gpu_kernel_time_ms end
+    if present(t) then
+      timed[#timed + 1] = p
+      moved = moved or #untimed > 0
+    else
+      untimed[#untimed + 1] = p
+    end
+  end
+  if not moved then return (inp.priority or {}).priorities or {} end
+  local out = {}
+  for _, list in ipairs({ timed, untimed }) do
+    for _, p in ipairs(list) do
+      local copy = json.obj()
+      for _, k in ipairs(json.keys(p)) do copy[k] = p[k] end
+      copy.rank = #out + 1
+      out[#out + 1] = copy
+    end
+  end
+  return out
+end
+
 local function top_operations(inp)
   local out = { "### Top Operations", "", "<!-- impact-begin kind=top_ops -->" }
   if is_comparative(inp) then
@@ -559,7 +599,7 @@ local function top_operations(inp)
     add(out, "| Rank | Category | Time (ms) | % of Compute Time | Ops |",
       "|------|----------|-----------|-------------------|-----|")
   end
-  for _, p in ipairs((inp.priority or {}).priorities or {}) do out[#out + 1] = top_ops_row(inp, p) end
+  for _, p in ipairs(top_ops_order(inp)) do out[#out + 1] = top_ops_row(inp, p) end
   add(out, "<!-- impact-end -->", "")
   return out
 end
@@ -589,7 +629,8 @@ end
 local function compute_section(inp, items)
   local out = { "## Compute Kernel Optimizations", "",
     "Findings from per-category kernel analysis (GEMM, SDPA, elementwise, etc.).",
-    "Summaries of the per-category analyzers' recommendations, focused on individual kernel efficiency.", "" }
+    "Summaries of the per-category analyzers' recommendations, focused on individual kernel efficiency.", "",
+    LEGEND[1], LEGEND[2], "" }
   append(out, top_operations(inp))
   if #items == 0 then add(out, no_compute_line(inp), "") end
   tier_cards(out, items, "Compute kernel insights", "detailed-analysis-compute-p")
@@ -608,7 +649,7 @@ local function fusion_section(inp, items)
   if #items == 0 then add(out, "No kernel fusion opportunities detected.", "") end
   for i, item in ipairs(items) do
     if i > 1 then add(out, "---", "") end
-    append(out, card_lines(string.format("### %s P%d: %s", item.icon, i, item.title), item.card,
+    append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
       link("Kernel fusion insights", "detailed-analysis-fusion-P", i)))
   end
   add(out, "---", "")
@@ -669,7 +710,7 @@ local function detailed_analysis(inp, items)
   if #items.fusion == 0 then add(out, "No fusion impact estimates available.", "") end
   for i, item in ipairs(items.fusion) do
     append(out, block_lines("detailed-analysis-fusion-P" .. i, "fusion", i,
-      string.format("#### %s P%d: %s", item.icon, i, item.block_title), item.block))
+      string.format("#### %s P%d: %s", icon_at(i), i, item.block_title), item.block))
   end
   add(out, "### System-Level Insights", "")
   if #items.system == 0 then add(out, "✅ No system-level bottlenecks detected.", "") end

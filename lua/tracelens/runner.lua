@@ -136,6 +136,7 @@ function M.tasks(spec, warn)
   if spec.kf_metrics then
     tasks[#tasks + 1] = task("kernel_fusion", "fusion", agent("kernel_fusion"),
       with({ candidates = json.encode(spec.candidates), metrics = json.encode(spec.kf_metrics),
+        not_estimated = spec.kf_not_estimated and json.encode(spec.kf_not_estimated),
         unified = spec.sheets.unified_perf_summary }))
   end
   -- compute tier: one analyzer per manifest category

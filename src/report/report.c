@@ -174,13 +174,23 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     tl_timeline tlv[2];
     const tl_timeline *blocks[2] = {NULL, NULL};
     int nblocks = recompute ? 2 : 1;
-    for (int b = 0; b < nblocks; b++)
-        if (tl_timeline_compute_subset(&t->es, &t->tree, o->include_unlinked, o->micro_idle_ns, recompute,
-                                       (uint8_t)b, &tlv[b]) == 0)
-            blocks[b] = &tlv[b];
+    /* [FIX] a trace where no GPU event links to a launch (sampled traces:
+     * runtime calls outside every cpu_op) is reported over all its GPU
+     * events, as with --include-unlinked-kernels; the reference stops
+     * (docs/compat.md, "Unlinked GPU work"). The op sheets are then empty. */
+    int unlinked = o->include_unlinked;
+    for (int pass = 0; pass < 2 && !blocks[0] && !blocks[1]; pass++) {
+        if (pass == 1) {
+            if (unlinked) break;
+            unlinked = 1;
+        }
+        for (int b = 0; b < nblocks; b++)
+            if (tl_timeline_compute_subset(&t->es, &t->tree, unlinked, o->micro_idle_ns, recompute, (uint8_t)b,
+                                           &tlv[b]) == 0)
+                blocks[b] = &tlv[b];
+    }
     if (!blocks[0] && !blocks[1]) {
-        tl_error_set(err, "%s: no GPU events found in the trace%s", t->path,
-                     o->include_unlinked ? "" : " that a launch links to (try --include-unlinked-kernels)");
+        tl_error_set(err, "%s: no GPU events found in the trace", t->path);
         free(recompute);
         tl_extension_free(ext);
         return -1;
@@ -192,7 +202,7 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
      * each recompute block on its own (§4.7: later calls are no-ops) */
     tl_overlaps ovl;
     int have_ovl = o->include_overlap_info != 0;
-    if (have_ovl) tl_overlap_sweep(&t->es, &t->tree, o->include_unlinked, recompute, &ovl);
+    if (have_ovl) tl_overlap_sweep(&t->es, &t->tree, unlinked, recompute, &ovl);
 
     int gpu_only = t->tree.gpu_only;
     /* TraceDiff (with unified_perf_summary, so not for GPU-only traces) */

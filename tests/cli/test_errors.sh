@@ -52,9 +52,14 @@ expect_error corrupt_gz "$T/corrupt.json.gz" "corrupt gzip stream"
 expect_error directory "$T/adir" "is a directory"
 expect_error missing "$T/nope.json" "nope.json: cannot open: No such file or directory"
 
-# no trace events linked to a launch: a clear error naming the option
+# no GPU event at all: a one-line error; GPU events no launch links to are
+# reported (issue 11 item 2: the gpu_timeline over every GPU event)
+printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2}]}' >"$T/nogpu.json"
+expect_error nogpu "$T/nogpu.json" "no GPU events found in the trace"
 printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2}]}' >"$T/unlinked.json"
-expect_error unlinked "$T/unlinked.json" "include-unlinked-kernels"
+"$BIN" report -q "$T/unlinked.json" -o "$T/out_unlinked" 2>"$T/err" >/dev/null && ok || ko "unlinked: report failed: $(cat "$T/err")"
+grep -q '^busy_time,0.002,' "$T/out_unlinked/perf_report_csvs/gpu_timeline.csv" 2>/dev/null && ok ||
+  ko "unlinked: gpu_timeline without the unlinked kernel's 2 us"
 
 # valid containers whatever their names say
 printf '%s' "$good" >"$T/plain.json.gz"

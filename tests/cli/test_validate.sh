@@ -103,7 +103,7 @@ expect "not a directory" 1 "tracelens: validate: $T/nowhere: not a directory" "$
 expect "no directory" 2 "tracelens: validate: no output directory given"
 expect "unknown option" 2 "unknown option '--bogus'" "$D" --bogus
 expect "bad scope" 2 "--scope must be standalone or comparative" "$D" --scope both
-expect "bad level" 2 "--level must be 1, 2 or 3" "$D" --level 4
+expect "bad level" 2 "--level must be 1, 2, 3 or 4" "$D" --level 5
 expect "scope without value" 2 "--scope needs a value" "$D" --scope
 expect "tier without findings" 2 "--tier needs --findings FILE" "$D" --tier compute
 expect "findings without tier" 2 "--findings needs --tier compute|system|fusion" "$D" --findings x.md

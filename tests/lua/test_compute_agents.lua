@@ -529,7 +529,7 @@ do -- generic: heuristic miscategorized op, skipped communication, anomaly, coll
       low = 15.0, mid = 30.0, high = 45.0, rank = 1 }),
     finding("other", { anomalous }, { heuristic = true, bound = "unmodeled", bucket = "unknown", pct = 5.0,
       low = 0.75, mid = 1.5, high = 2.25, rank = 2 }) }, cs), { "Sub-Category" })
-  has(text, "Assign `vllm::rocm_aiter_fused_moe` to the MoE category", "generic reroute")
+  has(text, "Treat `vllm::rocm_aiter_fused_moe` as MoE work", "generic reroute")
   has(text, "## Communication Kernels (Skipped)", "generic skipped section")
   has(text, "`nccl:all_reduce` and `c10d::broadcast_`", "generic skipped names")
   has(text, "[ANOMALY] - verify measurement", "generic anomaly")

@@ -296,13 +296,13 @@ do
     findings = { system = { cpu_idle = cpu, multi_kernel = multi, kernel_fusion = fusion }, compute = compute },
     failed = {}, metrics = metrics, model_info = model_info, arch = arch, platform = "MI300X" })
   local fs = section(r, "Kernel Fusion Opportunities (Experimental)")
-  T.check(fs:find("\n### 🟡 P1: Unfused Elementwise Add Sequence\n", 1, true), "fusion card: icon by confidence, no time")
+  T.check(fs:find("\n### 🔴 P1: Unfused Elementwise Add Sequence\n", 1, true), "fusion card: icon by rank, no time")
   T.check(fs:find("<!-- impact-begin kind=p_item low=72.41 mid=84.48 high=96.54 -->", 1, true), "fusion marker")
   T.check(not fs:find("category=", 1, true), "no category on fusion markers")
   T.check(fs:find("(#detailed-analysis-fusion-P1)", 1, true), "fusion link uses an uppercase P")
   local da = section(r, "Detailed Analysis")
   T.check(da:find('<a id="detailed-analysis-fusion-P1"></a>\n<!-- reasoning-candidate tier=fusion rank=1 -->\n'
-    .. "#### 🟡 P1: Unfused Elementwise Add Sequence (4.21 ms, 1 instance)\n", 1, true), "fusion block")
+    .. "#### 🔴 P1: Unfused Elementwise Add Sequence (4.21 ms, 1 instance)\n", 1, true), "fusion block")
   T.check(not da:find("Candidates where fewer than 75%", 1, true), "fusion note in Detailed Analysis drops the 75% sentence")
   local ss = section(r, "System-Level Optimizations")
   T.check(ss:find("### 🔴 P1: GPU idle between kernel launches\n", 1, true), "system P1: cpu_idle card first")

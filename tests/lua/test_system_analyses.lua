@@ -88,7 +88,11 @@ if T.check(e ~= nil, "MyMLP estimate") then
   T.eq(e.modeled_kernel_count, 3, "MyMLP modeled")
   T.eq(table.concat(json.keys(e), ","), "operation,category,type,impact_score,impact_score_low,impact_score_high,"
     .. "estimation,bound_type,time_ms,instance_count,kernel_count,modeled_kernel_count,confidence,"
-    .. "affected_gpu_kernels,fusion_type", "estimate key order")
+    .. "affected_gpu_kernels,fusion_type", "estimate key order (the reference's)")
+  local side = fusion.gpu_events_file(m)
+  T.eq(#side.estimates, #m.impact_estimates, "one GPU event list per reported estimate")
+  T.eq(side.estimates[1].operation, e.operation, "listed in estimate order")
+  T.eq(#side.estimates[1].gpu_event_uids, 0, "MyMLP's kernels carry no gpu_op_uid: no GPU events to list")
   T.eq(m.high_confidence_kernel_map.ew_b, "MyMLP", "high-confidence map")
   T.eq(m.total_impact_score, 6.61, "total impact")
   T.eq(table.concat(json.keys(m), ","), "category,status,total_time_ms,candidate_count,estimated_count,"

@@ -3,7 +3,8 @@
 -- roofline projection (subgroups split at matrix kernels; an epilogue saves
 -- its non-matrix time, a memory-bound group the gap to its roofline time)
 -- and the comparative measured gap (trace-1 time minus trace-2 time).
--- Each gives an estimate object, or nil when the candidate gives none.
+-- Each gives an estimate object, or nil and the reason (a phrase for the
+-- user) when the candidate gives none.
 local json = require "tracelens.json"
 local common = require "tracelens.fusion.common"
 local lookups = require "tracelens.fusion.lookup"
@@ -66,7 +67,8 @@ end
 --- The standalone (roofline projection) estimator; nil when no estimate.
 function M.estimate_standalone(c, lookup, arch, baseline)
   local kernels = c.kernels or {}
-  if #kernels < 2 or c.has_fused_kernel then return nil end
+  if #kernels < 2 then return nil, "fewer than two kernels per instance" end
+  if c.has_fused_kernel then return nil, "already runs a fused kernel" end
   local enriched = {}
   for i, k in ipairs(kernels) do
     local name = kname(k)
@@ -88,9 +90,10 @@ function M.estimate_standalone(c, lookup, arch, baseline)
   for _, k in ipairs(enriched) do
     if k.has_perf_data then n_modeled = n_modeled + 1 end
     if is_matrix(k) then n_matrix = n_matrix + 1 end
-    if k.name:sub(1, 7) == "triton_" then return nil end
+    if k.name:sub(1, 7) == "triton_" then return nil, "already compiler-generated kernels (`triton_` names)" end
   end
-  if n_modeled == 0 or n_matrix == n then return nil end
+  if n_modeled == 0 then return nil, "no kernel has a performance model, so no saving can be projected" end
+  if n_matrix == n then return nil, "all kernels are GEMMs or convolutions" end
   if n_matrix > 0 then
     local all_norm = true
     for _, k in ipairs(enriched) do
@@ -99,12 +102,15 @@ function M.estimate_standalone(c, lookup, arch, baseline)
         break
       end
     end
-    if all_norm then return nil end
+    if all_norm then return nil, "GEMM followed only by normalization" end
   end
   local min_frac = n < 5 and 0.5 or 0.75
-  if n_modeled / n < min_frac then return nil end
+  if n_modeled / n < min_frac then
+    return nil, string.format("only %d of %d kernels have a performance model (at least %d%% needed)", n_modeled, n,
+      math.floor(min_frac * 100))
+  end
   local current = sum_dur(enriched)
-  if current <= 0 then return nil end
+  if current <= 0 then return nil, "its kernels take no measured time" end
 
   -- subgroups: a matrix kernel starts a new one
   local groups, cur = {}, {}
@@ -132,10 +138,16 @@ function M.estimate_standalone(c, lookup, arch, baseline)
 
   local gap_high = savings / current
   local inst = c.instance_count or 1
-  if savings * inst / 1000 < common.MIN_SAVINGS_MS then return nil end
+  if savings * inst / 1000 < common.MIN_SAVINGS_MS then
+    return nil, string.format("projected saving %s ms, under the %s ms floor", r(savings * inst / 1000, 3),
+      common.MIN_SAVINGS_MS)
+  end
   local time_ms = current * inst / 1000
   local low, mid, high = estimate_from_gaps(c, gap_high, time_ms, baseline)
-  if high < common.MIN_IMPACT_SCORE then return nil end
+  if high < common.MIN_IMPACT_SCORE then
+    return nil, string.format("projected saving at most %s%% of end-to-end time (%s ms of the %s ms its kernels "
+      .. "take), under the %s%% floor", r(high, 2), r(savings * inst / 1000, 3), r(time_ms, 3), common.MIN_IMPACT_SCORE)
+  end
   local affected = json.arr()
   for i, k in ipairs(enriched) do affected[i] = k.name end
   local e = json.obj(
@@ -164,15 +176,20 @@ end
 --- The comparative (measured gap) estimator; nil when no estimate.
 function M.estimate_comparative(c, baseline)
   local t1 = c.kernels_trace1
-  if not t1 or #t1 == 0 then return nil end
+  if not t1 or #t1 == 0 then return nil, "no trace-1 kernels" end
   local tot1, tot2 = c.total_kernel_time_us_trace1 or 0, c.total_kernel_time_us_trace2 or 0
   local gap = tot1 - tot2
-  if gap <= 0 then return nil end
+  if gap <= 0 then return nil, "trace 1 is not slower than trace 2 on these kernels" end
   local high_ms = gap / 1000
-  if high_ms < common.MIN_SAVINGS_MS then return nil end
+  if high_ms < common.MIN_SAVINGS_MS then
+    return nil, string.format("measured gap %s ms, under the %s ms floor", r(high_ms, 3), common.MIN_SAVINGS_MS)
+  end
   local low_ms, mid_ms = 0.75 * high_ms, 0.875 * high_ms
   local high = high_ms / baseline * 100
-  if high < common.MIN_IMPACT_SCORE then return nil end
+  if high < common.MIN_IMPACT_SCORE then
+    return nil, string.format("measured gap %s%% of end-to-end time, under the %s%% floor", r(high, 2),
+      common.MIN_IMPACT_SCORE)
+  end
   local kernels, affected, has_matrix = {}, json.arr(), false
   for i, k in ipairs(t1) do
     kernels[i] = { name = k.name, type = k.type }

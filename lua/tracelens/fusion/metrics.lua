@@ -15,20 +15,52 @@ local r, truthy = common.r, common.truthy
 
 local M = {}
 
+local claimed = setmetatable({}, { __mode = "k" }) -- estimate -> GPU event uids
+
+--- The GPU events each reported estimate claims, in estimate order, as the
+--- object written to category_data/kernel_fusion_gpu_events.json:
+--- {estimates = {{operation =, gpu_event_uids = {...}}, ...}}.
+function M.gpu_events_file(metrics)
+  local list = json.arr()
+  for i, e in ipairs(metrics.impact_estimates or {}) do
+    local uids = {}
+    for k, u in ipairs(claimed[e] or {}) do uids[k] = u end
+    list[i] = json.obj("operation", e.operation, "gpu_event_uids", json.arr(uids))
+  end
+  return json.obj("estimates", list)
+end
+
+-- A candidate the numeric step leaves out, with the reason (a phrase for the
+-- user); the analyzer lists them in the findings' Overview.
+local function drop(list, c, comparative, reason)
+  local kc = comparative and c.kernel_count_trace1 or c.kernel_count
+  local t = comparative and c.total_kernel_time_us_trace1 or c.total_kernel_time_us
+  list[#list + 1] = json.obj("operation", c.base_name or c.module_name or "Unknown", "module_name", c.module_name,
+    "kernel_count", kc, "instance_count", c.instance_count, "time_ms", t and r(t / 1000, 3), "reason", reason)
+end
+
 -- §10 step 3
-local function filter_and_dedup(cands, baseline, comparative)
+local function filter_and_dedup(cands, baseline, comparative, dropped)
   local order, kept = {}, {}
   for _, c in ipairs(cands) do
     local kc = comparative and c.kernel_count_trace1 or c.kernel_count or 0
     local t = comparative and c.total_kernel_time_us_trace1 or c.total_kernel_time_us or 0
-    if kc <= common.MAX_FUSION_KERNEL_COUNT and not (baseline > 0 and t < baseline * 10 * common.MIN_IMPACT_SCORE) then
+    if kc > common.MAX_FUSION_KERNEL_COUNT then
+      drop(dropped, c, comparative, string.format("%d kernels per instance, more than the %d one fused kernel can "
+        .. "replace", kc, common.MAX_FUSION_KERNEL_COUNT))
+    elseif baseline > 0 and t < baseline * 10 * common.MIN_IMPACT_SCORE then
+      drop(dropped, c, comparative, string.format("under %s%% of end-to-end time", common.MIN_IMPACT_SCORE))
+    else
       local sig = table.concat({ py.str(c.instance_count), py.str(kc), py.str(r(t, 1)) }, "\0")
       local prev = kept[sig]
       if prev == nil then
         order[#order + 1] = sig
         kept[sig] = c
-      elseif #tostring(c.module_name or "") < #tostring(prev.module_name or "") then
-        kept[sig] = c
+      else
+        local loser = prev
+        if #tostring(c.module_name or "") < #tostring(prev.module_name or "") then kept[sig] = c else loser = c end
+        drop(dropped, loser, comparative, "the same kernels as " .. tostring(kept[sig].module_name or "Unknown")
+          .. ", reported once")
       end
     end
   end
@@ -53,14 +85,18 @@ local function analyze(cands, ctx)
   if cands == nil then return error_metrics("fusion_candidates.json not found - run orchestrator_prepare.py first") end
   if ctx.unified == nil then return error_metrics("unified_perf_summary.csv not found") end
   local baseline = ctx.baseline_ms or 0
-  local filtered = filter_and_dedup(cands, baseline, comparative)
+  local not_estimated = json.arr()
+  local filtered = filter_and_dedup(cands, baseline, comparative, not_estimated)
   if #filtered == 0 then
     return json.obj("category", "kernel_fusion", "status", "NO_DATA", "candidate_count", 0,
-      "impact_estimates", json.arr())
+      "impact_estimates", json.arr()), not_estimated
   end
   local estimates = {}
   if baseline <= 0 then
     warn("kernel_fusion: no E2E baseline (gpu_utilization.total_time_ms); no impact estimates")
+    for _, c in ipairs(filtered) do
+      drop(not_estimated, c, comparative, "no end-to-end GPU time to measure a saving against")
+    end
   else
     local maf = ctx.max_achievable_tflops or {}
     local arch = {
@@ -70,10 +106,11 @@ local function analyze(cands, ctx)
     }
     local lookup = lookups.perf_lookup(ctx.unified)
     for _, c in ipairs(filtered) do
-      local e
-      if comparative then e = estimate.estimate_comparative(c, baseline)
-      else e = estimate.estimate_standalone(c, lookup, arch, baseline) end
-      if e then estimates[#estimates + 1] = { estimate = e, candidate = c, time_us = time_of(c) } end
+      local e, why
+      if comparative then e, why = estimate.estimate_comparative(c, baseline)
+      else e, why = estimate.estimate_standalone(c, lookup, arch, baseline) end
+      if e then estimates[#estimates + 1] = { estimate = e, candidate = c, time_us = time_of(c) }
+      else drop(not_estimated, c, comparative, why or "no estimate") end
     end
   end
   -- [FIX] no GPU event in two estimates: the fusion rules' verdict first
@@ -87,7 +124,13 @@ local function analyze(cands, ctx)
   end
   local kept, dropped = overlap.resolve(estimates)
   estimates = {}
-  for i, it in ipairs(kept) do estimates[i] = it.estimate end
+  for i, it in ipairs(kept) do
+    estimates[i] = it.estimate
+    -- the GPU events it claims, for `tracelens validate`'s consistency level:
+    -- kept beside the estimate (M.gpu_events_file), not in it, so the metrics
+    -- and priority_data.json do not grow with the trace
+    claimed[it.estimate] = overlap.gpu_events(it.candidate)
+  end
   estimates = common.stable_sort_desc(estimates, function(e) return e.impact_score end)
 
   -- [FIX] the filtered candidates' kernel time, each GPU event once
@@ -115,7 +158,7 @@ local function analyze(cands, ctx)
   if #warnings > 0 then out.warnings = warnings end
   if #dropped > 0 then out.dropped_overlapping = json.arr(dropped) end
   out.high_confidence_kernel_map = map
-  return out
+  return out, not_estimated
 end
 
 --- analyze(candidates, ctx) -> the object of kernel_fusion_metrics.json (§10).
@@ -124,11 +167,15 @@ end
 --- "comparative", platform = "MI300X", peak_hbm_bw_tbs = 5.3,
 --- max_achievable_tflops = {matrix_bf16 = ..., vector_bf16 = ..., ...},
 --- unified = the unified_perf_summary Table (nil -> ERROR)}.
+--- The second result lists the candidates left out before estimation or
+--- given no estimate, each {operation, module_name, kernel_count,
+--- instance_count, time_ms, reason} (not part of the reference's file: the
+--- analyzer gets it as `not_estimated`).
 function M.analyze(cands, ctx)
   ctx = ctx or {}
-  local ok, res = pcall(analyze, cands, ctx)
-  if ok then return res end
-  return error_metrics(tostring(res))
+  local ok, res, not_estimated = pcall(analyze, cands, ctx)
+  if ok then return res, not_estimated or json.arr() end
+  return error_metrics(tostring(res)), json.arr()
 end
 
 return M

@@ -49,7 +49,11 @@ end
 --- and their durations (µs) by uid; without a registered claim, the
 --- gpu_op_uid of its listed kernels (module and sibling candidates:
 --- kernels, comparative: kernels_trace1) with their dur_us.
+local events_memo = setmetatable({}, { __mode = "k" })
+
 function M.gpu_events(c)
+  local memo = events_memo[c]
+  if memo then return memo[1], memo[2] end
   local cl = claims[c]
   local uids, durs = {}, {}
   if cl == nil then
@@ -60,6 +64,7 @@ function M.gpu_events(c)
         durs[u] = tonumber(k.dur_us) or 0
       end
     end
+    events_memo[c] = { uids, durs }
     return uids, durs
   end
   if cl.nodes then
@@ -78,7 +83,15 @@ function M.gpu_events(c)
   else
     slice_into(uids, cl.first, 1, cl.lo, cl.hi)
   end
-  for _, u in ipairs(uids) do durs[u] = cl.trace:node(u).dur or 0 end
+  -- durations looked up when asked for (union_time_us needs only those of
+  -- events claimed twice): one event view per kernel costs on large traces
+  local trace = cl.trace
+  setmetatable(durs, { __index = function(t, u)
+    local d = trace:node(u).dur or 0
+    rawset(t, u, d)
+    return d
+  end })
+  events_memo[c] = { uids, durs }
   return uids, durs
 end
 

@@ -1,6 +1,7 @@
--- tracelens.validate.dir — all three levels over one output directory, as
+-- tracelens.validate.dir — all four levels over one output directory, as
 -- `tracelens validate DIR` runs them: Level 1 on every findings file, Level 2
--- (warnings only), Level 3 on analysis.md.
+-- (warnings only), Level 3 on analysis.md, Level 4 (consistency: statements
+-- that cannot be true, tracelens.validate.consistency) on the written files.
 --
 -- Two findings-file forms the reference writes cannot pass Level 1 by design
 -- (agents-and-report.md §3.2, §3.3, §6.8 item 9): the kernel-fusion file that
@@ -15,6 +16,7 @@
 -- With Level 1 every findings and metrics file must also belong to the
 -- analysis the directory's metadata names (tracelens.validate.files): a file
 -- left by another analysis fails the directory.
+local consistency = require "tracelens.validate.consistency"
 local files = require "tracelens.validate.files"
 local findings = require "tracelens.validate.findings"
 local markers = require "tracelens.validate.markers"
@@ -44,10 +46,25 @@ local function nonblank_lines(s)
   return out
 end
 
--- The fusion file with nothing but its title and the no-opportunity sentence.
+-- The fusion file with its title and the no-opportunity sentence, followed
+-- at most by the paragraphs that list the candidates not reported and why
+-- (issue 11 item 7): "N candidate(s) were not reported: …" and "N
+-- candidate(s) set aside by the fusion rules: …", one line each.
+local WHY_NOT_REPORTED = { "^%d+ candidates? w[ae][sr]e? not reported: ", "^%d+ candidates? set aside by the fusion rules: " }
+
 local function is_no_fusion_file(s)
   local lines = nonblank_lines(s)
-  return #lines == #NO_FUSION_LINES and lines[1] == NO_FUSION_LINES[1] and lines[2] == NO_FUSION_LINES[2]
+  if #lines < #NO_FUSION_LINES or lines[1] ~= NO_FUSION_LINES[1] or lines[2] ~= NO_FUSION_LINES[2] then
+    return false
+  end
+  for i = 3, #lines do
+    local ok = false
+    for _, p in ipairs(WHY_NOT_REPORTED) do
+      if lines[i]:match(p) then ok = true end
+    end
+    if not ok or lines[i]:find("<!--", 1, true) then return false end
+  end
+  return true
 end
 
 -- A system file whose two sections are present, in order, and hold no card,
@@ -109,16 +126,17 @@ local function level1(out, scope)
   return results
 end
 
---- Runs the levels in opts.levels (a set of 1, 2, 3; default all) on out
+--- Runs the levels in opts.levels (a set of 1, 2, 3, 4; default all) on out
 --- with opts.scope (nil = from the manifest). Returns
 --- {out, findings = {{rel, path, tier, passed, errors, note}...} (Level 1),
 ---  files = the errors of files that do not belong to this analysis (Level 1),
 ---  outputs = Level 2 results or nil, outputs_error = why Level 2 could not
----  run, report = {passed, messages} (Level 3), passed = Level 3 and every
----  Level 1 file passed or noted, and no stray file}.
+---  run, report = {passed, messages} (Level 3), consistency = {passed,
+---  messages} (Level 4), passed = Levels 3 and 4 and every Level 1 file
+---  passed or noted, and no stray file}.
 function M.validate(out, opts)
   opts = opts or {}
-  local levels = opts.levels or { [1] = true, [2] = true, [3] = true }
+  local levels = opts.levels or { [1] = true, [2] = true, [3] = true, [4] = true }
   local r = { out = out, passed = true }
   if levels[1] then
     r.findings = level1(out, opts.scope)
@@ -135,6 +153,11 @@ function M.validate(out, opts)
   if levels[3] then
     local passed, messages = report.validate(out, opts.scope)
     r.report = { passed = passed, messages = messages }
+    if not passed then r.passed = false end
+  end
+  if levels[4] then
+    local passed, messages = consistency.validate(out)
+    r.consistency = { passed = passed, messages = messages }
     if not passed then r.passed = false end
   end
   return r
@@ -154,7 +177,7 @@ end
 --- A readable text of validate()'s result (ends with a newline).
 function M.format(r)
   local lines, sections = {}, 0
-  for _, key in ipairs({ "findings", "outputs", "report" }) do
+  for _, key in ipairs({ "findings", "outputs", "report", "consistency" }) do
     if r[key] or (key == "outputs" and r.outputs_error) then sections = sections + 1 end
   end
   local titled = sections > 1
@@ -172,9 +195,14 @@ function M.format(r)
     if titled then lines[#lines + 1] = "\nLevel 3: analysis.md" end
     lines[#lines + 1] = report.format(r.report.passed, r.report.messages):sub(1, -2)
   end
+  if r.consistency then
+    if titled then lines[#lines + 1] = "\nLevel 4: consistency" end
+    lines[#lines + 1] = consistency.format(r.consistency.passed, r.consistency.messages):sub(1, -2)
+  end
   if titled then
     local failed = {}
     if r.report and not r.report.passed then failed[#failed + 1] = "analysis.md" end
+    if r.consistency and not r.consistency.passed then failed[#failed + 1] = "consistency" end
     for _, f in ipairs(r.findings or {}) do
       if not f.passed and not f.note then failed[#failed + 1] = f.rel end
     end

@@ -1,0 +1,243 @@
+-- Issue 11 item 2: GPU work that no launch links to is analysed, not dropped.
+-- Its kernels join the compute categories (rows "<kernel> (no launching op)",
+-- categorised from the kernel name), the utilisation counts every GPU event,
+-- and the share of GPU time without a launching op is said once in
+-- analysis.md ("**Unlinked GPU work**") and as a
+-- [DIAG:trace_quality:UNLINKED_GPU] line. A trace where no GPU event links
+-- (sampled traces without ac2g flows) is analysed the same way instead of
+-- stopping with "no GPU events found in the trace that a launch links to".
+-- The expected share is computed here from the trace's JSON, independently
+-- of the tree: a GPU event is linked when a runtime call has its correlation
+-- and an ac2g flow start and finish carry it.
+local root, shared, bin = arg[1], arg[2], arg[3]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+local json = require "tracelens.json"
+
+local tmp = T.tmpdir()
+local read = tl.fs.read_file
+local GPU = { kernel = true, gpu_memcpy = true, gpu_memset = true }
+local SUFFIX = " (no launching op)"
+
+-- µs of all GPU events and of the unlinked ones, from the trace text.
+local function expected_share(text)
+  local doc = json.decode(text)
+  local events = doc.traceEvents or doc
+  local runtime, flow_s, flow_f = {}, {}, {}
+  for _, e in ipairs(events) do
+    local a = type(e.args) == "table" and e.args or {}
+    if (e.cat == "cuda_runtime" or e.cat == "cuda_driver") and a.correlation ~= nil then
+      runtime[tostring(a.correlation)] = true
+    elseif e.cat == "ac2g" and e.id ~= nil then
+      if e.ph == "s" then flow_s[tostring(e.id)] = true elseif e.ph == "f" then flow_f[tostring(e.id)] = true end
+    end
+  end
+  local all, unlinked, n, compute = 0.0, 0.0, 0, 0.0
+  for _, e in ipairs(events) do
+    if GPU[e.cat] then
+      local d = math.max(0, tonumber(e.dur) or 0)
+      all = all + d
+      local c = type(e.args) == "table" and e.args.correlation
+      c = c ~= nil and tostring(c)
+      if not (c and runtime[c] and flow_s[c] and flow_f[c]) then
+        unlinked, n = unlinked + d, n + 1
+        local l = tostring(e.name):lower()
+        if e.cat ~= "gpu_memcpy" and not (l:find("nccl", 1, true) or l:find("rccl", 1, true)) then
+          compute = compute + d -- computation (not a copy, not communication)
+        end
+      end
+    end
+  end
+  return all, unlinked, n, compute
+end
+
+local function gunzip(path)
+  local ok, code, out = T.run("gzip -dc " .. T.q(path))
+  T.check(ok, path .. ": gzip -dc exit " .. tostring(code))
+  return out or ""
+end
+
+-- Runs the analysis (not quiet: the DIAG lines are progress lines on stderr).
+local function analyse(trace, name)
+  local out = tmp .. "/" .. name
+  local ok, code, stdout, stderr = T.run(string.format("%s run orchestrator.lua %s -o %s --no-rules",
+    T.q(bin), T.q(trace), T.q(out)))
+  T.eq(code, 0, name .. ": exit 0 (" .. tostring(stderr):sub(-600) .. ")")
+  local vok, vcode, vout = T.run(string.format("%s validate %s", T.q(bin), T.q(out)))
+  T.check(vcode == 0 and (vout or ""):find("RESULT: PASS", 1, true), name .. ": tracelens validate passes: "
+    .. tostring(vout):sub(-800))
+  return out, (stdout or "") .. (stderr or ""), read(out .. "/analysis.md") or "",
+    json.decode(read(out .. "/category_data/category_manifest.json") or "{}")
+end
+
+-- The share said in the DIAG line, the sentence and the manifest against the
+-- one computed from the trace.
+local function check_share(name, text, output, md, manifest)
+  local all, unlinked, n, compute = expected_share(text)
+  local pct = unlinked / all * 100
+  T.check(unlinked > 0, name .. ": the trace has unlinked GPU work")
+  local diag = output:match("%[DIAG:trace_quality:UNLINKED_GPU%][^\n]*")
+  if T.check(diag, name .. ": the DIAG line") then
+    local ms, p, whole, count = diag:match("(%d+%.%d+) ms of GPU time %((%d+%.%d)%% of (%d+%.%d+) ms%) in (%d+) GPU")
+    T.close(tonumber(ms), unlinked / 1000, name .. ": DIAG unlinked ms", 0, 0.006)
+    T.close(tonumber(p), pct, name .. ": DIAG share", 0, 0.051)
+    T.close(tonumber(whole), all / 1000, name .. ": DIAG all GPU ms", 0, 0.006)
+    T.eq(tonumber(count), n, name .. ": DIAG event count")
+  end
+  local sentence = md:match("%*%*Unlinked GPU work%*%*: [^\n]*")
+  if T.check(sentence, name .. ": the sentence in analysis.md") then
+    local p = sentence:match("%((%d+%.%d)%% of all GPU event time")
+    T.close(tonumber(p), pct, name .. ": the sentence's share", 0, 0.051)
+    local _, k = md:gsub("%*%*Unlinked GPU work%*%*", "")
+    T.eq(k, 1, name .. ": said once")
+  end
+  local u = manifest.unlinked_gpu or {}
+  T.close(u.time_ms, unlinked / 1000, name .. ": manifest time_ms", 0, 0.0006)
+  T.close(u.percent_of_gpu_time, pct, name .. ": manifest share", 0, 0.051)
+  T.check(not md:find("that a launch links to", 1, true), name .. ": no linking error in the text")
+  return unlinked, pct, compute
+end
+
+-- The unlinked kernels are rows of their categories' ops files.
+local function unlinked_rows(out, manifest)
+  local rows, us = {}, 0
+  for _, c in ipairs(manifest.categories or {}) do
+    if c.tier == "compute_kernel" then
+      local csv = out .. "/category_data/" .. c.name .. "_ops.csv"
+      for _, r in ipairs(T.file_exists(csv) and T.csv_records(csv) or {}) do
+        if r.name:sub(-#SUFFIX) == SUFFIX then
+          rows[#rows + 1] = { category = c.name, name = r.name:sub(1, -#SUFFIX - 1) }
+          us = us + (tonumber(r["Kernel Time (µs)_sum"]) or 0)
+        end
+      end
+    end
+  end
+  return rows, us
+end
+
+-- 1. Real traces -------------------------------------------------------------------
+local REAL = {
+  { "qwen_h100", shared .. "/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 30.1 },
+  { "sampled_rank0", shared .. "/hta/trace_filter/sampled_rank-0.json.gz", 100 },
+  { "sampled_rank1", shared .. "/hta/trace_filter/sampled_rank-1.json.gz", 100 },
+}
+local ran = 0
+for _, r in ipairs(REAL) do
+  local name, path, share = r[1], r[2], r[3]
+  if T.file_exists(path) then
+    ran = ran + 1
+    local text = gunzip(path)
+    local out, output, md, manifest = analyse(path, name)
+    T.check(not output:find("that a launch links to", 1, true), name .. ": no 'that a launch links to' error")
+    local _, pct, compute = check_share(name, text, output, md, manifest)
+    T.close(pct, share, name .. ": the known share", 0, 0.1)
+    local rows, rows_us = unlinked_rows(out, manifest)
+    T.check(#rows > 0, name .. ": unlinked kernels in the categories' ops files")
+    -- every unlinked GPU event but memory copies and communication is in a category
+    T.close(rows_us, compute, name .. ": the unlinked computation in the categories (µs)", 1e-9, 1e-3)
+    -- communication kernels are not computation: none among the rows
+    for _, row in ipairs(rows) do
+      T.check(not row.name:lower():find("nccl", 1, true), name .. ": no communication kernel in a category: "
+        .. row.name:sub(1, 80))
+    end
+    -- the utilisation counts every GPU event: its busy time is at least the unlinked work's union
+    local util = manifest.gpu_utilization or { total_time_ms = 0, idle_time_percent = 100 }
+    local all_tl = tl.load(path):timeline({ include_unlinked = true })
+    T.close(util.total_time_ms * (100 - util.idle_time_percent) / 100, all_tl.busy_time / 1000,
+      name .. ": the utilisation's busy time is over every GPU event", 1e-6, 1e-6)
+    T.check(not md:find("kernels that no CPU operation", 1, true), name .. ": coverage counts them as categorised")
+  end
+end
+if ran == 0 then print("note: no shared real trace with unlinked GPU work; synthetic cases only") end
+
+-- 2. Synthetic traces: kernels whose correlation matches no runtime event -----------
+local function ev(cat, name, ts, dur, args, pid, tid)
+  local a = {}
+  for k, v in pairs(args or {}) do a[#a + 1] = string.format("%q:%s", k, v) end
+  table.sort(a)
+  return string.format('{"ph":"X","cat":"%s","name":%q,"pid":%d,"tid":%d,"ts":%d,"dur":%d,"args":{%s}}', cat,
+    name, pid or 1, tid or 1, ts, dur, table.concat(a, ","))
+end
+local function flow(ph, id, pid, tid, ts)
+  return string.format('{"ph":"%s","cat":"ac2g","name":"ac2g","id":%d,"pid":%d,"tid":%d,"ts":%d%s}', ph, id, pid, tid,
+    ts, ph == "f" and ',"bp":"e"' or "")
+end
+local GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas"
+local ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >"
+local LN = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>"
+local DIMS = { ["Input Dims"] = "[[64,64],[64,64]]", ["Input type"] = '["float","float"]',
+  ["Input Strides"] = "[[64,1],[64,1]]", ["Concrete Inputs"] = '["",""]' }
+
+-- linked: how many of the kernels get a runtime call and flows
+local function synthetic(name, linked)
+  local events = {}
+  local function add(e) events[#events + 1] = e end
+  local kernels = { { "aten::mm", GEMM, 300 }, { "aten::add", ADD, 100 }, { "aten::layer_norm", LN, 50 },
+    { "aten::mm", GEMM, 200 } }
+  local gpu_ts = 1000
+  for i, k in ipairs(kernels) do
+    local corr = 100 + i
+    local ts = 10 + 40 * i
+    add(ev("cpu_op", k[1], ts, 30, DIMS))
+    if i <= linked then
+      add(ev("cuda_runtime", "cudaLaunchKernel", ts + 1, 5, { correlation = tostring(corr) }))
+      add(flow("s", corr, 1, 1, ts + 1))
+      add(flow("f", corr, 0, 7, gpu_ts))
+    else
+      -- the runtime call is lost: the kernel's correlation matches nothing
+      add(ev("cuda_runtime", "cudaLaunchKernel", ts + 1, 5, { correlation = tostring(corr + 1000) }))
+    end
+    add(ev("kernel", k[2], gpu_ts, k[3], { correlation = tostring(corr), stream = "7" }, 0, 7))
+    gpu_ts = gpu_ts + k[3] + 10
+  end
+  local text = '{"traceEvents":[\n' .. table.concat(events, ",\n") .. "\n]}\n"
+  local path = tmp .. "/" .. name .. ".json"
+  tl.fs.write_file(path, text)
+  return path, text
+end
+
+-- two of four kernels linked: 50 + 200 of 650 µs unlinked
+do
+  local path, text = synthetic("some_unlinked", 2)
+  local out, output, md, manifest = analyse(path, "some_unlinked")
+  local unlinked, pct = check_share("some_unlinked", text, output, md, manifest)
+  T.eq(unlinked, 250.0, "some_unlinked: 250 µs unlinked")
+  T.close(pct, 250 / 650 * 100, "some_unlinked: share", 0, 1e-9)
+  local rows = unlinked_rows(out, manifest)
+  local where = {}
+  for _, r in ipairs(rows) do where[r.name] = r.category end
+  T.eq(where[GEMM], "gemm", "some_unlinked: the unlinked GEMM kernel joins the gemm category")
+  T.eq(where[LN], "norm_fwd", "some_unlinked: the layer-norm kernel is categorised from its name")
+  T.eq(where[ADD], nil, "some_unlinked: a linked kernel is not repeated as unlinked")
+  -- gemm: the linked aten::mm (300 µs) and the unlinked kernel (200 µs)
+  local cat = {}
+  for _, c in ipairs(manifest.categories or {}) do cat[c.name] = c end
+  T.close(cat.gemm and cat.gemm.gpu_kernel_time_ms, 0.5, "some_unlinked: gemm time with the unlinked kernel", 0,
+    1e-9)
+  -- every GPU event in the utilisation: 650 µs busy
+  local util = manifest.gpu_utilization or { total_time_ms = 0, computation_time_percent = 0 }
+  T.close(util.total_time_ms * util.computation_time_percent / 100, 0.65, "some_unlinked: computation time", 0, 1e-6)
+end
+
+-- no kernel links: analysed (this stopped with "... that a launch links to")
+do
+  local path, text = synthetic("none_linked", 0)
+  local out, output, md, manifest = analyse(path, "none_linked")
+  T.check(not output:find("that a launch links to", 1, true), "none_linked: no linking error")
+  local unlinked, pct = check_share("none_linked", text, output, md, manifest)
+  T.eq(unlinked, 650.0, "none_linked: every GPU event unlinked")
+  T.close(pct, 100, "none_linked: 100%", 0, 1e-9)
+  local rows = unlinked_rows(out, manifest)
+  T.eq(#rows, 3, "none_linked: three kernel names in the categories")
+  -- the perf report alone builds too: the GPU timeline over every GPU event
+  local ok, code, so = T.run(string.format("%s report %s -o %s 2>&1", T.q(bin), T.q(path), T.q(tmp .. "/none_report")))
+  T.eq(code, 0, "none_linked: tracelens report exit 0 (" .. tostring(so) .. ")")
+  local tlr = {}
+  local tl_csv = tmp .. "/none_report/perf_report_csvs/gpu_timeline.csv"
+  if T.check(T.file_exists(tl_csv), "none_linked: gpu_timeline.csv written") then
+    for _, r in ipairs(T.csv_records(tl_csv)) do tlr[r.type] = r end
+  end
+  T.close(tonumber(tlr.busy_time and tlr.busy_time["time ms"]), 0.65, "none_linked: report busy time", 0, 1e-9)
+end
+
+T.finish()
