@@ -170,4 +170,21 @@ function M.glob(pattern)
   return out
 end
 
+--- One complete ("X") trace event as JSON text; args: key -> JSON text of
+--- the value (written sorted by key); pid and tid default to 1.
+function M.x_event(cat, name, ts, dur, args, pid, tid)
+  local a = {}
+  for k, v in pairs(args or {}) do a[#a + 1] = string.format("%q:%s", k, v) end
+  table.sort(a)
+  return string.format('{"ph":"X","cat":"%s","name":%q,"pid":%d,"tid":%d,"ts":%d,"dur":%d,"args":{%s}}', cat,
+    name, pid or 1, tid or 1, ts, dur, table.concat(a, ","))
+end
+
+--- One ac2g flow event as JSON text: ph "s" (at the launch) or "f" (at the
+--- kernel, binding to the enclosing slice).
+function M.flow_event(ph, id, pid, tid, ts)
+  return string.format('{"ph":"%s","cat":"ac2g","name":"ac2g","id":%d,"pid":%d,"tid":%d,"ts":%d%s}', ph, id, pid, tid,
+    ts, ph == "f" and ',"bp":"e"' or "")
+end
+
 return M

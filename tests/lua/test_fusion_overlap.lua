@@ -90,13 +90,7 @@ end
 -- 1. Hand-made trace ------------------------------------------------------------
 
 local dir = T.tmpdir()
-local function ev(cat, name, ts, dur, args, pid, tid)
-  local a = {}
-  for k, v in pairs(args or {}) do a[#a + 1] = string.format("%q:%s", k, v) end
-  table.sort(a)
-  return string.format('{"ph":"X","cat":"%s","name":%q,"pid":%d,"tid":%d,"ts":%d,"dur":%d,"args":{%s}}', cat,
-    name, pid or 1, tid or 1, ts, dur, table.concat(a, ","))
-end
+local ev = T.x_event
 local KERNEL = {
   mul = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, "
     .. "at::native::binary_internal::MulFunctor<float> > >",

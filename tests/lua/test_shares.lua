@@ -73,17 +73,8 @@ local function check_output(out, what)
 end
 
 -- 1. Hand-made trace --------------------------------------------------------------
-local function ev(cat, name, ts, dur, args, pid, tid)
-  local a = {}
-  for k, v in pairs(args or {}) do a[#a + 1] = string.format("%q:%s", k, v) end
-  table.sort(a)
-  return string.format('{"ph":"X","cat":"%s","name":%q,"pid":%d,"tid":%d,"ts":%d,"dur":%d,"args":{%s}}', cat,
-    name, pid or 1, tid or 1, ts, dur, table.concat(a, ","))
-end
-local function flow(ph, id, pid, tid, ts)
-  return string.format('{"ph":"%s","cat":"ac2g","name":"ac2g","id":%d,"pid":%d,"tid":%d,"ts":%d%s}', ph, id, pid, tid,
-    ts, ph == "f" and ',"bp":"e"' or "")
-end
+local ev = T.x_event
+local flow = T.flow_event
 local ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >"
 local MUL = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, "
   .. "at::native::binary_internal::MulFunctor<float> > >"

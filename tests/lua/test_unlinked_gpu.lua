@@ -151,17 +151,8 @@ end
 if ran == 0 then print("note: no shared real trace with unlinked GPU work; synthetic cases only") end
 
 -- 2. Synthetic traces: kernels whose correlation matches no runtime event -----------
-local function ev(cat, name, ts, dur, args, pid, tid)
-  local a = {}
-  for k, v in pairs(args or {}) do a[#a + 1] = string.format("%q:%s", k, v) end
-  table.sort(a)
-  return string.format('{"ph":"X","cat":"%s","name":%q,"pid":%d,"tid":%d,"ts":%d,"dur":%d,"args":{%s}}', cat,
-    name, pid or 1, tid or 1, ts, dur, table.concat(a, ","))
-end
-local function flow(ph, id, pid, tid, ts)
-  return string.format('{"ph":"%s","cat":"ac2g","name":"ac2g","id":%d,"pid":%d,"tid":%d,"ts":%d%s}', ph, id, pid, tid,
-    ts, ph == "f" and ',"bp":"e"' or "")
-end
+local ev = T.x_event
+local flow = T.flow_event
 local GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas"
 local ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >"
 local LN = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>"
