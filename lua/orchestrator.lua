@@ -405,13 +405,14 @@ local function main(argv)
     local device = device_name(trace)
     platform = device or "Unknown GPU"
     no_arch_note = no_arch_sentence(device, opts.platform)
-    -- said even with --quiet: the report's figures depend on it
-    io.stderr:write("tracelens: note: ", (no_arch_note:gsub("%c", " ")), "\n")
   end
   progress(opts, "%s", plat.how)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
     include_call_stack = true }
   local sheets, sheets2 = timed("perf report", function() return perf_reports(trace, trace2, report_opts) end)
+  -- said even with --quiet (the report's figures depend on it), once the
+  -- report is built: a trace without GPU work gets only its one-line error
+  if no_arch_note then io.stderr:write("tracelens: note: ", (no_arch_note:gsub("%c", " ")), "\n") end
   -- Everything is written into a staging directory next to OUT that
   -- replaces it at the end (once the reports are built: a failed load
   -- leaves nothing behind; a failure later removes the stage).

@@ -32,9 +32,6 @@ local NO_GPU = {
 -- (Item 2 made hta/call_stack/backward_thread.json and hta/trace_filter/sampled_rank-{0,1}
 -- pass; they were listed with "no GPU events found in the trace that a launch links to".)
 local EXPECTED_FAILURES = {
-  ["hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"] = {
-    error = "tracelens: note: Efficiency against the GPU's peak needs --platform or --arch",
-    item = "issue 11 item 3 (the no-arch note is printed before the no-GPU error: two lines, not one)" },
 }
 
 local function lines_of(cmd)
