@@ -478,9 +478,8 @@ local function main(argv)
     unified = sheets.unified_perf_summary })
   keep_metrics("kernel_fusion", kf_metrics)
   -- the GPU events of each reported fusion estimate, for the consistency
-  -- check (no event claimed twice); cjson: a list as long as the kernels
-  tl.fs.write_file(work .. "/category_data/kernel_fusion_gpu_events.json",
-    require("cjson").encode(fusion.gpu_events_file(kf_metrics)))
+  -- check (no event claimed twice)
+  tl.fs.write_file(work .. "/category_data/kernel_fusion_gpu_events.json", fusion.gpu_events_file(kf_metrics))
   local fusion_map = kf_metrics.high_confidence_kernel_map and json.encode(kf_metrics.high_confidence_kernel_map)
 
   -- Steps 6-7: the analyzers and user rules, all at once
@@ -542,7 +541,7 @@ local function main(argv)
     return report_md.render({ scope = scope, manifest = manifest, priority = prio,
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
-      warnings = warnings, rules = rules, no_rules = opts.no_rules })
+      warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)
   pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}")

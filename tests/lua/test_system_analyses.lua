@@ -89,7 +89,7 @@ if T.check(e ~= nil, "MyMLP estimate") then
   T.eq(table.concat(json.keys(e), ","), "operation,category,type,impact_score,impact_score_low,impact_score_high,"
     .. "estimation,bound_type,time_ms,instance_count,kernel_count,modeled_kernel_count,confidence,"
     .. "affected_gpu_kernels,fusion_type", "estimate key order (the reference's)")
-  local side = fusion.gpu_events_file(m)
+  local side = json.decode(fusion.gpu_events_file(m))
   T.eq(#side.estimates, #m.impact_estimates, "one GPU event list per reported estimate")
   T.eq(side.estimates[1].operation, e.operation, "listed in estimate order")
   T.eq(#side.estimates[1].gpu_event_uids, 0, "MyMLP's kernels carry no gpu_op_uid: no GPU events to list")

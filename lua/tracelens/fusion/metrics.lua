@@ -18,16 +18,19 @@ local M = {}
 local claimed = setmetatable({}, { __mode = "k" }) -- estimate -> GPU event uids
 
 --- The GPU events each reported estimate claims, in estimate order, as the
---- object written to category_data/kernel_fusion_gpu_events.json:
---- {estimates = {{operation =, gpu_event_uids = {...}}, ...}}.
+--- text of category_data/kernel_fusion_gpu_events.json:
+--- {"estimates": [{"operation": ..., "gpu_event_uids": [...]}, ...]}. Written
+--- by hand, not through json.encode: the lists are as long as the kernels,
+--- and the text must be the same bytes on every run.
 function M.gpu_events_file(metrics)
-  local list = json.arr()
+  local parts = {}
   for i, e in ipairs(metrics.impact_estimates or {}) do
     local uids = {}
-    for k, u in ipairs(claimed[e] or {}) do uids[k] = u end
-    list[i] = json.obj("operation", e.operation, "gpu_event_uids", json.arr(uids))
+    for k, u in ipairs(claimed[e] or {}) do uids[k] = string.format("%d", u) end
+    parts[i] = string.format('{"operation": %s, "gpu_event_uids": [%s]}', json.encode(e.operation or json.null),
+      table.concat(uids, ", "))
   end
-  return json.obj("estimates", list)
+  return '{"estimates": [' .. table.concat(parts, ",\n  ") .. ']}\n'
 end
 
 -- A candidate the numeric step leaves out, with the reason (a phrase for the
