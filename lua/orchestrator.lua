@@ -438,7 +438,7 @@ local function main(argv)
   local prep = timed("category data", function()
     return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,
       arch = arch, scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data, trace = trace,
-      fusion_candidates = candidates, log = function(msg) progress(opts, "%s", msg) end })
+      trace2 = trace2, fusion_candidates = candidates, log = function(msg) progress(opts, "%s", msg) end })
   end)
   local manifest, util = prep.manifest, prep.util
   local in_manifest, category_names = {}, {}

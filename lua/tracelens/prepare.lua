@@ -443,10 +443,19 @@ function M.run(inp)
   end
   if inp.scope == "comparative" then
     -- §3.2 / §3.10: trace 2's utilisation and category times
-    local util2 = M.gpu_utilization(inp.sheets2.gpu_timeline)
+    -- trace 2's unlinked GPU work counts as trace 1's does (utilisation over
+    -- every GPU event, its categorised kernels in the category times), so a
+    -- trace compared with itself gives the same numbers in both columns
+    local unlinked2 = inp.trace2 and M.unlinked_gpu(inp.trace2)
+    local has_unlinked2 = unlinked2 and unlinked2.unlinked_us > 0
+    local util2 = has_unlinked2 and utilization_all(inp.trace2) or M.gpu_utilization(inp.sheets2.gpu_timeline)
     write_json(out .. "/metadata/trace2_gpu_utilization.json", util2)
     manifest.trace2_gpu_utilization = util2
-    manifest.trace2_ops_summary_by_category = M.ops_summary_by_category(inp.sheets2)
+    manifest.trace2_ops_summary_by_category = M.ops_summary_by_category(inp.sheets2, has_unlinked2 and unlinked2 or nil)
+    -- trace 2's display names by enhanced category (the manifest's records
+    -- name categories in lower case), for the report
+    result.trace2_names = {}
+    for name, g in pairs((group_rows(inp.sheets2.unified_perf_summary))) do result.trace2_names[name] = g.display end
   end
   write_json(out .. "/category_data/category_manifest.json", manifest)
   M.default_model_info(out)
@@ -460,7 +469,9 @@ end
 --- (falling back to ops_summary_by_category), as the records the manifest
 --- holds (floats at 10 decimals, as pandas' to_json writes them [KEEP Q17]).
 --- [FIX] Without memory copies, as trace 1's gpu_kernel_time_ms (time_breakdown).
-function M.ops_summary_by_category(sheets)
+--- unlinked: M.unlinked_gpu's result, whose categorised kernels join their
+--- category (as trace 1's do), or nil.
+function M.ops_summary_by_category(sheets, unlinked)
   local unified = sheets.unified_perf_summary
   local cols = {}
   for _, c in ipairs(unified and unified:columns() or {}) do cols[c] = true end
@@ -478,7 +489,14 @@ function M.ops_summary_by_category(sheets)
     return out
   end
   local groups, names = {}, {}
-  for _, row in unified:rows() do
+  local rows = {}
+  for _, row in unified:rows() do rows[#rows + 1] = row end
+  if unlinked and time_col == "Kernel Time (µs)_sum" then
+    for _, k in ipairs(unlinked.kernels) do
+      if k.category then rows[#rows + 1] = kernel_row(k) end
+    end
+  end
+  for _, row in ipairs(rows) do
     local name = categories.enhanced(row["op category"])
     local g = groups[name]
     if not g then

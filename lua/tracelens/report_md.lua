@@ -10,6 +10,7 @@
 --          platform_note = <how the platform was chosen, or nil>,
 --          no_arch_note = <the sentence of a run without an arch file (no roofline), or nil>,
 --          platform2 = <trace 2 platform, comparative>,
+--          trace2_names = <comparative: {<enhanced category> = display name} of trace 2>,
 --          warnings = <list of notes from the run, shown under ## Warnings, or nil>,
 --          rules = <the user rules that ran: {{name=, path=}}, listed in the Appendix>,
 --          no_rules = <true when rules were turned off>}
@@ -433,17 +434,45 @@ local function standalone_metrics(inp)
   }
 end
 
--- Trace 2's largest category from trace2_ops_summary_by_category.
-local function trace2_top(inp)
-  local g2 = (inp.manifest or {}).trace2_gpu_utilization or {}
-  local best, sum = nil, 0
+local function category_entry(inp, name)
+  for _, c in ipairs((inp.manifest or {}).categories or {}) do
+    if c.name == name then return c end
+  end
+  return {}
+end
+
+-- Trace 2's categories from trace2_ops_summary_by_category, in its order:
+-- {name = <enhanced name>, display = <display name>, time = <ms>}. The times
+-- are rounded to 3 decimals as trace 1's gpu_kernel_time_ms are, and a
+-- category is shown under the name trace 1 gives it (else trace 2's own), so
+-- a trace compared with itself shows the same names and numbers in both columns.
+local function trace2_categories(inp)
+  local out = {}
   for _, r in ipairs((inp.manifest or {}).trace2_ops_summary_by_category or {}) do
-    sum = sum + sf.value(r.total_direct_kernel_time_ms)
-    if not best or sf.value(r.total_direct_kernel_time_ms) > sf.value(best.total_direct_kernel_time_ms) then best = r end
+    local raw = tostring(r["op category"])
+    local name = raw:gsub("[ /]", "_"):lower() -- the enhanced name (a display name in older records)
+    local c1 = category_entry(inp, name)
+    out[#out + 1] = { name = name, time = py.round(sf.value(r.total_direct_kernel_time_ms) + 0.0, 3),
+      display = c1.display_name or (inp.trace2_names or {})[name] or raw }
+  end
+  return out
+end
+
+-- The whole that trace 2's shares are of, as compute_whole for trace 1.
+local function compute_whole2(inp)
+  local sum = 0
+  for _, c in ipairs(trace2_categories(inp)) do sum = sum + c.time end
+  return math.max(sum, computation_ms((inp.manifest or {}).trace2_gpu_utilization or {}))
+end
+
+-- Trace 2's largest category (ties: the first listed, as top_category).
+local function trace2_top(inp)
+  local best
+  for _, c in ipairs(trace2_categories(inp)) do
+    if not best or c.time > best.time then best = c end
   end
   if not best then return "None" end
-  return cell(best["op category"]) .. " (" .. share_text(sf.value(best.total_direct_kernel_time_ms),
-    math.max(sum, computation_ms(g2))) .. ")" -- the whole as in compute_whole
+  return cell(best.display) .. " (" .. share_text(best.time, compute_whole2(inp)) .. ")"
 end
 
 local function comparative_metrics(inp)
@@ -531,17 +560,11 @@ end
 
 -- Compute Kernel Optimizations ------------------------------------------------------
 
-local function category_entry(inp, name)
-  for _, c in ipairs((inp.manifest or {}).categories or {}) do
-    if c.name == name then return c end
-  end
-  return {}
-end
-
--- Trace 2's kernel time of a category (matched on `op category`, case-insensitively).
-local function trace2_time(inp, display)
-  for _, r in ipairs((inp.manifest or {}).trace2_ops_summary_by_category or {}) do
-    if tostring(r["op category"]):lower() == tostring(display):lower() then return r.total_direct_kernel_time_ms end
+-- Trace 2's kernel time of a category (matched on the enhanced name, or on the
+-- display name case-insensitively: a user rule's category).
+local function trace2_time(inp, category, display)
+  for _, c in ipairs(trace2_categories(inp)) do
+    if c.name == category or c.display:lower() == tostring(display):lower() then return c.time end
   end
 end
 
@@ -553,7 +576,7 @@ local function top_ops_row(inp, p)
   local marker = string.format(" <!-- top-ops-row low=%s high=%s -->", num(p.impact_score_low), num(p.impact_score_high))
   local display = cell(p.display_name or entry.display_name or p.category)
   if is_comparative(inp) then
-    local t2 = trace2_time(inp, display)
+    local t2 = trace2_time(inp, p.category, display)
     local diff = present(t2) and signed(t2 - sf.value(t), round_text(t2 - sf.value(t), 3)) or "—"
     return string.format("| %s | %s | %s | %s | %s | %s | %s |%s", num(p.rank), display, cell_num(t),
       present(t2) and round_text(t2, 3) or "—", share, cell_num(entry.ops_count), diff, marker)
@@ -590,6 +613,25 @@ local function top_ops_order(inp)
   return out
 end
 
+-- The compute categories only trace 2 has, in a table of their own under Top
+-- Operations (the table above has one row per trace 1 priority, R4).
+local function trace2_only(inp)
+  local rows = {}
+  for _, c in ipairs(trace2_categories(inp)) do
+    if not category_entry(inp, c.name).name then
+      rows[#rows + 1] = string.format("| %s | — | %s | %s | %s |", cell(c.display), round_text(c.time, 3),
+        share_text(c.time, compute_whole2(inp)), signed(c.time, round_text(c.time, 3)))
+    end
+  end
+  if #rows == 0 then return {} end
+  local out = { "Categories only in Trace 2:", "",
+    "| Category | Trace 1 Time (ms) | Trace 2 Time (ms) | % of Trace 2 Compute Time | Difference (ms) |",
+    "|----------|-------------------|-------------------|---------------------------|-----------------|" }
+  append(out, rows)
+  add(out, "")
+  return out
+end
+
 local function top_operations(inp)
   local out = { "### Top Operations", "", "<!-- impact-begin kind=top_ops -->" }
   if is_comparative(inp) then
@@ -601,6 +643,7 @@ local function top_operations(inp)
   end
   for _, p in ipairs(top_ops_order(inp)) do out[#out + 1] = top_ops_row(inp, p) end
   add(out, "<!-- impact-end -->", "")
+  if is_comparative(inp) then append(out, trace2_only(inp)) end
   return out
 end
 

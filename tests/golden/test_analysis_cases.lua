@@ -46,6 +46,14 @@ for line in io.lines(root .. "/tests/golden/deviations.tsv") do
   local trace, sheet, col = line:match("^([^\t#]*)\t([^\t]*)\t([^\t]*)\t")
   if sheet == "analysis.md" and col == "% of Compute Time" then share_fix[trace:match("[^/]+$")] = true end
 end
+-- Cases where the reference names trace 2's top category in lower case (its
+-- enhanced name, `gemm`), listed as `agent_cases/<case>  analysis.md  Top
+-- Bottleneck Category`: tracelens prints the display name (FIX names, docs/compat.md).
+local name_fix = {}
+for line in io.lines(root .. "/tests/golden/deviations.tsv") do
+  local trace, sheet, col = line:match("^([^\t#]*)\t([^\t]*)\t([^\t]*)\t")
+  if sheet == "analysis.md" and col == "Top Bottleneck Category" then name_fix[trace:match("[^/]+$")] = true end
+end
 
 local function fixed_shares(ref)
   local rows, sum, out = P.top_ops(ref), 0, {}
@@ -61,7 +69,13 @@ local function exec_summary(case, ours, ref, col)
   end
   local ocat = tostring(em["Top Bottleneck Category"]):match("^(.-)%s*%(")
   local rcat = tostring(rm["Top Bottleneck Category"]):match("^(.-)%s*%(")
-  T.eq(ocat and ocat:lower(), rcat and rcat:lower(), case .. " exec top bottleneck category (column " .. col .. ")")
+  if name_fix[case] and col == 3 then
+    T.check(ocat and rcat and ocat:lower() == rcat:lower() and ocat ~= rcat,
+      string.format("%s exec top bottleneck category (column 3): the display name of %s, got %s", case, tostring(rcat),
+        tostring(ocat)))
+  else
+    T.eq(ocat, rcat, case .. " exec top bottleneck category (column " .. col .. ")")
+  end
   local rshare = tostring(rm["Top Bottleneck Category"]):match("%((.-)%)")
   if share_fix[case] and col == 2 then rshare = fixed_shares(ref)[1] end
   close_to(tostring(em["Top Bottleneck Category"]):match("%((.-)%)"), rshare,
