@@ -208,6 +208,19 @@ void tl_trace_diff_free(tl_trace_diff *d)
     memset(d, 0, sizeof *d);
 }
 
+size_t tl_trace_diff_bytes(const tl_trace_diff *d)
+{
+    size_t b = sizeof *d + d->n_nodes * (sizeof *d->nodes + 2 * sizeof(uint32_t)) + d->n_kids * sizeof *d->kids +
+               d->n_roots * sizeof *d->roots + d->n_rows * sizeof *d->rows;
+    for (int k = 0; k < 2; k++) {
+        size_t n = d->t[k] ? d->t[k]->es.n : 0;
+        b += n * sizeof(uint32_t) + 2 * ((n + 63) / 64) * sizeof(uint64_t); /* first_of, the overlay bitmaps */
+    }
+    const char *texts[] = {d->cpu_op_map_trace1, d->cpu_op_map_trace2, d->cpu_op_map};
+    for (int i = 0; i < 3; i++) b += texts[i] ? strlen(texts[i]) : 0;
+    return b;
+}
+
 int64_t tl_trace_diff_other_uid(const tl_trace_diff *d, int tree, uint32_t uid)
 {
     if (tree != 1 && tree != 2) return -2;

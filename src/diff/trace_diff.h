@@ -87,6 +87,10 @@ typedef struct tl_trace_diff {
 enum { TL_DIFF_NO_SUMMARY = 1 };
 int tl_trace_diff_run(tl_trace_diff *d, const tl_trace *t1, const tl_trace *t2, int flags, tl_error *err);
 void tl_trace_diff_free(tl_trace_diff *d);
+/* The bytes of d's own arrays and texts (the merged tree, the per-event
+ * indexes, the rows, the cpu_op maps; not the diff_stats Tables): what a
+ * task's memory cap is charged for the diff it holds. */
+size_t tl_trace_diff_bytes(const tl_trace_diff *d);
 
 /* merged_tree_output.txt (lines end with "\n"); prune_non_gpu drops the roots
  * whose events are both off the GPU path. Returns 0, or -1 with err set and

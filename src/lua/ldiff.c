@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../diff/trace_diff.h"
+#include "limits.h"
 #include "ltable.h"
 #include "ltrace.h"
 
@@ -104,6 +105,8 @@ static int l_diff(lua_State *L)
     tl_trace_retain(t1);
     tl_trace_retain(t2);
     u->d = d;
+    /* a task's memory cap counts the diff it holds (freed with the handle) */
+    tl_limits_charge_object(L, ud, tl_trace_diff_bytes(d), "a TraceDiff");
 
     lua_createtable(L, 0, 12);
     push_table_or_nil(L, d->diff_stats);

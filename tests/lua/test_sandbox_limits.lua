@@ -178,6 +178,10 @@ local shared_res = batch({
   regex_heap = { code = [[return tl.re.search("(?:(a)|b)*c", ("a"):rep(5000000))]], expect = fails_with(MEMORY_LIMIT) },
   report_loop = { code = [[local t = ... local keep = {} for i = 1, 500 do keep[i] = t:report{} end]],
     args = { trace }, expect = fails_with(MEMORY_LIMIT) },
+  -- TraceDiffs held in a loop stop at the cap (their own arrays are charged
+  -- too, but on the demo trace the Lua side reaches the cap as soon)
+  diff_loop = { code = [[local t = ... local keep = {} for i = 1, 100000 do keep[i] = tl.diff(t, t) end]],
+    args = { trace }, expect = fails_with(MEMORY_LIMIT) },
 }, { timeout = 20, memory_mb = 16 }, 10) -- memory caps stop them long before the time limit
 local cyc = shared_res.cycle.value
 T.check(cyc and cyc.self == cyc, "cycle: t.self == t")
