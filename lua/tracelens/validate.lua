@@ -21,6 +21,7 @@ local markers = require "tracelens.validate.markers"
 local outdir = require "tracelens.validate.outdir"
 local outputs = require "tracelens.validate.outputs"
 local report = require "tracelens.validate.report"
+local text = require "tracelens.validate.text"
 
 local M = {}
 
@@ -42,12 +43,7 @@ M.resolve_scope = outdir.resolve_scope
 M.markers = markers
 
 --- Level 1's printout: "PASS: Findings file is valid" or "FAIL:" and the errors.
-function M.format_findings(passed, errors)
-  if passed then return "PASS: Findings file is valid\n" end
-  local lines = { "FAIL:" }
-  for _, e in ipairs(errors) do lines[#lines + 1] = "  - " .. e end
-  return table.concat(lines, "\n") .. "\n"
-end
+function M.format_findings(passed, errors) return text.pass_fail("Findings file is valid", passed, errors) end
 
 --- Level 2's printout: the VALIDATION SUMMARY block.
 M.format_summary = outputs.format

@@ -444,11 +444,6 @@ function M.validate(out)
 end
 
 --- The printout: "PASS: no inconsistent statement" or "FAIL:" and the messages.
-function M.format(passed, msgs)
-  if passed then return "PASS: no inconsistent statement\n" end
-  local lines = { "FAIL:" }
-  for _, m in ipairs(msgs) do lines[#lines + 1] = "  - " .. m end
-  return table.concat(lines, "\n") .. "\n"
-end
+function M.format(passed, msgs) return text.pass_fail("no inconsistent statement", passed, msgs) end
 
 return M

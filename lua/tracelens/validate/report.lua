@@ -294,11 +294,6 @@ function M.validate(out, scope)
 end
 
 --- How the orchestrator's Step 11.1 prints the result.
-function M.format(passed, messages)
-  if passed then return "PASS: All required sections present\n" end
-  local lines = { "FAIL:" }
-  for _, m in ipairs(messages) do lines[#lines + 1] = "  - " .. m end
-  return table.concat(lines, "\n") .. "\n"
-end
+function M.format(passed, messages) return text.pass_fail("All required sections present", passed, messages) end
 
 return M

@@ -308,4 +308,13 @@ function M.float(v)
   return nil
 end
 
+--- A check's printout: "PASS: <pass_line>" when passed, else "FAIL:" and one
+--- "  - message" line each.
+function M.pass_fail(pass_line, passed, messages)
+  if passed then return "PASS: " .. pass_line .. "\n" end
+  local lines = { "FAIL:" }
+  for _, m in ipairs(messages) do lines[#lines + 1] = "  - " .. m end
+  return table.concat(lines, "\n") .. "\n"
+end
+
 return M
