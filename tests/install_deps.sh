@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       liblua5.4-dev lua-cjson-dev libxlsxwriter-dev libminizip-dev libpng-dev libisal-dev zlib1g-dev
       libedit-dev libfreetype-dev fonts-dejavu-core libpcre2-dev
-      libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl time)
+      libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl time
+      libreoffice-calc-nogui poppler-utils)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

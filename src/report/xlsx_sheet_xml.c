@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../util/pyfmt.h"
 #include "../util/sbuf.h"
@@ -49,6 +50,64 @@ void tl_xlsx_col_widths(const tl_table *t, size_t r0, size_t r1, double *width)
             if (cw > w) w = cw;
         }
         width[c] = w;
+    }
+}
+
+/* A plain integer as Python writes one: -?(0|[1-9][0-9]*), at most 18 digits. */
+static int plain_int(const char *s, size_t n)
+{
+    size_t i = n && s[0] == '-';
+    if (i == n || n - i > 18) return 0;
+    if (s[i] == '0') return n - i == 1;
+    for (; i < n; i++)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+
+/* Does name contain any of the words (case-insensitive)? */
+static int name_has(const char *name, const char *const *words)
+{
+    for (; *words; words++) {
+        size_t wn = strlen(*words);
+        for (const char *p = name; *p; p++)
+            if (!strncasecmp(p, *words, wn)) return 1;
+    }
+    return 0;
+}
+
+void tl_xlsx_col_kinds(const tl_table *t, size_t r0, size_t r1, tl_xlsx_kind *kind)
+{
+    static const char *const PERCENT[] = {"%", "percent", NULL};
+    static const char *const TFLOPS[] = {"TFLOPS", NULL};
+    static const char *const TIME[] = {"time", "duration", "_us", "(us", "\xc2\xb5s", "_ms", " ms", "(ms", NULL};
+    for (size_t c = 0; c < t->ncols; c++) {
+        const tl_col *col = &t->cols[c];
+        switch (col->type) {
+        case TL_COL_I64:
+            kind[c] = TL_XK_INT;
+            break;
+        case TL_COL_F64:
+            kind[c] = name_has(col->name, PERCENT) ? TL_XK_PERCENT
+                      : name_has(col->name, TFLOPS) ? TL_XK_TFLOPS
+                      : name_has(col->name, TIME)   ? TL_XK_TIME
+                                                    : TL_XK_FLOAT;
+            break;
+        case TL_COL_STR: {
+            size_t ints = 0, other = 0;
+            for (size_t r = r0; r < r1 && !other; r++) {
+                if (tl_table_is_null(t, c, r)) continue;
+                uint32_t id = col->v.s[r];
+                size_t n = tl_strpool_len(&t->pool, id);
+                if (!n) continue;
+                if (plain_int(tl_strpool_get(&t->pool, id), n)) ints++;
+                else other++;
+            }
+            kind[c] = ints && !other ? TL_XK_INT_TEXT : TL_XK_TEXT;
+            break;
+        }
+        default:
+            kind[c] = TL_XK_TEXT;
+        }
     }
 }
 
@@ -106,8 +165,8 @@ static void shared_string_cell(tl_sbuf *b, const char *col, const char *row, int
     tl_sb_puts(b, "</v></c>");
 }
 
-int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, tl_xlsx_sst *sst, tl_xlsx_sink sink,
-                     void *ctx)
+int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, const tl_xlsx_kind *kind,
+                     const int *xf, tl_xlsx_sst *sst, tl_xlsx_sink sink, void *ctx)
 {
     if (t->ncols == 0) return 0;
     row_writer w = {{0}, sink, ctx, 0};
@@ -133,10 +192,17 @@ int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, tl_xls
         for (size_t c = 0; c < t->ncols; c++) {
             if (tl_table_is_null(t, c, r)) continue;
             const tl_col *col = &t->cols[c];
+            int style = kind && xf ? xf[kind[c]] : -1;
             switch (col->type) {
             case TL_COL_STR: {
                 uint32_t id = col->v.s[r];
                 if (tl_strpool_len(&t->pool, id) == 0) break; /* an empty text is an empty cell */
+                if (kind && kind[c] == TL_XK_INT_TEXT) {
+                    cell_open(&w.b, cols[c], rowtxt, style, NULL);
+                    tl_sb_putn(&w.b, tl_strpool_get(&t->pool, id), tl_strpool_len(&t->pool, id));
+                    tl_sb_puts(&w.b, "</v></c>");
+                    break;
+                }
                 if (sid[id] == UINT32_MAX)
                     sid[id] = tl_strpool_intern(&sst->pool, tl_strpool_get(&t->pool, id), tl_strpool_len(&t->pool, id));
                 sst->refs++;
@@ -151,13 +217,13 @@ int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, tl_xls
                 }
                 char num[40];
                 int n = tl_pyfloat_repr(num, sizeof num, v);
-                cell_open(&w.b, cols[c], rowtxt, -1, NULL);
+                cell_open(&w.b, cols[c], rowtxt, style, NULL);
                 tl_sb_putn(&w.b, num, (size_t)n);
                 tl_sb_puts(&w.b, "</v></c>");
                 break;
             }
             case TL_COL_I64:
-                cell_open(&w.b, cols[c], rowtxt, -1, NULL);
+                cell_open(&w.b, cols[c], rowtxt, style, NULL);
                 tl_sb_i64(&w.b, (long long)col->v.i[r]);
                 tl_sb_puts(&w.b, "</v></c>");
                 break;

@@ -36,14 +36,34 @@ void tl_xlsx_col_name(size_t c, char out[4]);
  * length + 2; numbers 12, integers 8, booleans 6), uncapped. */
 void tl_xlsx_col_widths(const tl_table *t, size_t r0, size_t r1, double *width);
 
+/* How a column's cells are shown: the number format the workbook gives
+ * them (the values are written in full either way). */
+typedef enum tl_xlsx_kind {
+    TL_XK_TEXT = 0,  /* text, booleans: no format */
+    TL_XK_INT,       /* integers, "0" */
+    TL_XK_INT_TEXT,  /* a text column whose every value is a plain integer (param: M,
+                        num_kernels in the reference's text form): written as numbers, "0" */
+    TL_XK_TIME,      /* times and durations (us, ms, time, duration): "#,##0.000" */
+    TL_XK_PERCENT,   /* percentages on a 0-100 scale: "0.00" */
+    TL_XK_TFLOPS,    /* TFLOPS/s: "0.00" */
+    TL_XK_FLOAT,     /* any other float: "0.000###" */
+    TL_XK__COUNT
+} tl_xlsx_kind;
+
+/* The kind of every column of t over rows r0..r1, from its type, its name
+ * and (text columns) its values. */
+void tl_xlsx_col_kinds(const tl_table *t, size_t r0, size_t r1, tl_xlsx_kind *kind);
+
 /* Writes the header row (cells in style hdr_xf) and rows r0..r1 of t as
  * worksheet rows 1, 2, ...: numbers as numbers (a float as Python's repr;
  * NaN as an empty cell, infinities as the text inf / -inf), booleans as
  * booleans, texts (cut to Excel's 32767 characters) as shared strings of
- * sst (an empty text as an empty cell, as in the CSV). Returns non-zero
- * when the sink did. */
-int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, tl_xlsx_sst *sst, tl_xlsx_sink sink,
-                     void *ctx);
+ * sst (an empty text as an empty cell, as in the CSV); a TL_XK_INT_TEXT
+ * column's texts as numbers. Column c's cells get style xf[kind[c]] (-1:
+ * none); kind and xf may be NULL (every column as its type, no styles).
+ * Returns non-zero when the sink did. */
+int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, const tl_xlsx_kind *kind,
+                     const int *xf, tl_xlsx_sst *sst, tl_xlsx_sink sink, void *ctx);
 
 /* An upper bound on the bytes tl_xlsx_rows_xml writes for these rows. */
 uint64_t tl_xlsx_rows_xml_bound(const tl_table *t, size_t r0, size_t r1);

@@ -63,14 +63,36 @@ static void unique_sheet_name(lxw_workbook *wb, char nm[NAME_CAP])
 typedef struct part {
     const tl_table *t;
     size_t r0, r1;
-    char entry[48]; /* its zip entry */
+    tl_xlsx_kind *kind; /* per column (owned) */
+    char entry[48];     /* its zip entry */
 } part;
 
 typedef struct book {
     TL_VEC(part) parts;
     int hdr_xf;
+    lxw_format *fmt[TL_XK__COUNT]; /* the cell format of each column kind (NULL: none) */
+    int xf[TL_XK__COUNT];          /* their style indices (-1: none) */
     tl_xlsx_sst sst;
 } book;
+
+/* The number format of each column kind (the header is bold on a light fill). */
+static void add_formats(lxw_workbook *wb, book *bk)
+{
+    static const char *const NUM_FORMAT[TL_XK__COUNT] = {
+        [TL_XK_TEXT] = NULL,          [TL_XK_INT] = "0",           [TL_XK_INT_TEXT] = "0",
+        [TL_XK_TIME] = "#,##0.000",   [TL_XK_PERCENT] = "0.00",    [TL_XK_TFLOPS] = "0.00",
+        [TL_XK_FLOAT] = "0.000###",
+    };
+    for (int k = 0; k < TL_XK__COUNT; k++) {
+        bk->fmt[k] = NULL;
+        if (!NUM_FORMAT[k]) continue;
+        bk->fmt[k] = workbook_add_format(wb);
+        format_set_num_format(bk->fmt[k], NUM_FORMAT[k]);
+    }
+}
+
+/* Wide sheets keep their first column in view when it names the row. */
+enum { FREEZE_NAME_FROM = 6 };
 
 /* Rows r0 .. r1 of a table as one worksheet of the skeleton, named after the
  * sheet (taken names end in ~N): the header row, column widths, hidden
@@ -87,6 +109,8 @@ static int add_part(lxw_workbook *wb, lxw_format *hdr, book *bk, const tl_sheet 
     if (t->ncols > TL_XLSX_MAX_COLS) return -1;
     double *width = tl_xcalloc(t->ncols + 1, sizeof *width);
     tl_xlsx_col_widths(t, r0, r1, width);
+    tl_xlsx_kind *kind = tl_xcalloc(t->ncols + 1, sizeof *kind);
+    tl_xlsx_col_kinds(t, r0, r1, kind);
     lxw_row_col_options hidden = {.hidden = 1, .level = 0, .collapsed = 0};
     for (size_t c = 0; c < t->ncols; c++) {
         worksheet_write_string(ws, 0, (lxw_col_t)c, t->cols[c].name, hdr);
@@ -94,9 +118,10 @@ static int add_part(lxw_workbook *wb, lxw_format *hdr, book *bk, const tl_sheet 
                                  hide && hide(ctx, sh->name, t->cols[c].name) ? &hidden : NULL);
     }
     free(width);
-    worksheet_freeze_panes(ws, 1, 0);
+    int freeze_name = t->ncols >= FREEZE_NAME_FROM && !strcmp(t->cols[0].name, "name");
+    worksheet_freeze_panes(ws, 1, freeze_name ? 1 : 0);
     if (t->ncols) worksheet_autofilter(ws, 0, 0, (lxw_row_t)(r1 - r0), (lxw_col_t)(t->ncols - 1));
-    part p = {t, r0, r1, ""};
+    part p = {t, r0, r1, kind, ""};
     snprintf(p.entry, sizeof p.entry, "xl/worksheets/sheet%zu.xml", bk->parts.n + 1);
     TL_PUSH(bk->parts, p);
     return 0;
@@ -148,7 +173,7 @@ static int sheet_fill(void *ctx, size_t i, const char *old, size_t old_len, tl_x
     else snprintf(ref, sizeof ref, "A1:%s%zu", last, rows);
     if (tl_xlsx_entry_write(out, old, (size_t)(dim - old)) || tl_xlsx_entry_write(out, ref, strlen(ref)) ||
         tl_xlsx_entry_write(out, dim_end, (size_t)(sd - dim_end)) || tl_xlsx_entry_write(out, "<sheetData>", 11) ||
-        tl_xlsx_rows_xml(p->t, p->r0, p->r1, bk->hdr_xf, &bk->sst, tl_xlsx_entry_write, out) ||
+        tl_xlsx_rows_xml(p->t, p->r0, p->r1, bk->hdr_xf, p->kind, bk->xf, &bk->sst, tl_xlsx_entry_write, out) ||
         tl_xlsx_entry_write(out, "</sheetData>", 12))
         return -1;
     return tl_xlsx_entry_write(out, sd_end, old_len - (size_t)(sd_end - old));
@@ -191,8 +216,11 @@ int tl_xlsx_write_hiding(const struct tl_sheets *s, const char *path, tl_xlsx_hi
     }
     lxw_format *hdr = workbook_add_format(wb);
     format_set_bold(hdr);
+    format_set_bg_color(hdr, 0xDDE4EE);
+    format_set_bottom(hdr, LXW_BORDER_THIN);
     book bk;
     memset(&bk, 0, sizeof bk);
+    add_formats(wb, &bk);
     tl_xlsx_sst_init(&bk.sst);
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
@@ -202,6 +230,7 @@ int tl_xlsx_write_hiding(const struct tl_sheets *s, const char *path, tl_xlsx_hi
         }
     }
     bk.hdr_xf = lxw_format_get_xf_index(hdr);
+    for (int k = 0; k < TL_XK__COUNT; k++) bk.xf[k] = bk.fmt[k] ? lxw_format_get_xf_index(bk.fmt[k]) : -1;
     lxw_error lrc = workbook_close(wb);
     if (rc == 0 && lrc != LXW_NO_ERROR) {
         tl_error_set(err, "%s: cannot write the workbook: %s", path, lxw_strerror(lrc));
@@ -222,6 +251,7 @@ int tl_xlsx_write_hiding(const struct tl_sheets *s, const char *path, tl_xlsx_hi
     }
     unlink(skel);
     free(skel);
+    for (size_t i = 0; i < bk.parts.n; i++) free(bk.parts.v[i].kind);
     free(bk.parts.v);
     tl_xlsx_sst_free(&bk.sst);
     return rc;

@@ -111,7 +111,38 @@ for sheet in wb.sheetnames:
             if not same(x, text):
                 bad.append(f"{get_column_letter(j + 1)}{i} ({rows[0][j]}): {x!r} != CSV {text!r}")
     ok(not bad, f"{sheet}: {len(bad)} cells differ: " + "; ".join(bad[:5]))
-    ok(ws.freeze_panes == "A2", f"{sheet}: freeze_panes {ws.freeze_panes!r} != 'A2'")
+    # wide sheets keep the name column in view too
+    want = "B2" if len(rows[0]) >= 6 and rows[0][0] == "name" else "A2"
+    ok(ws.freeze_panes == want, f"{sheet}: freeze_panes {ws.freeze_panes!r} != {want!r}")
+    # number formats by column: times 0.000, percentages and TFLOPS/s 0.00,
+    # integers (and all-integer text such as param: M) as integers
+    h = rows[0]
+    fmts = {}
+    for j, col in enumerate(h):
+        for xr in cells[1:]:
+            if j < len(xr) and isinstance(xr[j], (int, float)) and not isinstance(xr[j], bool):
+                fmts[col] = ws.cell(row=cells.index(xr) + 1, column=j + 1).number_format
+                break
+    def expect(col):
+        low = col.lower()
+        if any(w in low for w in ("%", "percent")): return "0.00"
+        if "TFLOPS" in col: return "0.00"
+        if any(w in low for w in ("time", "duration", "_us", "(us", "\u00b5s", "_ms", " ms", "(ms")): return "#,##0.000"
+        return None
+    badf = []
+    for col, f in fmts.items():
+        e = expect(col)
+        vals = [xr[h.index(col)] for xr in cells[1:] if h.index(col) < len(xr)]
+        allint = all(isinstance(v, int) or v is None for v in vals)
+        if e and not allint and f != e: badf.append(f"{col}: {f!r} != {e!r}")
+        if allint and f not in ("0", e): badf.append(f"{col}: integers shown as {f!r}")
+        if f == "General": badf.append(f"{col}: General format")
+    ok(not badf, f"{sheet}: number formats: " + "; ".join(badf[:5]))
+    if sheet == "GEMM" and "param: M" in h:
+        vals = [xr[h.index("param: M")] for xr in cells[1:]]
+        ok(all(isinstance(v, int) for v in vals if v is not None), f"GEMM param: M not stored as numbers: {vals[:3]}")
+    hdr = ws.cell(row=1, column=1)
+    ok(hdr.font.b and hdr.fill.fgColor.rgb not in (None, "00000000"), f"{sheet}: header not bold on a fill")
     ref = f"A1:{get_column_letter(len(rows[0]))}{len(rows)}"
     ok(ws.auto_filter.ref == ref, f"{sheet}: autofilter {ws.auto_filter.ref!r} != {ref!r}")
 
