@@ -102,7 +102,7 @@ static size_t check_row(lua_State *L, const tl_table *t, int idx)
 static size_t check_col(lua_State *L, const tl_table *t, int idx)
 {
     const char *name = luaL_checkstring(L, idx);
-    long c = tl_table_col(t, name);
+    long c = tl_ltable_col(t, name);
     if (c < 0) luaL_error(L, "no column '%s' in table %s", name, t->name);
     return (size_t)c;
 }
@@ -396,11 +396,14 @@ static const luaL_Reg methods[] = {{"columns", t_columns}, {"nrows", t_nrows},  
                                    {"column", t_column},   {"filter", t_filter}, {"sort", t_sort},
                                    {"with_column", t_with_column}, {"take", t_take},
                                    {"select", t_select},
+                                   {"group_by", tl_l_table_group_by}, {"join", tl_l_table_join},
+                                   {"preview", tl_l_table_preview},
                                    {"write_csv", t_write_csv}, {NULL, NULL}};
 
 void tl_ltable_register(lua_State *L)
 {
     tl_lua_handle_class(L, TL_TABLE_MT, methods, t_gc, t_nrows, t_tostring);
+    tl_ltable_ops_register(L);
 }
 
 /* ------------------------------------------------- trace:report/table */

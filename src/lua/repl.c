@@ -23,6 +23,8 @@
 #include <lualib.h>
 
 #include "host.h"
+#include "ltable.h"
+#include <sys/ioctl.h>
 
 #ifndef TL_VERSION
 #define TL_VERSION "dev"
@@ -337,9 +339,78 @@ static void fmt_table(lua_State *L, fmt_ctx *c, int t)
     lua_pop(L, 2);
 }
 
+/* The terminal's width (COLUMNS, else the tty's, else 120). */
+static size_t term_width(void)
+{
+    const char *cols = getenv("COLUMNS");
+    long w = cols ? strtol(cols, NULL, 10) : 0;
+    struct winsize ws;
+    if (w <= 0 && isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0) w = ws.ws_col;
+    return w >= 20 && w <= 10000 ? (size_t)w : 120;
+}
+
+/* A record (only identifier-like string keys, at least 4, no table values)
+ * as an aligned block, one `key  value` per line, keys sorted. Returns 0
+ * (nothing written) for any other table. */
+static int fmt_record(lua_State *L, fmt_ctx *c, int t)
+{
+    enum { MIN_KEYS = 4, MAX_KEYS = 200 };
+    size_t n = 0, w = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        int ok = lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) != LUA_TTABLE && n < MAX_KEYS;
+        if (ok) {
+            size_t len;
+            lua_tolstring(L, -2, &len);
+            if (len > w) w = len;
+        }
+        lua_pop(L, 1);
+        if (!ok) {
+            lua_pop(L, 1);
+            return 0;
+        }
+        n++;
+    }
+    if (n < MIN_KEYS) return 0;
+    tkey *keys = lua_newuserdatauv(L, n * sizeof *keys, 0);
+    lua_newtable(L);
+    int anchor = lua_gettop(L);
+    n = collect_keys(L, t, keys, n, anchor);
+    qsort(keys, n, sizeof *keys, cmp_tkey);
+    for (size_t j = 0; j < n; j++) {
+        if (j) sbuf_addc(c->out, '\n');
+        sbuf_addlen(c->out, keys[j].s, keys[j].len);
+        for (size_t k = keys[j].len; k < w + 2; k++) sbuf_addc(c->out, ' ');
+        push_key(L, &keys[j], anchor);
+        lua_rawget(L, t);
+        fmt_value(L, c, -1, 1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    return 1;
+}
+
 static void fmt_value(lua_State *L, fmt_ctx *c, int idx, int nested)
 {
     idx = lua_absindex(L, idx);
+    if (!nested && lua_type(L, idx) == LUA_TUSERDATA) {
+        tl_table *tt = tl_ltable_test(L, idx);
+        if (tt) { /* a Table: its preview */
+            tl_sbuf b;
+            tl_sb_init(&b);
+            tl_table_preview(tt, 10, term_width(), &b);
+            if (b.len && b.s[b.len - 1] == '\n') b.len--;
+            sbuf_addlen(c->out, b.s ? b.s : "", b.len);
+            tl_sb_free(&b);
+            return;
+        }
+    }
+    if (!nested && lua_type(L, idx) == LUA_TTABLE && luaL_getmetafield(L, idx, "__tostring") == LUA_TNIL) {
+        luaL_checkstack(L, 8, "formatting a table");
+        if (fmt_record(L, c, idx)) return;
+    } else if (!nested && lua_type(L, idx) == LUA_TTABLE) {
+        lua_pop(L, 1);
+    }
     size_t n;
     const char *s;
     switch (lua_type(L, idx)) {
@@ -995,10 +1066,12 @@ static int is_blank(const char *s)
     return *s == '\0';
 }
 
+/* A statement goes into the history once it is complete, as one entry
+ * (its lines joined by newlines), so up-arrow recalls all of it. */
 static void handle_line(repl *r, const char *line)
 {
-    if (r->interactive) remember_line(r, line);
     if (is_command(line)) {
+        if (r->interactive) remember_line(r, line);
         run_command(r, line);
         return;
     }
@@ -1006,7 +1079,12 @@ static void handle_line(repl *r, const char *line)
     if (!chunk_empty(r)) sbuf_addc(&r->chunk, '\n');
     sbuf_adds(&r->chunk, line);
     if (r->chunk.oom) report_error(r, "not enough memory");
-    if (r->chunk.oom || !eval_chunk(r, 0)) chunk_reset(r);
+    char *stmt = r->interactive && !r->chunk.oom ? strdup(r->chunk.p + PREFIX_LEN) : NULL;
+    if (r->chunk.oom || !eval_chunk(r, 0)) {
+        if (stmt) remember_line(r, stmt);
+        chunk_reset(r);
+    }
+    free(stmt);
 }
 
 /* Ctrl-C at the prompt: drop the line and any unfinished statement. */

@@ -3,8 +3,8 @@
  * pool, so a raw per-event table repeats no string. Operations: append rows,
  * group-by with pandas-compatible aggregates (sum, mean, median, std with
  * ddof 1 or 0, min, max, count, first, sorted set, custom), stable multi-key
- * sort (missing values last), derived columns, and rendering of a cell as
- * pandas' to_csv writes it. A table is not shared between threads while it
+ * sort (missing values last), derived columns, joins, and rendering of a
+ * cell as pandas' to_csv writes it (or a preview of the table for people). A table is not shared between threads while it
  * is being built. */
 #ifndef TL_TABLE_H
 #define TL_TABLE_H
@@ -156,7 +156,23 @@ void tl_table_drop(tl_table *t, const char *name);
 /* Moves column `name` to position pos. */
 void tl_table_move(tl_table *t, const char *name, size_t pos);
 
+/* ---- joins ---- */
+/* The rows of l joined with the rows of r whose key columns `on` (present
+ * in both, of the same types) hold the same values (compared as their cell
+ * texts; missing equals missing): l's columns, then r's other columns (a
+ * name l already has gets "_right" appended). Rows in l's order, each with
+ * its matches in r's order; with left_outer, an l row without a match is
+ * kept once with missing right cells. NULL with *err naming the key column
+ * that is absent or of different types. */
+tl_table *tl_table_join(const tl_table *l, const tl_table *r, const char *name, const char *const *on, size_t non,
+                        int left_outer, const char **err);
+
 /* ---- text ---- */
+/* A preview for people: "table NAME (R rows x C columns)", then the header
+ * and the first max_rows rows aligned (numbers to the right), cells cut to
+ * 40 characters, as many columns as fit in width, and a line naming what
+ * was left out. */
+void tl_table_preview(const tl_table *t, size_t max_rows, size_t width, tl_sbuf *out);
 /* A cell as pandas to_csv writes it (before CSV quoting); missing = "". */
 void tl_table_cell_text(const tl_table *t, size_t col, size_t row, tl_sbuf *out);
 /* Writes the whole table as CSV (pandas to_csv(index=False)). */
