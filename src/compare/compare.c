@@ -183,6 +183,47 @@ static char *file_stem(const char *path)
     return s;
 }
 
+/* The name of the directory holding path ("a" for a/perf_report.xlsx, the
+ * current directory's name for a bare file name); NULL when it has none. */
+static char *parent_name(const char *path)
+{
+    char *full = realpath(path, NULL);
+    if (!full) return NULL;
+    char *slash = strrchr(full, '/');
+    if (slash) *slash = 0; /* the directory */
+    char *base = strrchr(full, '/');
+    char *name = base && base[1] ? tl_xstrdup(base + 1) : NULL;
+    free(full);
+    return name;
+}
+
+/* Default tags: each report's file stem, or when two stems are the same
+ * (a/perf_report.xlsx b/perf_report.xlsx) each report's directory name,
+ * when those are all different. */
+static void default_tags(const tl_compare_opts *o, char **stems)
+{
+    int clash = 0;
+    for (size_t i = 0; i < o->n && !clash; i++)
+        for (size_t j = 0; j < i && !clash; j++) clash = !strcmp(stems[i], stems[j]);
+    if (!clash) return;
+    char **dirs = tl_xcalloc(o->n, sizeof *dirs);
+    int ok = 1;
+    for (size_t i = 0; i < o->n && ok; i++) {
+        dirs[i] = parent_name(o->reports[i]);
+        ok = dirs[i] != NULL;
+        for (size_t j = 0; j < i && ok; j++) ok = strcmp(dirs[i], dirs[j]) != 0;
+    }
+    for (size_t i = 0; i < o->n; i++) {
+        if (ok) {
+            free(stems[i]);
+            stems[i] = dirs[i];
+        } else {
+            free(dirs[i]);
+        }
+    }
+    free(dirs);
+}
+
 /* Where a report's sheet is, for messages: "DIR/SHEET.csv" or
  * "FILE.xlsx: sheet SHEET". */
 static char *sheet_where(const report *r, const char *sheet)
@@ -607,9 +648,10 @@ int tl_compare_build(const tl_compare_opts *o, tl_sheets *out, tl_error *err)
     report *r = tl_xcalloc(o->n, sizeof *r);
     char **stems = tl_xcalloc(o->n, sizeof *stems);
     int rc = 0;
+    for (size_t i = 0; i < o->n; i++) stems[i] = file_stem(o->reports[i]);
+    if (!o->names) default_tags(o, stems);
     for (size_t i = 0; i < o->n && !rc; i++) {
         r[i].path = o->reports[i];
-        stems[i] = file_stem(o->reports[i]);
         r[i].tag = o->names ? o->names[i] : stems[i];
         if (!*r[i].tag || strstr(r[i].tag, "::") || strchr(r[i].tag, '/')) {
             tl_error_set(err, "compare: the tag '%s' of %s cannot name columns and files (empty, or with '::' or "

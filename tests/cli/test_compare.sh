@@ -112,5 +112,15 @@ grep -q "o7/comparison.xlsx: sheet gpu_timeline: no column 'time ms'" "$T/err" &
   ko "workbook sheet without the column: message: $(cat "$T/err")"
 [ ! -e "$T/o8" ] && ok || ko "input errors wrote something (xlsx)"
 
+# two reports with the same file name are tagged by their directories
+mkdir -p "$T/r1" "$T/r2" "$T/x/r1"
+"$BIN" report "$ROOT/examples/demo_trace.json" -o "$T/r1" -q && cp "$T/r1/perf_report.xlsx" "$T/r2/" &&
+  cp "$T/r1/perf_report.xlsx" "$T/x/r1/" || ko "reports for the same-name case"
+run 0 "same file names" r1/perf_report.xlsx r2/perf_report.xlsx --sheets gpu_timeline -q -o o9
+head -1 "$T/o9/comparison_csvs/gpu_timeline.csv" | grep -q 'time ms__r2_diff' && ok ||
+  ko "same file names: tags from the directories: $(head -1 "$T/o9/comparison_csvs/gpu_timeline.csv")"
+run 1 "same file and directory names" r1/perf_report.xlsx x/r1/perf_report.xlsx --sheets gpu_timeline -o o10
+grep -q "have the same tag 'perf_report': pass unique --names" "$T/err" && ok || ko "same names: message: $(cat "$T/err")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
