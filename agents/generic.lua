@@ -13,6 +13,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local kernel_name = require "tracelens.kernel_name"
 
 local ctx = ...
 
@@ -64,12 +65,12 @@ function rules.describe(op) return say.tensors_text(op) end
 function rules.identify(v)
   local out, op = {}, v.lead
   local kernel = F.present(op.kernel_name) and op.kernel_name ~= "" and not op.kernel_name:find("<br>", 1, true)
-    and (" and runs the kernel " .. say.code(op.kernel_name)) or ""
+    and (" and runs the kernel " .. say.code(kernel_name.short(op.kernel_name))) or ""
   out[1] = say.code(op.name) .. " is classified as " .. tostring(sub_category(op) or "miscellaneous") .. kernel .. "."
   local truly = true_category(op)
   if truly then
-    out[2] = "Its name and kernel match " .. truly .. " work, so it is miscategorized here and the " .. truly
-      .. " analyzer fits it better."
+    out[2] = "Its name and kernel match " .. truly .. " work, so read it as " .. truly .. " work that no "
+      .. "performance model here covers."
   end
   return out
 end

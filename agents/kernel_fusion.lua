@@ -53,9 +53,20 @@ local function kernels_of(c)
   return c.kernels or {}
 end
 
+-- Do the candidate's kernel names equal the estimate's affected_gpu_kernels?
+local function same_kernels(c, e)
+  local ks, names = kernels_of(c), e.affected_gpu_kernels or {}
+  if #ks ~= #names then return false end
+  for i, k in ipairs(ks) do
+    if rules.kernel_name(k) ~= names[i] then return false end
+  end
+  return true
+end
+
 -- The candidate of an estimate: same base_name (else module_name); among
--- several (a module and a sibling sequence can share a name), the first not
--- yet taken whose kernel and instance counts equal the estimate's.
+-- several (a module and a sibling sequence can share a name, and so can two
+-- kernel sequences of one module), the first not yet taken whose kernel and
+-- instance counts equal the estimate's, its kernel names too when one has them.
 local taken = {}
 local function candidate_of(e)
   local named = {}
@@ -66,13 +77,18 @@ local function candidate_of(e)
     if #named > 0 then break end
   end
   local pick = named[1]
+  local counted
   for _, i in ipairs(named) do
     local c = candidates[i]
     if #kernels_of(c) == e.kernel_count and c.instance_count == e.instance_count then
-      pick = i
-      break
+      if same_kernels(c, e) then
+        counted = i
+        break
+      end
+      counted = counted or i
     end
   end
+  pick = counted or pick
   if pick then
     taken[pick] = true
     return candidates[pick]
@@ -85,6 +101,20 @@ end
 local function instances(n)
   n = math.tointeger(n) or n
   return tostring(n) .. (n == 1 and " instance" or " instances")
+end
+
+-- "12 instances", or, when the module's other instances launch another
+-- kernel sequence (base_instance_count: each sequence is a candidate of its
+-- own), "12 of its 24 instances" and, with `why`, "(the other 12 launch a
+-- different kernel sequence)".
+local function instances_of(n, of, why)
+  n, of = math.tointeger(n) or n, math.tointeger(of) or of
+  if type(of) ~= "number" or type(n) ~= "number" or of <= n then return instances(n) end
+  local text = string.format("%s of its %s instances", tostring(n), tostring(of))
+  if not why then return text end
+  local rest = math.tointeger(of - n) or (of - n)
+  return string.format("%s (the other %s launch%s a different kernel sequence)", text, tostring(rest),
+    rest == 1 and "es" or "")
 end
 
 local function heading(f)
@@ -119,7 +149,7 @@ local function insight(f)
   local count = #kernels_of(c)
   local text = string.format("%s launches %d separate GPU kernels per instance (%s) over %s, with no fused kernel "
     .. "in its subtree, so each intermediate result makes a round trip through memory.", where, count,
-    composition_text(c), instances(e.instance_count))
+    composition_text(c), instances_of(e.instance_count, c.base_instance_count, true))
   if comparative then
     text = text .. string.format(" Trace 2 runs the same module with %s kernels.", num(c.kernel_count_trace2))
   end
@@ -298,11 +328,17 @@ local function not_estimated_text()
   local parts = {}
   for i, d in ipairs(not_estimated) do
     local name = md.code(rules.module_label({ base_name = d.operation, module_name = d.module_name }))
-    parts[i] = string.format("%s (%s kernels, %s, %s ms: %s)", name, num(d.kernel_count), instances(d.instance_count),
-      num(d.time_ms), md.text(tostring(d.reason)))
+    parts[i] = string.format("%s (%s kernels, %s, %s ms: %s)", name, num(d.kernel_count),
+      instances_of(d.instance_count, d.base_instance_count), num(d.time_ms), md.text(tostring(d.reason)))
   end
-  return string.format("%d candidate%s not reported: %s.", #not_estimated, #not_estimated == 1 and " was" or "s were",
-    table.concat(parts, "; "))
+  local text = string.format("%d candidate%s not reported: %s.", #not_estimated,
+    #not_estimated == 1 and " was" or "s were", table.concat(parts, "; "))
+  for _, d in ipairs(not_estimated) do
+    if sf.present(d.base_instance_count) then
+      return text .. " A module whose instances launch different kernel sequences is one candidate per sequence."
+    end
+  end
+  return text
 end
 
 local function choose_candidates()

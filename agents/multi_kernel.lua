@@ -2,7 +2,8 @@
 -- collective communication (agents-and-report.md §3.2).
 --
 -- ctx = {scope, out_dir, manifest = <category_manifest.json text>,
---        data = <multi_kernel_data.json text>, metrics = <multi_kernel_metrics.json text>}
+--        data = <multi_kernel_data.json text>, metrics = <multi_kernel_metrics.json text>,
+--        copies = <memcpy_bandwidth.json text> (optional)}
 -- returns {findings = <system_findings/multi_kernel_findings.md text>}
 --
 -- Rules (docs/analyzers.md, "System analyzers and the report"): a card only
@@ -11,15 +12,20 @@
 --     (exposed communication > 5% of the trace, or overlap < 70%); both are
 --     one mechanism (communication not hidden under compute), so one card;
 --   * device-to-host / host-to-device copies: one card per direction listed
---     in memcpy_assessment.issues (> 5% of the trace or > 10 transfers).
+--     in memcpy_assessment.issues (> 5% of the trace or > 10 transfers). Their
+--     bandwidth is judged against the host link (memcpy_bandwidth.json; never
+--     HBM), device-to-device copies' against HBM (tracelens.multi_kernel,
+--     "Copy bandwidth").
 -- Order (severity): the communication card first (it stalls compute
 -- directly), then the copy cards by copy time, device-to-host first on a tie.
 -- Synchronization and launch overhead are left to the CPU/idle analyzer.
 local sf = require "tracelens.system_findings"
+local mk = require "tracelens.multi_kernel"
 
 local ctx = ...
 
 local metrics, metrics_error = sf.decode(ctx.metrics)
+local copies = sf.decode(ctx.copies) -- nil: no bandwidth judgement (a caller without it)
 local DIRECTIONS = {
   D2H = { heading = "D2H (Device-to-Host) Transfers", noun = "device-to-host",
     cause = "Device-to-host copies usually come from host reads of device values inside the step, such as reading "
@@ -56,11 +62,31 @@ local function issue_of(dir)
 end
 
 -- Count and time of one copy direction.
+-- The direction's entry of memcpy_bandwidth.json (or an empty table).
+local function bandwidth_of(dir)
+  for _, b in ipairs(obj(obj(copies).directions)) do
+    if b.direction == dir then return b end
+  end
+  return {}
+end
+
 local function direction_stats(dir)
   local d = obj(by_direction[dir])
   local ms = sf.value(d.total_time_us) / 1000
   return { count = sf.value(d.count), ms = ms, pct = pct_of_total(ms), avg_bytes = sf.value(d.avg_bytes),
-    issue = issue_of(dir) }
+    issue = issue_of(dir), bw = bandwidth_of(dir), bw_sentence = copies and mk.copy_sentence(copies, dir) }
+end
+
+-- The bandwidth cell of a copy card: "10.65 GB/s (16.64% of 64 GB/s, PCIe Gen5 x16)".
+local function bandwidth_cell(s)
+  local b = s.bw
+  if not sf.present(b.achieved_gbps) then return "unknown (no byte counts)" end
+  local v = string.format("%.2f GB/s", b.achieved_gbps)
+  if not sf.present(b.percent_of_reference) then return v .. " (host link bandwidth unknown)" end
+  local link = sf.present(copies.host_link) and (", " .. copies.host_link) or ""
+  return string.format("%s (%.2f%% of %s GB/s%s)", v, b.percent_of_reference, sf.value(b.reference_gbps) ==
+    math.floor(sf.value(b.reference_gbps)) and string.format("%d", math.floor(sf.value(b.reference_gbps)))
+    or tostring(b.reference_gbps), link)
 end
 
 local function bytes_text(b)
@@ -132,22 +158,35 @@ local function copy_card(dir, s)
     mechanism = "Asynchronous copies from pinned memory run on a copy engine beside compute, and tensors created on "
       .. "the device never cross the host link."
   end
+  local rows = {
+    { string.format("%s transfers", dir), sf.count(s.count), s.count > 10 },
+    { string.format("%s copy time", dir), sf.ms_pct(s.ms, s.pct), s.pct > 5 },
+    { "Average transfer size", bytes_text(s.avg_bytes), false },
+  }
+  local bw = s.bw_sentence and (" " .. s.bw_sentence) or ""
+  local slow = ""
+  if s.bw_sentence then
+    rows[#rows + 1] = { string.format("%s copy bandwidth", dir), bandwidth_cell(s), s.bw.flagged == true }
+    if s.bw.flagged == true then
+      slow = string.format(" At %s per transfer the link's rate, not the per-copy latency, should bound these "
+        .. "copies, yet they reach under %d%% of it: a copy from or to pageable (unpinned) host memory is staged "
+        .. "through a driver buffer, and a link shared with other traffic delivers less.",
+        bytes_text(sf.value(s.bw.bytes) / math.max(1, sf.value(s.bw.events_with_bytes))), mk.LOW_LINK_PERCENT)
+    end
+  end
   return {
     title = sf.TITLE[dir == "D2H" and "d2h_memcpy" or "h2d_memcpy"],
-    insight = string.format("%s %s transfers take %s (%s of the trace).", sf.count(s.count), d.noun, sf.ms(s.ms),
-      sf.pct(s.pct)),
+    insight = string.format("%s %s transfers take %s (%s of the trace).%s", sf.count(s.count), d.noun, sf.ms(s.ms),
+      sf.pct(s.pct), bw),
     action = action,
     identification = string.format("The %s copies are flagged because they exceed 5%% of the trace or number more "
       .. "than 10. %s (source: `multi_kernel_metrics.json` → `memcpy_assessment.issues`, "
-      .. "`memcpy_summary.by_direction`)", d.noun, d.cause),
-    rows = {
-      { string.format("%s transfers", dir), sf.count(s.count), s.count > 10 },
-      { string.format("%s copy time", dir), sf.ms_pct(s.ms, s.pct), s.pct > 5 },
-      { "Average transfer size", bytes_text(s.avg_bytes), false },
-    },
+      .. "`memcpy_summary.by_direction`%s)", d.noun, d.cause,
+      s.bw_sentence and "; `memcpy_bandwidth.json` → `directions`" or ""),
+    rows = rows,
     reasoning = string.format("A copy between host and device occupies the transfer path and, when the host waits "
-      .. "for it, stalls the queue of kernels behind it. The %s transfers add up to %s.", sf.count(s.count),
-      sf.ms(s.ms)),
+      .. "for it, stalls the queue of kernels behind it. The %s transfers add up to %s.%s", sf.count(s.count),
+      sf.ms(s.ms), slow),
     resolution = mechanism,
   }
 end
@@ -197,22 +236,28 @@ local function direction_section(dir)
   else
     cause = "Below the flagging thresholds (more than 5% of the trace or more than 10 transfers)."
   end
-  return {
+  local out = {
     "### " .. d.heading, "",
     "- **Count**: " .. sf.count(s.count),
     "- **Total Time**: " .. sf.ms(s.ms) .. " (" .. sf.pct(s.pct) .. " of total)",
     "- **Flagged**: " .. sf.flag_text(s.issue ~= nil),
-    "- **Root Cause**: " .. cause, "",
+    "- **Root Cause**: " .. cause,
   }
+  if s.bw_sentence then out[#out + 1] = "- **Bandwidth**: " .. s.bw_sentence end
+  out[#out + 1] = ""
+  return out
 end
 
--- Device-to-device copies are reported but never flagged (the metrics do not assess them).
+-- Device-to-device copies are reported but never flagged (the metrics do not
+-- assess them); their bandwidth, when the copy data is there, is judged
+-- against HBM.
 local function d2d_line()
   local d = obj(by_direction.D2D)
   if sf.value(d.count) <= 0 then return {} end
   local ms = sf.value(d.total_time_us) / 1000
-  return { string.format("Device-to-device copies: %s (%s, %s of total), not assessed.", sf.count(d.count), sf.ms(ms),
-    sf.pct(pct_of_total(ms))), "" }
+  local bw = copies and mk.copy_sentence(copies, "D2D")
+  return { string.format("Device-to-device copies: %s (%s, %s of total), %s", sf.count(d.count), sf.ms(ms),
+    sf.pct(pct_of_total(ms)), bw and ("not flagged. " .. bw) or "not assessed."), "" }
 end
 
 local function communication_section()

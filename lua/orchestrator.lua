@@ -25,10 +25,12 @@ local validate = require "tracelens.validate"
 local plot = require "tracelens.plot"
 local report_md = require "tracelens.report_md"
 local runner = require "tracelens.runner"
+local inference = require "tracelens.inference"
 
 local USAGE = [[
 usage: tracelens run orchestrator.lua TRACE [options]
        tracelens run orchestrator.lua TRACE --compare TRACE2 [options]
+       tracelens run orchestrator.lua TRACE --inference [--capture_folder DIR] [options]
 
 Runs the full analysis of a PyTorch profiler (Kineto) trace: the perf report,
 the category data, every analyzer and user rule (in parallel), the priority
@@ -64,7 +66,22 @@ options:
   --memory-mb M      Lua heap limit per analyzer in MB, 1-1048576 (default 1024)
   --max-value-mb N   the largest single JSON value (a string, an event) a
                      trace may hold, in MiB, 1-4095 (default 64)
-  --inference        inference-mode analysis (not yet supported)
+  --inference        the analysis of a serving trace (vLLM, SGLang, ATOM, xDiT):
+                     the inference perf report (op sheets by parent module)
+                     and an Inference section in analysis.md: per-iteration
+                     time, phases, batch sizes and requests from the
+                     iteration annotations, the steady-state window, the
+                     GPU time of graph replays and how much of it is
+                     attributed to named ops, attention and MoE findings
+  --capture_folder DIR
+                     with --inference: the capture traces of the graphs the
+                     trace replays (merged under each graph launch, so the
+                     replayed kernels get ops, shapes and module stacks).
+                     When DIR has no execution_details.json it is classified
+                     and written there, as the reference does; nothing else
+                     in DIR is changed
+  --comparison_capture_folder DIR
+                     with --inference --compare: the capture folder of TRACE2
   -q, --quiet        no progress on stderr
   -h, --help         this text
 ]]
@@ -122,9 +139,10 @@ local function parse_args(argv)
     elseif a == "--timeout" then o.timeout = seconds_arg(a, value(a), MAX_TIMEOUT_S)
     elseif a == "--memory-mb" then o.memory_mb = count_arg(a, value(a), MAX_MEMORY_MB)
     elseif a == "--max-value-mb" then o.max_value_mb = count_arg(a, value(a), MAX_VALUE_MB)
-    elseif a == "--inference" then
-      fail("--inference: the inference-mode analysis is not yet supported; run without it for the standard analysis",
-        2)
+    elseif a == "--inference" then o.inference = true
+    elseif a == "--capture_folder" or a == "--capture-folder" then o.capture_folder = value(a)
+    elseif a == "--comparison_capture_folder" or a == "--comparison-capture-folder" then
+      o.comparison_capture_folder = value(a)
     elseif a == "-q" or a == "--quiet" then o.quiet = true
     elseif a:sub(1, 1) == "-" and a ~= "-" then usage("unknown option " .. a)
     elseif not o.trace then o.trace = a
@@ -134,6 +152,10 @@ local function parse_args(argv)
   if not o.trace then usage("no trace given") end
   if o.platform and o.arch then usage("--platform and --arch are mutually exclusive") end
   if o.no_rules and #o.rules > 0 then usage("--rules and --no-rules are mutually exclusive") end
+  if o.capture_folder and not o.inference then usage("--capture_folder needs --inference") end
+  if o.comparison_capture_folder and not (o.inference and o.compare) then
+    usage("--comparison_capture_folder needs --inference and --compare")
+  end
   if not o.out then
     local dir = o.trace:match("^(.*)/[^/]*$") or "."
     o.out = dir .. "/analysis_output"
@@ -261,17 +283,31 @@ local function load_traces(opts)
   if not opts.compare then
     progress(opts, "loading %s", opts.trace)
     local ok, t = pcall(tl.load, opts.trace, with(LOAD_OPTS, { progress = not opts.quiet,
-      max_value_mb = opts.max_value_mb }))
+      max_value_mb = opts.max_value_mb, capture_folder = opts.capture_folder }))
     if not ok then fail(tostring(t), 1) end
     return t
   end
   progress(opts, "loading %s and %s", opts.trace, opts.compare)
+  if opts.capture_folder or opts.comparison_capture_folder then
+    -- one after the other in this state: a capture folder without
+    -- execution_details.json gets it written, as the reference does, and
+    -- tasks (sandboxed) write no file
+    local handles = {}
+    for i, p in ipairs({ { opts.trace, opts.capture_folder }, { opts.compare, opts.comparison_capture_folder } }) do
+      local ok, t = pcall(tl.load, p[1], with(LOAD_OPTS, { max_value_mb = opts.max_value_mb, capture_folder = p[2] }))
+      if not ok then fail(tostring(t), 1) end
+      handles[i] = t
+    end
+    return handles[1], handles[2]
+  end
   -- each load scans on half the cores: two loads that each split the file
   -- over every core would only contend (and pay for joining the parts)
   local lo = with(LOAD_OPTS, { threads = math.max(1, tl.cores() // 2), max_value_mb = opts.max_value_mb })
   local code = "local path, opts = ...; return tl.load(path, opts)"
-  local r = tl.parallel({ { code = code, args = { opts.trace, lo }, name = "load trace 1" },
-    { code = code, args = { opts.compare, lo }, name = "load trace 2" } }, { jobs = 2 })
+  local lo1 = with(lo, { capture_folder = opts.capture_folder })
+  local lo2 = with(lo, { capture_folder = opts.comparison_capture_folder })
+  local r = tl.parallel({ { code = code, args = { opts.trace, lo1 }, name = "load trace 1" },
+    { code = code, args = { opts.compare, lo2 }, name = "load trace 2" } }, { jobs = 2 })
   for i = 1, 2 do
     if not r[i].ok then fail(task_error(r[i]), 1) end -- "FILE: byte N (event K): ..." as tl.load says
   end
@@ -368,10 +404,26 @@ local function no_arch_sentence(device, platform)
     .. "has no roofline figures and judges operations by their share of GPU time."
 end
 
+-- --capture_folder / --comparison_capture_folder: existing directories (what
+-- they hold is checked when the trace is merged with them); exit 1 as
+-- `tracelens report --inference` (bad input, not a usage error).
+local function check_capture_folders(opts)
+  for _, f in ipairs({ { "--capture_folder", opts.capture_folder },
+    { "--comparison_capture_folder", opts.comparison_capture_folder } }) do
+    if f[2] then
+      local kind = tl.fs.kind(f[2])
+      if kind ~= "directory" then
+        fail(f[1] .. " " .. f[2] .. ": " .. (kind and "not a directory" or "no such directory"), 1)
+      end
+    end
+  end
+end
+
 local function main(argv)
   local opts = parse_args(argv)
   -- everything that can be checked without the trace, before loading it
   check_platform(opts)
+  check_capture_folders(opts)
   local rules = check_rules(opts)
   local dest = check_output(opts)
 
@@ -391,6 +443,10 @@ local function main(argv)
   -- Step 1: load and the perf report (written as the reference's layout)
   local scope = opts.compare and "comparative" or "standalone"
   local trace, trace2 = timed("load", function() return load_traces(opts) end)
+  -- the trace health check (docs/check.md) and the steps, for the Warnings and Steps sections
+  local health_checks, steps = timed("trace health", function()
+    return require("tracelens.health").checks(trace), trace:steps()
+  end)
   local pok, plat = pcall(trace.platform, trace, { platform = opts.platform, arch = opts.arch })
   if not pok then fail(tostring(plat), 2) end
   -- No arch file for the trace's GPU (or --platform none): the analysis runs
@@ -409,6 +465,9 @@ local function main(argv)
   progress(opts, "%s", plat.how)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
     include_call_stack = true }
+  if opts.inference then -- the inference report (spec §1.6), op sheets by parent module
+    report_opts.inference, report_opts.group_by_parent_module = true, true
+  end
   local sheets, sheets2 = timed("perf report", function() return perf_reports(trace, trace2, report_opts) end)
   -- said even with --quiet (the report's figures depend on it), once the
   -- report is built: a trace without GPU work gets only its one-line error
@@ -430,7 +489,12 @@ local function main(argv)
   local platform2 = trace2 and (opts.platform2 or trace2:platform().name or "Trace 2")
 
   -- Steps 2-5: category data
-  local mk_data = timed("multi-kernel data", function() return multi_kernel.data(trace) end)
+  -- copies are judged against the host link (the arch file's host_link_gbps, read
+  -- by the C loader) and device-to-device ones against HBM
+  local link = { name = plat.host_link, gbps = plat.host_link_gbps, hbm_gbps = arch and arch.mem_bw_gbps,
+    source = arch and type(arch.figure_sources) == "table" and arch.figure_sources.host_link_gbps or nil }
+  local mk_data, copy_bw = timed("multi-kernel data", function() return multi_kernel.data(trace, link) end)
+  write_json(work .. "/category_data/memcpy_bandwidth.json", copy_bw)
   local candidates = timed("fusion candidates", function()
     if trace2 then return fusion.candidates_comparative(trace, sheets.diff_stats) end
     return fusion.candidates(trace, sheets.unified_perf_summary)
@@ -487,6 +551,7 @@ local function main(argv)
     out_dir = work, scope = scope, manifest_text = manifest_text, manifest = manifest, util = util,
     compute = prep.compute, fusion_map = fusion_map, sheets = sheets, trace = trace,
     mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = in_manifest.kernel_fusion and kf_metrics,
+    copy_bandwidth = copy_bw,
     kf_not_estimated = kf_not_estimated,
     candidates = candidates,
     cpu_idle_metrics = metrics_files[1].metrics, rules = rules,
@@ -528,11 +593,24 @@ local function main(argv)
   if model == nil or model == "Cannot be inferred from trace" then model = "Workload" end
 
   -- Step 10: the chart
+  -- (comparative: one bar per trace, named as the report's columns)
   timed("chart", function()
+    local on = trace2 and string.format("%s vs %s", platform, platform2) or platform
     local ok, err = pcall(plot.generate_perf_plot, work, string.format("%s on %s — Performance Breakdown", model,
-      platform), manifest)
+      on), manifest, trace2 and { trace2_names = prep.trace2_names,
+      bar_labels = { string.format("Trace 1 - (%s)", platform), string.format("Trace 2 - (%s)", platform2) } })
     if not ok then warn("chart: " .. tostring(err)) end
   end)
+
+  -- Inference mode: the iteration annotations, steady state and graph
+  -- replays (metadata/inference.json, the Inference section of analysis.md)
+  local inference_data
+  if opts.inference then
+    inference_data = timed("inference", function()
+      return inference.data(trace, { capture_folder = opts.capture_folder })
+    end)
+    write_json(work .. "/metadata/inference.json", inference.json(inference_data))
+  end
 
   -- Step 11: analysis.md, checked, with the chart embedded
   local metrics_by_cat = {}
@@ -541,7 +619,8 @@ local function main(argv)
     return report_md.render({ scope = scope, manifest = manifest, priority = prio,
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
-      warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names })
+      warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names,
+      inference = inference_data, health = health_checks, steps = steps })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)
   pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}")
@@ -574,7 +653,7 @@ local function main(argv)
   local report_path = opts.out .. "/analysis.md"
   local total = tl.now() - t_start
   io.write(string.format("analysis: %s\n", report_path))
-  io.write(string.format("  platform: %s\n", (plat.how:gsub("%c", " "))))
+  io.write(string.format("  roofline: %s\n", (plat.how:gsub("%c", " "))))
   io.write(string.format("  findings: %d compute, %d analyzers failed, report checks %s, consistency %s\n",
     #prio.findings, #outcome.failed, passed and "passed" or "FAILED", consistent and "passed" or "FAILED"))
   if not opts.quiet then

@@ -79,17 +79,122 @@ function M.error_data(err)
     "error", tostring(err))
 end
 
---- data(trace) -> the object of category_data/multi_kernel_data.json (§3.5).
-function M.data(trace)
+-- Copy bandwidth [FIX copies] ---------------------------------------------------
+-- Copies between host and device cross the host link (PCIe, NVLink-C2C,
+-- Infinity Fabric): their achieved bandwidth is judged against the link's
+-- GB/s per direction (the arch file's host_link_gbps), never against HBM.
+-- Device-to-device copies read and write HBM: their traffic (twice the bytes
+-- copied) is judged against the HBM peak. The bytes come from the copy
+-- events' args.bytes; a direction without them has no bandwidth ("unknown").
+-- docs/analyzers.md, "Copy bandwidth".
+
+local AGAINST = { D2H = "host_link", H2D = "host_link", D2D = "hbm" }
+M.LOW_LINK_PERCENT = 50           -- below this share of the host link, with
+M.LOW_LINK_MIN_AVG_BYTES = 1048576 -- transfers of at least 1 MiB on average, a direction is flagged
+
+--- link = {name, gbps, source, hbm_gbps} (any may be nil): the object of
+--- category_data/memcpy_bandwidth.json from trace:multi_kernel_stats()'s
+--- memcpy directions.
+function M.copy_bandwidth(mem, link)
+  link = link or {}
+  local dirs = json.arr()
+  for _, d in ipairs(mem and mem.directions or {}) do
+    local against = AGAINST[d.direction]
+    if against then
+      local n, ns = d.bytes_count or 0, d.bytes_time_ns or 0
+      local bytes = d.bytes or 0
+      local gbps = n > 0 and ns > 0 and bytes / ns or nil -- bytes per ns = GB/s
+      local ref = link.hbm_gbps
+      if against == "host_link" then ref = link.gbps end -- never HBM for a host copy
+      -- what the reference bandwidth carries: the bytes once over the link, twice (read, write) in HBM
+      local traffic = gbps and (against == "hbm" and 2 * gbps or gbps)
+      local pct = traffic and ref and ref > 0 and traffic / ref * 100 or nil
+      local avg = n > 0 and bytes / n or nil
+      dirs[#dirs + 1] = json.obj(
+        "direction", d.direction,
+        "count", d.count,
+        "time_ms", r3(d.total / 1000),
+        "bytes", bytes,
+        "events_with_bytes", n,
+        "achieved_gbps", gbps and r2(gbps) or json.null,
+        "judged_against", against,
+        "traffic_gbps", traffic and r2(traffic) or json.null,
+        "reference_gbps", ref or json.null,
+        "percent_of_reference", pct and r2(pct) or json.null,
+        "flagged", against == "host_link" and pct ~= nil and pct < M.LOW_LINK_PERCENT
+          and avg >= M.LOW_LINK_MIN_AVG_BYTES or false)
+    end
+  end
+  return json.obj(
+    "host_link", link.name or json.null,
+    "host_link_gbps", link.gbps or json.null,
+    "host_link_source", link.source or json.null,
+    "hbm_gbps", link.hbm_gbps or json.null,
+    "directions", dirs)
+end
+
+-- "137.4 MB" (decimal, as GB/s is)
+local function size_text(b)
+  if b < 1e3 then return string.format("%d B", math.floor(b + 0.5)) end
+  if b < 1e6 then return string.format("%.1f kB", b / 1e3) end
+  if b < 1e9 then return string.format("%.1f MB", b / 1e6) end
+  return string.format("%.2f GB", b / 1e9)
+end
+
+local function value(v) return (v ~= nil and not json.is_null(v)) and v or nil end
+
+-- 64, 3350, 4.8: a figure as its arch file writes it
+local function figure(x)
+  if x == math.floor(x) and math.abs(x) < 1e15 then return string.format("%d", math.floor(x)) end
+  return string.format("%g", x)
+end
+
+--- The sentence that judges one direction of copy_bandwidth's object (bw):
+--- its bandwidth against the host link (D2H, H2D) or HBM (D2D), or why it is
+--- not judged. nil when the direction has no copies.
+function M.copy_sentence(bw, dir)
+  local d
+  for _, x in ipairs(bw and bw.directions or {}) do
+    if x.direction == dir then d = x end
+  end
+  if not d or (d.count or 0) == 0 then return nil end
+  local gbps = value(d.achieved_gbps)
+  if not gbps then
+    return "Their bandwidth is unknown: the trace's copy events record no byte count (`args.bytes`)."
+  end
+  local partial = d.events_with_bytes < d.count
+    and string.format(" (over the %d of %d transfers whose events record their bytes)", d.events_with_bytes, d.count)
+    or ""
+  local moved = string.format("They move %s at %.2f GB/s%s", size_text(d.bytes), gbps, partial)
+  local ref, pct = value(d.reference_gbps), value(d.percent_of_reference)
+  if d.judged_against == "hbm" then
+    if not ref then return moved .. "; the GPU's HBM bandwidth is not known, so the rate is not judged." end
+    return string.format("%s, %.2f GB/s of HBM traffic (each byte read and written), %.2f%% of the %s GB/s HBM "
+      .. "peak.", moved, d.traffic_gbps, pct, figure(ref))
+  end
+  if not ref then
+    return moved .. "; the host link's bandwidth is not known for this GPU (no `host_link_gbps` in its arch file), "
+      .. "so the rate is not judged."
+  end
+  local link = value(bw.host_link)
+  return string.format("%s, %.2f%% of the host link's %s GB/s per direction%s.", moved, pct, figure(ref),
+    link and (" (" .. link .. ")") or "")
+end
+
+--- data(trace[, link]) -> the object of category_data/multi_kernel_data.json
+--- (§3.5), and copy_bandwidth's object (link: see M.copy_bandwidth).
+function M.data(trace, link)
+  local bw
   local ok, res = pcall(function()
     local st = trace:multi_kernel_stats()
+    bw = M.copy_bandwidth(st.memcpy, link)
     return json.obj(
       "memcpy_summary", memcpy_summary(st.memcpy),
       "nccl_summary", nccl_summary(st.comm),
       "overlap_analysis", overlap_analysis(st.overlap))
   end)
-  if ok then return res end
-  return M.error_data(res)
+  if ok then return res, bw end
+  return M.error_data(res), M.copy_bandwidth(nil, link)
 end
 
 -- §9 ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ local categories = require "tracelens.categories"
 local callstack = require "tracelens.callstack"
 local analysis = require "tracelens.analysis"
 local classify_kernels = require "tracelens.classify_kernels"
+local kernel_name = require "tracelens.kernel_name"
 
 local M = {}
 
@@ -119,7 +120,8 @@ function M.unlinked_category(name, cat)
 end
 
 --- The GPU events of a trace that no launch links to: {total_us (every GPU
---- event), unlinked_us, count, kernels = {{name, cat, category, count, us, min,
+--- event), unlinked_us, count, kernels = {{name, display (the short name,
+--- unique among them: tracelens.kernel_name), cat, category, count, us, min,
 --- max}} in order of first appearance}.
 function M.unlinked_gpu(trace)
   -- sums in integer ns (exact), read as µs at the end
@@ -145,7 +147,15 @@ function M.unlinked_gpu(trace)
     end
   end
   r.total_us, r.unlinked_us = r.total_us / 1000, r.unlinked_us / 1000
-  for _, k in ipairs(r.kernels) do k.us, k.min, k.max = k.us / 1000, k.min / 1000, k.max / 1000 end
+  -- each kernel's short display name, unique among them (the full name can
+  -- run past 1000 characters; it stays in kernel_details_summary)
+  local full = {}
+  for i, k in ipairs(r.kernels) do full[i] = k.name end
+  local short = kernel_name.unique_short(full)
+  for i, k in ipairs(r.kernels) do
+    k.us, k.min, k.max = k.us / 1000, k.min / 1000, k.max / 1000
+    k.display = short[i]
+  end
   return r
 end
 
@@ -184,7 +194,7 @@ local function kernel_row(k)
     k.stream ~= nil and tostring(k.stream) or "None", k.count, py.repr(k.us + 0.0), py.repr(k.us / k.count),
     py.repr(k.min + 0.0), py.repr(k.max + 0.0))
   return {
-    name = k.name .. M.UNLINKED_SUFFIX, ["op category"] = k.category, operation_count = k.count,
+    name = (k.display or k.name) .. M.UNLINKED_SUFFIX, ["op category"] = k.category, operation_count = k.count,
     ["Kernel Time (µs)_sum"] = k.us, ["Kernel Time (µs)_mean"] = k.us / k.count,
     ["Kernel Time (µs)_min"] = k.min, ["Kernel Time (µs)_max"] = k.max,
     kernel_details_summary = details, trunc_kernel_details = details,
@@ -307,6 +317,54 @@ local function group_rows(unified)
   return groups, order
 end
 
+-- Synthetic ops of graph replays (`hipGraphLaunch-><kernel> (Synthetic Op)`,
+-- the perf report's names) carry the whole kernel name, often hundreds of
+-- characters of Tensile or mangled C++. The category data names them by the
+-- kernel's short name (tracelens.kernel_name, unique among the trace's
+-- synthetic kernels) so that titles and text stay readable; the perf
+-- report's sheets and the rows' kernel_details_summary keep the full name.
+-- Returns {full name = short name} for the names that change (nil: none).
+local SYNTHETIC_SUFFIX = " (Synthetic Op)"
+local function synthetic_names(unified)
+  if not unified or #unified == 0 then return nil end
+  local names = unified:column("name")
+  local rows, kernels, index = {}, {}, {}
+  for i = 1, #unified do
+    local n = names[i]
+    if type(n) == "string" and n:sub(-#SYNTHETIC_SUFFIX) == SYNTHETIC_SUFFIX then
+      local launcher, kernel = n:sub(1, -#SYNTHETIC_SUFFIX - 1):match("^(.-)%->(.+)$")
+      if launcher then
+        rows[#rows + 1] = { full = n, launcher = launcher, kernel = kernel }
+        if not index[kernel] then
+          kernels[#kernels + 1] = kernel
+          index[kernel] = #kernels
+        end
+      end
+    end
+  end
+  if #kernels == 0 then return nil end
+  local short = kernel_name.unique_short(kernels)
+  local map, any = {}, false
+  for _, r in ipairs(rows) do
+    local k = short[index[r.kernel]]
+    if k ~= r.kernel then
+      map[r.full], any = r.launcher .. "->" .. k .. SYNTHETIC_SUFFIX, true
+    end
+  end
+  return any and map or nil
+end
+
+-- ops with its synthetic ops renamed by map (synthetic_names).
+local function rename_synthetic(ops, map)
+  if not map then return ops end
+  local names, out, changed = ops:column("name"), {}, false
+  for i = 1, #ops do
+    out[i] = names[i]
+    if map[names[i]] then out[i], changed = map[names[i]], true end
+  end
+  return changed and ops:with_column("name", out) or ops
+end
+
 local function lua_rows(t)
   local rows, cols = {}, {}
   for _, c in ipairs(t:columns()) do cols[c] = true end
@@ -382,9 +440,11 @@ function M.run(inp)
     end
     for _, g in ipairs(new) do order[#order + 1] = g end
   end
+  local synthetic = synthetic_names(unified)
   for _, g in ipairs(order) do
     local ops = extra[g.name] and append_rows(unified, g.idx, extra[g.name], inp.sheets.gpu_timeline)
       or unified:take(g.idx)
+    ops = rename_synthetic(ops, synthetic)
     local csv = out .. "/category_data/" .. g.name .. "_ops.csv"
     local meta_path = out .. "/metadata/" .. g.name .. "_metadata.json"
     ops:with_column("enhanced_category", g.name):with_column("display_name", g.display):write_csv(csv)

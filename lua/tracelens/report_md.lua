@@ -13,7 +13,8 @@
 --          trace2_names = <comparative: {<enhanced category> = display name} of trace 2>,
 --          warnings = <list of notes from the run, shown under ## Warnings, or nil>,
 --          rules = <the user rules that ran: {{name=, path=}}, listed in the Appendix>,
---          no_rules = <true when rules were turned off>}
+--          no_rules = <true when rules were turned off>,
+--          inference = <--inference: tracelens.inference.data's result, rendered as ## Inference>}
 --
 -- Sections, in order: title, Executive Summary (+ `{{PERF_PLOT}}`), Warnings
 -- (only when needed), Compute Kernel Optimizations, Kernel Fusion
@@ -408,8 +409,13 @@ local function overview(inp, items)
     s[#s + 1] = "No compute kernel finding reaches the reporting threshold."
   end
   if #items.fusion > 0 then
-    s[#s + 1] = string.format("The kernel fusion analysis reports %d candidate%s.", #items.fusion,
-      #items.fusion == 1 and "" or "s")
+    -- the first card is the largest (the fusion cards are in impact order)
+    local mid
+    for _, line in ipairs(items.fusion[1].card) do mid = mid or (line:match(P_ITEM) and line:match("mid=([%d.]+)")) end
+    s[#s + 1] = string.format("The kernel fusion analysis reports %d candidate%s%s.", #items.fusion,
+      #items.fusion == 1 and "" or "s", mid and string.format("; the largest, %s, has an impact_score of %s%s",
+        items.fusion[1].title:gsub("^P%d+:%s*", ""), mid, f1 and "" or " (impact_score: the estimated share of "
+          .. "end-to-end GPU time, in percent, that acting on a finding could recover)") or "")
   else
     s[#s + 1] = "No kernel fusion opportunity was found."
   end
@@ -531,10 +537,30 @@ local function high_variance_rows(inp)
   return rows
 end
 
+-- The warnings and failures of the trace health check (tracelens.health),
+-- one line each.
+local function health_rows(inp)
+  local rows = {}
+  for _, c in ipairs(inp.health or {}) do
+    if c.level == "warn" or c.level == "fail" then
+      rows[#rows + 1] = string.format("- **%s** (%s): %s.%s", text(c.title), c.level == "fail" and "failed" or "warning",
+        text(c.detail), c.fix and (" To fix: " .. text(c.fix) .. ".") or "")
+    end
+  end
+  return rows
+end
+
 local function warnings(inp)
   local failed, variance, notes = inp.failed or {}, high_variance_rows(inp), inp.warnings or {}
-  if #failed == 0 and #variance == 0 and #notes == 0 then return {} end
+  local health = health_rows(inp)
+  if #failed == 0 and #variance == 0 and #notes == 0 and #health == 0 then return {} end
   local out = { "## Warnings", "" }
+  if #health > 0 then
+    add(out, "**Trace health** (`tracelens check` gives the full list): what in this trace limits what the "
+      .. "analysis below can say.", "")
+    append(out, health)
+    out[#out + 1] = ""
+  end
   if #failed > 0 then
     add(out, "The following analyses failed:", "", "| Analysis | Tier | Error Summary |", "|----------|------|---------------|")
     for _, f in ipairs(failed) do
@@ -817,13 +843,50 @@ local function appendix(inp)
 end
 
 --- The whole analysis.md.
+-- ProfilerStep#N figures, when the steady steps' wall times vary by more
+-- than 10% of their median (trace:steps(); the step_breakdown sheet).
+local STEP_SPREAD = 0.10
+local function ms3(us) return string.format("%.3f", us / 1000) end
+local function steps_section(inp)
+  local steps = inp.steps or {}
+  local walls = {}
+  for _, s in ipairs(steps) do
+    if not s.warmup and not s.partial then walls[#walls + 1] = s.wall_us end
+  end
+  if #walls < 2 then return {} end
+  table.sort(walls)
+  local n = #walls
+  local median = n % 2 == 1 and walls[(n + 1) // 2] or (walls[n // 2] + walls[n // 2 + 1]) / 2
+  if median <= 0 or (walls[n] - walls[1]) / median <= STEP_SPREAD then return {} end
+  local out = { "## Steps", "",
+    string.format("The %d steady steps' wall times range from %s to %s ms (median %s ms, a spread of %.1f%% of the "
+      .. "median, above %d%%): the per-step figures below (the step_breakdown sheet) show where the time went.",
+      n, ms3(walls[1]), ms3(walls[n]), ms3(median), (walls[n] - walls[1]) / median * 100,
+      math.floor(STEP_SPREAD * 100 + 0.5)), "",
+    "| Step | Status | Wall (ms) | GPU busy (ms) | GPU idle in its span (ms) | Exposed comm (ms) |",
+    "|------|--------|-----------|---------------|---------------------------|-------------------|" }
+  for _, s in ipairs(steps) do
+    out[#out + 1] = string.format("| %s | %s | %s | %s | %s | %s |", cell(s.name),
+      s.partial and "partial" or s.warmup and "warm-up" or "steady", ms3(s.wall_us),
+      s.busy_us and ms3(s.busy_us) or "—", s.idle_us and ms3(s.idle_us) or "—",
+      s.exposed_comm_us and ms3(s.exposed_comm_us) or "—")
+  end
+  out[#out + 1] = ""
+  return out
+end
+
 function M.render(inp)
   local items = { compute = compute_items(inp), fusion = fusion_items(inp), system = system_items(inp) }
   local out = { title(inp), "" }
   append(out, executive_summary(inp, items))
   append(out, warnings(inp))
+  append(out, steps_section(inp))
   out[#out + 1] = "---"
   out[#out + 1] = ""
+  if inp.inference then -- --inference: tracelens.inference's section
+    append(out, require("tracelens.inference").section(inp.inference, { items = items.compute,
+      manifest = inp.manifest, comparative = is_comparative(inp) }))
+  end
   append(out, compute_section(inp, items.compute))
   append(out, fusion_section(inp, items.fusion))
   append(out, system_section(inp, items.system))

@@ -131,7 +131,8 @@ function M.tasks(spec, warn)
   end
   if spec.mk_metrics then
     tasks[#tasks + 1] = task("multi_kernel", "system", agent("multi_kernel"),
-      with({ data = json.encode(spec.mk_data), metrics = json.encode(spec.mk_metrics) }))
+      with({ data = json.encode(spec.mk_data), metrics = json.encode(spec.mk_metrics),
+        copies = spec.copy_bandwidth and json.encode(spec.copy_bandwidth) }))
   end
   if spec.kf_metrics then
     tasks[#tasks + 1] = task("kernel_fusion", "fusion", agent("kernel_fusion"),

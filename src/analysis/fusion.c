@@ -101,15 +101,6 @@ static uint8_t kflags_of(name_info *ni, const tl_event_store *es, uint32_t g)
     return ni->kflags[nm];
 }
 
-/* rec[base] = record index + 1 (0 = none), grown with the pool */
-typedef TL_VEC(uint32_t) recmap;
-
-static uint32_t *rec_slot(recmap *m, uint32_t base)
-{
-    while (m->n <= base) TL_PUSH(*m, 0);
-    return &m->v[base];
-}
-
 /* An instance seen by a walk: its record and what it adds (a node, or the
  * start and count of its kernels in a scratch list). */
 typedef struct inst_ref {
@@ -136,13 +127,78 @@ static size_t *group_instances(const inst_refs *refs, size_t nrec, size_t *first
     return order;
 }
 
+/* A kernel-name sequence: FNV-1a over the name ids, to tell records of one
+ * base apart quickly (equal hashes are then compared id by id). */
+static uint64_t seq_hash(const tl_event_store *es, const uint32_t *gpu, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= es->name[gpu[i]];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int seq_equal(const tl_event_store *es, const uint32_t *a, const uint32_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (es->name[a[i]] != es->name[b[i]]) return 0;
+    return 1;
+}
+
+/* The records by (base, sequence hash): head maps the pair to its first
+ * record; next[record] is the next record with the same pair (a hash
+ * collision), UINT32_MAX at the end. */
+typedef struct rec_chain {
+    tl_map head;
+    TL_VEC(uint32_t) next;
+} rec_chain;
+
+static void rec_chain_init(rec_chain *c)
+{
+    memset(c, 0, sizeof *c);
+    tl_map_init(&c->head, 1024);
+}
+
+static uint32_t rec_chain_first(const rec_chain *c, uint32_t base, uint64_t h)
+{
+    return tl_map_get(&c->head, base, h);
+}
+
+static void rec_chain_add(rec_chain *c, uint32_t base, uint64_t h, uint32_t record)
+{
+    while (c->next.n <= record) TL_PUSH(c->next, UINT32_MAX);
+    uint32_t r = tl_map_get(&c->head, base, h);
+    if (r == UINT32_MAX) {
+        tl_map_put(&c->head, base, h, record);
+        return;
+    }
+    while (c->next.v[r] != UINT32_MAX) r = c->next.v[r];
+    c->next.v[r] = record;
+}
+
+static void rec_chain_free(rec_chain *c)
+{
+    tl_map_free(&c->head);
+    free(c->next.v);
+}
+
+/* [FIX] A record is a base *and* the kernel-name sequence of its instances:
+ * the reference keys by base alone and describes every instance by the
+ * first one's kernels (instances * the first one's time), so a module whose
+ * instances launch different kernels (timesformer's temporal and spatial
+ * attention, 0.5 ms and 11 ms an instance) is estimated from its first
+ * instance only. Instances with the same sequence are the same record, as
+ * in the reference; a sequence of fewer than 2 kernels is no record. */
 void tl_fusion_modules(tl_fusion *f, const tl_trace *t)
 {
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
     name_info ni = {tl_xcalloc(es->names.n + 1, sizeof(uint32_t)), tl_xcalloc(es->names.n + 1, 1)};
-    recmap rec = {0};
+    rec_chain rec;
+    rec_chain_init(&rec);
     inst_refs refs = {0};
+    TL_VEC(uint32_t) ks = {0}; /* the instance's kernel-category GPU events */
     for (size_t i = 0; i < es->n; i++) {
         uint32_t u = (uint32_t)i;
         if (skipped_cat(es->cat[u])) continue;
@@ -150,41 +206,45 @@ void tl_fusion_modules(tl_fusion *f, const tl_trace *t)
         if (g1 - g0 < 2) continue;
         uint32_t base = base_of(f, &ni, es, u);
         if (base == UINT32_MAX) continue;
-        uint32_t *slot = rec_slot(&rec, base);
-        if (*slot) {
-            tl_fusion_module *m = &f->modules.v[*slot - 1];
+        ks.n = 0;
+        for (uint32_t k = g0; k < g1; k++)
+            if (es->cat[tr->gpu[k]] == TL_CAT_KERNEL) TL_PUSH(ks, tr->gpu[k]);
+        if (ks.n < 2) continue;
+        uint64_t h = seq_hash(es, ks.v, ks.n);
+        uint32_t r = rec_chain_first(&rec, base, h);
+        while (r != UINT32_MAX) {
+            const tl_fusion_module *m = &f->modules.v[r];
+            if (m->nk == ks.n && seq_equal(es, f->kernels.v + m->k_first, ks.v, ks.n)) break;
+            r = rec.next.v[r];
+        }
+        if (r != UINT32_MAX) {
+            tl_fusion_module *m = &f->modules.v[r];
             double inst = 0;
-            for (uint32_t k = g0; k < g1; k++)
-                if (es->cat[tr->gpu[k]] == TL_CAT_KERNEL) time_add(&m->total, es, tr->gpu[k], &inst);
+            for (size_t k = 0; k < ks.n; k++) time_add(&m->total, es, ks.v[k], &inst);
             m->instances++;
             m->total.us += inst;
-            inst_ref r = {*slot - 1, u, 1};
-            TL_PUSH(refs, r);
+            inst_ref ir = {r, u, 1};
+            TL_PUSH(refs, ir);
             continue;
         }
-        tl_fusion_module m = {.uid = u, .base = base, .instances = 1, .k_first = f->kernels.n};
+        tl_fusion_module m = {.uid = u, .base = base, .instances = 1, .k_first = f->kernels.n, .nk = ks.n};
         m.total.all_int = 1;
         double inst = 0;
-        for (uint32_t k = g0; k < g1; k++) {
-            uint32_t g = tr->gpu[k];
-            if (es->cat[g] != TL_CAT_KERNEL) continue;
+        for (size_t k = 0; k < ks.n; k++) {
+            uint32_t g = ks.v[k];
             TL_PUSH(f->kernels, g);
             uint8_t kf = kflags_of(&ni, es, g);
             if (kf & 2) m.eligible++;
             if (kf & 4) m.has_fused = 1;
             time_add(&m.total, es, g, &inst);
         }
-        m.nk = f->kernels.n - m.k_first;
-        if (m.nk < 2) { /* not recorded: a later instance may be */
-            f->kernels.n = m.k_first;
-            continue;
-        }
         m.total.us = inst;
         TL_PUSH(f->modules, m);
-        *slot = (uint32_t)f->modules.n;
-        inst_ref r = {*slot - 1, u, 1};
-        TL_PUSH(refs, r);
+        rec_chain_add(&rec, base, h, (uint32_t)(f->modules.n - 1));
+        inst_ref ir = {(uint32_t)(f->modules.n - 1), u, 1};
+        TL_PUSH(refs, ir);
     }
+    free(ks.v);
     size_t *first = tl_xmalloc((f->modules.n + 1) * sizeof *first);
     size_t *order = group_instances(&refs, f->modules.n, first);
     for (size_t i = 0; i < refs.n; i++) TL_PUSH(f->inst, refs.v[order[i]].a);
@@ -195,7 +255,7 @@ void tl_fusion_modules(tl_fusion *f, const tl_trace *t)
     free(order);
     free(first);
     free(refs.v);
-    free(rec.v);
+    rec_chain_free(&rec);
     free(ni.base);
     free(ni.kflags);
 }
@@ -250,7 +310,8 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
     free(cand_group.v);
 
     name_info ni = {tl_xcalloc(es->names.n + 1, sizeof(uint32_t)), tl_xcalloc(es->names.n + 1, 1)};
-    recmap rec = {0};
+    rec_chain rec;
+    rec_chain_init(&rec);
     inst_refs refs = {0};
     TL_VEC(uint32_t) scratch = {0}; /* every instance's kernels, visit order */
     uint32_t empty_base = UINT32_MAX; /* a parent whose base is "" (the reference keeps it) */
@@ -263,13 +324,25 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
             if (empty_base == UINT32_MAX) empty_base = tl_strpool_intern(&f->bases, "", 0);
             base = empty_base;
         }
-        uint32_t *slot = rec_slot(&rec, base);
         inst_ref ir = {0, (uint32_t)scratch.n, (uint32_t)cnt};
         for (size_t k = 0; k < cnt; k++) TL_PUSH(scratch, ops[k].kernel);
-        if (*slot) {
-            ir.rec = *slot - 1;
+        /* [FIX] keyed by base and kernel-name sequence, as the modules */
+        const uint32_t *kv = scratch.v + ir.a;
+        uint64_t h = seq_hash(es, kv, cnt);
+        uint32_t r = rec_chain_first(&rec, base, h);
+        while (r != UINT32_MAX) {
+            const tl_fusion_sequence *s = &f->sequences.v[r];
+            if (s->n == cnt) {
+                size_t k = 0;
+                while (k < cnt && es->name[f->ops.v[s->first + k].kernel] == es->name[kv[k]]) k++;
+                if (k == cnt) break;
+            }
+            r = rec.next.v[r];
+        }
+        if (r != UINT32_MAX) {
+            ir.rec = r;
             TL_PUSH(refs, ir);
-            tl_fusion_sequence *s = &f->sequences.v[*slot - 1];
+            tl_fusion_sequence *s = &f->sequences.v[r];
             double inst = 0;
             for (size_t k = 0; k < cnt; k++) time_add(&s->total, es, ops[k].kernel, &inst);
             s->instances++;
@@ -285,8 +358,8 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
         }
         s.total.us = inst;
         TL_PUSH(f->sequences, s);
-        *slot = (uint32_t)f->sequences.n;
-        ir.rec = *slot - 1;
+        ir.rec = (uint32_t)(f->sequences.n - 1);
+        rec_chain_add(&rec, base, h, ir.rec);
         TL_PUSH(refs, ir);
     }
     size_t *first = tl_xmalloc((f->sequences.n + 1) * sizeof *first);
@@ -305,7 +378,7 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
     free(first);
     free(refs.v);
     free(scratch.v);
-    free(rec.v);
+    rec_chain_free(&rec);
     free(ni.base);
     free(ni.kflags);
     free(start);

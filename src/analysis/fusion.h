@@ -2,7 +2,8 @@
  * (analysis-layer spec §3.6): standalone steps 1-2, the module pass over
  * every tree node (instances grouped by strip_module_index(name)) and the
  * sibling pass over the unified perf ops (single-kernel ops grouped by
- * parent); comparative Case A, the nodes whose trace-1 kernels map through
+ * parent), each record one base and one kernel-name sequence ([FIX]: the
+ * reference keys by base alone, docs/compat.md); comparative Case A, the nodes whose trace-1 kernels map through
  * TraceDiff's diff_stats rows to fewer trace-2 rows. Owns the records, their
  * kernel/sequence/row lists and the base-name pool; built from an immutable
  * trace by one thread, read-only afterwards. The kernel types, candidate
@@ -25,7 +26,7 @@ typedef struct tl_fusion_time {
     int all_int;    /* every dur was a JSON integer: the reference's total is an int */
 } tl_fusion_time;
 
-/* One module base (step 1). */
+/* One module base and kernel-name sequence (step 1). */
 typedef struct tl_fusion_module {
     uint32_t uid;          /* the first instance */
     uint32_t base;         /* id in tl_fusion.bases */
@@ -44,7 +45,7 @@ typedef struct tl_fusion_op {
     int synthetic;         /* "<ev name>-><kernel name> (Synthetic Op)" */
 } tl_fusion_op;
 
-/* One sibling-sequence base (step 2). */
+/* One sibling-sequence base and kernel-name sequence (step 2). */
 typedef struct tl_fusion_sequence {
     uint32_t parent;       /* the first instance's parent */
     uint32_t base;         /* id in tl_fusion.bases */
@@ -58,9 +59,9 @@ typedef struct tl_fusion_sequence {
 
 typedef struct tl_fusion {
     tl_strpool bases;                    /* strip_module_index(name) texts */
-    TL_VEC(tl_fusion_module) modules;    /* recorded bases (>= 2 kernels), first-seen order */
+    TL_VEC(tl_fusion_module) modules;    /* records (>= 2 kernels), first-seen order */
     TL_VEC(uint32_t) kernels;
-    TL_VEC(tl_fusion_sequence) sequences; /* parents with >= 2 single-kernel ops, first-seen base order */
+    TL_VEC(tl_fusion_sequence) sequences; /* parents with >= 2 single-kernel ops, first-seen order */
     TL_VEC(tl_fusion_op) ops;
     /* Every instance of a record, so a candidate's GPU events can be told
      * from another's (overlapping candidates, lua/tracelens/fusion/overlap.lua):

@@ -41,6 +41,13 @@ static void durs_add(tl_mk_durs *d, const tl_event_store *es, uint32_t u)
     if (d->max_uid == TL_NOUID || es->dur[u] > es->dur[d->max_uid]) d->max_uid = u;
 }
 
+/* An event that carries bytes: its duration joins the time those bytes took. */
+static void timed_bytes(tl_mk_dir *dir, const tl_event_store *es, uint32_t u)
+{
+    dir->n_bytes++;
+    if (es->dur[u] > 0) dir->bytes_ns += es->dur[u];
+}
+
 /* args.bytes of a memcpy: Python adds `bytes or 0`, so only truthy values count. */
 static void add_bytes(tl_mk_dir *dir, const tl_event_store *es, uint32_t u)
 {
@@ -50,6 +57,7 @@ static void add_bytes(tl_mk_dir *dir, const tl_event_store *es, uint32_t u)
         if (v) {
             dir->bytes_i += v;
             dir->any_bytes = 1;
+            timed_bytes(dir, es, u);
         }
         return;
     }
@@ -63,6 +71,7 @@ static void add_bytes(tl_mk_dir *dir, const tl_event_store *es, uint32_t u)
     dir->bytes_f += f;
     dir->bytes_float = 1;
     dir->any_bytes = 1;
+    timed_bytes(dir, es, u);
 }
 
 /* Inserts u into the top list (dur descending; an equal dur goes after the

@@ -36,6 +36,8 @@ typedef struct tl_mk_dir {
     double bytes_f;     /* Σ of the truthy non-integer ones */
     int bytes_float;    /* some truthy args.bytes was not an integer */
     int any_bytes;      /* some args.bytes was truthy */
+    size_t n_bytes;     /* the events with a truthy args.bytes */
+    int64_t bytes_ns;   /* Σ of their durations (ns): the time those bytes took */
 } tl_mk_dir;
 
 /* A union's length; n_iv == 0 is the empty union (the reference's int 0). */

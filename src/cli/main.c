@@ -9,8 +9,10 @@
 #include "compare/compare.h"
 #include "lua/host.h"
 #include "lua/repl.h"
+#include "ranks/cli.h"
 #include "report/platform.h"
 #include "report/report.h"
+#include "trace/capture.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
 
@@ -29,8 +31,13 @@ static const char *const MAIN_HELP =
     "  diff T1 T2 -o DIR      TraceDiff of two traces: the merged call tree, diff_stats,\n"
     "                         the cpu_op maps (`tracelens diff --help`)\n"
     "  validate DIR           structural checks of an analysis output directory\n"
+    "  check TRACE...         trace health check: what limits the analysis, records\n"
+    "                         that cannot be right, and what to change in the\n"
+    "                         profiler call (`tracelens check --help`)\n"
     "  compare R1 R2 [...]    compare perf reports (CSV dirs or .xlsx) with the first\n"
     "                         (docs/compare.md)\n"
+    "  ranks DIR -o OUT       multi-rank collective report from one trace per rank\n"
+    "                         (docs/ranks.md)\n"
     "\n"
     "options:\n"
     "  -h, --help             this help; `tracelens COMMAND --help` for a command\n"
@@ -55,6 +62,27 @@ static const char *const REPORT_HELP =
     "  --xlsx PATH                    workbook path (default DIR/perf_report.xlsx)\n"
     "                                 [--output_xlsx_path]\n"
     "  --no-xlsx, --no-csv            skip one of the two outputs\n"
+    "inference (serving traces: vLLM, SGLang, ATOM, xDiT):\n"
+    "  --inference                    the inference report: ops_summary with the subtree\n"
+    "                                 count, per-category sheets <Cat>_fwd (single sheets\n"
+    "                                 GEMM, UnaryElementwise, BinaryElementwise only), the\n"
+    "                                 attention ops get the iteration annotation's\n"
+    "                                 sequence statistics; kernel_summary and the\n"
+    "                                 short-kernel sheets only when asked\n"
+    "                                 (--enable_kernel_summary, --short_kernel_study)\n"
+    "  --group-by-parent-module       parent_module and call_stack in ops_summary,\n"
+    "                                 ops_summary_by_category and ops_unique_args\n"
+    "                                 (python functions join the tree)\n"
+    "                                 [--group_by_parent_module]\n"
+    "  --capture-folder DIR           merge the graph-capture traces in DIR into each\n"
+    "                                 graph launch (hipGraphLaunch/cudaGraphLaunch) of\n"
+    "                                 TRACE, so replayed kernels get CPU ops, shapes,\n"
+    "                                 call stacks and nn.Module parents [--capture_folder].\n"
+    "                                 DIR is never modified, except that\n"
+    "                                 DIR/execution_details.json is written when it is\n"
+    "                                 absent (as the reference does)\n"
+    "  --comparison-capture-folder DIR  the same for the comparison trace (needs\n"
+    "                                 --comparison_json_path) [--comparison_capture_folder]\n"
     "comparison:\n"
     "  --comparison-json-path T2      TraceDiff against trace T2 (loaded with the same\n"
     "                                 options): unified_perf_summary gets speedup, delta,\n"
@@ -93,10 +121,13 @@ static const char *const REPORT_HELP =
     "                                 rename sglang_profiler::X_123 to sglang_profiler::X\n"
     "                                 [--enable_pseudo_ops]\n"
     "sheets:\n"
-    "  --no-kernel-summary            omit kernel_summary (on by default)\n"
-    "                                 [--enable_kernel_summary turns it on]\n"
-    "  --no-short-kernel-study        omit the short-kernel sheets (on by default)\n"
-    "                                 [--short_kernel_study turns it on]\n"
+    "  --no-step-breakdown            omit step_breakdown (tracelens's own sheet: one row\n"
+    "                                 per ProfilerStep#N with the GPU work it launched;\n"
+    "                                 written when the trace has steps)\n"
+    "  --no-kernel-summary            omit kernel_summary (on by default; off with\n"
+    "                                 --inference) [--enable_kernel_summary turns it on]\n"
+    "  --no-short-kernel-study        omit the short-kernel sheets (on by default; off\n"
+    "                                 with --inference) [--short_kernel_study turns it on]\n"
     "  --short-kernel-threshold-us N  short means < N us (10) [--short_kernel_threshold_us]\n"
     "  --short-kernel-histogram-bins B  (100) [--short_kernel_histogram_bins]\n"
     "  --topk-short-kernels N         keep N rows of short_kernels_summary\n"
@@ -104,7 +135,8 @@ static const char *const REPORT_HELP =
     "  --topk-ops N                   keep N rows of ops_unique_args [--topk_ops]\n"
     "  --group-by-num-kernels         num_kernels as a grouping key\n"
     "                                 [--group_by_num_kernels]\n"
-    "  --no-coll-analysis             omit coll_analysis [--disable_coll_analysis]\n"
+    "  --no-coll-analysis             omit coll_analysis (with --inference also the\n"
+    "                                 NCCL ops of unified_perf_summary) [--disable_coll_analysis]\n"
     "  --include-overlap-info         add the *_kl_overlap sheets: the op sheets also\n"
     "                                 grouped by the kernels on other streams that\n"
     "                                 overlap the op's [--include_overlap_info]\n"
@@ -138,9 +170,20 @@ static const char *const REPL_HELP =
     "Type :help at the prompt. When stdin is not a terminal the piped\n"
     "statements are evaluated and their results printed.\n";
 
+/* A usage error: one line, pointing to the command's --help (the command
+ * is read off the help text's "usage: tracelens CMD" line). */
 static int usage_error(const char *msg, const char *help)
 {
-    fprintf(stderr, "tracelens: %s\n\n%s", msg, help);
+    const char *u = strstr(help, "usage: tracelens ");
+    int n = 0;
+    if (u) {
+        u += strlen("usage: tracelens ");
+        while (u[n] && u[n] != ' ' && u[n] != '\n') n++;
+    }
+    if (u && n && u[0] != '[' && strncmp(u, "COMMAND", 7))
+        fprintf(stderr, "tracelens: %s (see `tracelens %.*s --help`)\n", msg, n, u);
+    else
+        fprintf(stderr, "tracelens: %s (see `tracelens --help`)\n", msg);
     return EXIT_USAGE;
 }
 
@@ -195,6 +238,73 @@ static void *load_main(void *arg)
     return NULL;
 }
 
+/* Events whose lower-cased name contains "graphlaunch" (inference spec
+ * §1.6 step 3), tested once per distinct name. */
+static size_t count_graph_launches(const tl_trace *t)
+{
+    const tl_event_store *es = &t->es;
+    uint8_t *is_gl = calloc(es->names.n + 1, 1);
+    if (!is_gl) return 0;
+    for (uint32_t id = 0; id < es->names.n; id++) {
+        const char *nm = tl_strpool_get(&es->names, id);
+        for (const char *c = nm; *c && !is_gl[id]; c++) {
+            static const char pat[] = "graphlaunch";
+            size_t k = 0;
+            while (pat[k] && c[k] && (c[k] | 0x20) == pat[k]) k++;
+            is_gl[id] = pat[k] == 0;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < es->n; i++) n += is_gl[es->name[i]];
+    free(is_gl);
+    return n;
+}
+
+/* The inference report's capture merge (§1.4-1.5): the capture index of dir
+ * (classified, and execution_details.json written, when absent), then the
+ * merged trace, which replaces *t. A trace with graph launches none of
+ * which was merged is an input error (the capture folder belongs to another
+ * run), as is a merge that failed as a whole. Returns 0 or -1 with err set. */
+static int merge_capture(tl_trace **t, const char *dir, int pseudo_ops, int quiet, tl_error *err)
+{
+    tl_capture_index idx;
+    if (tl_capture_index_load(dir, 1, &idx, err) != 0) return -1;
+    if (idx.classified && !quiet) {
+        if (idx.written) fprintf(stderr, "tracelens: classified the capture traces: wrote %s/execution_details.json\n", dir);
+        else fprintf(stderr, "tracelens: classified the capture traces%s%s\n", idx.note ? ": " : "", idx.note ? idx.note : "");
+    }
+    tl_capture_summary sum;
+    memset(&sum, 0, sizeof sum);
+    tl_trace *m = tl_trace_merge_capture(*t, dir, &idx, pseudo_ops, &sum, err);
+    tl_capture_index_free(&idx);
+    if (!m) {
+        tl_capture_summary_free(&sum);
+        return -1;
+    }
+    const char *why = sum.notes ? sum.notes : "no capture trace matched";
+    int wl = (int)strcspn(why, "\n");
+    if (sum.failed || (sum.n_graph_launches > 0 && sum.n_merged == 0)) {
+        tl_error_set(err, "%s: none of its %zu graph launches was merged with the capture traces in %s (%.*s)",
+                     (*t)->path, sum.n_graph_launches, dir, wl, why);
+        tl_capture_summary_free(&sum);
+        tl_trace_release(m);
+        return -1;
+    }
+    if (!quiet) {
+        fprintf(stderr, "tracelens: capture merge: %zu graph launches, %zu merged, %zu kernels linked\n",
+                sum.n_graph_launches, sum.n_merged, sum.n_kernels_linked);
+        for (const char *c = sum.notes; c && *c;) {
+            size_t n = strcspn(c, "\n");
+            if (n) fprintf(stderr, "tracelens: capture: %.*s\n", (int)n, c);
+            c += n + (c[n] == '\n');
+        }
+    }
+    tl_capture_summary_free(&sum);
+    tl_trace_release(*t);
+    *t = m;
+    return 0;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     if (wants_help(argc, argv)) {
@@ -209,6 +319,10 @@ static int cmd_report(int argc, char **argv)
     /* the call-stack columns are --include-call-stack's alone, even when
      * --detect-recompute brings the python functions into the tree (FIX §7.6.1) */
     ro.call_stack = 0;
+    /* unset: on, off with --inference */
+    ro.kernel_summary = -1;
+    ro.short_kernel_study = -1;
+    const char *capture = NULL, *compare_capture = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         double v;
@@ -222,6 +336,16 @@ static int cmd_report(int argc, char **argv)
         } else if (is_opt(a, "--comparison-json-path", "--comparison_json_path")) {
             if (++i >= argc) return usage_error("--comparison_json_path needs a trace", REPORT_HELP);
             compare = argv[i];
+        } else if (is_opt(a, "--inference", NULL)) {
+            ro.inference = 1;
+        } else if (is_opt(a, "--group-by-parent-module", "--group_by_parent_module")) {
+            ro.group_by_parent_module = 1;
+        } else if (is_opt(a, "--capture-folder", "--capture_folder")) {
+            if (++i >= argc) return usage_error("--capture_folder needs a directory", REPORT_HELP);
+            capture = argv[i];
+        } else if (is_opt(a, "--comparison-capture-folder", "--comparison_capture_folder")) {
+            if (++i >= argc) return usage_error("--comparison_capture_folder needs a directory", REPORT_HELP);
+            compare_capture = argv[i];
         } else if (is_opt(a, "--extension-file", "--extension_file")) {
             if (++i >= argc) return usage_error("--extension-file needs a Lua file", REPORT_HELP);
             ro.extension_path = argv[i];
@@ -246,6 +370,8 @@ static int cmd_report(int argc, char **argv)
             ro.pseudo_ops = 1;
         } else if (is_opt(a, "--include-overlap-info", "--include_overlap_info")) {
             ro.include_overlap_info = 1;
+        } else if (is_opt(a, "--no-step-breakdown", NULL)) {
+            ro.step_breakdown = 0;
         } else if (is_opt(a, "--no-kernel-summary", NULL)) {
             ro.kernel_summary = 0;
         } else if (is_opt(a, "--enable-kernel-summary", "--enable_kernel_summary")) {
@@ -308,6 +434,34 @@ static int cmd_report(int argc, char **argv)
     if (!trace) return usage_error("report: no trace given", REPORT_HELP);
     if (!out) return usage_error("report: no output directory given (-o DIR)", REPORT_HELP);
     if (platform && arch_path) return usage_error("report: --platform and --arch are mutually exclusive", REPORT_HELP);
+    if (!ro.inference && (ro.group_by_parent_module || capture || compare_capture))
+        return usage_error(ro.group_by_parent_module ? "report: --group_by_parent_module needs --inference"
+                                                     : "report: --capture_folder needs --inference",
+                           REPORT_HELP);
+    if (compare_capture && !compare)
+        return usage_error("report: --comparison_capture_folder requires --comparison_json_path", REPORT_HELP);
+    /* the platform and the arch file are checked before the trace loads:
+     * an unknown platform name is a usage error, an unreadable arch file an
+     * input error */
+    if (platform || arch_path) {
+        tl_arch a;
+        memset(&a, 0, sizeof a);
+        tl_platform_choice pc0;
+        tl_error perr = {{0}};
+        if (tl_platform_resolve(NULL, platform, arch_path, &a, &pc0, &perr) != 0) {
+            if (platform) return usage_error(perr.msg, REPORT_HELP);
+            fprintf(stderr, "tracelens: %s\n", perr.msg);
+            return EXIT_INPUT;
+        }
+        if (pc0.have_arch) tl_arch_free(&a);
+    }
+    if (ro.kernel_summary < 0) ro.kernel_summary = !ro.inference;
+    if (ro.short_kernel_study < 0) ro.short_kernel_study = !ro.inference;
+    /* the reference's add_python_func (§1.6 step 2); with a capture folder
+     * the traces load without pseudo ops: the merge runs the pass */
+    int pseudo_ops = lo.pseudo_ops;
+    if (ro.group_by_parent_module || capture || compare_capture) lo.with_python = 1;
+    if (capture || compare_capture) lo.pseudo_ops = 0;
     lo.progress = !quiet;
 
     tl_error err = {{0}};
@@ -326,6 +480,25 @@ static int cmd_report(int argc, char **argv)
         if (cj.t) tl_trace_release(cj.t);
         return EXIT_INPUT;
     }
+    if (ro.inference) {
+        int mrc = 0;
+        if (capture) mrc = merge_capture(&t, capture, pseudo_ops, quiet, &err);
+        if (!mrc && compare_capture) mrc = merge_capture(&cj.t, compare_capture, pseudo_ops, quiet, &err);
+        if (mrc) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            tl_trace_release(t);
+            if (cj.t) tl_trace_release(cj.t);
+            return EXIT_INPUT;
+        }
+        size_t ngl = capture ? 0 : count_graph_launches(t);
+        if (ngl)
+            fprintf(stderr,
+                    "tracelens: warning: %s has %zu graph launches but no --capture_folder: their kernels have no "
+                    "CPU op, shapes or call stacks and are reported under the launch; collect the capture traces "
+                    "(vLLM --profiler-config.capture_torch_profiler True, SGLang --enable-profile-cuda-graph, xDiT "
+                    "--profile_capture_phase) and pass their folder with --capture_folder\n",
+                    t->path, ngl);
+    }
     ro.compare = cj.t;
     tl_arch arch;
     memset(&arch, 0, sizeof arch);
@@ -336,7 +509,7 @@ static int cmd_report(int argc, char **argv)
         if (cj.t) tl_trace_release(cj.t);
         return EXIT_INPUT;
     }
-    if (!quiet) fprintf(stderr, "tracelens: roofline platform: %s\n", pc.how);
+    if (!quiet) fprintf(stderr, "tracelens: roofline: %s\n", pc.how);
     ro.arch = pc.have_arch ? &arch : NULL;
     tl_sheets sheets;
     int rc = tl_report_build(t, &ro, &sheets, &err) == 0 ? 0 : EXIT_INPUT;
@@ -445,7 +618,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "repl")) return cmd_repl(argc - 2, argv + 2);
     if (!strcmp(cmd, "validate")) return cmd_lua("validate", argc - 2, argv + 2);
     if (!strcmp(cmd, "diff")) return cmd_lua("diff", argc - 2, argv + 2);
+    if (!strcmp(cmd, "check")) return cmd_lua("check", argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return tl_compare_cli(argc - 2, argv + 2);
+    if (!strcmp(cmd, "ranks")) return tl_ranks_cli(argc - 2, argv + 2);
     char msg[256];
     snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
     return usage_error(msg, MAIN_HELP);

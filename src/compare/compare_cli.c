@@ -52,7 +52,7 @@ static const char *const COMPARE_HELP =
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, "tracelens: compare: %s\n\n%s", msg, COMPARE_HELP);
+    fprintf(stderr, "tracelens: compare: %s (see `tracelens compare --help`)\n", msg);
     return EXIT_USAGE;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lfs.h"
+#include "literation.h"
 #include "limits.h"
 #include "lpattern.h"
 #include "lregex.h"
@@ -141,7 +142,8 @@ static int l_cores(lua_State *L)
 }
 
 static const luaL_Reg tl_funcs[] = {{"load", tl_l_load}, {"parallel", tl_l_parallel}, {"version", l_version},
-                                    {"now", l_now},      {"cores", l_cores},         {NULL, NULL}};
+                                    {"now", l_now},      {"cores", l_cores},
+                                    {"steady_state", tl_l_steady_state},         {NULL, NULL}};
 
 /* Added to tl.fs in full states only (sandboxed tasks touch no files). */
 static const luaL_Reg fs_funcs[] = {

@@ -96,6 +96,8 @@ int tl_l_trace_multi_kernel_stats(lua_State *L)
         lua_setfield(L, -2, "bytes");
         lua_pushboolean(L, dir->any_bytes);
         lua_setfield(L, -2, "any_bytes");
+        set_int(L, "bytes_count", (lua_Integer)dir->n_bytes);
+        set_int(L, "bytes_time_ns", (lua_Integer)dir->bytes_ns);
         lua_rawseti(L, -2, ++nd);
     }
     lua_setfield(L, -2, "directions");

@@ -23,6 +23,7 @@ static int l_base64(lua_State *L)
  * the table while C holds its string) */
 static int field(lua_State *L, int idx, const char *k)
 {
+    idx = lua_absindex(L, idx);
     lua_pushstring(L, k);
     return lua_rawget(L, idx);
 }
@@ -43,6 +44,78 @@ static double opt_number(lua_State *L, int idx, const char *k, double dflt, cons
     double v = t == LUA_TNIL ? dflt : lua_tonumber(L, -1);
     lua_pop(L, 1);
     return v;
+}
+
+/* The array at idx: its length, 1 to max (else an error naming it). */
+static lua_Integer array_len(lua_State *L, int idx, const char *what, lua_Integer max)
+{
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (n < 1 || n > max) luaL_error(L, "stacked_bar: %s must hold 1 to %I entries", what, max);
+    return n;
+}
+
+/* Reads the n entries {label =, value =, color =} of the array at idx into
+ * out; what names the array in errors ("segments", "bars[2].segments").
+ * With need_value 0 (a legend) value is not read. The label strings stay
+ * referenced by the entries, which the spec (argument 2) holds. */
+static void read_segments(lua_State *L, int idx, lua_Integer n, const char *what, int need_value,
+                          tl_chart_segment *out)
+{
+    for (lua_Integer i = 1; i <= n; i++) {
+        char where[96];
+        snprintf(where, sizeof where, "%s[%lld].", what, (long long)i);
+        if (lua_rawgeti(L, idx, i) != LUA_TTABLE) luaL_error(L, "stacked_bar: %s[%I] must be a table", what, i);
+        int e = lua_gettop(L);
+        tl_chart_segment *sg = &out[i - 1];
+        sg->label = opt_string(L, e, "label", where);
+        sg->value = 0;
+        if (need_value) {
+            if (field(L, e, "value") != LUA_TNUMBER) luaL_error(L, "stacked_bar: %svalue must be a number", where);
+            sg->value = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        }
+        const char *col = opt_string(L, e, "color", where);
+        if (!col || tl_rgb_parse(col, &sg->color) != 0)
+            luaL_error(L, "stacked_bar: %scolor must be \"#rrggbb\"", where);
+        lua_pop(L, 1);
+    }
+}
+
+/* spec.bars = {{label =, segments = {...}}, ...}: read into sp (the arrays
+ * live in userdata on the stack, so a Lua error frees them). */
+static void read_bars(lua_State *L, int bars, tl_stacked_bar *sp)
+{
+    lua_Integer nb = array_len(L, bars, "bars", TL_CHART_MAX_BARS), total = 0;
+    for (lua_Integer b = 1; b <= nb; b++) {
+        if (lua_rawgeti(L, bars, b) != LUA_TTABLE) luaL_error(L, "stacked_bar: bars[%I] must be a table", b);
+        if (field(L, -1, "segments") != LUA_TTABLE)
+            luaL_error(L, "stacked_bar: bars[%I].segments must be an array", b);
+        char what[48];
+        snprintf(what, sizeof what, "bars[%lld].segments", (long long)b);
+        total += array_len(L, -1, what, TL_CHART_MAX_ENTRIES);
+        lua_pop(L, 2);
+    }
+    if (total > TL_CHART_MAX_ENTRIES)
+        luaL_error(L, "stacked_bar: the bars hold %I segments; at most %d", total, TL_CHART_MAX_ENTRIES);
+    tl_chart_bar *bar = lua_newuserdatauv(L, (size_t)nb * sizeof *bar, 0);
+    tl_chart_segment *seg = lua_newuserdatauv(L, (size_t)total * sizeof *seg, 0);
+    for (lua_Integer b = 1; b <= nb; b++) {
+        lua_rawgeti(L, bars, b);
+        int t = lua_gettop(L);
+        char what[48];
+        snprintf(what, sizeof what, "bars[%lld].", (long long)b);
+        bar[b - 1].label = opt_string(L, t, "label", what);
+        field(L, t, "segments");
+        lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+        snprintf(what, sizeof what, "bars[%lld].segments", (long long)b);
+        read_segments(L, lua_gettop(L), n, what, 1, seg);
+        bar[b - 1].segments = seg;
+        bar[b - 1].nsegments = (size_t)n;
+        seg += n;
+        lua_pop(L, 2);
+    }
+    sp->bars = bar;
+    sp->nbars = (size_t)nb;
 }
 
 /* tl.chart.stacked_bar(path, spec) -> {width =, height =} */
@@ -67,28 +140,30 @@ static int l_stacked_bar(lua_State *L)
     if (sp.width_in <= 0 || sp.height_in <= 0 || sp.dpi <= 0)
         return luaL_error(L, "stacked_bar: width_in, height_in and dpi must be > 0");
 
-    if (field(L, 2, "segments") != LUA_TTABLE) return luaL_error(L, "stacked_bar: segments must be an array");
-    int segs = lua_gettop(L);
-    lua_Integer n = (lua_Integer)lua_rawlen(L, segs);
-    if (n < 1 || n > 4096) return luaL_error(L, "stacked_bar: segments must hold 1 to 4096 entries");
-    /* the array lives in a userdata, so a Lua error below frees it */
-    tl_chart_segment *seg = lua_newuserdatauv(L, (size_t)n * sizeof *seg, 0);
-    for (lua_Integer i = 1; i <= n; i++) {
-        char what[48];
-        snprintf(what, sizeof what, "segments[%lld].", (long long)i);
-        if (lua_rawgeti(L, segs, i) != LUA_TTABLE) return luaL_error(L, "stacked_bar: segments[%I] must be a table", i);
-        int e = lua_gettop(L);
-        seg[i - 1].label = opt_string(L, e, "label", what);
-        if (field(L, e, "value") != LUA_TNUMBER) return luaL_error(L, "stacked_bar: %svalue must be a number", what);
-        seg[i - 1].value = lua_tonumber(L, -1);
-        lua_pop(L, 1);
-        const char *col = opt_string(L, e, "color", what);
-        if (!col || tl_rgb_parse(col, &seg[i - 1].color) != 0)
-            return luaL_error(L, "stacked_bar: %scolor must be \"#rrggbb\"", what);
-        lua_pop(L, 1); /* the entry: its strings stay referenced by segments */
+    /* the arrays live in userdata, so a Lua error below frees them */
+    int tsegs = field(L, 2, "segments"), segs = lua_gettop(L);
+    int tbars = field(L, 2, "bars"), bars = lua_gettop(L);
+    if (tsegs != LUA_TNIL && tbars != LUA_TNIL) return luaL_error(L, "stacked_bar: give segments or bars, not both");
+    if (tbars != LUA_TNIL) {
+        if (tbars != LUA_TTABLE) return luaL_error(L, "stacked_bar: bars must be an array");
+        read_bars(L, bars, &sp);
+    } else {
+        if (tsegs != LUA_TTABLE) return luaL_error(L, "stacked_bar: segments must be an array");
+        lua_Integer n = array_len(L, segs, "segments", TL_CHART_MAX_ENTRIES);
+        tl_chart_segment *seg = lua_newuserdatauv(L, (size_t)n * sizeof *seg, 0);
+        read_segments(L, segs, n, "segments", 1, seg);
+        sp.segments = seg;
+        sp.nsegments = (size_t)n;
     }
-    sp.segments = seg;
-    sp.nsegments = (size_t)n;
+    int tleg = field(L, 2, "legend"), leg = lua_gettop(L);
+    if (tleg != LUA_TNIL) {
+        if (tleg != LUA_TTABLE) return luaL_error(L, "stacked_bar: legend must be an array");
+        lua_Integer n = array_len(L, leg, "legend", TL_CHART_MAX_ENTRIES);
+        tl_chart_segment *entry = lua_newuserdatauv(L, (size_t)n * sizeof *entry, 0);
+        read_segments(L, leg, n, "legend", 0, entry);
+        sp.legend = entry;
+        sp.nlegend = (size_t)n;
+    }
     tl_error err;
     tl_chart_geometry geo;
     if (tl_chart_stacked_bar_png(&sp, path, &geo, &err) != 0) return luaL_error(L, "%s", err.msg);

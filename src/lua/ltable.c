@@ -423,9 +423,10 @@ static const char *opt_str(lua_State *L, int idx, const char *k, const char *fn)
     return lua_tostring(L, -1);
 }
 
-/* trace:platform([opts]) -> {name=, path=, how=} (the arch a report with
- * these options would use: opts.platform, opts.arch, else detection), or
- * {how=} when there is none. */
+/* trace:platform([opts]) -> {name=, path=, how=, host_link=, host_link_gbps=}
+ * (the arch a report with these options would use: opts.platform, opts.arch,
+ * else detection; the host link fields when the file has them), or {how=}
+ * when there is none. */
 int tl_l_trace_platform(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
@@ -445,6 +446,14 @@ int tl_l_trace_platform(lua_State *L)
         lua_setfield(L, -2, "name");
         lua_pushstring(L, pc.path);
         lua_setfield(L, -2, "path");
+        if (arch.host_link) {
+            lua_pushstring(L, arch.host_link);
+            lua_setfield(L, -2, "host_link");
+        }
+        if (arch.has_host_link_bw) {
+            lua_pushnumber(L, arch.host_link_gbps);
+            lua_setfield(L, -2, "host_link_gbps");
+        }
         tl_arch_free(&arch);
     }
     return 1;
@@ -475,8 +484,14 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         /* µs -> ns: bounded so the product fits int64 */
         double micro = tl_lopt_range(L, idx, "micro_idle_thresh_us", -1, 0, 1e12, "report");
         o.micro_idle_ns = micro >= 0 ? (int64_t)(micro * 1000.0 + 0.5) : -1;
-        o.kernel_summary = tl_lopt_bool(L, idx, "kernel_summary", 1);
-        o.short_kernel_study = tl_lopt_bool(L, idx, "short_kernel_study", 1);
+        /* inference = true: the inference report (kernel_summary and the
+         * short-kernel sheets then off unless asked); group_by_parent_module
+         * needs python functions in the tree */
+        o.inference = tl_lopt_bool(L, idx, "inference", 0);
+        o.group_by_parent_module = tl_lopt_bool(L, idx, "group_by_parent_module", 0);
+        o.kernel_summary = tl_lopt_bool(L, idx, "kernel_summary", !o.inference);
+        o.step_breakdown = tl_lopt_bool(L, idx, "step_breakdown", 1);
+        o.short_kernel_study = tl_lopt_bool(L, idx, "short_kernel_study", !o.inference);
         o.short_threshold_us = tl_lopt_range(L, idx, "short_kernel_threshold_us", 10, 0, 1e12, "report");
         o.short_bins = (int)tl_lopt_int(L, idx, "short_kernel_histogram_bins", 100, 1, 1000000, "report");
         o.group_by_num_kernels = tl_lopt_bool(L, idx, "group_by_num_kernels", 0);

@@ -7,9 +7,14 @@
 #include <sys/stat.h>
 
 #include "../json/json_text.h"
+#include "../trace/capture.h"
 #include "../trace/timeline.h"
 #include "../util/vec.h"
+#include "host.h"
 #include "lanalysis.h"
+#include "lhealth.h"
+#include "lsteps.h"
+#include "literation.h"
 #include "limits.h"
 #include "lopts.h"
 #include "ltable.h"
@@ -226,10 +231,48 @@ int tl_l_load(lua_State *L)
         o.pseudo_ops = lua_toboolean(L, -1);
         lua_pop(L, 3);
     }
+    /* capture_folder = DIR: the replay merged with its capture traces (capture.h) */
+    const char *capdir = NULL;
+    int write_details = 1;
+    if (lua_istable(L, 2)) {
+        if (lua_getfield(L, 2, "capture_folder") != LUA_TNIL) {
+            if (lua_type(L, -1) != LUA_TSTRING) return luaL_error(L, "tl.load: capture_folder must be a string");
+            capdir = lua_tostring(L, -1); /* the options table keeps it */
+        }
+        lua_pop(L, 1);
+        write_details = tl_lopt_bool(L, 2, "write_execution_details", 1) && !tl_lua_sandboxed(L);
+    }
     struct stat st; /* in a task: refused when a quarter of the file is more than the cap leaves */
     if (tl_limits_of(L) && stat(path, &st) == 0) tl_limits_need(L, (size_t)st.st_size / 4, path);
     tl_error err = {{0}};
-    tl_trace *t = tl_trace_load(path, &o, &err);
+    tl_trace *t;
+    if (capdir) {
+        int pseudo = o.pseudo_ops;
+        o.pseudo_ops = 0; /* the pass runs on the merged trace */
+        o.with_python = 1;
+        tl_capture_index ix;
+        t = NULL;
+        if (tl_capture_index_load(capdir, write_details, &ix, &err) == 0) {
+            tl_trace *replay = tl_trace_load(path, &o, &err);
+            tl_capture_summary sum;
+            if (replay) t = tl_trace_merge_capture(replay, capdir, &ix, pseudo, &sum, &err);
+            tl_trace_release(replay);
+            if (t) {
+                tl_capture_summary_free(&sum);
+                if (ix.note) { /* the classification could not be written: say so with the merge's notes */
+                    const char *old = t->capture->notes ? t->capture->notes : "";
+                    size_t len = strlen(ix.note) + strlen(old) + 2;
+                    char *nn = tl_xmalloc(len);
+                    snprintf(nn, len, "%s\n%s", ix.note, old);
+                    free(t->capture->notes);
+                    t->capture->notes = nn;
+                }
+            }
+            tl_capture_index_free(&ix);
+        }
+    } else {
+        t = tl_trace_load(path, &o, &err);
+    }
     if (!t) {
         lua_pushstring(L, err.msg);
         return lua_error(L);
@@ -243,6 +286,44 @@ int tl_l_load(lua_State *L)
 /* ----------------------------------------------------- trace methods */
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
+
+/* trace:capture_summary(): the capture merge's counts and notes, nil for a
+ * trace that was not merged (tl.load without capture_folder). */
+static int trace_capture_summary(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    const tl_capture_summary *s = t->capture;
+    if (!s) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_createtable(L, 0, 8);
+#define CS(name, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, name))
+    CS("graph_launches", s->n_graph_launches);
+    CS("exec_roots", s->n_exec_roots);
+    CS("merged", s->n_merged);
+    CS("skipped", s->n_skipped);
+    CS("kernels_linked", s->n_kernels_linked);
+    CS("events_added", s->n_events_added);
+#undef CS
+    lua_pushnumber(L, s->seconds);
+    lua_setfield(L, -2, "seconds");
+    lua_pushboolean(L, s->failed);
+    lua_setfield(L, -2, "failed");
+    lua_newtable(L);
+    int nn = 0;
+    for (const char *w = s->notes; w && *w;) {
+        const char *nl = strchr(w, '\n');
+        size_t len = nl ? (size_t)(nl - w) : strlen(w);
+        if (len) {
+            lua_pushlstring(L, w, len);
+            lua_rawseti(L, -2, ++nn);
+        }
+        w += len + (nl != NULL);
+    }
+    lua_setfield(L, -2, "notes");
+    return 1;
+}
 
 static int trace_timeline(lua_State *L)
 {
@@ -704,7 +785,9 @@ static const luaL_Reg trace_methods[] = {
     {"timeline", trace_timeline}, {"events", trace_events}, {"node", trace_node}, {"info", trace_info},
     {"table", tl_l_trace_table},  {"report", tl_l_trace_report}, {"platform", tl_l_trace_platform},
     {"multi_kernel_stats", tl_l_trace_multi_kernel_stats}, {"fusion_modules", tl_l_trace_fusion_modules},
+    {"iterations", tl_l_trace_iterations}, {"capture_summary", trace_capture_summary},
     {"fusion_siblings", tl_l_trace_fusion_siblings}, {"fusion_diff_nodes", tl_l_trace_fusion_diff_nodes},
+    {"check", tl_l_trace_check}, {"steps", tl_l_trace_steps},
     {NULL, NULL}};
 
 void tl_lua_protect_metatable(lua_State *L, const char *name)

@@ -210,7 +210,14 @@ typedef struct chart {
     double s;                /* pixels per point */
     double fig_w, fig_h;     /* pixels */
     tl_font *regular, *bold;
-    text title, xlabel, *legend; /* legend[nsegments] */
+    const tl_chart_bar *bars; /* spec->bars, or one made of spec->segments */
+    size_t nbars;
+    tl_chart_bar one;
+    const tl_chart_segment *entries; /* the legend's entries */
+    size_t nentries;
+    tl_chart_segment *own_entries; /* the default legend of several bars */
+    text title, xlabel, *legend; /* legend[nentries] */
+    text *ylabel;                /* ylabel[nbars]: the bars' names */
     int ncols;
     /* per layout */
     double ax0, ay0, ax1, ay1;
@@ -267,9 +274,39 @@ static double legend_column_width(const chart *ch, int c)
 {
     double fs = LEGEND_PT * ch->s, w = 0;
     size_t first, count;
-    legend_column(ch->spec->nsegments, ch->ncols, c, &first, &count);
+    legend_column(ch->nentries, ch->ncols, c, &first, &count);
     for (size_t i = first; i < first + count; i++) w = fmax(w, ch->legend[i].w);
     return (LEG_HANDLELENGTH + LEG_HANDLETEXTPAD) * fs + w;
+}
+
+/* Bar i's top and bottom between the axes' top ay0 and bottom ay1: y
+ * limits [-0.6, nbars - 0.4], bar i (counted from the top) centred at i. */
+static void bar_span(size_t nbars, size_t i, double ay0, double ay1, double *y0, double *y1)
+{
+    double yc, half;
+    if (nbars == 1) {
+        yc = (ay0 + ay1) / 2;
+        half = 0.4 / 1.2 * (ay1 - ay0);
+    } else {
+        double range = (double)nbars + 0.2;
+        yc = ay0 + (0.6 + (double)i) / range * (ay1 - ay0);
+        half = 0.4 / range * (ay1 - ay0);
+    }
+    *y0 = yc - half;
+    *y1 = yc + half;
+}
+
+/* The right end of the bars' names, and the top of bar i's name. */
+static double ylabel_right(const chart *ch, double ax0)
+{
+    return ax0 - (TICK_LEN_PT + TICK_PAD_PT) * ch->s;
+}
+
+static double ylabel_top(const chart *ch, size_t i, double ay0, double ay1)
+{
+    double y0, y1;
+    bar_span(ch->nbars, i, ay0, ay1, &y0, &y1);
+    return (y0 + y1) / 2 - (ch->ylabel[i].asc + ch->ylabel[i].desc) / 2;
 }
 
 /* Places everything around the axes rectangle (ax0, ay0)-(ax1, ay1) in
@@ -287,6 +324,11 @@ static int layout(chart *ch, double ax0, double ay0, double ax1, double ay1, tl_
         box_add(&all, text_box(&ch->title, axc - ch->title.w / 2, top));
     }
     box_add(&all, (box){ax0 - lw / 2, ay1 - lw / 2, ax1 + lw / 2, ay1 + lw / 2}); /* spine */
+    for (size_t i = 0; i < ch->nbars; i++)
+        if (ch->ylabel[i].s[0]) {
+            const text *t = &ch->ylabel[i];
+            box_add(&all, text_box(t, ylabel_right(ch, ax0) - t->w, ylabel_top(ch, i, ay0, ay1)));
+        }
 
     /* ticks: Axis.get_tick_space = axis length / (3 x label size), 1..9 */
     int nbins = (int)floor((ax1 - ax0) / s / (3 * AXIS_PT));
@@ -321,14 +363,16 @@ static int layout(chart *ch, double ax0, double ay0, double ax1, double ay1, tl_
     double fs = LEGEND_PT * s, lw_sum = 0, lh = 0;
     for (int c = 0; c < ch->ncols; c++) {
         size_t first, count;
-        legend_column(sp->nsegments, ch->ncols, c, &first, &count);
+        legend_column(ch->nentries, ch->ncols, c, &first, &count);
         double colh = 0, asc;
         for (size_t i = first; i < first + count; i++)
             colh += legend_entry_height(ch, &ch->legend[i], &asc) + (i > first ? LEG_LABELSPACING * fs : 0);
         lh = fmax(lh, colh);
         lw_sum += legend_column_width(ch, c) + (c ? LEG_COLUMNSPACING * fs : 0);
     }
-    double top = ay1 - LEG_ANCHOR_Y * h + LEG_BORDERAXESPAD * fs, width = lw_sum + 2 * LEG_BORDERPAD * fs;
+    /* several bars: as far below the axis, in y units, as under one bar */
+    double drop = ch->nbars == 1 ? -LEG_ANCHOR_Y * h : -LEG_ANCHOR_Y * 1.2 / ((double)ch->nbars + 0.2) * h;
+    double top = ay1 + drop + LEG_BORDERAXESPAD * fs, width = lw_sum + 2 * LEG_BORDERPAD * fs;
     ch->legend_box = (box){axc - width / 2, top, axc + width / 2, top + lh + 2 * LEG_BORDERPAD * fs};
     box_add(&all, ch->legend_box);
     ch->all = all;
@@ -363,16 +407,23 @@ static int draw(chart *ch, tl_canvas *c, double ox, double oy, tl_error *err)
     const tl_stacked_bar *sp = ch->spec;
     double s = ch->s, lw = LINE_PT * s, edge = EDGE_PT * s;
     double ax0 = ch->ax0 + ox, ax1 = ch->ax1 + ox, ay0 = ch->ay0 + oy, ay1 = ch->ay1 + oy;
-    double axw = ax1 - ax0, yc = (ay0 + ay1) / 2, half = 0.4 / 1.2 * (ay1 - ay0);
+    double axw = ax1 - ax0;
 
-    /* the bar, clipped to the axes like matplotlib's patches */
-    double left = 0;
-    for (size_t i = 0; i < sp->nsegments; i++) {
-        double v = sp->segments[i].value;
-        double x0 = ax0 + left / sp->xmax * axw, x1 = ax0 + (left + v) / sp->xmax * axw;
-        left += v;
-        x0 = fmin(x0, ax1), x1 = fmin(x1, ax1);
-        if (v > 0 && x1 > x0) draw_segment(c, x0, yc - half, x1, yc + half, sp->segments[i].color, edge);
+    /* the bars, clipped to the axes like matplotlib's patches, and their names */
+    for (size_t b = 0; b < ch->nbars; b++) {
+        const tl_chart_bar *bar = &ch->bars[b];
+        double y0, y1, left = 0;
+        bar_span(ch->nbars, b, ay0, ay1, &y0, &y1);
+        for (size_t i = 0; i < bar->nsegments; i++) {
+            double v = bar->segments[i].value;
+            double x0 = ax0 + left / sp->xmax * axw, x1 = ax0 + (left + v) / sp->xmax * axw;
+            left += v;
+            x0 = fmin(x0, ax1), x1 = fmin(x1, ax1);
+            if (v > 0 && x1 > x0) draw_segment(c, x0, y0, x1, y1, bar->segments[i].color, edge);
+        }
+        const text *t = &ch->ylabel[b];
+        if (t->s[0] && draw_text(c, t, ylabel_right(ch, ax0) - t->w, ylabel_top(ch, b, ay0, ay1), err) != 0)
+            return -1;
     }
 
     /* bottom spine (projecting caps) and ticks */
@@ -396,12 +447,12 @@ static int draw(chart *ch, tl_canvas *c, double ox, double oy, tl_error *err)
     double fs = LEGEND_PT * s, x = ch->legend_box.x0 + ox + LEG_BORDERPAD * fs;
     for (int col = 0; col < ch->ncols; col++) {
         size_t first, count;
-        legend_column(sp->nsegments, ch->ncols, col, &first, &count);
+        legend_column(ch->nentries, ch->ncols, col, &first, &count);
         double y = ch->legend_box.y0 + oy + LEG_BORDERPAD * fs;
         for (size_t i = first; i < first + count; i++) {
             double asc, eh = legend_entry_height(ch, &ch->legend[i], &asc), base = y + asc;
             draw_segment(c, x, base - LEG_HANDLEHEIGHT * fs, x + LEG_HANDLELENGTH * fs, base,
-                         sp->segments[i].color, edge);
+                         ch->entries[i].color, edge);
             double tx = x + (LEG_HANDLELENGTH + LEG_HANDLETEXTPAD) * fs;
             if (draw_text(c, &ch->legend[i], tx, base - ch->legend[i].asc, err) != 0) return -1;
             y += eh + LEG_LABELSPACING * fs;
@@ -419,16 +470,46 @@ static int check_spec(const tl_stacked_bar *sp, tl_error *err)
         tl_error_set(err, "chart: xmax must be a positive number (got %g)", sp->xmax);
         return -1;
     }
-    if (sp->nsegments < 1 || !sp->segments) {
+    if (sp->bars || sp->nbars) {
+        if (!sp->bars || sp->nbars < 1 || sp->nbars > TL_CHART_MAX_BARS) {
+            tl_error_set(err, "chart: bars must hold 1 to %d bars", TL_CHART_MAX_BARS);
+            return -1;
+        }
+        if (sp->segments || sp->nsegments) {
+            tl_error_set(err, "chart: segments and bars given together");
+            return -1;
+        }
+    } else if (sp->nsegments < 1 || !sp->segments) {
         tl_error_set(err, "chart: no segments");
         return -1;
     }
-    for (size_t i = 0; i < sp->nsegments; i++)
-        if (!(isfinite(sp->segments[i].value) && sp->segments[i].value >= 0)) {
-            tl_error_set(err, "chart: segment %zu: value must be a number >= 0 (got %g)", i + 1,
-                         sp->segments[i].value);
+    size_t nbars = sp->bars ? sp->nbars : 1, total = 0;
+    for (size_t b = 0; b < nbars; b++) {
+        const tl_chart_segment *seg = sp->bars ? sp->bars[b].segments : sp->segments;
+        size_t n = sp->bars ? sp->bars[b].nsegments : sp->nsegments;
+        if (n < 1 || !seg) {
+            tl_error_set(err, "chart: bar %zu: no segments", b + 1);
             return -1;
         }
+        total += n;
+        for (size_t i = 0; i < n; i++)
+            if (!(isfinite(seg[i].value) && seg[i].value >= 0)) {
+                if (sp->bars)
+                    tl_error_set(err, "chart: bar %zu: segment %zu: value must be a number >= 0 (got %g)", b + 1,
+                                 i + 1, seg[i].value);
+                else
+                    tl_error_set(err, "chart: segment %zu: value must be a number >= 0 (got %g)", i + 1, seg[i].value);
+                return -1;
+            }
+    }
+    if (sp->bars && total > TL_CHART_MAX_ENTRIES) {
+        tl_error_set(err, "chart: %zu segments in all; at most %d", total, TL_CHART_MAX_ENTRIES);
+        return -1;
+    }
+    if (sp->legend && (sp->nlegend < 1 || sp->nlegend > TL_CHART_MAX_ENTRIES)) {
+        tl_error_set(err, "chart: the legend must hold 1 to %d entries", TL_CHART_MAX_ENTRIES);
+        return -1;
+    }
     if (sp->legend_cols < 0) {
         tl_error_set(err, "chart: legend_cols must be >= 0");
         return -1;
@@ -439,6 +520,26 @@ static int check_spec(const tl_stacked_bar *sp, tl_error *err)
         return -1;
     }
     return 0;
+}
+
+/* The default legend of several bars: each colour's first segment, in bar
+ * order (check_spec has bounded the segments to TL_CHART_MAX_ENTRIES). */
+static void legend_of_bars(chart *ch)
+{
+    size_t total = 0, n = 0;
+    for (size_t b = 0; b < ch->nbars; b++) total += ch->bars[b].nsegments;
+    ch->own_entries = tl_xcalloc(total, sizeof *ch->own_entries);
+    for (size_t b = 0; b < ch->nbars; b++)
+        for (size_t i = 0; i < ch->bars[b].nsegments; i++) {
+            const tl_chart_segment *s = &ch->bars[b].segments[i];
+            size_t k = 0;
+            while (k < n && !(ch->own_entries[k].color.r == s->color.r && ch->own_entries[k].color.g == s->color.g &&
+                              ch->own_entries[k].color.b == s->color.b))
+                k++;
+            if (k == n) ch->own_entries[n++] = *s;
+        }
+    ch->entries = ch->own_entries;
+    ch->nentries = n;
 }
 
 static int open_fonts(chart *ch, tl_error *err)
@@ -462,17 +563,37 @@ int tl_chart_stacked_bar_render(const tl_stacked_bar *spec, tl_canvas *out, tl_c
     ch.s = dpi / 72;
     ch.fig_w = (spec->width_in > 0 ? spec->width_in : 12) * dpi;
     ch.fig_h = (spec->height_in > 0 ? spec->height_in : 3) * dpi;
-    size_t n = spec->nsegments;
+    if (spec->bars) {
+        ch.bars = spec->bars;
+        ch.nbars = spec->nbars;
+    } else {
+        ch.one = (tl_chart_bar){NULL, spec->segments, spec->nsegments};
+        ch.bars = &ch.one;
+        ch.nbars = 1;
+    }
+    if (spec->legend) {
+        ch.entries = spec->legend;
+        ch.nentries = spec->nlegend;
+    } else if (!spec->bars) {
+        ch.entries = spec->segments;
+        ch.nentries = spec->nsegments;
+    } else {
+        legend_of_bars(&ch);
+    }
+    size_t n = ch.nentries;
     int cols = spec->legend_cols ? spec->legend_cols : 4;
     ch.ncols = (size_t)cols < n ? cols : (int)n;
     ch.legend = tl_xcalloc(n, sizeof *ch.legend);
+    ch.ylabel = tl_xcalloc(ch.nbars, sizeof *ch.ylabel);
     int rc = -1;
     if (open_fonts(&ch, err) != 0) goto done;
     if (measure(&ch.title, ch.bold, TITLE_PT * ch.s, spec->title, err) != 0 ||
         measure(&ch.xlabel, ch.regular, AXIS_PT * ch.s, spec->xlabel, err) != 0)
         goto done;
     for (size_t i = 0; i < n; i++)
-        if (measure(&ch.legend[i], ch.regular, LEGEND_PT * ch.s, spec->segments[i].label, err) != 0) goto done;
+        if (measure(&ch.legend[i], ch.regular, LEGEND_PT * ch.s, ch.entries[i].label, err) != 0) goto done;
+    for (size_t i = 0; i < ch.nbars; i++)
+        if (measure(&ch.ylabel[i], ch.regular, AXIS_PT * ch.s, ch.bars[i].label, err) != 0) goto done;
     if (place(&ch, err) != 0) goto done;
 
     double pad = SAVE_PAD_PT * ch.s;
@@ -484,14 +605,24 @@ int tl_chart_stacked_bar_render(const tl_stacked_bar *spec, tl_canvas *out, tl_c
         goto done;
     }
     if (geo) {
-        double half = 0.4 / 1.2 * (ch.ay1 - ch.ay0), yc = (ch.ay0 + ch.ay1) / 2 + oy;
-        *geo = (tl_chart_geometry){out->w, out->h, ch.ax0 + ox, ch.ax1 + ox, yc - half, yc + half};
+        memset(geo, 0, sizeof *geo);
+        geo->width = out->w;
+        geo->height = out->h;
+        geo->axis_x0 = ch.ax0 + ox;
+        geo->axis_x1 = ch.ax1 + ox;
+        geo->nbars = ch.nbars;
+        for (size_t i = 0; i < ch.nbars; i++)
+            bar_span(ch.nbars, i, ch.ay0 + oy, ch.ay1 + oy, &geo->bars_y0[i], &geo->bars_y1[i]);
+        geo->bar_y0 = geo->bars_y0[0];
+        geo->bar_y1 = geo->bars_y1[0];
     }
     rc = 0;
 done:
     tl_font_close(ch.regular);
     tl_font_close(ch.bold);
     free(ch.legend);
+    free(ch.ylabel);
+    free(ch.own_entries);
     return rc;
 }
 

@@ -1,5 +1,7 @@
-/* png_chart.h — the analysis layer's one chart (analysis-layer spec §13.1):
- * a horizontal stacked bar with a title, an x axis from 0 to xmax with
+/* png_chart.h — the analysis layer's chart (analysis-layer spec §13.1):
+ * a horizontal stacked bar (or several, one per trace of a comparative
+ * analysis, top to bottom on one x axis, each named left of the axis by a
+ * y tick label) with a title, an x axis from 0 to xmax with
  * matplotlib-style automatic ticks and a label, and a legend below in up to
  * N columns filled column-major, laid out the way matplotlib's
  * tight_layout + savefig(bbox_inches="tight", pad 0.1 in) would (sizes in
@@ -22,21 +24,44 @@ typedef struct tl_chart_segment {
     tl_rgb color;
 } tl_chart_segment;
 
+/* One bar of several: its name (a y tick label) and its segments. */
+typedef struct tl_chart_bar {
+    const char *label; /* UTF-8; NULL or "" for none */
+    const tl_chart_segment *segments;
+    size_t nsegments; /* >= 1; drawn left to right in this order */
+} tl_chart_bar;
+
+#define TL_CHART_MAX_BARS 64
+#define TL_CHART_MAX_ENTRIES 4096 /* segments per bar, legend entries */
+
 typedef struct tl_stacked_bar {
     const char *title;  /* UTF-8; NULL or "" for none */
     const char *xlabel; /* UTF-8; NULL or "" for none */
     double xmax;        /* x axis limits [0, xmax], > 0 */
     const tl_chart_segment *segments;
-    size_t nsegments;        /* >= 1; drawn left to right in this order */
-    int legend_cols;         /* 0: min(nsegments, 4) */
+    size_t nsegments;        /* the one bar (when nbars is 0): >= 1, left to right */
+    int legend_cols;         /* 0: min(legend entries, 4) */
     double width_in, height_in, dpi; /* figure size; 0: 12, 3, 150 */
+    /* Several bars instead of segments (nbars 1 to TL_CHART_MAX_BARS, the
+     * first on top; segments must then be NULL): the y limits are
+     * [-0.6, nbars - 0.4], each bar 0.8 high, and the legend hangs below
+     * the axis as far (in y units) as below the one bar. */
+    const tl_chart_bar *bars;
+    size_t nbars;
+    /* The legend's entries (value unused), in order; NULL: the segments of
+     * the one bar, or, with bars, each colour's first segment in bar order
+     * (its label). */
+    const tl_chart_segment *legend;
+    size_t nlegend;
 } tl_stacked_bar;
 
 /* Where things landed, in pixels of the image. */
 typedef struct tl_chart_geometry {
     int width, height;
     double axis_x0, axis_x1; /* x = 0 and x = xmax */
-    double bar_y0, bar_y1;   /* top and bottom of the bar */
+    double bar_y0, bar_y1;   /* top and bottom of the (first) bar */
+    size_t nbars;
+    double bars_y0[TL_CHART_MAX_BARS], bars_y1[TL_CHART_MAX_BARS]; /* every bar, top to bottom */
 } tl_chart_geometry;
 
 /* Renders onto a new canvas (the caller frees it); geo may be NULL. */

@@ -601,3 +601,62 @@ tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext
     tl_event_cols_free(&ec);
     return tb;
 }
+
+/* name cut to 256 characters (code points) + "..": the byte length kept */
+static size_t cut_256(const char *s, int *cut)
+{
+    size_t i = 0, chars = 0;
+    for (; s[i]; i++) {
+        if (((unsigned char)s[i] & 0xC0) == 0x80) continue; /* a continuation byte */
+        if (chars++ == 256) break;
+    }
+    *cut = s[i] != 0;
+    return i;
+}
+
+void tl_launcher_table_add_modules(tl_table *tb, const tl_trace *t, const tl_launchers *l)
+{
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    size_t c_cs = tl_table_add_col(tb, "call_stack", TL_COL_STR);
+    size_t c_pm = tl_table_add_col(tb, "parent_module", TL_COL_STR);
+    tl_sbuf cs, frame, pm;
+    tl_sb_init(&cs);
+    tl_sb_init(&frame);
+    tl_sb_init(&pm);
+    for (size_t i = 0; i < l->n && i < tb->nrows; i++) {
+        uint32_t u = l->v[i].uid;
+        const char *nm = tl_es_name(es, u);
+        tl_sb_clear(&cs);
+        tl_sb_putc(&cs, '[');
+        tl_sb_pystr(&cs, nm, strlen(nm));
+        int have_parent = 0;
+        tl_sb_clear(&pm);
+        for (uint32_t p = tr->parent[u]; p != TL_NOUID; p = tr->parent[p]) {
+            const char *pn = tl_es_name(es, p);
+            int cut;
+            size_t n = cut_256(pn, &cut);
+            tl_sb_clear(&frame);
+            tl_sb_putn(&frame, pn, n);
+            if (cut) tl_sb_puts(&frame, "..");
+            if (!frame.s || !strstr(frame.s, "nn.Module")) continue;
+            tl_sb_puts(&cs, ", ");
+            tl_sb_pystr(&cs, frame.s, frame.len);
+            if (have_parent++) continue;
+            /* re.sub(r"_\d+", "", name) */
+            for (const char *c = frame.s; *c;) {
+                if (c[0] == '_' && c[1] >= '0' && c[1] <= '9') {
+                    for (c++; *c >= '0' && *c <= '9'; c++) {}
+                    continue;
+                }
+                tl_sb_putc(&pm, *c++);
+            }
+        }
+        tl_sb_putc(&cs, ']');
+        tl_table_set_str(tb, c_cs, i, cs.s);
+        tl_table_set_str(tb, c_pm, i, have_parent ? (pm.s ? pm.s : "") : "NA");
+    }
+    tl_sb_free(&cs);
+    tl_sb_free(&frame);
+    tl_sb_free(&pm);
+}

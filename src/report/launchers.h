@@ -149,4 +149,12 @@ long tl_kernel_stats_order(const tl_trace *t, const tl_klist *rows, size_t n, si
  * index into l->ov, standing for overlapping_kernels_details). */
 tl_table *tl_launcher_table(const tl_trace *t, const tl_launchers *l, tl_argtext *at);
 
+/* Adds the inference report's module columns (inference-and-comparative
+ * spec §1.6, --group_by_parent_module) to a launcher table built from l:
+ * "call_stack", the Python list repr of [launcher name] + the names of its
+ * ancestors containing "nn.Module" (innermost first, each cut to 256
+ * characters + ".."), and "parent_module", its second element with every
+ * "_<digits>" removed ("NA" when there is none). */
+void tl_launcher_table_add_modules(tl_table *tb, const tl_trace *t, const tl_launchers *l);
+
 #endif

@@ -296,13 +296,38 @@ static void fill_entry(tl_perf_eval *pe, tl_perf_entry *e, const tl_perf_result 
     tl_sb_free(&b);
 }
 
+/* The annotation step's name filters (prefixes): the standard report's
+ * one, or the inference report's list (§1.6 step 4). */
+static int annotated(const tl_perf_eval *pe, const char *name)
+{
+    static const char *const filters[] = {
+        "vllm::unified_attention_with_output",
+        "aiter::mha_varlen_fwd",
+        "pseudo_mla_decode_fwd",
+        "pseudo_mla_prefill_fwd",
+        "vllm::gdn_attention_core",
+        "aiter::fmha_v3_varlen_fwd",
+        "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd",
+        "sglang_profiler::attention_paged_attention_ragged",
+        "aiter::mha_batch_prefill",
+        "aiter::pa_decode_gluon",
+        "aiter::v4_attention_with_output",
+        "pseudo_v4_paged_decode_swa",
+        "pseudo_v4_paged_decode_csa",
+        "pseudo_v4_paged_decode_hca",
+    };
+    size_t n = pe->inference_annotations ? sizeof filters / sizeof *filters : 1;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(name, filters[i], strlen(filters[i]))) return 1;
+    return 0;
+}
+
 const tl_perf_entry *tl_perf_eval_run(tl_perf_eval *pe, const tl_perf_class *cls, uint32_t ev, int bwd,
                                       const uint32_t *kernels, size_t nk)
 {
     uint32_t fwd = cls->seq_forward ? tl_perf_seq_forward(pe, ev) : TL_NOUID;
     const char *ann = NULL;
-    if (!strncmp(tl_es_name(&pe->t->es, ev), "vllm::unified_attention_with_output", 35))
-        ann = tl_event_annotation(&pe->ann, ev);
+    if (annotated(pe, tl_es_name(&pe->t->es, ev))) ann = tl_event_annotation(&pe->ann, ev);
     uint64_t h1, h2;
     signature(pe, cls, ev, fwd, bwd, ann, kernels, nk, &h1, &h2);
     uint32_t hit = tl_map_get(&pe->cache, h1, h2);

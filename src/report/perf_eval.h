@@ -48,6 +48,8 @@ typedef struct tl_perf_eval {
     uint8_t *cls_known;
     tl_seq_uid *seq_index;      /* sorted by (seq, uid) */
     size_t n_seq;
+    int inference_annotations;  /* the inference report's annotation filters (inference-and-
+                                   comparative spec §1.6 step 4); else the standard report's one */
     struct tl_extension *ext;   /* the report's extension models, consulted first (borrowed; its Lua
                                    models run on this evaluator's thread only), NULL: none */
 } tl_perf_eval;

@@ -17,6 +17,7 @@
 #include "../io/outfile.h"
 #include "sheets_kernels.h"
 #include "sheets_ops.h"
+#include "sheet_steps.h"
 #include "sheets_perf.h"
 #include "xlsx_writer.h"
 
@@ -25,6 +26,7 @@ void tl_report_opts_default(tl_report_opts *o)
     memset(o, 0, sizeof *o);
     o->micro_idle_ns = -1;
     o->kernel_summary = 1;
+    o->step_breakdown = 1;
     o->short_kernel_study = 1;
     o->short_threshold_us = 10;
     o->short_bins = 100;
@@ -107,12 +109,16 @@ static void *perf_job_main(void *arg)
     tl_perf_eval pe;
     tl_perf_eval_init(&pe, j->t, j->o->arch);
     pe.ext = j->ext;
-    tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info, j->o->compare ? &j->kernel_row : NULL};
+    pe.inference_annotations = j->o->inference;
+    /* the inference report's unified table has the NCCL ops with collective analysis (§1.6) */
+    tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info, j->o->compare ? &j->kernel_row : NULL,
+                          j->o->inference && j->o->coll_analysis};
     tl_table *unified, *unified_kl;
     tl_sheets_unified(&pe, j->l, &at, &uo, &unified, &unified_kl);
     add_sheet(&j->sheets, "unified_perf_summary", unified, 0);
     add_sheet(&j->sheets, "unified_perf_summary_kl_overlap", unified_kl, 0);
-    tl_perf_sheet_opts po = {j->o->group_by_num_kernels, j->o->topk_roofline_ops, j->o->include_overlap_info};
+    tl_perf_sheet_opts po = {j->o->group_by_num_kernels, j->o->topk_roofline_ops, j->o->include_overlap_info,
+                             j->o->inference};
     tl_perf_sheets(&pe, j->l, &at, &po, sheet_sink, &j->sheets);
     tl_perf_eval_free(&pe);
     tl_argtext_free(&at);
@@ -164,6 +170,11 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     if (o->detect_recompute && !t->tree.with_python) {
         tl_error_set(err, "%s: --detect_recompute needs the python functions in the call tree: load the trace "
                           "with them (Lua: tl.load(path, {include_call_stack = true}))", t->path);
+        return -1;
+    }
+    if (o->inference && o->group_by_parent_module && !t->tree.with_python) {
+        tl_error_set(err, "%s: --group_by_parent_module needs the python functions in the call tree: load the "
+                          "trace with them (Lua: tl.load(path, {include_call_stack = true}))", t->path);
         return -1;
     }
     /* the extension: loaded (and its override tables built) before any thread starts */
@@ -230,11 +241,12 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     tl_argtext at;
     tl_argtext_init(&at, t);
     tl_table *lt = tl_launcher_table(t, &l, &at);
+    if (o->inference && o->group_by_parent_module) tl_launcher_table_add_modules(lt, t, &l);
     tl_sheets ops = {0}, kernels = {0};
     if (!gpu_only) {
         tl_ops_opts oo = {o->group_by_num_kernels, o->topk_ops, o->first_occurrence_time};
-        add_sheet(&ops, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt), 0);
-        add_sheet(&ops, "ops_summary", tl_sheet_ops_summary(lt), 0);
+        add_sheet(&ops, "ops_summary_by_category", tl_sheet_ops_summary_by_category(lt, o->inference), 0);
+        add_sheet(&ops, "ops_summary", tl_sheet_ops_summary(lt, o->inference), 0);
         add_sheet(&ops, "ops_unique_args", tl_sheet_ops_unique_args(t, &l, lt, &oo), 0);
         if (have_ovl)
             add_sheet(&ops, "ops_unique_args_kl_overlap", tl_sheet_ops_unique_args_kl_overlap(t, &l, lt, &oo), 0);
@@ -250,6 +262,8 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
                   1);
     }
     if (o->coll_analysis && !gpu_only) add_sheet(&kernels, "coll_analysis", tl_sheet_coll_analysis(t), 0);
+    /* tracelens's own sheets, after the reference's (none when the trace has no steps) */
+    if (o->step_breakdown) add_sheet(&kernels, "step_breakdown", tl_sheet_step_breakdown(t), 0);
     tl_table_free(kt);
     tl_table_free(lt);
     tl_argtext_free(&at);

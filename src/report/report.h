@@ -13,6 +13,7 @@ typedef struct tl_report_opts {
     int include_unlinked;      /* --include-unlinked-kernels */
     int64_t micro_idle_ns;     /* -1 = off */
     int kernel_summary;        /* default on */
+    int step_breakdown;        /* step_breakdown (tracelens's own sheet; sheet_steps.h), default on */
     int short_kernel_study;    /* default on */
     double short_threshold_us; /* 10 */
     int short_bins;            /* 100 */
@@ -40,6 +41,14 @@ typedef struct tl_report_opts {
                                   TraceDiff columns to unified_perf_summary and a diff_stats
                                   sheet (inference-and-comparative spec §2.3); with pseudo_ops 1
                                   it gets them too (a private copy) */
+    int inference;             /* --inference: the inference report (inference-and-comparative
+                                  spec §1.6): the module variants of the op sheets, per-category
+                                  sheets `<Cat>_fwd` (single sheets GEMM, UnaryElementwise,
+                                  BinaryElementwise only; `<Cat>_bwd` holds only the backward rows
+                                  moved out of `_fwd`), the inference annotation filters, and
+                                  NCCL ops in unified_perf_summary when coll_analysis is on */
+    int group_by_parent_module; /* with inference: parent_module (+ call_stack) in the op sheets
+                                  (the trace must have python functions in its tree) */
 } tl_report_opts;
 
 void tl_report_opts_default(tl_report_opts *o);

@@ -35,14 +35,20 @@ static void derive_div(tl_table *t, const char *from, const char *to, double div
     for (size_t r = 0; c >= 0 && r < t->nrows; r++) tl_table_set_f64(t, d, r, tl_table_num(t, (size_t)c, r) / div);
 }
 
-/* Launchers grouped by a key and, with --detect_recompute, is_recompute
- * (sorted keys, missing keys dropped), sorted by total direct kernel time,
- * with the time in ms added; NULL if empty. */
-static tl_table *by_direct_time(const tl_table *launchers, const char *name, const char *key, const tl_agg *aggs,
-                                size_t naggs)
+/* Launchers grouped by a key, with module (the inference report's module
+ * variants, §1.6) parent_module, and with --detect_recompute is_recompute
+ * (keys the table lacks are skipped; sorted keys, missing keys dropped),
+ * sorted by total direct kernel time, with the time in ms added; NULL if
+ * empty. */
+static tl_table *by_direct_time(const tl_table *launchers, const char *name, const char *key, int module,
+                                const tl_agg *aggs, size_t naggs)
 {
-    const char *keys[2] = {key, "is_recompute"}; /* a key the table lacks is skipped */
-    tl_groupby g = {keys, 2, 1, 1, aggs, naggs};
+    const char *keys[3];
+    size_t nk = 0;
+    keys[nk++] = key;
+    if (module) keys[nk++] = "parent_module";
+    keys[nk++] = "is_recompute";
+    tl_groupby g = {keys, nk, 1, 1, aggs, naggs};
     tl_table *t = tl_table_group(launchers, name, &g);
     if (!t->nrows) {
         tl_table_free(t);
@@ -54,28 +60,61 @@ static tl_table *by_direct_time(const tl_table *launchers, const char *name, con
     return t;
 }
 
-tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers)
+tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers, int inference)
 {
+    /* the module variant adds call_stack_first when the table has call_stack */
+    int cs = inference && tl_table_col(launchers, "call_stack") >= 0;
     const tl_agg aggs[] = {
         {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
         {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
+        {"call_stack", TL_AGG_FIRST, "call_stack_first", NULL, NULL},
     };
-    tl_table *t = by_direct_time(launchers, "ops_summary_by_category", "op category", aggs, 2);
+    tl_table *t = by_direct_time(launchers, "ops_summary_by_category", "op category", inference, aggs, cs ? 3 : 2);
     if (!t) return NULL;
     tl_table_drop(t, "total_direct_kernel_time_sum");
     tl_add_percentages(t, "total_direct_kernel_time_ms");
     return t;
 }
 
-tl_table *tl_sheet_ops_summary(const tl_table *launchers)
+tl_table *tl_sheet_ops_summary(const tl_table *launchers, int inference)
 {
+    if (inference) {
+        /* get_df_kernel_launchers_summary_module: subtree sum and count,
+         * call_stack first, no subtree ms */
+        int cs = tl_table_col(launchers, "call_stack") >= 0;
+        const tl_agg aggs[] = {
+            {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
+            {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
+            {"op category", TL_AGG_SET, "Categories", NULL, NULL},
+            {"total_subtree_kernel_time", TL_AGG_SUM, "total_subtree_kernel_time_sum", NULL, NULL},
+            {"total_subtree_kernel_time", TL_AGG_COUNT, "total_subtree_kernel_time_count", NULL, NULL},
+            {"call_stack", TL_AGG_FIRST, "call_stack_first", NULL, NULL},
+        };
+        tl_table *t = by_direct_time(launchers, "ops_summary", "name", 1, aggs, cs ? 6 : 5);
+        if (!t) return NULL;
+        tl_add_percentages(t, "total_direct_kernel_time_ms");
+        static const char *const order[] = {"name",
+                                            "parent_module",
+                                            "is_recompute",
+                                            "total_direct_kernel_time_sum",
+                                            "total_subtree_kernel_time_sum",
+                                            "total_subtree_kernel_time_count",
+                                            "total_direct_kernel_time_ms",
+                                            "Count",
+                                            "Categories",
+                                            "call_stack_first",
+                                            "Percentage (%)",
+                                            "Cumulative Percentage (%)"};
+        tl_table_select(t, order, sizeof order / sizeof *order);
+        return t;
+    }
     const tl_agg aggs[] = {
         {"total_direct_kernel_time", TL_AGG_SUM, "total_direct_kernel_time_sum", NULL, NULL},
         {"total_direct_kernel_time", TL_AGG_COUNT, "Count", NULL, NULL},
         {"op category", TL_AGG_SET, "Categories", NULL, NULL},
         {"total_subtree_kernel_time", TL_AGG_SUM, "total_subtree_kernel_time_sum", NULL, NULL},
     };
-    tl_table *t = by_direct_time(launchers, "ops_summary", "name", aggs, 4);
+    tl_table *t = by_direct_time(launchers, "ops_summary", "name", 0, aggs, 4);
     if (!t) return NULL;
     tl_add_percentages(t, "total_direct_kernel_time_ms");
     derive_div(t, "total_subtree_kernel_time_sum", "total_subtree_kernel_time_ms", 1000.0);
@@ -126,7 +165,12 @@ static tl_table *unique_args(const tl_trace *t, const tl_launchers *l, const tl_
     if (kl) keys[nkeys++] = "overlapping_kernel_names";
     static const char *const base[] = {"op category", "process_name", "process_label", "thread_name", "Input Dims",
                                        "Input type",  "Input Strides", "Concrete Inputs"};
-    for (int i = 0; i < 8; i++) keys[nkeys++] = base[i];
+    /* the inference report's module columns (§1.6), when the table has them */
+    int module = tl_table_col(launchers, "parent_module") >= 0 && tl_table_col(launchers, "call_stack") >= 0;
+    for (int i = 0; i < 8; i++) {
+        keys[nkeys++] = base[i];
+        if (i == 0 && module) keys[nkeys++] = "parent_module";
+    }
     if (o && o->group_by_num_kernels) keys[nkeys++] = "num_kernels";
     if (l->recompute) keys[nkeys++] = "is_recompute";
     tl_klist *lists = tl_launcher_klists(l);
@@ -147,6 +191,7 @@ static tl_table *unique_args(const tl_trace *t, const tl_launchers *l, const tl_
         }
     aggs[na++] = (tl_agg){"UID", TL_AGG_FIRST, "ex_UID", NULL, NULL};
     aggs[na++] = (tl_agg){"UID", TL_AGG_COUNT, "operation_count", NULL, NULL};
+    if (module) aggs[na++] = (tl_agg){"call_stack", TL_AGG_FIRST, "call_stack", NULL, NULL};
     if (o && o->first_occurrence_time) aggs[na++] = (tl_agg){"ts", TL_AGG_MIN, "first_occurrence_time", NULL, NULL};
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "kernel_details_summary", tl_agg_kernel_stats, &full};
     aggs[na++] = (tl_agg){NULL, TL_AGG_CUSTOM, "trunc_kernel_details", tl_agg_kernel_stats, &trunc};
@@ -179,6 +224,7 @@ static tl_table *unique_args(const tl_trace *t, const tl_launchers *l, const tl_
     for (int s = 0; s < 6; s++)
         for (int c = 0; c < 2; c++) order[no++] = names[c][s];
     order[no++] = "ex_UID";
+    if (module) order[no++] = "call_stack";
     order[no++] = "kernel_details_summary";
     order[no++] = "trunc_kernel_details";
     if (kl) {

@@ -15,8 +15,14 @@ typedef struct tl_ops_opts {
     int first_occurrence_time; /* --include_first_occurrence_time */
 } tl_ops_opts;
 
-tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers);
-tl_table *tl_sheet_ops_summary(const tl_table *launchers);
+/* inference: the module variants of the inference report (inference-and-
+ * comparative spec §1.6): parent_module a key and call_stack_first a column
+ * when the launcher table has them (tl_launcher_table_add_modules);
+ * ops_summary with total_subtree_kernel_time_count and without the subtree
+ * ms. ops_unique_args takes parent_module (a key after op category) and
+ * call_stack (first, after ex_UID) whenever the table has them. */
+tl_table *tl_sheet_ops_summary_by_category(const tl_table *launchers, int inference);
+tl_table *tl_sheet_ops_summary(const tl_table *launchers, int inference);
 tl_table *tl_sheet_ops_unique_args(const tl_trace *t, const tl_launchers *l, const tl_table *launchers,
                                    const tl_ops_opts *o);
 /* ops_unique_args_kl_overlap (§7.10, --include_overlap_info): ops_unique_args

@@ -87,6 +87,8 @@ static double busy_us(const tl_trace *t, const uint32_t *k, size_t n)
 /* ================================================= per-category sheets */
 
 static const char *const SINGLE_SHEETS[] = {"GEMM", "UnaryElementwise", "BinaryElementwise", "Normalization", NULL};
+/* the inference report's (§1.6): Normalization gets Normalization_fwd */
+static const char *const SINGLE_SHEETS_INFERENCE[] = {"GEMM", "UnaryElementwise", "BinaryElementwise", NULL};
 static const char *const MOVED_TO_BWD[] = {"flash_attn::_flash_attn_varlen_backward", "aten::convolution_backward",
                                            "ConvBias_Backward", "ConvBiasReLU_Backward", NULL};
 static const char *const DROPPED_FROM_BWD[] = {"aten::convolution", "aten::miopen_convolution",
@@ -370,7 +372,7 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
         tl_table *fwd_ov = ov ? summarize(raw, families[f], t, &kl, o, roof, l, 1) : NULL;
         tl_table_free(raw);
         char nm[96];
-        if (in_list(families[f], SINGLE_SHEETS)) {
+        if (in_list(families[f], o->inference ? SINGLE_SHEETS_INFERENCE : SINGLE_SHEETS)) {
             emit(sink, ctx, families[f], fwd);
             if (ov) {
                 snprintf(nm, sizeof nm, "%s_kl_overlap", families[f]);
@@ -382,13 +384,20 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
         tl_table *moved = tl_table_new("moved"), *moved_ov = tl_table_new("moved");
         move_rows(fwd, moved, MOVED_TO_BWD);
         if (ov) move_rows(fwd_ov, moved_ov, MOVED_TO_BWD);
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(tl_es_name(es, evs[i]), "vllm::unified_attention_with_output") != 0) evs[nb++] = evs[i];
         klists klb = {0};
-        tl_table *rawb = build_rows(pe, l, evs, nb, 1, at, &klb);
-        tl_table *bwd = summarize(rawb, families[f], t, &klb, o, roof, l, 0);
-        tl_table *bwd_ov = ov ? summarize(rawb, families[f], t, &klb, o, roof, l, 1) : NULL;
-        tl_table_free(rawb);
+        tl_table *bwd, *bwd_ov = NULL;
+        if (o->inference) {
+            /* no backward pass: the moved rows alone */
+            bwd = tl_table_new(families[f]);
+            if (ov) bwd_ov = tl_table_new(families[f]);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                if (strcmp(tl_es_name(es, evs[i]), "vllm::unified_attention_with_output") != 0) evs[nb++] = evs[i];
+            tl_table *rawb = build_rows(pe, l, evs, nb, 1, at, &klb);
+            bwd = summarize(rawb, families[f], t, &klb, o, roof, l, 0);
+            bwd_ov = ov ? summarize(rawb, families[f], t, &klb, o, roof, l, 1) : NULL;
+            tl_table_free(rawb);
+        }
         for (size_t r = 0; r < moved->nrows; r++) copy_row(bwd, moved, r); /* appended, not re-sorted */
         for (size_t r = 0; ov && r < moved_ov->nrows; r++) copy_row(bwd_ov, moved_ov, r);
         tl_table_free(moved);
@@ -432,6 +441,7 @@ typedef struct unified {
     TL_VEC(uint32_t) collected;
     int8_t *model_memo; /* -1 unknown, 0/1 */
     int8_t *desc_memo;  /* desc_has_model per event: -1 unknown, 0/1 */
+    int include_comm;   /* NCCL ops are rows too (tl_unified_opts.include_comm) */
     /* --include_call_stack (§7.6.1): the running stack of frame names
      * (ids into `frames`), and the stack each collected event saw */
     int callstack;
@@ -637,7 +647,7 @@ static int visit_node(unified *U, uint32_t u)
             direct_model = t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(t, c);
         }
         if (direct_model) return 1;
-        if (!launches_comm(t, u)) collect(U, u);
+        if (U->include_comm || !launches_comm(t, u)) collect(U, u);
         return -1;
     }
     return 0;
@@ -1114,7 +1124,8 @@ static void unified_rows(unified *U, urows *rows)
     }
     TL_VEC(urow) orphans = {0}, withop = {0};
     for (size_t g = 0; g < es->n; g++) {
-        if (!is_gpu(t, (uint32_t)g) || covered[g] || tl_tree_is_comm(tr, es, (uint32_t)g)) continue;
+        if (!is_gpu(t, (uint32_t)g) || covered[g] || (!U->include_comm && tl_tree_is_comm(tr, es, (uint32_t)g)))
+            continue;
         uint32_t op = TL_NOUID;
         for (uint32_t p = tr->parent[g]; p != TL_NOUID && op == TL_NOUID; p = tr->parent[p])
             if (es->cat[p] == TL_CAT_CPU_OP) op = p;
@@ -1222,7 +1233,7 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
     const tl_tree *tr = &t->tree;
     *summary = NULL;
     if (kl_overlap) *kl_overlap = NULL;
-    unified U = {.pe = pe, .t = t, .callstack = tr->with_python && o->call_stack};
+    unified U = {.pe = pe, .t = t, .callstack = tr->with_python && o->call_stack, .include_comm = o->include_comm};
     int ov = o->kl_overlap && l->overlaps && kl_overlap;
     tl_strpool_init(&U.frames);
     U.frame_of_name = tl_xcalloc(es->names.n + 1, sizeof *U.frame_of_name);
@@ -1332,19 +1343,11 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             tl_table_set_f64(tb, m.kt, r, t_us);
         }
         if (U.callstack) {
-            if (synthetic) { /* its stack: the frames above its parent, and the parent */
-                TL_VEC(uint32_t) anc = {0};
-                for (uint32_t p = u; p != TL_NOUID; p = tr->parent[p]) {
-                    uint32_t f = frame_of(&U, p);
-                    if (f != UINT32_MAX) TL_PUSH(anc, f);
-                }
-                for (size_t a = 0, b = anc.n; a + 1 < b; a++, b--) {
-                    uint32_t x = anc.v[a];
-                    anc.v[a] = anc.v[b - 1];
-                    anc.v[b - 1] = x;
-                }
-                add_row_stacks(&U, &cs, anc.v, anc.n, u, gk, ng);
-                free(anc.v);
+            if (synthetic) {
+                /* a synthetic op is a copy of an event the visit did not
+                 * collect: no stored stack, so each chain is its kernel
+                 * alone (the reference's sglang_decode inference rows) */
+                add_row_stacks(&U, &cs, NULL, 0, ng ? tr->parent[gk[0]] : TL_NOUID, gk, ng);
             } else {
                 add_row_stacks(&U, &cs, U.bases.v + U.base_off.v[i], U.base_off.v[i + 1] - U.base_off.v[i], u, gk, ng);
             }

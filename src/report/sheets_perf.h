@@ -12,6 +12,10 @@ typedef struct tl_perf_sheet_opts {
     int group_by_num_kernels;
     long topk_roofline_ops;   /* 0 = all [FIX: the reference ignores the flag] */
     int include_overlap_info; /* add the `_kl_overlap` sheets (needs l->ov) */
+    int inference;            /* the inference report (inference-and-comparative spec §1.6):
+                                 single sheets only GEMM, UnaryElementwise, BinaryElementwise;
+                                 no backward pass: `<f>_bwd` holds only the rows moved out of
+                                 `<f>_fwd` [FIX: the reference drops them] */
 } tl_perf_sheet_opts;
 
 /* Appends the perf sheets, in the reference's sheet order, to out (names and
@@ -32,6 +36,8 @@ typedef struct tl_unified_opts {
      * maps them (inference-and-comparative spec §2.3 step 1); UINT32_MAX for
      * none. The caller frees it; NULL when there is no summary. */
     uint32_t **kernel_row;
+    int include_comm; /* NCCL/RCCL ops are rows too (the inference report with collective
+                         analysis on, inference-and-comparative spec §1.6); else skipped */
 } tl_unified_opts;
 
 /* One op of the unified perf collection (§7.6 step A, the reference's

@@ -7,7 +7,7 @@
 
 /* The grammars as POSIX EREs, anchored; Python's \b after the SGLang mode
  * word becomes "the next character is not a word character". */
-static const char *const GRAMMARS[TL_ANN_TIER1 + TL_ANN_TIER2] = {
+static const char *const GRAMMARS[TL_G_COUNT] = {
     /* tier 1: VLLM_DETAILED, ATOM_DETAILED, SGLANG_DETAILED */
     ("^execute_[0-9]+_context_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)_generation_[0-9]+"
      "\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)"),
@@ -26,11 +26,26 @@ static int by_ts(void *ctx, size_t a, size_t b)
     return (ts[a] > ts[b]) - (ts[a] < ts[b]);
 }
 
+void tl_ann_grammars_init(tl_ann_grammars *g)
+{
+    for (int i = 0; i < TL_G_COUNT; i++) regcomp(&g->re[i], GRAMMARS[i], REG_EXTENDED | REG_NOSUB);
+}
+
+void tl_ann_grammars_free(tl_ann_grammars *g)
+{
+    for (int i = 0; i < TL_G_COUNT; i++) regfree(&g->re[i]);
+}
+
+int tl_ann_grammar_match(const tl_ann_grammars *g, int which, const char *name)
+{
+    return which >= 0 && which < TL_G_COUNT && regexec(&g->re[which], name, 0, NULL, 0) == 0;
+}
+
 void tl_annotations_init(tl_annotations *a, const tl_trace *t)
 {
     memset(a, 0, sizeof *a);
     a->t = t;
-    for (int i = 0; i < TL_ANN_TIER1 + TL_ANN_TIER2; i++) regcomp(&a->tier[i], GRAMMARS[i], REG_EXTENDED | REG_NOSUB);
+    tl_ann_grammars_init(&a->g);
     const tl_event_store *es = &t->es;
     TL_VEC(size_t) c = {0};
     for (size_t i = 0; i < es->n; i++)
@@ -44,15 +59,15 @@ void tl_annotations_init(tl_annotations *a, const tl_trace *t)
 
 void tl_annotations_free(tl_annotations *a)
 {
-    for (int i = 0; i < TL_ANN_TIER1 + TL_ANN_TIER2; i++) regfree(&a->tier[i]);
+    tl_ann_grammars_free(&a->g);
     free(a->cands);
     memset(a, 0, sizeof *a);
 }
 
 int tl_annotation_tier(const tl_annotations *a, const char *name)
 {
-    for (int i = 0; i < TL_ANN_TIER1 + TL_ANN_TIER2; i++)
-        if (regexec(&a->tier[i], name, 0, NULL, 0) == 0) return i < TL_ANN_TIER1 ? 1 : 2;
+    for (int i = 0; i < TL_G_COUNT; i++)
+        if (tl_ann_grammar_match(&a->g, i, name)) return i < TL_ANN_TIER1 ? 1 : 2;
     return 0;
 }
 

@@ -12,9 +12,28 @@
 
 enum { TL_ANN_TIER1 = 3, TL_ANN_TIER2 = 4 };
 
+/* The iteration grammars (§1.2), tier 1 then tier 2, in the order of the
+ * reference's tier lists; iteration.h parses what they match. */
+enum tl_ann_grammar {
+    TL_G_VLLM_DETAILED, TL_G_ATOM_DETAILED, TL_G_SGLANG_DETAILED,                   /* tier 1 */
+    TL_G_VLLM_NATIVE, TL_G_SGLANG_NATIVE, TL_G_ATOM_NATIVE, TL_G_DIFFUSION_NATIVE, /* tier 2 */
+    TL_G_COUNT
+};
+
+/* The compiled grammars (POSIX EREs, prefix-anchored as Python's re.match);
+ * read-only after init, so one may serve several threads. */
+typedef struct tl_ann_grammars {
+    regex_t re[TL_G_COUNT];
+} tl_ann_grammars;
+
+void tl_ann_grammars_init(tl_ann_grammars *g);
+void tl_ann_grammars_free(tl_ann_grammars *g);
+/* 1 when grammar which (enum tl_ann_grammar) matches a prefix of name. */
+int tl_ann_grammar_match(const tl_ann_grammars *g, int which, const char *name);
+
 typedef struct tl_annotations {
     const tl_trace *t;
-    regex_t tier[TL_ANN_TIER1 + TL_ANN_TIER2];
+    tl_ann_grammars g;
     uint32_t *cands;   /* cat == "user_annotation" events, by ts (stable) */
     size_t n;
 } tl_annotations;

@@ -31,13 +31,17 @@ typedef struct tl_capture_entry {
 typedef struct tl_capture_index {
     tl_capture_entry *v;
     size_t n;
-    int classified;      /* 1: execution_details.json was absent and was classified (and written) */
+    int classified;      /* 1: execution_details.json was absent and was classified */
+    int written;         /* 1: ... and written into the folder (write was set and it could be) */
+    char *note;          /* why it was not written (owned), NULL when it was or write was not set */
 } tl_capture_index;
 
 /* Reads DIR/execution_details.json, or classifies the capture traces in
  * DIR when it is absent (§1.4) and, when write is set, writes it as the
- * reference does. Errors (one line, file named): DIR without traces, a
- * corrupt execution_details.json, an unreadable capture trace. */
+ * reference does (whole or not at all; a folder that cannot take it leaves
+ * the classification in memory and says so in out->note). Errors (one
+ * line, file named): DIR missing or without traces, a corrupt
+ * execution_details.json, an unreadable capture trace. */
 int tl_capture_index_load(const char *dir, int write, tl_capture_index *out, tl_error *err);
 void tl_capture_index_free(tl_capture_index *ix);
 
@@ -48,17 +52,24 @@ typedef struct tl_capture_summary {
     size_t n_skipped;            /* pairs or roots skipped (see notes) */
     size_t n_kernels_linked;     /* replay GPU events given a capture dispatch */
     size_t n_events_added;       /* events copied into the replay store */
-    int failed;                  /* the merge failed as a whole (multistream without kernel names) */
+    double seconds;              /* the merge's wall time, capture loads included */
+    int failed;                  /* the merge failed as a whole (multistream without kernel names; then an error) */
     char *notes;                 /* newline-separated warnings (owned), NULL when none */
 } tl_capture_summary;
 
-/* The merged trace (refs = 1), built from replay (loaded with python
- * functions in its tree) and the capture traces of idx in dir; the
- * pseudo-op pass runs on the merged trace when pseudo_ops is set. NULL
- * with err set on an input error; a merge that finds nothing to merge
- * still returns a trace (a copy) and says why in sum->notes. */
+/* The merged trace (refs = 1), built from replay (loaded without pseudo
+ * ops; its tree is rebuilt with python functions when it has none) and the
+ * capture traces of idx in dir; the pseudo-op pass runs on the merged
+ * trace when pseudo_ops is set. The merged trace keeps a copy of *sum in
+ * its `capture` field. NULL with err set (one line) on an input error: a
+ * capture trace that cannot be loaded, a merge that fails as a whole
+ * (multistream graphs without kernel names in the capture), or a replay
+ * with graph launches of which none could be merged (no annotation, no
+ * capture batch size, capture traces that match nothing: the first note
+ * says why). A replay without graph launches gives a copy and a note. */
 tl_trace *tl_trace_merge_capture(const tl_trace *replay, const char *dir, const tl_capture_index *idx,
                                  int pseudo_ops, tl_capture_summary *sum, tl_error *err);
+void tl_capture_summary_copy(tl_capture_summary *dst, const tl_capture_summary *src);
 void tl_capture_summary_free(tl_capture_summary *s);
 
 #endif

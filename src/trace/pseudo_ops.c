@@ -1052,49 +1052,32 @@ static void normalize_sglang(work *w)
 
 /* ---------------------------------------------------------- the pass */
 
-/* The children and gpu_events CSR arrays over all events, from the lists. */
+/* The children and gpu_events CSR arrays over all events, from the lists
+ * (names added, pseudo ops and sglang prefixes, get their comm flag). */
+typedef struct relist {
+    work *w;
+    uint8_t *changed; /* per event: its children list is in w->lists (no map probe for the others) */
+} relist;
+
+static size_t list_of(void *ctx, uint32_t u, int which, uint32_t *out)
+{
+    relist *r = ctx;
+    size_t n;
+    const uint32_t *v;
+    if (which) v = gpu_events(r->w, u, &n);
+    else if (r->changed[u] || u >= r->w->n0) v = children(r->w, u, &n);
+    else v = r->w->t->child + r->w->t->child_off[u], n = r->w->t->child_off[u + 1] - r->w->t->child_off[u];
+    if (out && n) memcpy(out, v, n * sizeof *out);
+    return n;
+}
+
 static void rebuild_csr(work *w)
 {
-    tl_tree *t = w->t;
-    size_t n = w->es->n, total = 0, gtotal = 0, nc;
-    for (size_t u = 0; u < n; u++) {
-        children(w, (uint32_t)u, &nc);
-        total += nc;
-        gpu_events(w, (uint32_t)u, &nc);
-        gtotal += nc;
-    }
-    uint32_t *off = tl_big_realloc(NULL, (n + 1) * sizeof *off);
-    uint32_t *arr = tl_big_realloc(NULL, (total ? total : 1) * sizeof *arr);
-    uint32_t *goff = tl_big_realloc(NULL, (n + 1) * sizeof *goff);
-    uint32_t *garr = tl_big_realloc(NULL, (gtotal ? gtotal : 1) * sizeof *garr);
-    size_t k = 0, gk = 0;
-    for (size_t u = 0; u < n; u++) {
-        off[u] = (uint32_t)k;
-        const uint32_t *c = children(w, (uint32_t)u, &nc);
-        if (nc) memcpy(arr + k, c, nc * sizeof *arr);
-        k += nc;
-        goff[u] = (uint32_t)gk;
-        const uint32_t *g = gpu_events(w, (uint32_t)u, &nc);
-        if (nc) memcpy(garr + gk, g, nc * sizeof *garr);
-        gk += nc;
-    }
-    off[n] = (uint32_t)k;
-    goff[n] = (uint32_t)gk;
-    tl_big_free(t->child_off);
-    tl_big_free(t->child);
-    tl_big_free(t->gpu_off);
-    tl_big_free(t->gpu);
-    t->child_off = off;
-    t->child = arr;
-    t->gpu_off = goff;
-    t->gpu = garr;
-    t->n = n;
-    /* names added (pseudo ops, sglang prefixes) get their comm flag */
-    uint8_t *nc_flags = tl_xcalloc(w->es->names.n + 1, 1);
-    for (uint32_t id = 0; id < w->es->names.n; id++)
-        nc_flags[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&w->es->names, id));
-    free(t->name_comm);
-    t->name_comm = nc_flags;
+    relist r = {w, tl_xcalloc(w->es->n + 1, 1)};
+    for (size_t s = 0; s < w->over.cap; s++)
+        if (w->over.val[s] != UINT32_MAX) r.changed[w->over.k1[s]] = 1;
+    tl_tree_relist(w->t, w->es, list_of, &r);
+    free(r.changed);
 }
 
 typedef int (*ext_fn)(work *);

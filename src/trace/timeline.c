@@ -167,24 +167,26 @@ size_t tl_gpu_buckets(const tl_event_store *es, const tl_tree *t, int include_un
     return n;
 }
 
-void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t cnt[3], size_t n,
-                      int64_t micro_thresh_ns, tl_unions *u)
+void tl_unions_of(const tl_event_store *es, const uint32_t *uids, const uint8_t *bk, size_t n,
+                  int64_t micro_thresh_ns, tl_unions *u)
 {
     memset(u, 0, sizeof *u);
     if (!n) return;
+    size_t cnt[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++) cnt[bk[uids[i]]]++;
     tl_interval *lists[3], *all = tl_xmalloc(n * sizeof *all);
-    size_t fill[3] = {0, 0, 0}, na = 0;
+    size_t fill[3] = {0, 0, 0};
     for (int b = 0; b < 3; b++) lists[b] = tl_xmalloc((cnt[b] ? cnt[b] : 1) * sizeof(tl_interval));
-    for (size_t i = 0; i < es->n; i++) {
-        if (bk[i] == 0xff) continue;
-        tl_interval iv = {es->ts[i], tl_es_end(es, i)};
-        lists[bk[i]][fill[bk[i]]++] = iv;
-        all[na++] = iv;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t g = uids[i];
+        tl_interval iv = {es->ts[g], tl_es_end(es, g)};
+        lists[bk[g]][fill[bk[g]]++] = iv;
+        all[i] = iv;
     }
     u->n_comp = tl_merge(lists[TL_B_COMP], cnt[TL_B_COMP]);
     u->n_comm = tl_merge(lists[TL_B_COMM], cnt[TL_B_COMM]);
     u->n_memcpy = tl_merge(lists[TL_B_MEMCPY], cnt[TL_B_MEMCPY]);
-    size_t nall = tl_merge(all, na);
+    size_t nall = tl_merge(all, n);
     size_t room = u->n_comp + u->n_comm + u->n_memcpy + 1;
     tl_interval *tmp1 = tl_xmalloc(room * sizeof *tmp1), *tmp2 = tl_xmalloc(room * 2 * sizeof *tmp2);
     u->computation = tl_length(lists[TL_B_COMP], u->n_comp);
@@ -198,7 +200,7 @@ void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t 
     u->exposed_memcpy = tl_length(tmp2, u->n_exposed_memcpy);
     u->busy = tl_length(all, nall);
     u->total = all[nall - 1].e - all[0].s;
-    u->n_events = na;
+    u->n_events = n;
     if (micro_thresh_ns >= 0) {
         for (size_t i = 1; i < nall; i++) {
             int64_t gap = all[i].s - all[i - 1].e;
@@ -210,6 +212,18 @@ void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t 
     free(tmp2);
     free(all);
     for (int b = 0; b < 3; b++) free(lists[b]);
+}
+
+void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t cnt[3], size_t n,
+                      int64_t micro_thresh_ns, tl_unions *u)
+{
+    (void)cnt;
+    uint32_t *uids = tl_xmalloc((n ? n : 1) * sizeof *uids);
+    size_t m = 0;
+    for (size_t i = 0; i < es->n && m < n; i++)
+        if (bk[i] != 0xff) uids[m++] = (uint32_t)i;
+    tl_unions_of(es, uids, bk, m, micro_thresh_ns, u);
+    free(uids);
 }
 
 int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int include_unlinked,

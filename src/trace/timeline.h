@@ -56,6 +56,12 @@ typedef struct tl_unions {
 void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t cnt[3], size_t n,
                       int64_t micro_thresh_ns, tl_unions *u);
 
+/* The same unions over the GPU events uids[0..n) (each with a bucket in
+ * bk, indexed by uid): per-step and other subsets without a pass over the
+ * whole store. */
+void tl_unions_of(const tl_event_store *es, const uint32_t *uids, const uint8_t *bk, size_t n,
+                  int64_t micro_thresh_ns, tl_unions *u);
+
 /* The GPU timeline over the linked GPU events (all when include_unlinked).
  * micro_idle_thresh_ns < 0 disables the micro/macro split. Returns -1 when
  * there are no GPU events. */

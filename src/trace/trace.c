@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../json/kineto_scan.h"
+#include "capture.h"
 #include "../util/vec.h"
 
 static double now(void)
@@ -107,11 +108,17 @@ tl_trace *tl_trace_with_pseudo_ops(const tl_trace *src)
     tl_es_copy(&t->es, &src->es);
     tl_tree_copy(&t->tree, &src->tree, src->es.names.n);
     apply_pseudo_ops(t);
+    if (src->capture) { /* a merged trace's copy keeps the merge's summary */
+        t->capture = tl_xmalloc(sizeof *t->capture);
+        tl_capture_summary_copy(t->capture, src->capture);
+    }
     t->load_seconds = src->load_seconds;
     t->tree_seconds = src->tree_seconds + (now() - t0);
     atomic_init(&t->refs, 1);
     return t;
 }
+
+void tl_trace_apply_pseudo_ops(tl_trace *t) { apply_pseudo_ops(t); }
 
 void tl_trace_retain(tl_trace *t) { atomic_fetch_add(&t->refs, 1); }
 
@@ -122,6 +129,8 @@ void tl_trace_release(tl_trace *t)
     tl_tree_free(&t->tree);
     tl_es_free(&t->es);
     tl_pseudo_summary_free(&t->pseudo);
+    if (t->capture) tl_capture_summary_free(t->capture);
+    free(t->capture);
     free(t->path);
     free(t);
 }

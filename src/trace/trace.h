@@ -31,6 +31,7 @@ typedef struct tl_trace {
     tl_load_opts opts;
     double load_seconds, tree_seconds;
     tl_pseudo_summary pseudo; /* when opts.pseudo_ops */
+    struct tl_capture_summary *capture; /* a trace merged with capture traces (capture.h): the merge's summary, else NULL */
     atomic_int refs;
 } tl_trace;
 
@@ -40,6 +41,9 @@ tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *er
  * a report that asks for pseudo ops on a trace loaded without them. t is
  * only read. */
 tl_trace *tl_trace_with_pseudo_ops(const tl_trace *t);
+/* Runs the pseudo-op pass on t, which must still be private to its
+ * maker (the capture merge's new trace); sets opts.pseudo_ops. */
+void tl_trace_apply_pseudo_ops(tl_trace *t);
 void tl_trace_retain(tl_trace *t);
 void tl_trace_release(tl_trace *t);
 

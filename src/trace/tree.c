@@ -398,6 +398,37 @@ void tl_tree_copy(tl_tree *dst, const tl_tree *src, size_t n_names)
     dst->bwd_links = dup_or_null(src->bwd_links, src->n_links * sizeof *src->bwd_links);
 }
 
+void tl_tree_relist(tl_tree *t, const tl_event_store *es, tl_tree_list_fn list, void *ctx)
+{
+    size_t n = es->n, total[2] = {0, 0};
+    for (size_t u = 0; u < n; u++)
+        for (int w = 0; w < 2; w++) total[w] += list(ctx, (uint32_t)u, w, NULL);
+    uint32_t *off[2], *arr[2];
+    for (int w = 0; w < 2; w++) {
+        off[w] = tl_big_realloc(NULL, (n + 1) * sizeof *off[w]);
+        arr[w] = tl_big_realloc(NULL, (total[w] ? total[w] : 1) * sizeof *arr[w]);
+        size_t k = 0;
+        for (size_t u = 0; u < n; u++) {
+            off[w][u] = (uint32_t)k;
+            k += list(ctx, (uint32_t)u, w, arr[w] + k);
+        }
+        off[w][n] = (uint32_t)k;
+    }
+    tl_big_free(t->child_off);
+    tl_big_free(t->child);
+    tl_big_free(t->gpu_off);
+    tl_big_free(t->gpu);
+    t->child_off = off[0];
+    t->child = arr[0];
+    t->gpu_off = off[1];
+    t->gpu = arr[1];
+    t->n = n;
+    uint8_t *flags = tl_xcalloc(es->names.n + 1, 1);
+    for (uint32_t id = 0; id < es->names.n; id++) flags[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&es->names, id));
+    free(t->name_comm);
+    t->name_comm = flags;
+}
+
 uint32_t tl_tree_launcher(const tl_tree *t, const tl_event_store *es, uint32_t g)
 {
     uint32_t rt = t->parent[g];

@@ -48,6 +48,16 @@ static inline int tl_is_gpu_cat(uint8_t c)
     return c == TL_CAT_KERNEL || c == TL_CAT_GPU_MEMCPY || c == TL_CAT_GPU_MEMSET;
 }
 
+/* For the passes that add events to a private trace (pseudo ops, the
+ * capture merge): replaces the children and gpu_events CSR arrays with the
+ * lists list() gives for every event of es (which: 0 children, 1
+ * gpu_events; out NULL: the length only, else the list written there),
+ * sets t->n = es->n and gives the names added to es since the tree was
+ * built their communication flag. parent and in_tree are the caller's
+ * (already es->n long). */
+typedef size_t (*tl_tree_list_fn)(void *ctx, uint32_t u, int which, uint32_t *out);
+void tl_tree_relist(tl_tree *t, const tl_event_store *es, tl_tree_list_fn list, void *ctx);
+
 /* The op that launched GPU event g (§5): the nearest cpu_op above its
  * runtime call (skipping cpu_ops named "execute", passing python functions),
  * else the runtime call itself; TL_NOUID when g is not linked. */

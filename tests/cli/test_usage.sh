@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Usage errors exit 2 with help; --help and --version exit 0.
+# Usage errors exit 2 with one line pointing to the command's --help;
+# --help and --version exit 0.
 set -u
 BIN=$1 ROOT=$2
 pass=0 fail=0
@@ -19,6 +20,12 @@ check 2 "unknown command" "$BIN" frobnicate
 check 2 "report without trace" "$BIN" report -o /tmp/x
 check 2 "report without -o" "$BIN" report "$ROOT/examples/demo_trace.json"
 check 2 "report unknown option" "$BIN" report --bogus "$ROOT/examples/demo_trace.json" -o /tmp/x
+grep -q "^tracelens: report: unknown option '--bogus' (see \`tracelens report --help\`)$" /tmp/tl_usage_out.$$ &&
+  [ "$(wc -l </tmp/tl_usage_out.$$)" -eq 1 ] || { fail=$((fail + 1)); echo "FAIL: a usage error is one line: $(cat /tmp/tl_usage_out.$$)" >&2; }
+check 2 "report unknown platform (before loading)" "$BIN" report /nonexistent.json --platform XYZ -o /tmp/x
+grep -q "unknown GPU platform 'XYZ'" /tmp/tl_usage_out.$$ && [ "$(wc -l </tmp/tl_usage_out.$$)" -eq 1 ] ||
+  { fail=$((fail + 1)); echo "FAIL: unknown platform: $(cat /tmp/tl_usage_out.$$)" >&2; }
+check 1 "report unreadable --arch" "$BIN" report "$ROOT/examples/demo_trace.json" --arch /nonexistent.json -o /tmp/x
 check 2 "run without script" "$BIN" run
 check 2 "run bad -j" "$BIN" run -j zero x.lua
 check 1 "run missing script" "$BIN" run /nonexistent/script.lua

@@ -78,6 +78,30 @@ local function traces()
   return list
 end
 
+-- The first overlong name in an analysis.md: a backticked text over 160
+-- characters or a table cell part (between <br>s) over 200 (a full kernel
+-- name runs to thousands; the text names kernels by their short names,
+-- tracelens.kernel_name); nil when there is none. The chart's image line is
+-- not text.
+local function overlong(md)
+  local n = 0
+  for line in (md .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    if not line:find("data:image/", 1, true) then
+      for span in line:gmatch("`([^`]*)`") do
+        if (utf8.len(span) or #span) > 160 then return string.format("line %d: `%s…`", n, span:sub(1, 80)) end
+      end
+      if line:sub(1, 1) == "|" then
+        for cell in line:gmatch("|([^|]*)") do
+          for part in (cell .. "<br>"):gmatch("(.-)<br>") do
+            if (utf8.len(part) or #part) > 200 then return string.format("line %d: | %s…", n, part:sub(1, 80)) end
+          end
+        end
+      end
+    end
+  end
+end
+
 local list = traces()
 if #list == 0 then T.skip("no traces under " .. shared) end
 
@@ -100,6 +124,8 @@ for i, rel in ipairs(list) do
     passed = ok and vok
     why = not ok and string.format("exit %s: %s%s", tostring(code), stdout, stderr)
       or not vok and string.format("validate exit %s:\n%s", tostring(vcode), vout) or ""
+    local long = ok and overlong(tl.fs.read_file(out .. "/analysis.md") or "")
+    if long then passed, why = false, "an overlong name in analysis.md, " .. long end
   end
   local e = EXPECTED_FAILURES[rel]
   if e then

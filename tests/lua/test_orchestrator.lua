@@ -17,9 +17,11 @@ local read = tl.fs.read_file
 local ok, code, out, err = orch("")
 T.eq(code, 2, "no trace: exit 2")
 T.check(err:find("no trace given", 1, true), "no trace: says so: " .. err)
-ok, code, out, err = orch(T.q(trace) .. " --inference")
-T.eq(code, 2, "--inference: exit 2")
-T.check(err:find("not yet supported", 1, true), "--inference: not yet supported: " .. err)
+-- --inference runs (tests/lua/test_inference_analysis.lua checks it); its
+-- capture folder needs the mode
+ok, code, out, err = orch(T.q(trace) .. " --capture_folder .")
+T.eq(code, 2, "--capture_folder without --inference: exit 2")
+T.check(err:find("--capture_folder needs --inference", 1, true), "--capture_folder needs --inference: " .. err)
 ok, code, out, err = orch(T.q(trace) .. " --bogus")
 T.eq(code, 2, "unknown option: exit 2")
 ok, code, out, err = orch("--help")

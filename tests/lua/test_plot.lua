@@ -3,6 +3,12 @@
 -- bert plot (segments, labels, size near the reference's 1768x359, colours
 -- where the times put them, read back with the tests' own PNG reader), the
 -- base64 sidecar (decoded here), and embedding into the report.
+-- Two deviations from the reference's plot (issue 13, docs/compat.md): the
+-- labels spell a category as the report does (its display_name: "GEMM",
+-- where the reference capitalises the name: "Gemm"), and a category's
+-- colour is fixed by its name instead of its rank (the bert categories get
+-- the colours the reference gives them by rank; tests/lua/test_compare_chart.lua
+-- checks the colours across charts and the comparative chart).
 local root, shared = arg[1], arg[2]
 package.path = root .. "/tests/lib/?.lua;" .. package.path
 local T = require "testlib"
@@ -48,12 +54,12 @@ local manifest = {
   gpu_utilization = { total_time_ms = 3.49597607421875 },
   categories = {
     { name = "cpu_idle", tier = "system" },
-    { name = "sdpa_fwd", tier = "compute_kernel", gpu_kernel_time_ms = 0.114 },
-    { name = "gemm", tier = "compute_kernel", gpu_kernel_time_ms = 0.174 },
-    { name = "norm_fwd", tier = "compute_kernel", gpu_kernel_time_ms = 0.04 },
-    { name = "elementwise", tier = "compute_kernel", gpu_kernel_time_ms = 0.048 },
-    { name = "reduce", tier = "compute_kernel", gpu_kernel_time_ms = 0.004 },
-    { name = "other", tier = "compute_kernel", gpu_kernel_time_ms = 0.011 },
+    { name = "sdpa_fwd", display_name = "SDPA_fwd", tier = "compute_kernel", gpu_kernel_time_ms = 0.114 },
+    { name = "gemm", display_name = "GEMM", tier = "compute_kernel", gpu_kernel_time_ms = 0.174 },
+    { name = "norm_fwd", display_name = "NORM_fwd", tier = "compute_kernel", gpu_kernel_time_ms = 0.04 },
+    { name = "elementwise", display_name = "elementwise", tier = "compute_kernel", gpu_kernel_time_ms = 0.048 },
+    { name = "reduce", display_name = "reduce", tier = "compute_kernel", gpu_kernel_time_ms = 0.004 },
+    { name = "other", display_name = "other", tier = "compute_kernel", gpu_kernel_time_ms = 0.011 },
     { name = "multi_kernel", tier = "system" },
     { name = "kernel_fusion", tier = "system", gpu_kernel_time_ms = 0.0 },
   },
@@ -70,20 +76,26 @@ if golden_manifest then
     T.eq(type(c.gpu_kernel_time_ms) == "number" and c.gpu_kernel_time_ms or nil,
       mine[c.name] and mine[c.name].gpu_kernel_time_ms, "golden time of " .. c.name)
     T.eq(c.tier, mine[c.name] and mine[c.name].tier, "golden tier of " .. c.name)
+    if c.tier == "compute_kernel" then
+      T.eq(c.display_name, mine[c.name] and mine[c.name].display_name, "golden display name of " .. c.name)
+    end
   end
 else
   print("SKIP (golden cross-checks): " .. golden .. " not found")
 end
 
 -- segments: descending time, then the rest; labels as in the reference image
+-- but with the report's spelling of each category (the reference: "Gemm",
+-- "Sdpa_fwd", "Elementwise", "Norm_fwd", "Other", "Reduce"); the colours are
+-- the reference's for this trace
 local segs = assert(plot.segments(manifest))
 local expect = {
-  { "Gemm — 0.2 ms (5.0%)", 0.174, "#e74c3c" },
-  { "Sdpa_fwd — 0.1 ms (3.3%)", 0.114, "#e67e22" },
-  { "Elementwise — 0.0 ms (1.4%)", 0.048, "#f1c40f" },
-  { "Norm_fwd — 0.0 ms (1.1%)", 0.04, "#2ecc71" },
-  { "Other — 0.0 ms (0.3%)", 0.011, "#9b59b6" },
-  { "Reduce — 0.0 ms (0.1%)", 0.004, "#1abc9c" },
+  { "GEMM — 0.2 ms (5.0%)", 0.174, "#e74c3c" },
+  { "SDPA_fwd — 0.1 ms (3.3%)", 0.114, "#e67e22" },
+  { "elementwise — 0.0 ms (1.4%)", 0.048, "#f1c40f" },
+  { "NORM_fwd — 0.0 ms (1.1%)", 0.04, "#2ecc71" },
+  { "other — 0.0 ms (0.3%)", 0.011, "#9b59b6" },
+  { "reduce — 0.0 ms (0.1%)", 0.004, "#1abc9c" },
   -- 3.49597607421875 - 0.391 = 3.10497..., 88.82%
   { "Non-computing — 3.1 ms (88.8%)", 3.49597607421875 - (0.174 + 0.114 + 0.048 + 0.04 + 0.011 + 0.004), "#aab7c4" },
 }
@@ -198,7 +210,7 @@ local tie = plot.segments { gpu_utilization = { total_time_ms = 1.0 }, categorie
   { name = "z", tier = "system", gpu_kernel_time_ms = 0.9 },
 } }
 T.eq(#tie, 2, "no rest when compute exceeds the baseline")
-T.eq(tie[1].label:sub(1, 1) .. tie[2].label:sub(1, 1), "BA", "stable order on ties")
+T.eq(tie[1].label:sub(1, 1) .. tie[2].label:sub(1, 1), "ba", "stable order on ties (no display_name: the name)")
 
 -- tl.chart.stacked_bar checks its arguments
 local function err_of(f, ...)

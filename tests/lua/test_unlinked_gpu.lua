@@ -98,7 +98,9 @@ local function check_share(name, text, output, md, manifest)
   return unlinked, pct, compute
 end
 
--- The unlinked kernels are rows of their categories' ops files.
+-- The unlinked kernels are rows of their categories' ops files: {category,
+-- name (the row's short display name), full (the kernel's name, from
+-- kernel_details_summary)}.
 local function unlinked_rows(out, manifest)
   local rows, us = {}, 0
   for _, c in ipairs(manifest.categories or {}) do
@@ -106,13 +108,49 @@ local function unlinked_rows(out, manifest)
       local csv = out .. "/category_data/" .. c.name .. "_ops.csv"
       for _, r in ipairs(T.file_exists(csv) and T.csv_records(csv) or {}) do
         if r.name:sub(-#SUFFIX) == SUFFIX then
-          rows[#rows + 1] = { category = c.name, name = r.name:sub(1, -#SUFFIX - 1) }
+          rows[#rows + 1] = { category = c.name, name = r.name:sub(1, -#SUFFIX - 1),
+            full = (r.kernel_details_summary or ""):match("^%[{'name': '(.-)', 'stream': ") }
           us = us + (tonumber(r["Kernel Time (µs)_sum"]) or 0)
         end
       end
     end
   end
   return rows, us
+end
+
+-- Unlinked rows are named by a short display name (the full mangled name
+-- can pass 1000 characters), unique within its category, with the full
+-- name kept in kernel_details_summary; analysis.md never prints a full
+-- long name, and no backticked name or table cell in it is overlong.
+local MAX_SHORT = 100 -- tracelens.kernel_name.MAX_CHARS
+local function check_names(name, rows, md)
+  local seen = {}
+  for _, r in ipairs(rows) do
+    T.check(r.full and #r.full > 0, name .. ": the full kernel name in kernel_details_summary: " .. r.name)
+    T.check(utf8.len(r.name) <= MAX_SHORT, name .. ": a short row name: " .. r.name:sub(1, 120))
+    local key = r.category .. "\0" .. r.name
+    T.check(not seen[key], name .. ": row names unique in " .. r.category .. ": " .. r.name)
+    seen[key] = true
+    if r.full and #r.full > MAX_SHORT then
+      T.check(not md:find(r.full, 1, true), name .. ": analysis.md does not print the full name " .. r.full:sub(1, 80))
+    end
+  end
+  local n = 0
+  for line in md:gmatch("[^\n]+") do
+    n = n + 1
+    if not line:find("data:image/", 1, true) then
+      for span in line:gmatch("`([^`]*)`") do
+        T.check(utf8.len(span) <= 160, name .. ": analysis.md line " .. n .. ": a backticked text of "
+          .. utf8.len(span) .. " characters: " .. span:sub(1, 80))
+      end
+      if line:sub(1, 1) == "|" then
+        for cell in line:gmatch("|([^|]*)") do
+          T.check(utf8.len(cell) <= 240, name .. ": analysis.md line " .. n .. ": a table cell of "
+            .. utf8.len(cell) .. " characters: " .. cell:sub(1, 80))
+        end
+      end
+    end
+  end
 end
 
 -- 1. Real traces -------------------------------------------------------------------
@@ -133,6 +171,7 @@ for _, r in ipairs(REAL) do
     T.close(pct, share, name .. ": the known share", 0, 0.1)
     local rows, rows_us = unlinked_rows(out, manifest)
     T.check(#rows > 0, name .. ": unlinked kernels in the categories' ops files")
+    check_names(name, rows, md)
     -- every unlinked GPU event but memory copies and communication is in a category
     T.close(rows_us, compute, name .. ": the unlinked computation in the categories (µs)", 1e-9, 1e-3)
     -- communication kernels are not computation: none among the rows
@@ -195,11 +234,15 @@ do
   T.eq(unlinked, 250.0, "some_unlinked: 250 µs unlinked")
   T.close(pct, 250 / 650 * 100, "some_unlinked: share", 0, 1e-9)
   local rows = unlinked_rows(out, manifest)
-  local where = {}
-  for _, r in ipairs(rows) do where[r.name] = r.category end
+  local where, short = {}, {}
+  for _, r in ipairs(rows) do where[r.full], short[r.full] = r.category, r.name end
   T.eq(where[GEMM], "gemm", "some_unlinked: the unlinked GEMM kernel joins the gemm category")
   T.eq(where[LN], "norm_fwd", "some_unlinked: the layer-norm kernel is categorised from its name")
   T.eq(where[ADD], nil, "some_unlinked: a linked kernel is not repeated as unlinked")
+  -- the rows' display names: a C++ name shortened, a plain one kept
+  T.eq(short[GEMM], GEMM, "some_unlinked: a kernel name that is not C++ is kept")
+  T.eq(short[LN], "at::native::vectorized_layer_norm_kernel<…>", "some_unlinked: the C++ name shortened")
+  check_names("some_unlinked", rows, md)
   -- gemm: the linked aten::mm (300 µs) and the unlinked kernel (200 µs)
   local cat = {}
   for _, c in ipairs(manifest.categories or {}) do cat[c.name] = c end
@@ -229,6 +272,42 @@ do
     for _, r in ipairs(T.csv_records(tl_csv)) do tlr[r.type] = r end
   end
   T.close(tonumber(tlr.busy_time and tlr.busy_time["time ms"]), 0.65, "none_linked: report busy time", 0, 1e-9)
+end
+
+-- 3. The display names themselves (tracelens.kernel_name) ------------------------
+do
+  local kn = require "tracelens.kernel_name"
+  local COPY = "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"
+    .. "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::"
+    .. "{lambda(float)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)"
+    .. "::{lambda()#3}::operator()() const::{lambda(float)#1} const&)::{lambda(int)#1}>(int, "
+    .. "at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)"
+    .. "::{lambda()#3}::operator()() const::{lambda(float)#1} const&)::{lambda(int)#1})"
+  local NEG = COPY:gsub("direct_copy_kernel_cuda", "neg_kernel_cuda")
+  local CAT2 = "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::"
+    .. "OpaqueType<2u>, unsigned int, 4, 64, 64>(at::native::(anonymous namespace)::OpaqueType<2u>*, int)"
+  local CAT4 = CAT2:gsub("OpaqueType<2u>", "OpaqueType<4u>")
+  T.eq(kn.short(COPY), "at::native::elementwise_kernel<…>", "short: return type, arguments and parameters dropped")
+  T.eq(kn.short("void a::b::c::d::kern<int>(float*)"), "c::d::kern<…>", "short: three components at most")
+  T.eq(kn.short("Memset (Device)"), "Memset (Device)", "short: a name that is not C++ is kept")
+  T.eq(utf8.len(kn.short(string.rep("Cijk_Alik_Bljk_", 20))), kn.MAX_CHARS, "short: a long plain name cut")
+  T.eq(kn.MAX_CHARS, MAX_SHORT, "the tests' MAX_SHORT is the module's")
+  local u = kn.unique_short({ COPY, NEG, CAT2, CAT4, GEMM, CAT2 })
+  T.eq(u[1], "at::native::elementwise_kernel<…direct_copy_kernel_cuda…>", "unique: the word only it has")
+  T.eq(u[2], "at::native::elementwise_kernel<…neg_kernel_cuda…>", "unique: the other's word")
+  T.eq(u[3], "at::native::CatArrayBatchedCopy<…> #1", "unique: numbered when no word tells them apart")
+  T.eq(u[4], "at::native::CatArrayBatchedCopy<…> #2", "unique: numbered in list order")
+  T.eq(u[5], GEMM, "unique: a name without a twin is its short form")
+  T.eq(u[6], "at::native::CatArrayBatchedCopy<…> #3", "unique: even the same name twice gets its own")
+  -- a mangled name (ROCm traces keep some): its nested name
+  T.eq(kn.short("_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdIfEEEvv"), "ck_tile::kentry<…>", "short: a mangled name")
+  -- plain names alike in their first 100 characters: the part that tells them apart
+  local TENSILE = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_"
+    .. "ASEM1_CLR1"
+  local t = kn.unique_short({ TENSILE .. "_NTA0_WG32", TENSILE .. "_NTA4_WG32" })
+  T.check(t[1] ~= t[2] and t[1]:find("NTA0", 1, true) and t[2]:find("NTA4", 1, true), "unique: plain names told apart: "
+    .. t[1] .. " / " .. t[2])
+  T.check(utf8.len(t[1]) <= kn.MAX_CHARS and utf8.len(t[2]) <= kn.MAX_CHARS, "unique: plain names stay short")
 end
 
 T.finish()

@@ -3,7 +3,7 @@
  * file left behind on failure), matplotlib's automatic ticks, fonts, and
  * the stacked-bar chart of the bert golden run (analysis-layer spec §13.1:
  * size near the reference's 1768x359, segment colours where the times put
- * them). Expected values are computed by hand in the comments. */
+ * them), and the comparative chart's two bars. Expected values are computed by hand in the comments. */
 #include <dirent.h>
 #include <math.h>
 #include <png.h>
@@ -444,6 +444,139 @@ static void test_chart(void)
     tl_canvas_free(&c);
 }
 
+/* Several bars (a comparative analysis): two bars on one axis, trace 1 on
+ * top, each named left of the axis, one colour per category in both, one
+ * legend entry per colour. Trace 1: red 3, orange 1, grey 4 (of xmax 10);
+ * trace 2: orange 2, red 5, blue 1, grey 2. */
+static const tl_rgb white_px = {255, 255, 255};
+
+static int ink_in(const tl_canvas *c, int x0, int x1, int y0, int y1)
+{
+    int n = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) n += tl_canvas_get(c, x, y).r < 100;
+    return n;
+}
+
+static int count_near(const tl_canvas *c, int y0, tl_rgb want)
+{
+    int n = 0;
+    for (int y = y0; y < c->h; y++)
+        for (int x = 0; x < c->w; x++) n += rgb_near(tl_canvas_get(c, x, y), want, 2);
+    return n;
+}
+
+static void test_chart_bars(void)
+{
+    char font[1024];
+    tl_error err;
+    if (tl_font_find(TL_FONT_REGULAR, font, sizeof font, &err) != 0) {
+        printf("chart bars: %s (skipped)\n", err.msg);
+        return;
+    }
+    tl_rgb red, orange, grey, blue;
+    tl_rgb_parse("#e74c3c", &red);
+    tl_rgb_parse("#e67e22", &orange);
+    tl_rgb_parse("#aab7c4", &grey);
+    tl_rgb_parse("#3498db", &blue);
+    tl_chart_segment s1[] = {{"GEMM", 3, red}, {"SDPA_fwd", 1, orange}, {"Non-computing", 4, grey}};
+    tl_chart_segment s2[] = {{"SDPA_fwd", 2, orange}, {"GEMM", 5, red}, {"MoE", 1, blue}, {"Non-computing", 2, grey}};
+    tl_chart_bar bars[] = {{"Trace 1 - (H100)", s1, 3}, {"Trace 2 - (MI300X)", s2, 4}};
+    tl_stacked_bar sp = {.title = "Two traces", .xlabel = "GPU time (ms)", .xmax = 10, .bars = bars, .nbars = 2,
+                         .width_in = 12, .height_in = 4, .dpi = 150};
+    tl_canvas c;
+    tl_chart_geometry geo;
+    CHECK(tl_chart_stacked_bar_render(&sp, &c, &geo, &err) == 0);
+    if (!c.px) return;
+    CHECK_I64(geo.nbars, 2);
+    /* equal bars, the first above the second, apart */
+    CHECK(geo.bars_y0[0] < geo.bars_y1[0] && geo.bars_y1[0] + 10 < geo.bars_y0[1] && geo.bars_y0[1] < geo.bars_y1[1]);
+    CHECK(fabs((geo.bars_y1[0] - geo.bars_y0[0]) - (geo.bars_y1[1] - geo.bars_y0[1])) < 1e-9);
+    CHECK(geo.bars_y1[0] - geo.bars_y0[0] > 60);
+    CHECK(geo.bar_y0 == geo.bars_y0[0] && geo.bar_y1 == geo.bars_y1[0]);
+    double ax = geo.axis_x0, aw = geo.axis_x1 - geo.axis_x0;
+#define PX(v, row) tl_canvas_get(&c, (int)(ax + (v) / 10.0 * aw), (row))
+    int r1 = (int)((geo.bars_y0[0] + geo.bars_y1[0]) / 2), r2 = (int)((geo.bars_y0[1] + geo.bars_y1[1]) / 2);
+    /* trace 1's segments where its times put them, then white */
+    CHECK(rgb_near(PX(1.5, r1), over_white(red), 2));
+    CHECK(rgb_near(PX(3.5, r1), over_white(orange), 2));
+    CHECK(rgb_near(PX(6, r1), over_white(grey), 2));
+    CHECK(rgb_near(PX(9, r1), white_px, 0));
+    /* trace 2's, in its own order, the same colour for the same category */
+    CHECK(rgb_near(PX(1, r2), over_white(orange), 2));
+    CHECK(rgb_near(PX(4.5, r2), over_white(red), 2));
+    CHECK(rgb_near(PX(7.5, r2), over_white(blue), 2));
+    CHECK(rgb_near(PX(9, r2), over_white(grey), 2));
+    /* white between the bars */
+    CHECK(rgb_near(PX(5, (int)((geo.bars_y1[0] + geo.bars_y0[1]) / 2)), white_px, 0));
+#undef PX
+    /* each bar's name, left of the axis at its height; nothing there between */
+    int a0 = (int)geo.axis_x0;
+    CHECK(ink_in(&c, 0, a0, (int)geo.bars_y0[0], (int)geo.bars_y1[0]) > 100);
+    CHECK(ink_in(&c, 0, a0, (int)geo.bars_y0[1], (int)geo.bars_y1[1]) > 100);
+    CHECK(ink_in(&c, 0, a0, (int)geo.bars_y1[0] + 2, (int)geo.bars_y0[1] - 2) == 0);
+    /* the legend once: one swatch per colour below the axis (37.5 x 13 px,
+     * about 400 px inside its white edge) */
+    int below = (int)geo.bars_y1[1] + 40;
+    tl_rgb cols[] = {red, orange, grey, blue};
+    for (int i = 0; i < 4; i++) {
+        int n = count_near(&c, below, over_white(cols[i]));
+        CHECK(n > 250 && n < 700);
+        if (!(n > 250 && n < 700)) fprintf(stderr, "legend colour %d: %d px\n", i, n);
+    }
+    tl_canvas_free(&c);
+
+    /* a legend given: only its entries */
+    tl_chart_segment leg[] = {{"GEMM", 0, red}, {"rest", 0, grey}};
+    sp.legend = leg;
+    sp.nlegend = 2;
+    CHECK(tl_chart_stacked_bar_render(&sp, &c, &geo, &err) == 0);
+    if (c.px) {
+        below = (int)geo.bars_y1[1] + 40;
+        CHECK(count_near(&c, below, over_white(red)) > 250);
+        CHECK(count_near(&c, below, over_white(blue)) == 0);
+        tl_canvas_free(&c);
+    }
+    sp.legend = NULL;
+    sp.nlegend = 0;
+
+    /* one bar given as bars, without a name, is the segments' chart */
+    tl_stacked_bar a = {.xmax = 10, .segments = s2, .nsegments = 4, .width_in = 6, .height_in = 2, .dpi = 72};
+    tl_chart_bar only = {NULL, s2, 4};
+    tl_stacked_bar b = {.xmax = 10, .bars = &only, .nbars = 1, .width_in = 6, .height_in = 2, .dpi = 72};
+    tl_canvas ca, cb;
+    CHECK(tl_chart_stacked_bar_render(&a, &ca, NULL, &err) == 0);
+    CHECK(tl_chart_stacked_bar_render(&b, &cb, NULL, &err) == 0);
+    CHECK(ca.px && cb.px && ca.w == cb.w && ca.h == cb.h &&
+          memcmp(ca.px, cb.px, (size_t)ca.w * (size_t)ca.h * 3) == 0);
+    tl_canvas_free(&ca);
+    tl_canvas_free(&cb);
+
+    /* bad descriptions */
+    char bad[512];
+    path_in_tmp(bad, sizeof bad, "bars.png");
+    s2[2].value = -1;
+    CHECK(tl_chart_stacked_bar_png(&sp, bad, NULL, &err) != 0);
+    CHECK(strstr(err.msg, "bar 2: segment 3") != NULL);
+    s2[2].value = 1;
+    sp.segments = s1;
+    sp.nsegments = 3;
+    CHECK(tl_chart_stacked_bar_png(&sp, bad, NULL, &err) != 0);
+    CHECK(strstr(err.msg, "segments and bars") != NULL);
+    sp.segments = NULL;
+    sp.nsegments = 0;
+    bars[1].nsegments = 0;
+    CHECK(tl_chart_stacked_bar_png(&sp, bad, NULL, &err) != 0);
+    CHECK(strstr(err.msg, "bar 2: no segments") != NULL);
+    bars[1].nsegments = 4;
+    sp.nbars = TL_CHART_MAX_BARS + 1;
+    CHECK(tl_chart_stacked_bar_png(&sp, bad, NULL, &err) != 0);
+    sp.nbars = 2;
+    sp.legend = leg;
+    CHECK(tl_chart_stacked_bar_png(&sp, bad, NULL, &err) != 0); /* nlegend 0 */
+    CHECK(!file_exists(bad));
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/tl_render_XXXXXX");
@@ -456,7 +589,7 @@ int main(void)
         void (*fn)(void);
     } tests[] = {{"base64", test_base64}, {"rgb", test_rgb_parse}, {"canvas", test_canvas_draw},
                  {"png", test_png_roundtrip}, {"ticks", test_ticks}, {"fonts", test_fonts},
-                 {"chart", test_chart}};
+                 {"chart", test_chart}, {"chart bars", test_chart_bars}};
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         int before = tl_test_state.failures;

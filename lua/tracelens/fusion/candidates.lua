@@ -57,17 +57,26 @@ local function is_gemm_norm_only(facts, idx)
   return has_gemm and n_other > 0 and all_norm
 end
 
+-- instances of each base over all its records (a record is a base and a
+-- kernel sequence: src/analysis/fusion.c)
+local function base_instances(records)
+  local n = {}
+  for _, m in ipairs(records) do n[m.base] = (n[m.base] or 0) + m.instances end
+  return n
+end
+
 -- Step 3, module entries: unfused, >= 2 eligible kernels, not GEMM+norm only.
 local function module_candidates(trace, out)
   local mods, names = trace:fusion_modules()
   local facts = name_facts(names)
+  local of_base = base_instances(mods)
   for _, m in ipairs(mods) do
     if not m.has_fused and m.eligible >= 2 and not is_gemm_norm_only(facts, m.names) then
       out[#out + 1] = {
         kind = "module", uid = m.uid, module_name = trace:node(m.uid).name, base = m.base,
         instances = m.instances, total = m.total, eligible = m.eligible,
         uids = m.kernels, nidx = m.names, durs = m.durs, names = names, facts = facts,
-        lo = 1, hi = #m.kernels, nodes = m.nodes,
+        lo = 1, hi = #m.kernels, nodes = m.nodes, base_instances = of_base[m.base],
       }
     end
   end
@@ -76,6 +85,7 @@ end
 -- Step 3, sibling sequences (no eligibility, fused or GEMM+norm check)
 local function sibling_candidates(trace, out)
   local seqs, names = trace:fusion_siblings()
+  local of_base = base_instances(seqs)
   local facts = {}
   for i, name in ipairs(names) do facts[i] = { type = kernel_type(name) } end
   for _, s in ipairs(seqs) do
@@ -87,7 +97,7 @@ local function sibling_candidates(trace, out)
       kind = "sibling", uid = s.parent, module_name = trace:node(s.parent).name, base = s.base,
       instances = s.instances, total = s.total,
       uids = uids, nidx = nidx, durs = durs, ops = ops, names = names, facts = facts,
-      lo = 1, hi = #uids, inst_len = s.inst_len, inst_kernels = s.inst_kernels,
+      lo = 1, hi = #uids, inst_len = s.inst_len, inst_kernels = s.inst_kernels, base_instances = of_base[s.base],
     }
   end
 end
@@ -143,6 +153,22 @@ local function narrow_attention(c, lookup, gemm_memo)
   end
 end
 
+-- The claim of a light candidate (tracelens.fusion.overlap.register): every
+-- instance's kernels, the slice lo..hi of each.
+local function claim_of(trace, c)
+  return { trace = trace, first = c.uids, lo = c.lo, hi = c.hi, nodes = c.nodes, inst_len = c.inst_len,
+    inst_kernels = c.inst_kernels }
+end
+
+-- [FIX] Two records of one base (two kernel sequences) narrowed to the same
+-- kernels are one candidate: b takes c's instances, time and GPU events.
+local function merge_into(trace, b, c)
+  b.parts = b.parts or { claim_of(trace, b) }
+  b.parts[#b.parts + 1] = claim_of(trace, c)
+  b.instances = b.instances + c.instances
+  b.total = b.total + c.total
+end
+
 -- §3.6 step 4b over light candidates (kernel names of lo..hi), as
 -- tracelens.fusion.dedup's dedup_by_kernel_set
 local function dedup_light(trace, cands)
@@ -167,6 +193,8 @@ local function dedup_light(trace, cands)
       if b == nil then
         order[#order + 1] = key
         best[key] = c
+      elseif b.kind == c.kind and b.base == c.base then
+        merge_into(trace, b, c)
       elseif score_better(starts_nn(c.module_name), #c.chain, starts_nn(b.module_name), #b.chain) then
         best[key] = c
       end
@@ -175,6 +203,14 @@ local function dedup_light(trace, cands)
   local out = {}
   for i, key in ipairs(order) do out[i] = best[key] end
   return out
+end
+
+-- base_instance_count, only when the base has instances of another kernel
+-- sequence than the candidate's (nil leaves the key out: the reference's
+-- objects never have it)
+local function other_sequences(c)
+  if c.base_instances and c.base_instances > c.instances then return c.base_instances end
+  return nil
 end
 
 -- The JSON object of a light candidate (key orders of §3.6 step 3).
@@ -206,7 +242,8 @@ local function candidate_object(trace, c)
       "has_fused_kernel", false,
       "total_kernel_time_us", c.total,
       "source", "sibling_sequence",
-      "input_dims", input_dims_of(trace, c.uid))
+      "input_dims", input_dims_of(trace, c.uid),
+      "base_instance_count", other_sequences(c))
   end
   -- narrowing replaces the counts and the signature, not the type summary
   local summary = json.obj()
@@ -230,7 +267,8 @@ local function candidate_object(trace, c)
     "kernel_type_summary", summary,
     "has_fused_kernel", false,
     "total_kernel_time_us", c.total,
-    "input_dims", input_dims_of(trace, c.uid))
+    "input_dims", input_dims_of(trace, c.uid),
+    "base_instance_count", other_sequences(c))
 end
 
 local function extract_standalone(trace, unified)
@@ -246,10 +284,17 @@ local function extract_standalone(trace, unified)
   end
   local cands = {}
   for i, c in ipairs(light) do
+    local claim = c.parts and { parts = c.parts } or claim_of(trace, c)
+    -- [FIX] a narrowed candidate's time is its slice's kernel time in every
+    -- instance, not the first instance's times the instance count
+    if c.narrowed or c.parts then
+      local t = overlap.claim_time_us(claim)
+      -- integer durations keep an integer total, as the reference's
+      c.total = math.type(c.total) == "integer" and math.tointeger(t) or t
+    end
     cands[i] = candidate_object(trace, c)
     -- every instance's kernels (the slice lo..hi of each), for overlap checks
-    overlap.register(cands[i], { trace = trace, first = c.uids, lo = c.lo, hi = c.hi, nodes = c.nodes,
-      inst_len = c.inst_len, inst_kernels = c.inst_kernels })
+    overlap.register(cands[i], claim)
   end
   if lookup then -- step 4c: data enrichment
     for _, c in ipairs(cands) do

@@ -64,6 +64,14 @@ local function operation_name(c)
   return "Unknown"
 end
 
+-- The candidate's kernel time in ms: total_kernel_time_us (every instance,
+-- measured), else the first instance's (current, µs) times the instances.
+local function measured_ms(c, current)
+  local t = tonumber(c.total_kernel_time_us)
+  if t and t > 0 then return t / 1000 end
+  return current * (c.instance_count or 1) / 1000
+end
+
 --- The standalone (roofline projection) estimator; nil when no estimate.
 function M.estimate_standalone(c, lookup, arch, baseline)
   local kernels = c.kernels or {}
@@ -137,16 +145,18 @@ function M.estimate_standalone(c, lookup, arch, baseline)
   end
 
   local gap_high = savings / current
-  local inst = c.instance_count or 1
-  if savings * inst / 1000 < common.MIN_SAVINGS_MS then
-    return nil, string.format("projected saving %s ms, under the %s ms floor", r(savings * inst / 1000, 3),
-      common.MIN_SAVINGS_MS)
+  -- [FIX] the time is the measured kernel time of every instance
+  -- (total_kernel_time_us), not the first instance's times the instance
+  -- count; the saving is the first instance's share of it
+  local time_ms = measured_ms(c, current)
+  local saved_ms = gap_high * time_ms
+  if saved_ms < common.MIN_SAVINGS_MS then
+    return nil, string.format("projected saving %s ms, under the %s ms floor", r(saved_ms, 3), common.MIN_SAVINGS_MS)
   end
-  local time_ms = current * inst / 1000
   local low, mid, high = estimate_from_gaps(c, gap_high, time_ms, baseline)
   if high < common.MIN_IMPACT_SCORE then
     return nil, string.format("projected saving at most %s%% of end-to-end time (%s ms of the %s ms its kernels "
-      .. "take), under the %s%% floor", r(high, 2), r(savings * inst / 1000, 3), r(time_ms, 3), common.MIN_IMPACT_SCORE)
+      .. "take), under the %s%% floor", r(high, 2), r(saved_ms, 3), r(time_ms, 3), common.MIN_IMPACT_SCORE)
   end
   local affected = json.arr()
   for i, k in ipairs(enriched) do affected[i] = k.name end

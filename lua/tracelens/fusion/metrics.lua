@@ -39,7 +39,8 @@ local function drop(list, c, comparative, reason)
   local kc = comparative and c.kernel_count_trace1 or c.kernel_count
   local t = comparative and c.total_kernel_time_us_trace1 or c.total_kernel_time_us
   list[#list + 1] = json.obj("operation", c.base_name or c.module_name or "Unknown", "module_name", c.module_name,
-    "kernel_count", kc, "instance_count", c.instance_count, "time_ms", t and r(t / 1000, 3), "reason", reason)
+    "kernel_count", kc, "instance_count", c.instance_count, "base_instance_count", c.base_instance_count,
+    "time_ms", t and r(t / 1000, 3), "reason", reason)
 end
 
 -- §10 step 3

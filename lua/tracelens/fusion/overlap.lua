@@ -25,7 +25,8 @@ local claims = setmetatable({}, { __mode = "k" })
 --- them), lo =, hi = (the slice the candidate keeps, positions in every
 --- instance), nodes = {uid, ...} (module: every instance's node) or
 --- inst_len = {n, ...}, inst_kernels = {uid, ...} (sibling: every instance's
---- kernels, instance after instance)}.
+--- kernels, instance after instance)}, or {parts = {claim, ...}} (records of
+--- one base merged into one candidate: the union of their claims).
 function M.register(candidate, claim) claims[candidate] = claim end
 
 -- a node's kernel-category GPU events (as the C module walk lists them)
@@ -67,25 +68,28 @@ function M.gpu_events(c)
     events_memo[c] = { uids, durs }
     return uids, durs
   end
-  if cl.nodes then
-    for i, node in ipairs(cl.nodes) do
-      if i == 1 then slice_into(uids, cl.first, 1, cl.lo, cl.hi)
-      else slice_into(uids, node_kernels(cl.trace, node), 1, cl.lo, cl.hi) end
+  local function claimed(part)
+    if part.nodes then
+      for i, node in ipairs(part.nodes) do
+        if i == 1 then slice_into(uids, part.first, 1, part.lo, part.hi)
+        else slice_into(uids, node_kernels(part.trace, node), 1, part.lo, part.hi) end
+      end
+    elseif part.inst_len then
+      local at = 1
+      for _, n in ipairs(part.inst_len) do
+        slice_into(uids, part.inst_kernels, at, part.lo, math.min(part.hi, n))
+        at = at + n
+      end
+    elseif part.instances then -- comparative: every instance's mapped kernels
+      for _, list in ipairs(part.instances) do slice_into(uids, list, 1, 1, #list) end
+    else
+      slice_into(uids, part.first, 1, part.lo, part.hi)
     end
-  elseif cl.inst_len then
-    local at = 1
-    for _, n in ipairs(cl.inst_len) do
-      slice_into(uids, cl.inst_kernels, at, cl.lo, math.min(cl.hi, n))
-      at = at + n
-    end
-  elseif cl.instances then -- comparative: every instance's mapped kernels
-    for _, list in ipairs(cl.instances) do slice_into(uids, list, 1, 1, #list) end
-  else
-    slice_into(uids, cl.first, 1, cl.lo, cl.hi)
   end
+  for _, part in ipairs(cl.parts or { cl }) do claimed(part) end
   -- durations looked up when asked for (union_time_us needs only those of
   -- events claimed twice): one event view per kernel costs on large traces
-  local trace = cl.trace
+  local trace = cl.trace or cl.parts[1].trace
   setmetatable(durs, { __index = function(t, u)
     local d = trace:node(u).dur or 0
     rawset(t, u, d)
@@ -93,6 +97,18 @@ function M.gpu_events(c)
   end })
   events_memo[c] = { uids, durs }
   return uids, durs
+end
+
+--- claim_time_us(claim) -> Σ dur (µs) of the GPU events a claim (as
+--- register's) lists, each instance's in order, instance after instance.
+function M.claim_time_us(claim)
+  local probe = {}
+  claims[probe] = claim
+  local uids, durs = M.gpu_events(probe)
+  claims[probe], events_memo[probe] = nil, nil
+  local total = 0
+  for _, u in ipairs(uids) do total = total + durs[u] end
+  return total
 end
 
 --- union_time_us(candidates, time_of) -> Σ time_of(c), less the time of each

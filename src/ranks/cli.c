@@ -1,0 +1,525 @@
+/* cli.c — `tracelens ranks`: resolves the rank traces (spec multi-rank.md
+ * §2), runs the per-rank pass one trace at a time (each trace released
+ * before the next is loaded), builds the cross-rank sheets and writes
+ * OUT/collective_report_csvs/ and OUT/collective_report.xlsx (cli.h). */
+#include "cli.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../report/report.h"
+#include "../util/msort.h"
+#include "../util/vec.h"
+#include "records.h"
+#include "report.h"
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char *const RANKS_HELP =
+    "usage: tracelens ranks (DIR | --trace_pattern P | --trace_glob G [--rank_regex R])\n"
+    "                       [--world_size N] [--gpus_per_node G] [--all2allv_heatmap] -o OUT\n"
+    "\n"
+    "The multi-rank collective report: matches every collective across the rank\n"
+    "traces (one Kineto trace per rank) and writes OUT/collective_report.xlsx and\n"
+    "OUT/collective_report_csvs/<sheet>.csv: nccl_summary_implicit_sync,\n"
+    "nccl_summary_long, nccl_summary_all2allv, nccl_all2allv_heatmap, nccl_long,\n"
+    "nccl_implicit_sync, nccl_all2allv, straggler_summary (docs/ranks.md).\n"
+    "\n"
+    "inputs (exactly one):\n"
+    "  DIR, --trace_dir DIR     DIR/rank<i>_trace.json or .json.gz, i = 0..N-1\n"
+    "  --trace_pattern P        P with one '*' replaced by the rank\n"
+    "  --trace_glob G           the files matching G ('**' crosses directories); the\n"
+    "                           rank from --rank_regex (default rank[\\[\\-_/]?(?P<rank>\\d+)),\n"
+    "                           on the file name, then on the whole path\n"
+    "options:\n"
+    "  -o, --output_dir OUT     output directory (required)\n"
+    "  --output_xlsx_path PATH  workbook path (default OUT/collective_report.xlsx)\n"
+    "  --no-xlsx                CSVs only\n"
+    "  --world_size N           number of ranks (default: DIR / pattern: ranks found\n"
+    "                           from 0 up; glob: highest rank + 1)\n"
+    "  --gpus_per_node G        node_id = rank / G (default: the length of rank 0's\n"
+    "                           deviceProperties; none: no node columns)\n"
+    "  --all2allv_heatmap       add nccl_all2allv_heatmap\n"
+    "  --agg_metrics A [A ...]  summary aggregations (mean median min max std sum count;\n"
+    "                           default mean median min max)\n"
+    "  --no_detailed_analysis   omit nccl_long, nccl_implicit_sync, nccl_all2allv\n"
+    "  --no-strict-metadata     a metadata mismatch is a warning (lowest rank's values)\n"
+    "  --per-rank-columns auto|wide|long\n"
+    "                           wide: rank_<r>_* columns in nccl_implicit_sync and\n"
+    "                           nccl_all2allv (the reference's layout); long: those\n"
+    "                           values in nccl_implicit_sync_ranks / nccl_all2allv_ranks,\n"
+    "                           one row per collective and rank; auto (default): wide up\n"
+    "                           to 64 ranks, long beyond\n"
+    "  --rank-from name|distinfo  where a file's rank comes from (default name, checked\n"
+    "                           against distributedInfo.rank when the trace has it)\n"
+    "  -q, --quiet              no progress lines\n";
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "tracelens: %s\n\n%s", msg, RANKS_HELP);
+    return EXIT_USAGE;
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+typedef struct rfile {
+    char *path;
+    long rank; /* from the name; -1 when unknown (--rank-from distinfo) */
+} rfile;
+
+typedef struct rlist {
+    rfile *v;
+    size_t n, cap;
+} rlist;
+
+static void rl_add(rlist *l, const char *path, long rank)
+{
+    TL_GROW(l->v, l->cap, l->n + 1);
+    l->v[l->n].path = tl_xstrdup(path);
+    l->v[l->n].rank = rank;
+    l->n++;
+}
+
+static void rl_free(rlist *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->v[i].path);
+    free(l->v);
+}
+
+/* DIR/rank<i>_trace.json, else .json.gz [FIX: both]. */
+static char *dir_file(const char *dir, long i)
+{
+    size_t n = strlen(dir) + 48;
+    char *p = tl_xmalloc(n);
+    snprintf(p, n, "%s/rank%ld_trace.json", dir, i);
+    if (file_exists(p)) return p;
+    snprintf(p, n, "%s/rank%ld_trace.json.gz", dir, i);
+    return p;
+}
+
+static char *pattern_file(const char *pat, long i)
+{
+    const char *star = strchr(pat, '*');
+    size_t n = strlen(pat) + 24;
+    char *p = tl_xmalloc(n);
+    snprintf(p, n, "%.*s%ld%s", (int)(star - pat), pat, i, star + 1);
+    return p;
+}
+
+/* ---------------------------------------------------------------- glob */
+
+typedef struct strv {
+    char **v;
+    size_t n, cap;
+} strv;
+
+static void walk(const char *dir, const char *pat, int deep, strv *out)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = tl_xmalloc(n);
+        if (!strcmp(dir, ".")) snprintf(p, n, "%s", e->d_name);
+        else snprintf(p, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+        struct stat st;
+        if (stat(p, &st) != 0) {
+            free(p);
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            walk(p, pat, deep, out);
+            free(p);
+        } else if (S_ISREG(st.st_mode) && fnmatch(pat, p, deep ? 0 : FNM_PATHNAME) == 0) {
+            TL_GROW(out->v, out->cap, out->n + 1);
+            out->v[out->n++] = p;
+        } else free(p);
+    }
+    closedir(d);
+}
+
+static int cmp_str(void *v, size_t a, size_t b)
+{
+    char **s = v;
+    return strcmp(s[a], s[b]);
+}
+
+/* The files matching g, sorted by path. A '**' component lets '*' cross
+ * directories. The walk starts at the directory part before the first
+ * wildcard. */
+static void glob_files(const char *g, strv *out)
+{
+    const char *w = strpbrk(g, "*?[");
+    size_t plen = w ? (size_t)(w - g) : strlen(g);
+    while (plen > 0 && g[plen - 1] != '/') plen--;
+    char *root = plen ? tl_xmalloc(plen + 1) : tl_xstrdup(".");
+    if (plen) {
+        memcpy(root, g, plen);
+        root[plen] = 0;
+        if (plen > 1) root[plen - 1] = 0; /* strip the trailing slash */
+    }
+    /* "**\/" matches zero or more directories: try the pattern without it too */
+    char *pat = tl_xstrdup(g);
+    int deep = strstr(g, "**") != NULL;
+    walk(root, pat, deep, out);
+    if (deep) {
+        char *alt = tl_xstrdup(g), *q;
+        while ((q = strstr(alt, "**/")) != NULL) memmove(q, q + 3, strlen(q + 3) + 1);
+        size_t before = out->n;
+        strv more = {0};
+        walk(root, alt, 0, &more);
+        for (size_t i = 0; i < more.n; i++) {
+            int dup = 0;
+            for (size_t j = 0; j < before && !dup; j++) dup = !strcmp(out->v[j], more.v[i]);
+            if (dup) free(more.v[i]);
+            else {
+                TL_GROW(out->v, out->cap, out->n + 1);
+                out->v[out->n++] = more.v[i];
+            }
+        }
+        free(more.v);
+        free(alt);
+    }
+    size_t *idx = tl_xmalloc((out->n + 1) * sizeof *idx);
+    for (size_t i = 0; i < out->n; i++) idx[i] = i;
+    tl_msort(idx, out->n, cmp_str, out->v);
+    char **sorted = tl_xmalloc((out->n + 1) * sizeof *sorted);
+    for (size_t i = 0; i < out->n; i++) sorted[i] = out->v[idx[i]];
+    free(out->v);
+    out->v = sorted;
+    out->cap = out->n + 1;
+    free(idx);
+    free(pat);
+    free(root);
+}
+
+/* The rank in s by the regex: the named group "rank", else group 1; -1. */
+static long regex_rank(pcre2_code *re, const char *s)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    long rank = -1;
+    if (pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0) {
+        PCRE2_UCHAR *buf = NULL;
+        PCRE2_SIZE len;
+        int rc = pcre2_substring_get_byname(md, (PCRE2_SPTR) "rank", &buf, &len);
+        if (rc != 0) rc = pcre2_substring_get_bynumber(md, 1, &buf, &len);
+        if (rc == 0) {
+            char *end;
+            long v = strtol((char *)buf, &end, 10);
+            if (len > 0 && *end == 0 && v >= 0) rank = v;
+            pcre2_substring_free(buf);
+        }
+    }
+    pcre2_match_data_free(md);
+    return rank;
+}
+
+/* ------------------------------------------------------------ command */
+
+static int cmp_rec_rank(void *v, size_t a, size_t b)
+{
+    const tl_coll_rec *r = v;
+    return r[a].rank < r[b].rank ? -1 : r[a].rank > r[b].rank;
+}
+
+int tl_ranks_cli(int argc, char **argv)
+{
+    const char *dir = NULL, *pattern = NULL, *gpat = NULL, *out = NULL, *xlsx_path = NULL;
+    const char *rank_regex = "rank[\\[\\-_/]?(?P<rank>\\d+)";
+    long world = -1, gpn = -1;
+    int heatmap = 0, detailed = 1, strict = 1, from_distinfo = 0, quiet = 0, xlsx = 1, layout = -1;
+    static const char *const default_agg[] = {"mean", "median", "min", "max"};
+    const char **agg = NULL;
+    size_t nagg = 0;
+    int ninputs = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(RANKS_HELP, stdout);
+            free(agg);
+            return 0;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output_dir")) && has) out = argv[++i];
+        else if (!strcmp(a, "--output_xlsx_path") && has) xlsx_path = argv[++i];
+        else if (!strcmp(a, "--no-xlsx")) xlsx = 0;
+        else if (!strcmp(a, "--trace_dir") && has) dir = argv[++i], ninputs++;
+        else if (!strcmp(a, "--trace_pattern") && has) pattern = argv[++i], ninputs++;
+        else if (!strcmp(a, "--trace_glob") && has) gpat = argv[++i], ninputs++;
+        else if (!strcmp(a, "--rank_regex") && has) rank_regex = argv[++i];
+        else if ((!strcmp(a, "--world_size") || !strcmp(a, "--gpus_per_node")) && has) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v <= 0 || v > 1000000) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "ranks: %s must be a positive integer, got %s", a, argv[i]);
+                free(agg);
+                return usage(msg);
+            }
+            if (!strcmp(a, "--world_size")) world = v;
+            else gpn = v;
+        } else if (!strcmp(a, "--all2allv_heatmap")) heatmap = 1;
+        else if (!strcmp(a, "--detailed_analysis")) detailed = 1;
+        else if (!strcmp(a, "--no_detailed_analysis")) detailed = 0;
+        else if (!strcmp(a, "--no-strict-metadata")) strict = 0;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
+        else if (!strcmp(a, "--rank-from") && has) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "distinfo")) from_distinfo = 1;
+            else if (!strcmp(v, "name")) from_distinfo = 0;
+            else {
+                free(agg);
+                return usage("ranks: --rank-from takes name or distinfo");
+            }
+        } else if (!strcmp(a, "--per-rank-columns") && has) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "auto")) layout = -1;
+            else if (!strcmp(v, "wide")) layout = 0;
+            else if (!strcmp(v, "long")) layout = 1;
+            else {
+                free(agg);
+                return usage("ranks: --per-rank-columns takes auto, wide or long");
+            }
+        } else if (!strcmp(a, "--agg_metrics")) {
+            free(agg);
+            agg = tl_xmalloc((size_t)argc * sizeof *agg);
+            nagg = 0;
+            while (i + 1 < argc && argv[i + 1][0] != '-') {
+                if (!tl_ranks_agg_known(argv[i + 1])) {
+                    char msg[200];
+                    snprintf(msg, sizeof msg, "ranks: unknown aggregation '%.100s'", argv[i + 1]);
+                    free(agg);
+                    return usage(msg);
+                }
+                agg[nagg++] = argv[++i];
+            }
+            if (!nagg) {
+                free(agg);
+                return usage("ranks: --agg_metrics needs at least one aggregation");
+            }
+        } else if (a[0] != '-' && !dir && !pattern && !gpat) dir = a, ninputs++;
+        else {
+            char msg[200];
+            snprintf(msg, sizeof msg, "ranks: unknown option or extra argument '%.100s'", a);
+            free(agg);
+            return usage(msg);
+        }
+    }
+    if (ninputs != 1) {
+        free(agg);
+        return usage(ninputs ? "ranks: give exactly one of DIR, --trace_pattern, --trace_glob"
+                             : "ranks: no rank traces given (DIR, --trace_pattern or --trace_glob)");
+    }
+    if (!out) {
+        free(agg);
+        return usage("ranks: no output directory given (-o OUT)");
+    }
+    if (pattern) {
+        const char *s = strchr(pattern, '*');
+        if (!s || strchr(s + 1, '*')) {
+            free(agg);
+            return usage("ranks: --trace_pattern must contain exactly one '*' (the rank)");
+        }
+    }
+    /* ---- resolve the files (§2) */
+    rlist files = {0};
+    int rc = EXIT_INPUT;
+    if (dir || pattern) {
+        struct stat st;
+        if (dir && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+            fprintf(stderr, "tracelens: %s: not a directory\n", dir);
+            goto out_free;
+        }
+        for (long i = 0; world < 0 || i < world; i++) {
+            char *p = dir ? dir_file(dir, i) : pattern_file(pattern, i);
+            if (!file_exists(p)) {
+                if (world >= 0) {
+                    fprintf(stderr, "tracelens: expected trace file not found: %s\n", p);
+                    free(p);
+                    goto out_free;
+                }
+                free(p);
+                break;
+            }
+            rl_add(&files, p, i);
+            free(p);
+        }
+        if (!files.n) {
+            char *p = dir ? dir_file(dir, 0) : pattern_file(pattern, 0);
+            fprintf(stderr, "tracelens: no rank traces found: %s does not exist\n", p);
+            free(p);
+            goto out_free;
+        }
+    } else {
+        strv m = {0};
+        glob_files(gpat, &m);
+        if (!m.n) {
+            fprintf(stderr, "tracelens: no files matched --trace_glob: %s\n", gpat);
+            free(m.v);
+            goto out_free;
+        }
+        int ecode;
+        PCRE2_SIZE eoff;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)rank_regex, PCRE2_ZERO_TERMINATED, 0, &ecode, &eoff, NULL);
+        if (!re) {
+            fprintf(stderr, "tracelens: --rank_regex '%s': invalid at offset %zu\n", rank_regex, (size_t)eoff);
+            for (size_t i = 0; i < m.n; i++) free(m.v[i]);
+            free(m.v);
+            goto out_free;
+        }
+        long maxr = -1;
+        for (size_t i = 0; i < m.n; i++) {
+            const char *base = strrchr(m.v[i], '/');
+            long r = regex_rank(re, base ? base + 1 : m.v[i]);
+            if (r < 0) r = regex_rank(re, m.v[i]);
+            if (r < 0 && !from_distinfo) continue;
+            if (world >= 0 && r >= world) continue; /* ranks >= W are ignored */
+            int dup = 0;
+            for (size_t j = 0; j < files.n && !dup && r >= 0 && !from_distinfo; j++) dup = files.v[j].rank == r;
+            if (dup) continue; /* the first path in sorted order wins */
+            rl_add(&files, m.v[i], from_distinfo ? -1 : r);
+            if (r > maxr) maxr = r;
+        }
+        pcre2_code_free(re);
+        if (!files.n) fprintf(stderr, "tracelens: --trace_glob matched %zu file(s), but none matched --rank_regex '%s'\n", m.n, rank_regex);
+        for (size_t i = 0; i < m.n; i++) free(m.v[i]);
+        free(m.v);
+        if (!files.n) goto out_free;
+        if (world < 0 && !from_distinfo) world = maxr + 1;
+    }
+    if (world < 0) world = (long)files.n;
+    /* ---- the per-rank pass: one trace in memory at a time */
+    tl_coll_set cs;
+    tl_coll_set_init(&cs);
+    uint8_t *seen = tl_xcalloc((size_t)world + 1, 1);
+    tl_load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    int detected_gpn = 0;
+    for (size_t i = 0; i < files.n; i++) {
+        tl_error err;
+        tl_trace *t = tl_trace_load(files.v[i].path, &lo, &err);
+        if (!t) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            goto out_cs;
+        }
+        int64_t dr = -1, dw = -1;
+        int has_dr = tl_trace_distinfo_int(t, "rank", &dr);
+        long rank = files.v[i].rank;
+        if (from_distinfo) {
+            if (!has_dr) {
+                fprintf(stderr, "tracelens: %s has no distributedInfo.rank (--rank-from distinfo)\n", files.v[i].path);
+                tl_trace_release(t);
+                goto out_cs;
+            }
+            rank = (long)dr;
+        } else if (has_dr && dr != rank) {
+            fprintf(stderr, "tracelens: file %s says rank %lld, name says %ld\n", files.v[i].path, (long long)dr, rank);
+            tl_trace_release(t);
+            goto out_cs;
+        }
+        if (rank < 0 || rank >= world) {
+            fprintf(stderr, "tracelens: %s: rank %ld is outside 0..%ld (--world_size %ld)\n", files.v[i].path, rank,
+                    world - 1, world);
+            tl_trace_release(t);
+            goto out_cs;
+        }
+        if (seen[rank]) {
+            fprintf(stderr, "tracelens: %s: rank %ld given twice\n", files.v[i].path, rank);
+            tl_trace_release(t);
+            goto out_cs;
+        }
+        seen[rank] = 1;
+        if (tl_trace_distinfo_int(t, "world_size", &dw) && dw != world)
+            fprintf(stderr, "tracelens: warning: %s says world_size %lld, --world_size is %ld\n", files.v[i].path,
+                    (long long)dw, world);
+        if (rank == 0) detected_gpn = tl_trace_device_count(t);
+        size_t k = tl_coll_extract(&cs, t, (uint32_t)rank);
+        if (!quiet) fprintf(stderr, "tracelens: rank %ld: %zu collective kernels (%s)\n", rank, k, files.v[i].path);
+        tl_trace_release(t);
+    }
+    {
+        /* a complete rank set 0..W-1 */
+        char miss[256];
+        size_t nm = 0, len = 0;
+        miss[0] = 0;
+        for (long r = 0; r < world; r++)
+            if (!seen[r]) {
+                if (len < sizeof miss - 24) len += (size_t)snprintf(miss + len, sizeof miss - len, "%s%ld", nm ? ", " : "", r);
+                nm++;
+            }
+        if (nm) {
+            fprintf(stderr, "tracelens: missing ranks after resolution: [%s%s] (a complete rank set 0..%ld is required)\n",
+                    miss, len >= sizeof miss - 24 ? ", ..." : "", world - 1);
+            goto out_cs;
+        }
+    }
+    /* records rank-major (file order within a rank) whatever the load order */
+    {
+        size_t *idx = tl_xmalloc((cs.n + 1) * sizeof *idx);
+        for (size_t i = 0; i < cs.n; i++) idx[i] = i;
+        tl_msort(idx, cs.n, cmp_rec_rank, cs.rec);
+        tl_coll_rec *sorted = tl_xmalloc((cs.n + 1) * sizeof *sorted);
+        for (size_t i = 0; i < cs.n; i++) sorted[i] = cs.rec[idx[i]];
+        free(cs.rec);
+        cs.rec = sorted;
+        cs.cap = cs.n + 1;
+        free(idx);
+    }
+    if (gpn < 0) {
+        gpn = detected_gpn;
+        if (gpn > 0 && !quiet) fprintf(stderr, "tracelens: gpus_per_node %ld (rank 0's deviceProperties)\n", gpn);
+        if ((gpn == 1 && world > 1) || (gpn > 1 && world % gpn))
+            fprintf(stderr, "tracelens: warning: gpus_per_node %ld detected for %ld ranks; give --gpus_per_node\n", gpn,
+                    world);
+    }
+    tl_ranks_opts ro = {.world_size = (uint32_t)world,
+                        .gpus_per_node = (int)gpn,
+                        .heatmap = heatmap,
+                        .detailed = detailed,
+                        .agg = agg ? agg : default_agg,
+                        .nagg = agg ? nagg : 4,
+                        .strict_metadata = strict,
+                        .per_rank_long = layout < 0 ? world > 64 : layout};
+    tl_sheets sheets = {0};
+    tl_error err;
+    if (tl_ranks_report_build(&cs, &ro, &sheets, &err) != 0) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        tl_sheets_free(&sheets);
+        goto out_cs;
+    }
+    tl_report_opts wo;
+    tl_report_opts_default(&wo);
+    wo.name = "collective_report";
+    wo.xlsx_path = xlsx_path;
+    wo.xlsx = xlsx;
+    for (size_t i = 0; i < sheets.n && wo.xlsx; i++)
+        if (sheets.v[i].table->nrows > 1048575 || sheets.v[i].table->ncols > 16384) {
+            fprintf(stderr, "tracelens: warning: sheet %s (%zu rows x %zu columns) exceeds the xlsx limits: CSVs only\n",
+                    sheets.v[i].name, sheets.v[i].table->nrows, sheets.v[i].table->ncols);
+            wo.xlsx = 0;
+        }
+    if (tl_report_write(&sheets, out, &wo, &err) != 0) fprintf(stderr, "tracelens: %s\n", err.msg);
+    else {
+        if (!quiet) fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);
+        rc = 0;
+    }
+    tl_sheets_free(&sheets);
+out_cs:
+    free(seen);
+    tl_coll_set_free(&cs);
+out_free:
+    rl_free(&files);
+    free(agg);
+    return rc;
+}

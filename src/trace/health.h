@@ -1,0 +1,58 @@
+/* health.h — the figures of a trace's health check (`tracelens check`,
+ * trace:check()): what in the trace limits what an analysis can say, and
+ * what looks broken. Computed in one pass over the store and the tree;
+ * the verdicts and the advice are written from these figures in Lua
+ * (lua/tracelens/health.lua). Owns nothing: a value type. */
+#ifndef TL_HEALTH_H
+#define TL_HEALTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/* Thresholds the checks use (ns). */
+enum {
+    TL_HEALTH_OVERLAP_NS = 1000,  /* two GPU events of one stream overlapping by more */
+    TL_HEALTH_CLOCK_NS = 1000,    /* a GPU event starting this much before its launch */
+};
+
+typedef struct tl_health {
+    int64_t t0, t1;                   /* first start and last end over all timed events */
+    size_t n_events;
+    /* GPU work */
+    size_t n_gpu, n_gpu_unlinked;
+    int64_t gpu_ns, gpu_unlinked_ns;  /* sums of durations */
+    /* unlinked GPU events whose launch call (same correlation id) is in the
+     * trace: the ac2g flow between the two is missing (filtered or sampled
+     * traces); and the flow events of the trace */
+    size_t n_gpu_unlinked_launched, n_flows;
+    int64_t gpu_unlinked_launched_ns;
+    /* CPU ops: shapes and stacks */
+    size_t n_cpu_ops, n_cpu_ops_shapes, n_python;
+    /* graph replays */
+    size_t n_graph_launches, n_gpu_graph;
+    int64_t gpu_graph_ns;             /* GPU events linked to a graph launch */
+    /* ProfilerStep#N and the profiling window */
+    size_t n_steps;
+    int64_t steps_t0, steps_t1;       /* first step start, last step end */
+    size_t n_gpu_before_steps, n_gpu_after_steps;
+    int64_t gpu_before_steps_ns, gpu_after_steps_ns;
+    /* streams */
+    size_t n_streams, n_stream_overlaps;
+    int64_t max_stream_overlap_ns;
+    /* durations */
+    size_t n_negative_dur, n_zero_dur_gpu, n_zero_dur_cpu_ops;
+    /* clocks: GPU events starting before their launch */
+    size_t n_gpu_before_launch;
+    int64_t max_gpu_before_launch_ns;
+    /* kernel, copy and graph launch calls whose GPU work is not in the trace
+     * (at_end: after the last GPU event started); memset calls likewise (the
+     * runtime does not always record a GPU memset for one) */
+    size_t n_launches, n_launches_orphan, n_launches_orphan_at_end;
+    size_t n_memsets, n_memsets_orphan;
+} tl_health;
+
+void tl_health_compute(const tl_trace *t, tl_health *h);
+
+#endif

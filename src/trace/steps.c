@@ -1,0 +1,161 @@
+/* steps.c — see steps.h. */
+#include "steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../util/hashmap.h"
+#include "../util/vec.h"
+
+/* N of "ProfilerStep#N", or -1. */
+static long step_number(const char *name)
+{
+    if (strncmp(name, "ProfilerStep#", 13)) return -1;
+    char *end;
+    long n = strtol(name + 13, &end, 10);
+    return end != name + 13 && *end == 0 && n >= 0 ? n : -1;
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+    const tl_step *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->uid > y->uid) - (x->uid < y->uid);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The step holding time t (steps sorted by ts, may overlap: the last one
+ * starting at or before t that still runs), or SIZE_MAX. */
+static size_t step_at(const tl_step *v, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid].ts <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i-- > 0;) {
+        if (t < v[i].ts + v[i].dur) return i;
+        if (lo - i > 4) break; /* steps do not nest deeply */
+    }
+    return SIZE_MAX;
+}
+
+static int is_launch(const char *nm)
+{
+    for (const char *p = nm; *p; p++)
+        if (!strncasecmp(p, "launch", 6) || !strncasecmp(p, "memcpy", 6)) return 1;
+    return 0;
+}
+
+void tl_steps_compute(const tl_trace *t, tl_steps *out)
+{
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    memset(out, 0, sizeof *out);
+    TL_VEC(tl_step) steps = {0};
+    for (size_t u = 0; u < es->n; u++) {
+        if (es->ph[u] != 'X' || !(es->flags[u] & TL_F_TS) || es->cat[u] == TL_CAT_GPU_USER_ANNOTATION) continue;
+        long n = step_number(tl_es_name(es, u));
+        if (n < 0) continue;
+        tl_step s;
+        memset(&s, 0, sizeof s);
+        s.uid = (uint32_t)u;
+        s.number = n;
+        s.ts = es->ts[u];
+        s.dur = es->dur[u];
+        TL_PUSH(steps, s);
+    }
+    if (!steps.n) return;
+    qsort(steps.v, steps.n, sizeof *steps.v, cmp_step);
+    /* one per N: the first in start order */
+    size_t m = 0;
+    for (size_t i = 0; i < steps.n; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < m && !dup; j++) dup = steps.v[j].number == steps.v[i].number;
+        if (!dup) steps.v[m++] = steps.v[i];
+    }
+    steps.n = m;
+    /* every GPU event to its step */
+    uint8_t *bk = tl_xmalloc(es->n ? es->n : 1);
+    size_t cnt[3];
+    tl_gpu_buckets(es, tr, 1, NULL, 0, bk, cnt);
+    size_t *of = tl_xmalloc((es->n ? es->n : 1) * sizeof *of);
+    size_t *count = tl_xcalloc(steps.n + 1, sizeof *count);
+    tl_map corr;
+    tl_map_init(&corr, 1024);
+    for (size_t u = 0; u < es->n; u++) {
+        of[u] = SIZE_MAX;
+        if (bk[u] == 0xff) continue;
+        if (es->corr[u] != INT64_MIN) tl_map_put(&corr, (uint64_t)es->corr[u], 0, 1);
+        uint32_t rt = tr->parent[u];
+        int64_t key = rt == TL_NOUID ? es->ts[u] : es->ts[rt];
+        size_t s = step_at(steps.v, steps.n, key);
+        if (s == SIZE_MAX) {
+            out->n_gpu_outside++;
+            out->gpu_outside_ns += es->dur[u];
+            continue;
+        }
+        of[u] = s;
+        count[s]++;
+        steps.v[s].n_unlinked += rt == TL_NOUID;
+    }
+    /* launch calls whose GPU work is not in the trace */
+    for (size_t u = 0; u < es->n; u++) {
+        if ((es->cat[u] != TL_CAT_CUDA_RUNTIME && es->cat[u] != TL_CAT_CUDA_DRIVER) || es->corr[u] == INT64_MIN)
+            continue;
+        if (!is_launch(tl_es_name(es, u)) || tl_map_get(&corr, (uint64_t)es->corr[u], 0) != UINT32_MAX) continue;
+        size_t s = step_at(steps.v, steps.n, es->ts[u]);
+        if (s != SIZE_MAX) steps.v[s].n_launches_missing++;
+    }
+    /* the unions of each step's events: uids grouped by step */
+    size_t *off = tl_xcalloc(steps.n + 1, sizeof *off);
+    for (size_t s = 0; s < steps.n; s++) off[s + 1] = off[s] + count[s];
+    uint32_t *uids = tl_xmalloc((off[steps.n] ? off[steps.n] : 1) * sizeof *uids);
+    size_t *fill = tl_xcalloc(steps.n + 1, sizeof *fill);
+    for (size_t u = 0; u < es->n; u++)
+        if (of[u] != SIZE_MAX) uids[off[of[u]] + fill[of[u]]++] = (uint32_t)u;
+    for (size_t s = 0; s < steps.n; s++) {
+        tl_step *st = &steps.v[s];
+        st->n_gpu = count[s];
+        tl_unions_of(es, uids + off[s], bk, count[s], -1, &st->u);
+        if (count[s]) {
+            st->gpu_start = INT64_MAX;
+            st->gpu_end = INT64_MIN;
+            for (size_t k = off[s]; k < off[s + 1]; k++) {
+                if (es->ts[uids[k]] < st->gpu_start) st->gpu_start = es->ts[uids[k]];
+                if (tl_es_end(es, uids[k]) > st->gpu_end) st->gpu_end = tl_es_end(es, uids[k]);
+            }
+        }
+        st->partial = st->n_launches_missing > 0;
+    }
+    /* warm-up: leading steps slower than 1.5 x the median */
+    int64_t *walls = tl_xmalloc(steps.n * sizeof *walls);
+    for (size_t s = 0; s < steps.n; s++) walls[s] = steps.v[s].dur;
+    qsort(walls, steps.n, sizeof *walls, cmp_i64);
+    double median = steps.n % 2 ? (double)walls[steps.n / 2]
+                                : ((double)walls[steps.n / 2 - 1] + (double)walls[steps.n / 2]) / 2;
+    for (size_t s = 0; s + 1 < steps.n && (double)steps.v[s].dur > 1.5 * median; s++) steps.v[s].warmup = 1;
+    free(walls);
+    free(fill);
+    free(uids);
+    free(off);
+    free(count);
+    free(of);
+    free(bk);
+    tl_map_free(&corr);
+    out->v = steps.v;
+    out->n = steps.n;
+}
+
+void tl_steps_free(tl_steps *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}

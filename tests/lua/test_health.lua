@@ -1,0 +1,125 @@
+-- `tracelens check` and trace:check(): a trace built here with one of each
+-- problem, its figures hand-counted; the healthy demo; a CPU-only trace;
+-- the sampled HTA trace (no flow events) and the Qwen trace (GPU events
+-- with no launch) from ../shared/data when present; exit statuses.
+local root, data = arg[1], arg[2]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+local health = require "tracelens.health"
+local bin = T.tracelens_bin()
+local dir = T.tmpdir()
+local X, F = T.x_event, T.flow_event
+
+local function write(name, events)
+  local path = dir .. "/" .. name
+  local f = assert(io.open(path, "w"))
+  f:write('{"traceEvents":[', table.concat(events, ",\n"), "]}")
+  f:close()
+  return path
+end
+
+-- Thread 1: a step holding two ops; each op launches one kernel (with its
+-- flow); a third launch has no flow; a fourth kernel has no launch at all;
+-- a graph launch replays two kernels; a memset call without GPU memset.
+-- GPU stream 7: k1 [1000, 1100), k2 [1095, 1200) overlaps k1 by 5 us;
+-- k3 (no flow) [1300, 1310); k4 (no launch) [1400, 1420) after the step;
+-- graph kernels g1 [1500,1510), g2 [1510, 1530) on stream 8; k2 starts
+-- 3 us before its launch call (clock offset).
+local ev = {
+  X("user_annotation", "ProfilerStep#1", 900, 500, {}),
+  X("cpu_op", "aten::mm", 950, 100, { ["Input Dims"] = "[[2, 2], [2, 2]]" }),
+  X("cuda_runtime", "cudaLaunchKernel", 960, 10, { correlation = "1" }),
+  F("s", 1, 1, 1, 960),
+  X("cpu_op", "aten::add", 1060, 100, {}),
+  X("cuda_runtime", "cudaLaunchKernel", 1098, 10, { correlation = "2" }),
+  F("s", 2, 1, 1, 1098),
+  X("cuda_runtime", "cudaLaunchKernel", 1150, 5, { correlation = "3" }),
+  X("cuda_runtime", "cudaGraphLaunch", 1200, 20, { correlation = "5" }),
+  X("cuda_runtime", "cudaMemsetAsync", 1250, 5, { correlation = "6" }),
+  X("kernel", "k1", 1000, 100, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+  F("f", 1, 0, 7, 1000),
+  X("kernel", "k2", 1095, 105, { correlation = "2", stream = "7", device = "0" }, 0, 7),
+  F("f", 2, 0, 7, 1095),
+  X("kernel", "k3", 1300, 10, { correlation = "3", stream = "7", device = "0" }, 0, 7),
+  X("kernel", "k4", 1400, 20, { correlation = "4", stream = "7", device = "0" }, 0, 7),
+  X("kernel", "g1", 1500, 10, { correlation = "5", stream = "8", device = "0" }, 0, 8),
+  X("kernel", "g2", 1510, 20, { correlation = "5", stream = "8", device = "0" }, 0, 8),
+}
+local sick = write("sick.json", ev)
+local t = tl.load(sick)
+local h = t:check()
+T.eq(h.gpu_events, 6, "GPU events")
+T.close(h.gpu_us, 100 + 105 + 10 + 20 + 10 + 20, "GPU time (us)", 0, 1e-9)
+T.eq(h.gpu_unlinked, 2, "unlinked: k3 (no flow) and k4 (no launch)")
+T.eq(h.gpu_unlinked_launched, 1, "k3 has a launch call but no flow")
+T.close(h.gpu_unlinked_launched_us, 10, "k3's time", 0, 1e-9)
+T.eq(h.flow_events, 4, "flow events")
+T.eq(h.graph_launches, 1, "graph launches")
+T.eq(h.gpu_graph, 2, "graph kernels")
+T.close(h.gpu_graph_us, 30, "graph kernel time", 0, 1e-9)
+T.eq(h.cpu_ops, 2, "cpu ops")
+T.eq(h.cpu_ops_with_shapes, 1, "cpu ops with shapes")
+T.eq(h.steps, 1, "steps")
+T.eq(h.gpu_after_steps, 3, "k4, g1, g2 start after the step ends (1400)")
+T.close(h.gpu_after_steps_us, 50, "GPU time after the step", 0, 1e-9)
+T.eq(h.gpu_before_steps, 0, "nothing before the step")
+T.eq(h.streams, 2, "two streams")
+T.eq(h.stream_overlaps, 1, "k2 overlaps k1")
+T.close(h.max_stream_overlap_us, 5, "by 5 us", 0, 1e-9)
+T.eq(h.gpu_before_launch, 1, "k2 starts before its launch")
+T.close(h.max_gpu_before_launch_us, 3, "by 3 us", 0, 1e-9)
+T.eq(h.launches, 4, "kernel and graph launch calls")
+T.eq(h.launches_without_gpu, 0, "every launch call has GPU work")
+T.eq(h.memset_calls, 1, "memset calls")
+T.eq(h.memset_calls_without_gpu, 1, "the memset call has no GPU memset")
+local levels = {}
+for _, c in ipairs(health.checks(t)) do levels[c.id] = c.level end
+for id, want in pairs { gpu_work = "ok", unlinked_flows = "warn", unlinked_missing = "warn", graph_replay = "warn",
+  window = "note", stream_overlap = "warn", clocks = "warn", memsets = "note", stacks = "note", shapes = "ok" } do
+  T.eq(levels[id], want, "check " .. id)
+end
+
+-- the command: text, exit status 3 on warnings, --json with the figures
+local ok, code, out = T.run(T.q(bin) .. " check " .. T.q(sick))
+T.eq(code, 3, "check exits 3 on warnings")
+T.check(out:find("verdict: usable, with the limits above %(0 failed, 5 warnings, 3 notes%)"), "verdict line: " .. out)
+T.check(out:find("fix: profile with with_stack=True", 1, true), "advice printed")
+ok, code, out = T.run(T.q(bin) .. " check --json " .. T.q(sick))
+T.eq(code, 3, "--json exit status")
+local doc = require("tracelens.json").decode(out)
+T.eq(doc.figures.gpu_unlinked, 2, "--json figures")
+T.eq(#doc.checks, #health.checks(t), "--json checks")
+
+ok, code, out = T.run(T.q(bin) .. " check " .. T.q(root .. "/examples/demo_trace.json"))
+T.eq(code, 0, "the demo is healthy")
+T.check(out:find("verdict: healthy"), "healthy verdict")
+
+local cpu = write("cpu.json", { X("cpu_op", "aten::mm", 0, 10, {}) })
+ok, code, out = T.run(T.q(bin) .. " check " .. T.q(cpu))
+T.eq(code, 3, "a CPU-only trace fails the check")
+T.check(out:find("%[fail%] no GPU work"), "no GPU work: " .. out)
+
+local bad = write("bad.json", {})
+local f = assert(io.open(bad, "w")); f:write('{"traceEvents": [ {"ph": '); f:close()
+local _, c1, _, e1 = T.run(T.q(bin) .. " check " .. T.q(bad))
+T.eq(c1, 1, "unreadable trace: exit 1")
+T.check(select(2, e1:gsub("\n", "")) == 1 and e1:find("bad.json"), "one line naming the file: " .. e1)
+local _, c2 = T.run(T.q(bin) .. " check")
+T.eq(c2, 2, "no trace: usage error")
+local _, c3, _, e3 = T.run(T.q(bin) .. " check --bogus " .. T.q(sick))
+T.eq(c3, 2, "unknown option: usage error")
+T.check(e3:find("see `tracelens check --help`", 1, true), "usage error points to --help")
+
+-- shared traces: the sampled HTA trace has no flows; Qwen's GPU events have no launch
+if data and T.file_exists(data .. "/hta/trace_filter/sampled_rank-0.json.gz") then
+  local _, _, o = T.run(T.q(bin) .. " check " .. T.q(data .. "/hta/trace_filter/sampled_rank-0.json.gz"))
+  T.check(o:find("1,204 GPU events (607.8 ms, 100.0% of GPU time) have a launch call", 1, true)
+    and o:find("no flow events at all", 1, true), "sampled trace: missing flows named: " .. o)
+  _, _, o = T.run(T.q(bin) .. " check " .. T.q(data .. "/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
+  T.check(o:find("509 GPU events (13.7 ms, 30.1% of GPU time) have no launch call", 1, true),
+    "Qwen: GPU events without a launch named: " .. o)
+else
+  print("note: ../shared/data not found: the shared-trace checks are skipped")
+end
+T.rmrf(dir)
+T.finish()
