@@ -45,7 +45,8 @@ and replaces OUT at the end, so nothing of an earlier analysis is left in it.
 An existing OUT must be empty or hold only what tracelens writes there.
 
 options:
-  -o, --output DIR   output directory (default: <trace dir>/analysis_output)
+  -o, --output DIR   output directory (default: <trace dir>/<trace name>_analysis,
+                     <trace name>_vs_<trace2 name>_analysis with --compare)
   --platform NAME    GPU platform of the shipped arch files (arch/*.json:
                      MI300X, H100, V100-SXM2, L40S, ...), or none for no
                      roofline; default: detected from the trace's
@@ -82,7 +83,13 @@ options:
                      in DIR is changed
   --comparison_capture_folder DIR
                      with --inference --compare: the capture folder of TRACE2
-  -q, --quiet        no progress on stderr
+  --extension-file F.lua
+                     a report extension module (extra op categories, perf
+                     models and sheets; docs/report-columns.md) for the perf
+                     report(s) [--extension_file]
+  -q, --quiet        no progress on stderr; stdout holds only the summary
+  -v, --verbose      also the analyzers' checks, the trace-quality notes and
+                     the time of each step
   -h, --help         this text
 ]]
 
@@ -144,6 +151,8 @@ local function parse_args(argv)
     elseif a == "--comparison_capture_folder" or a == "--comparison-capture-folder" then
       o.comparison_capture_folder = value(a)
     elseif a == "-q" or a == "--quiet" then o.quiet = true
+    elseif a == "-v" or a == "--verbose" then o.verbose = true
+    elseif a == "--extension-file" or a == "--extension_file" then o.extension = value(a)
     elseif a:sub(1, 1) == "-" and a ~= "-" then usage("unknown option " .. a)
     elseif not o.trace then o.trace = a
     else usage("unexpected argument " .. a) end
@@ -156,9 +165,16 @@ local function parse_args(argv)
   if o.comparison_capture_folder and not (o.inference and o.compare) then
     usage("--comparison_capture_folder needs --inference and --compare")
   end
-  if not o.out then
-    local dir = o.trace:match("^(.*)/[^/]*$") or "."
-    o.out = dir .. "/analysis_output"
+  if o.quiet and o.verbose then usage("--quiet and --verbose are mutually exclusive") end
+  if not o.out then -- one directory per trace (pair): runs of other traces do not mix
+    local function stem(path)
+      local base = path:match("([^/]*)$")
+      return (base:gsub("%.gz$", ""):gsub("%.json$", ""):gsub("%.pt%.trace$", ""))
+    end
+    local dir = o.trace:match("^(.*)/[^/]*$")
+    local name = stem(o.trace)
+    if o.compare then name = name .. "_vs_" .. stem(o.compare) end
+    o.out = (dir and dir .. "/" or "") .. (name ~= "" and name or "trace") .. "_analysis"
   end
   return o
 end
@@ -248,6 +264,15 @@ local function check_output(opts)
 end
 
 local t_start = tl.now()
+local function say(opts, fmt, ...)
+  -- one line each: names from the trace in a message cannot break it
+  local msg = string.format(fmt, ...):gsub("%c", " ")
+  io.stderr:write(string.format("[%6.2fs] ", tl.now() - t_start), msg, "\n")
+end
+-- Details (analyzer checks, trace-quality notes) only with --verbose.
+local function detail(opts, fmt, ...)
+  if opts.verbose then say(opts, fmt, ...) end
+end
 local function progress(opts, fmt, ...)
   if not opts.quiet then
     -- one line each: names from the trace in a message cannot break it
@@ -318,6 +343,9 @@ end
 -- diff_stats, trace 2's plain, both with the one platform, built side by side.
 local function perf_reports(trace, trace2, ro)
   if not trace2 then return trace:report(ro) end
+  -- an extension runs in a Lua state of its own, which tasks may not
+  -- start: with one, the two reports are built one after the other here
+  if ro.extension then return trace:report(with(ro, { compare = trace2 })), trace2:report(ro) end
   local code = "local t, o = ...; return t:report(o)"
   local o1 = with(ro, { compare = trace2 })
   local r = tl.parallel({ { code = code, args = { trace, o1 }, name = "report trace 1" },
@@ -464,7 +492,7 @@ local function main(argv)
   end
   progress(opts, "%s", plat.how)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,
-    include_call_stack = true }
+    include_call_stack = true, extension = opts.extension }
   if opts.inference then -- the inference report (spec §1.6), op sheets by parent module
     report_opts.inference, report_opts.group_by_parent_module = true, true
   end
@@ -502,7 +530,9 @@ local function main(argv)
   local prep = timed("category data", function()
     return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,
       arch = arch, scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data, trace = trace,
-      trace2 = trace2, fusion_candidates = candidates, log = function(msg) progress(opts, "%s", msg) end })
+      trace2 = trace2, fusion_candidates = candidates, log = function(msg, level)
+        if level == "warn" then progress(opts, "%s", msg) else detail(opts, "%s", msg) end
+      end })
   end)
   local manifest, util = prep.manifest, prep.util
   local in_manifest, category_names = {}, {}
@@ -579,7 +609,7 @@ local function main(argv)
   for _, name in ipairs(ok2 and level2 and { "time_check", "coverage_check", "priority_check" } or {}) do
     local c = level2[name]
     if c and c.status ~= "PASS" then
-      for _, msg in ipairs(c.messages or {}) do progress(opts, "check %s: %s", name, msg) end
+      for _, msg in ipairs(c.messages or {}) do detail(opts, "check %s: %s", name, msg) end
     end
   end
 
@@ -626,7 +656,7 @@ local function main(argv)
   pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}")
   write_json(work .. "/" .. RUN_FILE, run_record(work, opts, scope, rules, run_id))
   local passed, messages = validate.validate_report(work, scope)
-  for _, msg in ipairs(messages or {}) do progress(opts, "report check: %s", msg) end
+  for _, msg in ipairs(messages or {}) do detail(opts, "report check: %s", msg) end
   -- Level 4 (docs/validate.md): a statement that cannot be true is printed
   -- even with -q, and fails the run (exit 1) after OUT is written
   local consistent, wrong = validate.validate_consistency(work)
@@ -656,7 +686,7 @@ local function main(argv)
   io.write(string.format("  roofline: %s\n", (plat.how:gsub("%c", " "))))
   io.write(string.format("  findings: %d compute, %d analyzers failed, report checks %s, consistency %s\n",
     #prio.findings, #outcome.failed, passed and "passed" or "FAILED", consistent and "passed" or "FAILED"))
-  if not opts.quiet then
+  if opts.verbose then
     for _, t in ipairs(timings) do io.stderr:write(string.format("  %-20s %7.3f s\n", t[1], t[2])) end
     io.stderr:write(runner.concurrency_note(outcome), "\n")
     io.stderr:write(string.format("  %-20s %7.3f s\n", "total", total))

@@ -398,9 +398,9 @@ function M.run(inp)
   local unlinked = inp.trace and M.unlinked_gpu(inp.trace)
   local unlinked_sentence, unlinked_diag, unlinked_pct = M.unlinked_text(unlinked)
   if unlinked_diag then util = utilization_all(inp.trace) or util end
-  local notes = M.quality_notes(util)
-  notes[#notes + 1] = unlinked_diag
-  for _, note in ipairs(notes) do log(note) end
+  -- the quality notes are details; unlinked GPU work is a warning
+  for _, note in ipairs(M.quality_notes(util)) do log(note) end
+  if unlinked_diag then log(unlinked_diag, "warn") end
 
   local cats = json.arr()
   local result = { util = util, compute = {} }

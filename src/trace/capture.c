@@ -299,6 +299,22 @@ static void troot_free(troot *r)
     free(r);
 }
 
+/* The children of u in the capture tree: the window roots for the synthetic
+ * CaptureRoot croot, none for an event past the tree (*n = 0). */
+static const uint32_t *children_of(const tl_tree *tr, uint32_t u, uint32_t croot, const u32vec *wroots, size_t *n)
+{
+    if (u == croot) {
+        *n = wroots->n;
+        return wroots->v;
+    }
+    if (u < tr->n) {
+        *n = tr->child_off[u + 1] - tr->child_off[u];
+        return tr->child + tr->child_off[u];
+    }
+    *n = 0;
+    return NULL;
+}
+
 /* The template of the capture root whose CaptureRoot event is croot (with
  * children wroots). pos is scratch: es->n entries, all NONE on entry and
  * on return. */
@@ -316,18 +332,8 @@ static troot *make_template(merge *m, tl_trace *ct, uint32_t croot, const u32vec
     seen[croot] = 1;
     for (size_t h = 0; h < q.n; h++) {
         uint32_t u = q.v[h];
-        const uint32_t *c;
         size_t nc;
-        if (u == croot) {
-            c = wroots->v;
-            nc = wroots->n;
-        } else if (u < tr->n) {
-            c = tr->child + tr->child_off[u];
-            nc = tr->child_off[u + 1] - tr->child_off[u];
-        } else {
-            nc = 0;
-            c = NULL;
-        }
+        const uint32_t *c = children_of(tr, u, croot, wroots, &nc);
         for (size_t k = 0; k < nc; k++)
             if (!seen[c[k]]) {
                 seen[c[k]] = 1;
@@ -359,15 +365,8 @@ static troot *make_template(merge *m, tl_trace *ct, uint32_t croot, const u32vec
         uint32_t p = u == croot || u >= tr->n ? NONE : tr->parent[u];
         r->lparent[i] = p == NONE ? NONE : pos[p];
         r->coff[i] = (uint32_t)ch.n;
-        const uint32_t *c = NULL;
-        size_t nc = 0;
-        if (u == croot) {
-            c = wroots->v;
-            nc = wroots->n;
-        } else if (u < tr->n) {
-            c = tr->child + tr->child_off[u];
-            nc = tr->child_off[u + 1] - tr->child_off[u];
-        }
+        size_t nc;
+        const uint32_t *c = children_of(tr, u, croot, wroots, &nc);
         for (size_t k = 0; k < nc; k++)
             if (pos[c[k]] != NONE) TL_PUSH(ch, pos[c[k]]);
         uint8_t cat = es->cat[u];
