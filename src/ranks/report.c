@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../report/sheets_kernels.h"
 #include "../util/msort.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
@@ -489,22 +490,8 @@ static tl_table *build_summary_long(const tl_table *lt)
     static const char *const keys[] = {"rank",          "Process Group Name", "Process Group Ranks", "Collective name",
                                        "Group size",    "dtype",              "In msg nelems",       "Out msg nelems",
                                        "In split size", "Out split size",     "stream"};
-    static const tl_agg aggs[] = {
-        {"In msg size (MB)", TL_AGG_FIRST, "In msg size (MB)_first", NULL, NULL},
-        {"Out msg size (MB)", TL_AGG_FIRST, "Out msg size (MB)_first", NULL, NULL},
-        {"dur", TL_AGG_SUM, "dur_sum", NULL, NULL},
-        {"dur", TL_AGG_MEAN, "dur_mean", NULL, NULL},
-        {"dur", TL_AGG_STD, "dur_std", NULL, NULL},
-        {"dur", TL_AGG_MIN, "dur_min", NULL, NULL},
-        {"dur", TL_AGG_MAX, "dur_max", NULL, NULL},
-        {"collective_id", TL_AGG_COUNT, "operation_count", NULL, NULL},
-    };
-    /* [FIX D1] rows with a None key are kept (dropna 0) */
-    tl_groupby g = {keys, 11, 1, 0, aggs, 8};
-    tl_table *t = tl_table_group(lt, "nccl_summary_long", &g);
-    tl_sortkey sk = {"dur_sum", 1};
-    tl_table_sort(t, &sk, 1);
-    return t;
+    /* [FIX D1] rows with a None key are kept */
+    return tl_coll_summary(lt, "nccl_summary_long", keys);
 }
 
 /* ----------------------------------------------- nccl_implicit_sync */

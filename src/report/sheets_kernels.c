@@ -252,6 +252,26 @@ static int coll_bpe(const char *dtype)
     return 0;
 }
 
+tl_table *tl_coll_summary(const tl_table *rows, const char *name, const char *const keys[11])
+{
+    static const tl_agg aggs[] = {
+        {"In msg size (MB)", TL_AGG_FIRST, "In msg size (MB)_first", NULL, NULL},
+        {"Out msg size (MB)", TL_AGG_FIRST, "Out msg size (MB)_first", NULL, NULL},
+        {"dur", TL_AGG_SUM, "dur_sum", NULL, NULL},
+        {"dur", TL_AGG_MEAN, "dur_mean", NULL, NULL},
+        {"dur", TL_AGG_STD, "dur_std", NULL, NULL},
+        {"dur", TL_AGG_MIN, "dur_min", NULL, NULL},
+        {"dur", TL_AGG_MAX, "dur_max", NULL, NULL},
+        {"collective_id", TL_AGG_COUNT, "operation_count", NULL, NULL},
+    };
+    /* rows with a missing key are kept (dropna off) */
+    tl_groupby g = {keys, 11, 1, 0, aggs, 8};
+    tl_table *out = tl_table_group(rows, name, &g);
+    tl_sortkey sk = {"dur_sum", 1};
+    tl_table_sort(out, &sk, 1);
+    return out;
+}
+
 /* An args value as a cell: integers as I64 text-free, others as str(). */
 static void set_arg_cell(tl_table *tb, size_t col, size_t row, const tl_trace *t, uint32_t ev, const char *key,
                          tl_argtext *at, int64_t *iv, int *is_int)
@@ -338,20 +358,7 @@ tl_table *tl_sheet_coll_analysis(const tl_trace *t)
         for (size_t r = 0; r < w->nrows; r++) tl_table_set_str(w, kc[0], r, "all");
     const char *gk[11] = {"rank"};
     for (int i = 0; i < 10; i++) gk[i + 1] = keys[i];
-    const tl_agg aggs[] = {
-        {"In msg size (MB)", TL_AGG_FIRST, "In msg size (MB)_first", NULL, NULL},
-        {"Out msg size (MB)", TL_AGG_FIRST, "Out msg size (MB)_first", NULL, NULL},
-        {"dur", TL_AGG_SUM, "dur_sum", NULL, NULL},
-        {"dur", TL_AGG_MEAN, "dur_mean", NULL, NULL},
-        {"dur", TL_AGG_STD, "dur_std", NULL, NULL},
-        {"dur", TL_AGG_MIN, "dur_min", NULL, NULL},
-        {"dur", TL_AGG_MAX, "dur_max", NULL, NULL},
-        {"collective_id", TL_AGG_COUNT, "operation_count", NULL, NULL},
-    };
-    tl_groupby g = {gk, 11, 1, 0, aggs, 8};
-    tl_table *out = tl_table_group(w, "coll_analysis", &g);
+    tl_table *out = tl_coll_summary(w, "coll_analysis", gk);
     tl_table_free(w);
-    tl_sortkey sk = {"dur_sum", 1};
-    tl_table_sort(out, &sk, 1);
     return out;
 }

@@ -27,5 +27,10 @@ tl_table *tl_sheet_short_kernels_summary(const tl_table *kernels, double total_u
 
 /* NULL when the trace has no communication kernels (the sheet is omitted). */
 tl_table *tl_sheet_coll_analysis(const tl_trace *t);
+/* The collective summary of one row per NCCL kernel (columns In/Out msg
+ * size (MB), dur, collective_id and the 11 keys): grouped by the keys,
+ * first sizes, dur sum/mean/std/min/max and the count, by dur_sum
+ * descending. coll_analysis and the multi-rank nccl_summary_long. */
+tl_table *tl_coll_summary(const tl_table *rows, const char *name, const char *const keys[11]);
 
 #endif
