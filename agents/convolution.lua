@@ -147,9 +147,12 @@ end
 function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
-  if v.bound ~= "memory" then notes[1] = "Tile size not visible — profile the kernel for tile-size tuning." end
-  notes[#notes + 1] = "Per-op layout not visible — refer to the aggregate transpose overhead ("
-    .. F.num(transpose_pct(v)) .. "% of convolution time)."
+  if v.bound ~= "memory" then
+    notes[1] = "The trace does not show the kernel's tile size; a kernel profiler (Nsight Compute, rocprofv3) shows "
+      .. "it, and whether another tile shape would fill more compute units."
+  end
+  notes[#notes + 1] = "The trace does not show each convolution's memory layout; layout transposes take "
+    .. F.num(transpose_pct(v)) .. "% of convolution time across all convolutions."
   return notes
 end
 

@@ -118,12 +118,16 @@ function rules.advice(v)
   return advice
 end
 
+local TILE_NOTE = "The trace does not show the kernel's tile size; a kernel profiler (Nsight Compute, rocprofv3) "
+  .. "shows it, and whether another tile shape would fill more compute units."
+
 function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
-  if v.bound ~= "memory" then notes[#notes + 1] = "Tile size not visible — profile the kernel for tile-size tuning." end
+  if v.bound ~= "memory" then notes[#notes + 1] = TILE_NOTE end
   if long_reduction(shape(v.lead)) then
-    notes[#notes + 1] = "Decomposition strategy not visible — profile the kernel for tiling layout."
+    notes[#notes + 1] = "The trace does not show how the long K dimension is split across thread blocks (split-K, "
+      .. "stream-K); a kernel profiler (Nsight Compute, rocprofv3) shows it."
   end
   return notes
 end

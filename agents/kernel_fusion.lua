@@ -18,6 +18,7 @@ local F = require "tracelens.findings"
 local json = require "tracelens.json"
 local md = require "tracelens.md"
 local py = require "tracelens.py"
+local prose = require "tracelens.prose"
 local tl = require "tracelens"
 
 local ctx = ...
@@ -187,6 +188,17 @@ local function duration(k)
   return string.format("%.1f", d)
 end
 
+-- A kernel's type for the table: the classified type, or when the
+-- classifier has none ("Unknown") the operation its name shows (Softmax,
+-- Reduce, LayerNorm, ...), as in the Insight's composition; "Unknown" only
+-- when the name shows nothing either.
+local function type_cell(k)
+  local t = rules.kernel_type(k)
+  if t ~= "Unknown" then return t end
+  local label = rules.op_label(k)
+  return label ~= "Elementwise" and label or t
+end
+
 local function kernel_table(kernels, with_model, input_dims)
   local lines
   if with_model then
@@ -196,7 +208,7 @@ local function kernel_table(kernels, with_model, input_dims)
   end
   for _, k in ipairs(kernels) do
     local name = rules.kernel_name(k)
-    local cells = { short_name(name), md.cell(rules.kernel_type(k)), duration(k) }
+    local cells = { short_name(name), md.cell(type_cell(k)), duration(k) }
     if with_model then cells[4] = perf_model(name, input_dims) end
     lines[#lines + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
@@ -225,6 +237,16 @@ local function data_section(f)
   return kernel_table(c.kernels or {}, true, c.input_dims)
 end
 
+-- The estimate's bound and fusion type in words ("compute-bound, with
+-- matrix kernels"), not the fields' enum values (matrix_compute, memory_bound).
+local FUSION_TYPE_WORDS = { matrix_compute = "with matrix kernels (GEMM or convolution)",
+  memory_bound = "no matrix kernels (element-wise, normalization and reduction kernels)" }
+local function pattern_words(e)
+  local bound = sf.present(e.bound_type) and (tostring(e.bound_type) .. "-bound") or "bound unknown"
+  local kind = FUSION_TYPE_WORDS[e.fusion_type] or (sf.present(e.fusion_type) and tostring(e.fusion_type))
+  return kind and (bound .. ", " .. kind) or bound
+end
+
 local function coverage(e)
   local modeled, total = sf.value(e.modeled_kernel_count), sf.value(e.kernel_count)
   local text = string.format("- Coverage: %s of %s kernels modelled", num(e.modeled_kernel_count), num(e.kernel_count))
@@ -246,8 +268,7 @@ local function block(n, f)
     "- High end impact_score: " .. num(e.impact_score_high),
   }
   if not comparative then estimate[#estimate + 1] = coverage(e) end
-  estimate[#estimate + 1] = string.format("- Fusion pattern: %s-bound, %s", tostring(e.bound_type),
-    tostring(e.fusion_type))
+  estimate[#estimate + 1] = "- Fusion pattern: " .. pattern_words(e)
   estimate[#estimate + 1] = "- Confidence: " .. word .. " — " .. reason
   estimate[#estimate + 1] = "<!-- impact-end -->"
   return table.concat({
@@ -273,9 +294,9 @@ local function impact_summary(findings)
   for n, f in ipairs(findings) do
     local e = f.estimate
     local word = rules.confidence(f.candidate, e.confidence)
-    lines[#lines + 1] = string.format("| P%d: %s | %s, %s-bound | %s–%s | %s–%s%% | %s |", n, md.cell(f.pattern.name),
-      tostring(e.fusion_type), tostring(e.bound_type), savings(e.impact_score_low), savings(e.impact_score_high),
-      num(e.impact_score_low), num(e.impact_score_high), word)
+    lines[#lines + 1] = string.format("| P%d: %s | %s | %s | %s%% | %s |", n, md.cell(f.pattern.name),
+      pattern_words(e), prose.range(savings(e.impact_score_low), savings(e.impact_score_high)),
+      prose.range(num(e.impact_score_low), num(e.impact_score_high)), word)
   end
   return table.concat(lines, "\n")
 end

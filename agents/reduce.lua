@@ -39,7 +39,13 @@ local rules = { missing = "No reduce operations found in trace" }
 
 function rules.noun(v)
   local names = say.names(v)
-  if #names == 1 then return say.code(names[1]) .. " " .. class(v.lead) .. " reduction" end
+  if #names == 1 then
+    -- "`aten::sum` reduction", not "`aten::sum` sum reduction": the class
+    -- word only when the name does not say it already
+    local c = class(v.lead)
+    if c == "other" or say.base_name(names[1]):lower():find(c, 1, true) then return say.code(names[1]) .. " reduction" end
+    return say.code(names[1]) .. " " .. c .. " reduction"
+  end
   return "reduction"
 end
 

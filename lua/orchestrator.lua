@@ -586,7 +586,7 @@ local function main(argv)
     candidates = candidates,
     cpu_idle_metrics = metrics_files[1].metrics, rules = rules,
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
-    metadata_of = prep.metadata_of,
+    metadata_of = prep.metadata_of, peak_kind = arch and arch.kind,
   }, warn)
   progress(opts, "running %d analyzers", #tasks)
   local outcome = timed("analyzers", function()
@@ -653,7 +653,7 @@ local function main(argv)
       inference = inference_data, health = health_checks, steps = steps })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)
-  pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}")
+  pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}", "perf_improvement.png")
   write_json(work .. "/" .. RUN_FILE, run_record(work, opts, scope, rules, run_id))
   local passed, messages = validate.validate_report(work, scope)
   for _, msg in ipairs(messages or {}) do detail(opts, "report check: %s", msg) end

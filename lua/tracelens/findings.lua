@@ -26,13 +26,15 @@ M.STANDALONE_COLUMNS, M.COMPARATIVE_COLUMNS = STANDALONE_COLUMNS, COMPARATIVE_CO
 -- The trace-observability fallbacks (§2.3): what to write instead of a claim
 -- the trace cannot support. Analyzers add their own next to these.
 M.FALLBACK = {
-  bank_conflicts = "Low efficiency — profile with hardware counters to diagnose.",
-  cache = "Large working set may exceed cache.",
-  occupancy = "Kernel running slower than expected — profile occupancy with hardware counters.",
-  shared_memory = "Shared-memory usage not visible — profile with hardware counters.",
-  warp_shuffle = "Warp-shuffle efficiency not visible — profile with hardware counters.",
-  root_cause = "Bottleneck identified — a minimal reproducer of this op (same shapes and dtypes) lets you "
-    .. "profile it in isolation or report it to the maintainers of its kernel library.",
+  bank_conflicts = "The trace cannot show why the efficiency is low; hardware counters (bank conflicts, stall reasons) "
+    .. "can.",
+  cache = "The working set may exceed the cache.",
+  occupancy = "The kernel runs well below its roofline and the trace cannot show why; profile its occupancy with "
+    .. "hardware counters.",
+  shared_memory = "The trace does not show shared-memory use; hardware counters do.",
+  warp_shuffle = "The trace does not show warp-shuffle efficiency; hardware counters do.",
+  root_cause = "Without a perf model the trace cannot show why this op is slow; a minimal reproducer of it (same "
+    .. "shapes and dtypes) lets you profile it in isolation or report it to the maintainers of its kernel library.",
 }
 
 --- The occupancy fallback for a modelled, standalone, compute-bound finding
@@ -352,8 +354,11 @@ local function missing_note(ctx, rules)
   return call(rules.missing, ctx) or ("No " .. md.text(ctx.display_name or ctx.category) .. " operations found in trace")
 end
 
+-- "# Reduce Analysis Findings": the category's name with a capital first
+-- letter, as a heading (the name itself stays as the report spells it).
 local function header(ctx, metrics)
-  return "# " .. md.text(ctx.display_name or metrics.category or ctx.category) .. " Analysis Findings"
+  local name = tostring(ctx.display_name or metrics.category or ctx.category)
+  return "# " .. md.text((name:gsub("^%l", string.upper))) .. " Analysis Findings"
 end
 
 --- The findings file of a failed analysis: the literal `Status: ERROR` the

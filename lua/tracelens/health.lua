@@ -12,6 +12,10 @@ local function n(x)
   return s:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
 end
 
+-- "1 GPU event ... has", "2 GPU events ... have"
+local function events(x) return n(x) .. (x == 1 and " GPU event" or " GPU events") end
+local function have(x) return x == 1 and "has" or "have" end
+
 local FIX = {
   activities = "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (ROCm too)",
   shapes = "profile with record_shapes=True",
@@ -54,17 +58,18 @@ function M.checks(trace)
   local missing = h.gpu_unlinked - nested
   local missing_us = h.gpu_unlinked_us - h.gpu_unlinked_launched_us
   if nested > 0 then
-    add("unlinked_flows", "warn", "GPU events without a launch flow", n(nested) .. " GPU events ("
+    add("unlinked_flows", "warn", "GPU events without a launch flow", events(nested) .. " ("
       .. ms(h.gpu_unlinked_launched_us) .. ", " .. pct(h.gpu_unlinked_launched_us, h.gpu_us)
-      .. " of GPU time) have a launch call with their correlation id but no ac2g flow event linking the two "
+      .. " of GPU time) " .. have(nested) .. " a launch call with their correlation id but no ac2g flow event linking the two "
       .. (h.flow_events == 0 and "(the trace has no flow events at all)" or "(" .. n(h.flow_events)
         .. " flow events in the trace)")
       .. ": launches are linked to GPU work through these flows (as the reference does), so these events "
       .. "have no launching op, shape or stack and are analysed by kernel name only", FIX.flows)
   end
   if missing > 0 then
-    add("unlinked_missing", "warn", "GPU events without a launch", n(missing) .. " GPU events ("
-      .. ms(missing_us) .. ", " .. pct(missing_us, h.gpu_us) .. " of GPU time) have no launch call in the "
+    add("unlinked_missing", "warn", "GPU events without a launch", events(missing) .. " ("
+      .. ms(missing_us) .. ", " .. pct(missing_us, h.gpu_us) .. " of GPU time) " .. have(missing)
+      .. " no launch call in the "
       .. "trace (no runtime event has their correlation id): they are analysed by kernel name only", FIX.dropped)
   end
   if h.gpu_unlinked == 0 then add("unlinked", "ok", "every GPU event has its launch under a CPU op", "") end

@@ -287,6 +287,13 @@ function M.generate_perf_plot(out_dir, title, manifest, opts)
   return true
 end
 
+--- The line under the embedded chart that links to its file (relative, so
+--- that it resolves beside analysis.md in a checkout or on a code host).
+function M.file_link_line(file_name)
+  return string.format("*The chart as a file: [%s](%s) (GitHub and GitLab do not show the embedded image above.)*",
+    file_name, file_name)
+end
+
 --- §13.2: replaces every `placeholder` (default "{{PERF_PLOT}}") in
 --- out_dir/<report_filename> (default analysis.md) with the image tag made
 --- from perf_improvement_base64.txt, or with nothing when that file is
@@ -294,7 +301,12 @@ end
 --- refreshed too. The report is always rewritten (Python text mode: CRLF
 --- and CR line ends become LF). Returns whether an image was embedded, or
 --- false and the message it printed when there is no report.
-function M.embed_plot_in_report(out_dir, report_filename, placeholder)
+--- file_link (tracelens's addition; the orchestrator passes
+--- "perf_improvement.png"): when that file exists next to the report, each
+--- placeholder's image is followed by a relative link to it, for code hosts
+--- (GitHub, GitLab) that do not render data: URIs; the embedded image, which
+--- the reference's validation expects, stays as it is.
+function M.embed_plot_in_report(out_dir, report_filename, placeholder, file_link)
   local path = join(out_dir, report_filename or "analysis.md")
   local content = read_file(path)
   if not content then
@@ -310,7 +322,11 @@ function M.embed_plot_in_report(out_dir, report_filename, placeholder)
     tag = "![Performance Improvement](data:image/png;base64," .. b64:match("^%s*(.-)%s*$") .. ")"
     embedded = true
   end
-  content = replace_all(content, placeholder or "{{PERF_PLOT}}", tag)
+  local placed = tag
+  if embedded and file_link and read_file(join(out_dir, file_link)) then
+    placed = tag .. "\n\n" .. M.file_link_line(file_link)
+  end
+  content = replace_all(content, placeholder or "{{PERF_PLOT}}", placed)
   if embedded then
     content = content:gsub(IMAGE_PATTERN, function() return tag end, 1)
   end

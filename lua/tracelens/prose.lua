@@ -107,12 +107,26 @@ local function efficiencies(v)
   return lo, hi
 end
 
---- "4.46%" or "3.05–29.6%" over the members.
+--- "3.2–4.272" as "3.200–4.272": a range's two ends (number texts) with as
+--- many decimals as the more precise one, so the pair reads at one precision.
+function M.range(lo_text, hi_text)
+  local function decimals(t) return #(t:match("^-?%d+%.(%d+)$") or "") end
+  local d = math.max(decimals(lo_text), decimals(hi_text))
+  local function pad(t)
+    if not t:match("^-?%d+%.?%d*$") then return t end
+    local have = decimals(t)
+    if have >= d then return t end
+    return (have == 0 and t .. "." or t) .. string.rep("0", d - have)
+  end
+  return pad(lo_text) .. "–" .. pad(hi_text)
+end
+
+--- "4.46%" or "3.05–29.60%" over the members.
 function M.efficiency_range(v)
   local lo, hi = efficiencies(v)
   if not lo then return nil end
   if lo == hi then return num(lo) .. "%" end
-  return num(lo) .. "–" .. num(hi) .. "%"
+  return M.range(num(lo), num(hi)) .. "%"
 end
 
 local UNIT = { compute = "TFLOPS", memory = "TB/s" }
@@ -123,13 +137,28 @@ local function peak_of(op, bound)
   if bound == "memory" then return e.resolved_peak_hbm_bw end
 end
 
---- "the 708 TFLOPS peak" when every member shares it, else "their peaks".
+--- Which figure a peak is, from the arch file's kind (ctx.peak_kind): NVIDIA
+--- files give datasheet peaks, AMD's MI300X/MI325X files max-achievable
+--- (measured) TFLOPS, so a % of peak does not compare across vendors unless
+--- it says which. HBM bandwidth is the datasheet figure in every arch file.
+--- "" when the kind is not known (an --arch file without one).
+function M.peak_kind(ctx, bound)
+  local kind = type(ctx) == "table" and ctx.peak_kind or nil
+  if kind == nil then return "" end
+  if bound == "memory" then return " datasheet" end
+  if kind == "max_achievable" then return " max-achievable" end
+  if kind == "datasheet_peak" then return " datasheet" end
+  return ""
+end
+
+--- "the 708 TFLOPS max-achievable peak" when every member shares it, else
+--- "their roofline".
 function M.peak_phrase(v)
   local peak = peak_of(v.lead, v.bound)
   for _, r in ipairs(v.rows) do
     if peak_of(r.op, v.bound) ~= peak then peak = nil end
   end
-  if present(peak) then return "the " .. num(peak) .. " " .. UNIT[v.bound] .. " peak" end
+  if present(peak) then return "the " .. num(peak) .. " " .. UNIT[v.bound] .. M.peak_kind(v.ctx, v.bound) .. " peak" end
   return #v.rows == 1 and "its roofline" or "their roofline"
 end
 
@@ -497,12 +526,12 @@ local function standalone_facts(v, op)
     out[1] = who .. intensity .. " is compute-bound."
     local achieved = present(e.tflops_achieved) and (num(e.tflops_achieved) .. " TFLOPS, ") or ""
     out[2] = "It achieves " .. achieved .. num(e.efficiency_percent) .. "% of the " .. num(e.resolved_peak_maf)
-      .. " TFLOPS peak."
+      .. " TFLOPS" .. M.peak_kind(v.ctx, "compute") .. " peak."
   elseif e.bound_type == "memory" then
     out[1] = who .. intensity .. " is memory-bound."
     local achieved = present(e.tb_s_achieved) and (num(e.tb_s_achieved) .. " TB/s, ") or ""
     out[2] = "It moves " .. achieved .. num(e.efficiency_percent) .. "% of the " .. num(e.resolved_peak_hbm_bw)
-      .. " TB/s peak."
+      .. " TB/s" .. M.peak_kind(v.ctx, "memory") .. " peak."
   else
     out[1] = who .. " reaches " .. num(e.efficiency_percent) .. "% of its roofline."
   end
@@ -599,8 +628,12 @@ function M.summary(ctx, metrics, extra)
     .. plural(nops, "signature") .. "."
   local cs = metrics.category_specific or {}
   local peaks = {}
-  if present(cs.peak_maf_tflops) then peaks[#peaks + 1] = num(cs.peak_maf_tflops) .. " TFLOPS (matrix BF16)" end
-  if present(cs.peak_hbm_bw_tbs) then peaks[#peaks + 1] = num(cs.peak_hbm_bw_tbs) .. " TB/s (HBM)" end
+  local function kind(bound) return (M.peak_kind(ctx, bound):gsub("^ ", "")) end
+  local function label(what, bound) return "(" .. what .. (kind(bound) ~= "" and (", " .. kind(bound)) or "") .. ")" end
+  if present(cs.peak_maf_tflops) then
+    peaks[#peaks + 1] = num(cs.peak_maf_tflops) .. " TFLOPS " .. label("matrix BF16", "compute")
+  end
+  if present(cs.peak_hbm_bw_tbs) then peaks[#peaks + 1] = num(cs.peak_hbm_bw_tbs) .. " TB/s " .. label("HBM", "memory") end
   if #peaks > 0 then out[#out + 1] = "- Peak references: " .. table.concat(peaks, " and ") .. "." end
   for _, line in ipairs(extra or {}) do out[#out + 1] = "- " .. line end
   for _, op in ipairs(metrics.operations or {}) do

@@ -53,7 +53,8 @@ local COMPARATIVE_NOTE = "> **Comparative Note:** System-level analysis is perfo
 local FUSION_NOTE_HEAD = "> **Note:** Kernel fusion analysis is experimental. impact_score projections estimate the "
   .. "recoverable fraction of E2E with 85% memory/compute pipeline overlap. Kernels without perf models use their "
   .. "measured trace time as-is."
-local FUSION_NOTE_COVERAGE = " Candidates where fewer than 75% of kernels have perf models are not reported."
+local FUSION_NOTE_COVERAGE = " Candidates where fewer than 75% of kernels have perf models (50% for candidates of"
+  .. " fewer than five kernels) are not reported."
 local FUSION_NOTE_TAIL = " Actual recoverable time depends on implementation feasibility and interaction effects."
 local FUSION_NOTE_COMPARATIVE = "> **Note:** Kernel fusion analysis is experimental."
 
@@ -77,10 +78,21 @@ end
 
 local function round_text(x, n) return json.number_text(py.round((tonumber(x) or 0) + 0.0, n)) end
 
--- Milliseconds: 2 decimals from 1 ms up, else 3.
-local function ms_text(x)
+-- Milliseconds: 2 decimals from 1 ms up, else 3, always shown ("0.80 ms" is
+-- "0.800 ms", so the figures of one table read at one precision).
+-- `x` rounded to `decimals`, every decimal shown.
+local function fixed_text(x, decimals)
+  local t = round_text(x, decimals)
+  local have = #(t:match("%.(%d+)$") or "")
+  if t:match("^-?%d+%.?%d*$") and have < decimals then t = (have == 0 and t .. "." or t) .. string.rep("0", decimals - have) end
+  return t
+end
+
+-- `scale` (default x): the figure whose size sets the precision, so that the
+-- figures of one row share it ("1.26 ms | 0.80 ms").
+local function ms_text(x, scale)
   x = tonumber(x) or 0
-  return round_text(x, math.abs(x) >= 1 and 2 or 3) .. " ms"
+  return fixed_text(x, math.abs(tonumber(scale) or x) >= 1 and 2 or 3) .. " ms"
 end
 
 -- Percentages to 2 decimals; a non-zero share too small for that keeps two
@@ -90,10 +102,13 @@ local function pct_text(x)
     local decimals = 1 - math.floor(math.log(math.abs(x), 10))
     return string.format("%." .. decimals .. "f", x) .. "%"
   end
-  return round_text(x, 2) .. "%"
+  return fixed_text(x, 2) .. "%"
 end
 
+-- A difference with its sign; one that shows as zero ("0.0", "-0.0") has
+-- none, so "+0.0" never stands next to "0.0".
 local function signed(x, text)
+  if not text:match("[1-9]") then return (text:gsub("^[-+]", "")) end
   if x > 0 then return "+" .. text end
   return text
 end
@@ -379,8 +394,8 @@ local function overview(inp, items)
   local g = utilization(inp)
   local s = {}
   local model = model_name(inp)
-  s[#s + 1] = string.format("This analysis covers %s of GPU time on %s%s.", ms_text(g.total_time_ms),
-    text(platform_of(inp)), model ~= "Workload" and (" for a " .. text(model) .. " workload") or "")
+  s[#s + 1] = string.format("This analysis covers %s of GPU time%s on %s.", ms_text(g.total_time_ms),
+    model ~= "Workload" and (" of the " .. text(model) .. " workload") or "", text(platform_of(inp)))
   s[#s + 1] = string.format("Computation takes %s of that time, the GPU is idle for %s, exposed communication takes "
     .. "%s and exposed memory copies take %s.", pct_text(g.computation_time_percent), pct_text(g.idle_time_percent),
     pct_text(g.exposed_comm_time_percent), pct_text(g.exposed_memcpy_time_percent))
@@ -389,8 +404,8 @@ local function overview(inp, items)
     local t2 = sf.value(((inp.manifest or {}).trace2_gpu_utilization or {}).total_time_ms)
     if t1 > 0 and t2 > 0 and t1 ~= t2 then
       s[#s + 1] = string.format("Trace 2 (%s) is %s%% %s than Trace 1: %s against %s.", text(inp.platform2 or
-        "Trace 2"), round_text(math.abs(t1 - t2) / t1 * 100, 1), t2 < t1 and "faster" or "slower", ms_text(t2),
-        ms_text(t1))
+        "Trace 2"), round_text(math.abs(t1 - t2) / t1 * 100, 1), t2 < t1 and "faster" or "slower",
+        ms_text(t2, math.max(t1, t2)), ms_text(t1, math.max(t1, t2)))
     end
   end
   local top = top_category(inp)
@@ -494,7 +509,8 @@ local function comparative_metrics(inp)
     string.format("| Metric | Trace 1 - (%s) | Trace 2 - (%s) | Difference |", cell(platform_of(inp)),
       cell(inp.platform2 or "Trace 2")),
     "|--------|------------|------------|------------|",
-    string.format("| Total Time | %s | %s | %s (%s) |", ms_text(t1), ms_text(t2), signed(dt, ms_text(dt)),
+    string.format("| Total Time | %s | %s | %s (%s) |", ms_text(t1, math.max(t1, t2)), ms_text(t2, math.max(t1, t2)),
+      signed(dt, ms_text(dt, math.max(t1, t2))),
       signed(rel, round_text(rel, 1) .. "%")),
     string.format("| Compute %% | %s | %s | %s |", pct_text(g1.computation_time_percent),
       pct_text(g2.computation_time_percent), diff_pct("computation_time_percent")),
@@ -594,21 +610,37 @@ local function trace2_time(inp, category, display)
   end
 end
 
-local function top_ops_row(inp, p)
+-- A priority's kernel time: its category's (manifest), else the priority's
+-- own; for a user rule (no manifest entry) the kernel time of the operations
+-- it selected (its metrics' total_time_ms) and their count, with rule = true:
+-- those operations are also in their own categories, so the row's share is
+-- not part of the column's 100%.
+local function row_time(inp, p)
   local entry = category_entry(inp, p.category)
   local t = entry.gpu_kernel_time_ms
   if not present(t) then t = p.gpu_kernel_time_ms end
-  local share = share_text(sf.value(t), compute_whole(inp))
+  if present(t) or entry.name then return t, entry.ops_count, false end
+  local m = (inp.metrics or {})[p.category]
+  if type(m) == "table" and type(m.total_time_ms) == "number" and m.total_time_ms > 0 then
+    return m.total_time_ms, #(m.operations or {}), true
+  end
+  return nil, entry.ops_count, false
+end
+
+local function top_ops_row(inp, p)
+  local entry = category_entry(inp, p.category)
+  local t, ops, rule = row_time(inp, p)
+  local share = rule and "—" or share_text(sf.value(t), compute_whole(inp))
   local marker = string.format(" <!-- top-ops-row low=%s high=%s -->", num(p.impact_score_low), num(p.impact_score_high))
   local display = cell(p.display_name or entry.display_name or p.category)
   if is_comparative(inp) then
     local t2 = trace2_time(inp, p.category, display)
     local diff = present(t2) and signed(t2 - sf.value(t), round_text(t2 - sf.value(t), 3)) or "—"
     return string.format("| %s | %s | %s | %s | %s | %s | %s |%s", num(p.rank), display, cell_num(t),
-      present(t2) and round_text(t2, 3) or "—", share, cell_num(entry.ops_count), diff, marker)
+      present(t2) and round_text(t2, 3) or "—", share, cell_num(ops), diff, marker)
   end
   return string.format("| %s | %s | %s | %s | %s |%s", num(p.rank), display, cell_num(t), share,
-    cell_num(entry.ops_count), marker)
+    cell_num(ops), marker)
 end
 
 -- The priorities in row order: a category without kernel time (a user
@@ -617,8 +649,7 @@ end
 local function top_ops_order(inp)
   local timed, untimed, moved = {}, {}, false
   for _, p in ipairs((inp.priority or {}).priorities or {}) do
-    local t = category_entry(inp, p.category).gpu_kernel_time_ms
-    if not present(t) then t = p.gpu_kernel_time_ms end
+    local t = row_time(inp, p)
     if present(t) then
       timed[#timed + 1] = p
       moved = moved or #untimed > 0
@@ -816,9 +847,21 @@ end
 
 local MAF_ROWS = { { "matrix_bf16", "BF16" }, { "matrix_fp8", "FP8" }, { "matrix_fp4", "FP4" } }
 
+-- The Model line: when the trace names no model but the architecture or
+-- the scale was read from its operations, say that the name is what is
+-- missing, so the lines below do not contradict it (model_info.json keeps
+-- the reference's "Cannot be inferred from trace").
+local function model_line(inp)
+  local model = info(inp, "model")
+  if model == UNKNOWN and (info(inp, "architecture") ~= UNKNOWN or info(inp, "scale") ~= UNKNOWN) then
+    return "- **Model**: not named in the trace (the architecture and scale below are read from its operations)"
+  end
+  return "- **Model**: " .. text(model)
+end
+
 local function appendix(inp)
   local out = { "## Appendix", "", "### Model Architecture",
-    "- **Model**: " .. text(info(inp, "model")), "- **Architecture**: " .. text(info(inp, "architecture")),
+    model_line(inp), "- **Architecture**: " .. text(info(inp, "architecture")),
     "- **Scale**: " .. text(info(inp, "scale")), "- **Precision**: " .. text(info(inp, "precision")), "",
     "### Hardware Reference", "- **Platform**: " .. text(platform_of(inp)) }
   local arch = inp.arch or {}

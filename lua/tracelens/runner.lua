@@ -115,7 +115,9 @@ function M.tasks(spec, warn)
   local dir = agents_dir()
   local tasks = {}
   local function agent(stem) return dir .. "/" .. stem .. ".lua" end
-  local base = { out_dir = spec.out_dir, scope = spec.scope, manifest = spec.manifest_text }
+  -- peak_kind: the arch file's "kind" (datasheet_peak, max_achievable), so
+  -- that a card giving a % of peak says which figure it is
+  local base = { out_dir = spec.out_dir, scope = spec.scope, manifest = spec.manifest_text, peak_kind = spec.peak_kind }
 
   local function with(extra)
     local ctx = {}

@@ -7,9 +7,13 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "diff/diff_beside.h"
 #include "lua/host.h"
+#include "lua/lextension.h"
 #include "lua/repl.h"
 #include "ranks/cli.h"
+#include "split/match.h"
+#include "split/split_cli.h"
 #include "report/platform.h"
 #include "report/report.h"
 #include "trace/capture.h"
@@ -38,6 +42,11 @@ static const char *const MAIN_HELP =
     "                         (docs/compare.md)\n"
     "  ranks DIR -o OUT       multi-rank collective report from one trace per rank\n"
     "                         (docs/ranks.md)\n"
+    "  split TRACE -o DIR     split a serving trace by its iterations (steady state,\n"
+    "                         phases; docs/split.md)\n"
+    "  match-blocks A B -o OUT\n"
+    "                         the best-matching blocks of iterations of two serving\n"
+    "                         traces, per phase (docs/split.md)\n"
     "\n"
     "options:\n"
     "  -h, --help             this help; `tracelens COMMAND --help` for a command\n"
@@ -124,6 +133,13 @@ static const char *const REPORT_HELP =
     "  --no-step-breakdown            omit step_breakdown (tracelens's own sheet: one row\n"
     "                                 per ProfilerStep#N with the GPU work it launched;\n"
     "                                 written when the trace has steps)\n"
+    "  --no-idle-breakdown            omit idle_breakdown (tracelens's own: GPU idle time\n"
+    "                                 per stream by cause, host / kernel / other wait,\n"
+    "                                 the micro/macro split and the launch queue)\n"
+    "  --no-launch-stats              omit launch_stats (tracelens's own: CPU launch time,\n"
+    "                                 launch-to-start delay and GPU time per kernel name)\n"
+    "  --no-user-annotations          omit user_annotations (tracelens's own: time per\n"
+    "                                 record_function range name on CPU and GPU)\n"
     "  --no-kernel-summary            omit kernel_summary (on by default; off with\n"
     "                                 --inference) [--enable_kernel_summary turns it on]\n"
     "  --no-short-kernel-study        omit the short-kernel sheets (on by default; off\n"
@@ -349,6 +365,7 @@ static int cmd_report(int argc, char **argv)
         } else if (is_opt(a, "--extension-file", "--extension_file")) {
             if (++i >= argc) return usage_error("--extension-file needs a Lua file", REPORT_HELP);
             ro.extension_path = argv[i];
+            ro.load_extension = tl_lua_extension_load;
         } else if (is_opt(a, "--no-xlsx", NULL)) {
             ro.xlsx = 0;
         } else if (is_opt(a, "--no-csv", NULL)) {
@@ -372,6 +389,12 @@ static int cmd_report(int argc, char **argv)
             ro.include_overlap_info = 1;
         } else if (is_opt(a, "--no-step-breakdown", NULL)) {
             ro.step_breakdown = 0;
+        } else if (is_opt(a, "--no-idle-breakdown", NULL)) {
+            ro.idle_breakdown = 0;
+        } else if (is_opt(a, "--no-launch-stats", NULL)) {
+            ro.launch_stats = 0;
+        } else if (is_opt(a, "--no-user-annotations", NULL)) {
+            ro.user_annotations = 0;
         } else if (is_opt(a, "--no-kernel-summary", NULL)) {
             ro.kernel_summary = 0;
         } else if (is_opt(a, "--enable-kernel-summary", "--enable_kernel_summary")) {
@@ -499,7 +522,6 @@ static int cmd_report(int argc, char **argv)
                     "--profile_capture_phase) and pass their folder with --capture_folder\n",
                     t->path, ngl);
     }
-    ro.compare = cj.t;
     tl_arch arch;
     memset(&arch, 0, sizeof arch);
     tl_platform_choice pc;
@@ -512,7 +534,15 @@ static int cmd_report(int argc, char **argv)
     if (!quiet) fprintf(stderr, "tracelens: roofline: %s\n", pc.how);
     ro.arch = pc.have_arch ? &arch : NULL;
     tl_sheets sheets;
+    /* --comparison_json_path: TraceDiff beside the report build adds its
+     * columns to unified_perf_summary and the diff_stats sheet */
+    tl_diff_beside db;
+    if (cj.t) {
+        tl_diff_beside_init(&db, cj.t, ro.pseudo_ops);
+        ro.unified_hook = (tl_report_unified_hook){&db, tl_diff_beside_begin, tl_diff_beside_end, "diff_stats"};
+    }
     int rc = tl_report_build(t, &ro, &sheets, &err) == 0 ? 0 : EXIT_INPUT;
+    if (cj.t) tl_diff_beside_free(&db);
     if (pc.have_arch) tl_arch_free(&arch);
     if (!rc && tl_report_write(&sheets, out, &ro, &err) != 0) rc = EXIT_INPUT;
     if (rc) fprintf(stderr, "tracelens: %s\n", err.msg);
@@ -621,6 +651,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "check")) return cmd_lua("check", argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return tl_compare_cli(argc - 2, argv + 2);
     if (!strcmp(cmd, "ranks")) return tl_ranks_cli(argc - 2, argv + 2);
+    if (!strcmp(cmd, "split")) return tl_split_cli(argc - 2, argv + 2);
+    if (!strcmp(cmd, "match-blocks")) return tl_match_cli(argc - 2, argv + 2);
     char msg[256];
     snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
     return usage_error(msg, MAIN_HELP);

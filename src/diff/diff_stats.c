@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../report/launchers.h"
+#include "../trace/argtext.h"
 #include "../trace/timeline.h"
 #include "../util/msort.h"
 #include "../util/pyfmt.h"

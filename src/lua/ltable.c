@@ -7,8 +7,10 @@
 
 #include "host.h"
 #include "limits.h"
+#include "lextension.h"
 #include "lopts.h"
 #include "lreport.h"
+#include "../diff/diff_beside.h"
 #include "../io/outfile.h"
 #include "../report/platform.h"
 #include "../report/report.h"
@@ -465,12 +467,14 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
 {
     tl_report_opts o;
     tl_report_opts_default(&o);
+    const tl_trace *compare = NULL;
     lua_settop(L, idx);
     /* the string options stay on the stack (idx + 1 ..) while they are used */
     const char *write_dir = opt_str(L, idx, "write", "report");
     const char *platform = opt_str(L, idx, "platform", "report");
     const char *arch_path = opt_str(L, idx, "arch", "report");
     o.extension_path = opt_str(L, idx, "extension", "report");
+    o.load_extension = tl_lua_extension_load;
     /* name = BASE: DIR/BASE_csvs/ and DIR/BASE.xlsx (default perf_report) */
     o.name = opt_str(L, idx, "name", "report");
     /* an extension runs in a Lua state of its own with every library, and
@@ -491,6 +495,9 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         o.group_by_parent_module = tl_lopt_bool(L, idx, "group_by_parent_module", 0);
         o.kernel_summary = tl_lopt_bool(L, idx, "kernel_summary", !o.inference);
         o.step_breakdown = tl_lopt_bool(L, idx, "step_breakdown", 1);
+        o.idle_breakdown = tl_lopt_bool(L, idx, "idle_breakdown", 1);
+        o.launch_stats = tl_lopt_bool(L, idx, "launch_stats", 1);
+        o.user_annotations = tl_lopt_bool(L, idx, "user_annotations", 1);
         o.short_kernel_study = tl_lopt_bool(L, idx, "short_kernel_study", !o.inference);
         o.short_threshold_us = tl_lopt_range(L, idx, "short_kernel_threshold_us", 10, 0, 1e12, "report");
         o.short_bins = (int)tl_lopt_int(L, idx, "short_kernel_histogram_bins", 100, 1, 1000000, "report");
@@ -508,8 +515,8 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         /* compare = trace2: TraceDiff columns and the diff_stats sheet (the
          * handle stays on the stack, and so the trace alive) */
         if (lua_getfield(L, idx, "compare") != LUA_TNIL) {
-            o.compare = tl_ltrace_test(L, -1);
-            if (!o.compare) return luaL_error(L, "report: compare must be a trace (tl.load)");
+            compare = tl_ltrace_test(L, -1);
+            if (!compare) return luaL_error(L, "report: compare must be a trace (tl.load)");
         }
     }
     tl_arch arch;
@@ -519,7 +526,15 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
     if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) return luaL_error(L, "%s", err.msg);
     o.arch = pc.have_arch ? &arch : NULL;
     tl_sheets s;
+    /* compare = t2: TraceDiff beside the report build adds its columns to
+     * unified_perf_summary and the diff_stats sheet */
+    tl_diff_beside db;
+    if (compare) {
+        tl_diff_beside_init(&db, compare, o.pseudo_ops);
+        o.unified_hook = (tl_report_unified_hook){&db, tl_diff_beside_begin, tl_diff_beside_end, "diff_stats"};
+    }
     int rc = tl_report_build(t, &o, &s, &err);
+    if (compare) tl_diff_beside_free(&db);
     if (pc.have_arch) tl_arch_free(&arch);
     if (rc != 0) return luaL_error(L, "%s", err.msg);
     if (write_dir && tl_report_write(&s, write_dir, &o, &err) != 0) {

@@ -13,6 +13,7 @@
 #include "host.h"
 #include "lanalysis.h"
 #include "lhealth.h"
+#include "lgpu_stats.h"
 #include "lsteps.h"
 #include "literation.h"
 #include "limits.h"
@@ -788,6 +789,8 @@ static const luaL_Reg trace_methods[] = {
     {"iterations", tl_l_trace_iterations}, {"capture_summary", trace_capture_summary},
     {"fusion_siblings", tl_l_trace_fusion_siblings}, {"fusion_diff_nodes", tl_l_trace_fusion_diff_nodes},
     {"check", tl_l_trace_check}, {"steps", tl_l_trace_steps},
+    {"idle_breakdown", tl_l_trace_idle_breakdown}, {"launch_stats", tl_l_trace_launch_stats},
+    {"annotation_times", tl_l_trace_annotation_times}, {"queue_length", tl_l_trace_queue_length},
     {NULL, NULL}};
 
 void tl_lua_protect_metatable(lua_State *L, const char *name)

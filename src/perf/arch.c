@@ -16,7 +16,7 @@
 #include "../util/datadir.h"
 #include "../util/vec.h"
 #include "arch.h"
-#include "pyval.h"
+#include "../json/pyval.h"
 
 enum { ARCH_MAX_BYTES = 1 << 20, JSON_MAX_DEPTH = 64 };
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pyval.h"
+#include "../json/pyval.h"
 
 /* One op event as a model sees it (perf-model spec §0, §1). */
 typedef struct tl_perf_event {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../perf/pyval.h"
+#include "../json/pyval.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 

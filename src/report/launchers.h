@@ -1,14 +1,16 @@
 /* launchers.h — the kernel-launcher table (perf-report spec §5) and the
  * per-event text columns every op sheet shares.
  * Owns: the launcher list (each launcher's direct kernels sorted by ts, its
- * direct and subtree busy times) and caches of rendered arg strings and
- * process/thread names. Built from an immutable trace; read-only after. */
+ * direct and subtree busy times) and the text columns' string memo (the
+ * arg text itself is the trace layer's: trace/argtext.h). Built from an
+ * immutable trace; read-only after. */
 #ifndef TL_LAUNCHERS_H
 #define TL_LAUNCHERS_H
 
 #include <stdint.h>
 
 #include "../table/table.h"
+#include "../trace/argtext.h"
 #include "../trace/trace.h"
 #include "../util/hashmap.h"
 #include "../util/sbuf.h"
@@ -22,32 +24,6 @@ typedef struct tl_launcher {
     int64_t subtree_ns;    /* busy time of all GPU events of its subtree */
     const char *category;  /* categorize(event) with these kernels */
 } tl_launcher;
-
-/* Rendered text of an event's args: the Python str() of the tuple form, per
- * raw value (cached by value id), and the metadata names. */
-typedef struct tl_argtext {
-    const tl_trace *t;
-    tl_strpool text;           /* rendered strings */
-    uint32_t *tuple_of_value;  /* values id -> text id (UINT32_MAX = not yet) */
-    uint32_t *list_of_value;   /* values id -> text id, list form [[1, 2]] */
-    tl_map meta;               /* (pid, tid) -> index of 3 text ids in meta_ids */
-    uint32_t *meta_ids;
-    size_t n_meta, cap_meta;
-} tl_argtext;
-
-void tl_argtext_init(tl_argtext *a, const tl_trace *t);
-void tl_argtext_free(tl_argtext *a);
-/* str() of args[key] in tuple form, NULL when the key is absent. */
-const char *tl_argtext_tuple(tl_argtext *a, uint32_t ev, uint32_t key);
-/* repr of args[key] with lists kept (perf sheets' *_first columns). */
-const char *tl_argtext_list(tl_argtext *a, uint32_t ev, uint32_t key);
-/* process_name (0), process_label (1) or thread_name (2) of an event,
- * "Unknown" by default, cached per (pid, tid). */
-enum { TL_META_PROCESS_NAME, TL_META_PROCESS_LABEL, TL_META_THREAD_NAME };
-const char *tl_argtext_meta(tl_argtext *a, uint32_t ev, int which);
-/* The text ids of Input Dims, Input type, Input Strides and Concrete Inputs
- * (tuple or list form; UINT32_MAX when absent), in one pass over the args. */
-void tl_argtext_shape_ids(tl_argtext *a, uint32_t ev, int tuple, uint32_t ids[4]);
 
 /* The per-event text columns every raw op table carries: process_name,
  * process_label, thread_name and the four shape args (tuple form, or list

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../perf/pyval.h"
+#include "../json/pyval.h"
 
 const char *tl_trace_device_name(const tl_trace *t, char *buf, size_t cap)
 {

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../diff/trace_diff.h"
 #include "../trace/timeline.h"
 #include "../util/vec.h"
 #include "extension.h"
@@ -18,6 +17,7 @@
 #include "sheets_kernels.h"
 #include "sheets_ops.h"
 #include "sheet_steps.h"
+#include "sheets_gpu_stats.h"
 #include "sheets_perf.h"
 #include "xlsx_writer.h"
 
@@ -27,6 +27,9 @@ void tl_report_opts_default(tl_report_opts *o)
     o->micro_idle_ns = -1;
     o->kernel_summary = 1;
     o->step_breakdown = 1;
+    o->idle_breakdown = 1;
+    o->launch_stats = 1;
+    o->user_annotations = 1;
     o->short_kernel_study = 1;
     o->short_threshold_us = 10;
     o->short_bins = 100;
@@ -98,7 +101,7 @@ typedef struct perf_job {
     tl_extension *ext; /* its Lua models run on this job's thread only */
     int call_stack;
     tl_sheets sheets;
-    uint32_t *kernel_row; /* with compare: trace 1 GPU event -> unified_perf_summary row */
+    uint32_t *kernel_row; /* with the unified hook: GPU event -> unified_perf_summary row */
 } perf_job;
 
 static void *perf_job_main(void *arg)
@@ -111,7 +114,7 @@ static void *perf_job_main(void *arg)
     pe.ext = j->ext;
     pe.inference_annotations = j->o->inference;
     /* the inference report's unified table has the NCCL ops with collective analysis (§1.6) */
-    tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info, j->o->compare ? &j->kernel_row : NULL,
+    tl_unified_opts uo = {j->call_stack, j->o->include_overlap_info, j->o->unified_hook.end ? &j->kernel_row : NULL,
                           j->o->inference && j->o->coll_analysis};
     tl_table *unified, *unified_kl;
     tl_sheets_unified(&pe, j->l, &at, &uo, &unified, &unified_kl);
@@ -125,33 +128,9 @@ static void *perf_job_main(void *arg)
     return NULL;
 }
 
-/* TraceDiff of the report's trace against o->compare, beside the sheets. */
-typedef struct diff_job {
-    const tl_trace *t1, *t2;
-    tl_trace_diff d;
-    tl_error err;
-    int rc;
-} diff_job;
-
-static void *diff_job_main(void *arg)
-{
-    diff_job *j = arg;
-    j->rc = tl_trace_diff_run(&j->d, j->t1, j->t2, TL_DIFF_NO_SUMMARY, &j->err);
-    return NULL;
-}
-
 int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (o->compare && o->pseudo_ops == 1 && !o->compare->opts.pseudo_ops) {
-        /* the comparison trace gets the pseudo ops too (a private copy) */
-        tl_trace *c2 = tl_trace_with_pseudo_ops(o->compare);
-        tl_report_opts oc = *o;
-        oc.compare = c2;
-        int rc = tl_report_build(t, &oc, out, err);
-        tl_trace_release(c2);
-        return rc;
-    }
     if (o->pseudo_ops == 1 && !t->opts.pseudo_ops) {
         /* pseudo ops for this report only: a private copy of the trace gets
          * them; the shared trace is never changed */
@@ -179,7 +158,13 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     }
     /* the extension: loaded (and its override tables built) before any thread starts */
     tl_extension *ext = NULL;
-    if (o->extension_path && !(ext = tl_extension_load(o->extension_path, err))) return -1;
+    if (o->extension_path) {
+        if (!o->load_extension) {
+            tl_error_set(err, "extension %s: extensions are not available here", o->extension_path);
+            return -1;
+        }
+        if (!(ext = o->load_extension(o->extension_path, err))) return -1;
+    }
     /* per-report derived data: never stored in the shared trace */
     uint8_t *recompute = o->detect_recompute ? tl_tree_recompute_flags(&t->tree, &t->es, NULL) : NULL;
     tl_timeline tlv[2];
@@ -216,17 +201,11 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     if (have_ovl) tl_overlap_sweep(&t->es, &t->tree, unlinked, recompute, &ovl);
 
     int gpu_only = t->tree.gpu_only;
-    /* TraceDiff (with unified_perf_summary, so not for GPU-only traces) */
-    diff_job dj;
-    memset(&dj, 0, sizeof dj);
-    dj.t1 = t;
-    dj.t2 = o->compare;
-    pthread_t dth;
-    int diff_threaded = 0, with_diff = o->compare && !gpu_only;
-    if (with_diff) {
-        diff_threaded = pthread_create(&dth, NULL, diff_job_main, &dj) == 0;
-        if (!diff_threaded) diff_job_main(&dj);
-    }
+    /* the caller's addition to unified_perf_summary (the comparison's
+     * TraceDiff: not for GPU-only traces), started beside the sheets */
+    const tl_report_unified_hook *hook = &o->unified_hook;
+    int with_hook = hook->end && !gpu_only;
+    if (with_hook && hook->begin) hook->begin(hook->ctx, t);
     tl_launchers l;
     tl_launchers_build_ext(t, ext, &l);
     tl_launchers_set_extras(&l, t, recompute, have_ovl ? &ovl : NULL);
@@ -264,24 +243,24 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     if (o->coll_analysis && !gpu_only) add_sheet(&kernels, "coll_analysis", tl_sheet_coll_analysis(t), 0);
     /* tracelens's own sheets, after the reference's (none when the trace has no steps) */
     if (o->step_breakdown) add_sheet(&kernels, "step_breakdown", tl_sheet_step_breakdown(t), 0);
+    if (o->idle_breakdown)
+        add_sheet(&kernels, "idle_breakdown", tl_sheet_idle_breakdown(t, o->micro_idle_ns), 0);
+    if (o->launch_stats) add_sheet(&kernels, "launch_stats", tl_sheet_launch_stats(t), 0);
+    if (o->user_annotations) add_sheet(&kernels, "user_annotations", tl_sheet_user_annotations(t), 0);
     tl_table_free(kt);
     tl_table_free(lt);
     tl_argtext_free(&at);
     if (threaded) pthread_join(th, NULL);
-    if (diff_threaded) pthread_join(dth, NULL);
     tl_launchers_free(&l);
     if (have_ovl) tl_overlaps_free(&ovl);
     free(recompute);
-    tl_table *diff_stats = NULL;
-    if (with_diff && dj.rc == 0) {
-        /* §2.3: the TraceDiff columns, and diff_stats after unified_perf_summary */
+    tl_table *hook_sheet = NULL; /* placed after unified_perf_summary */
+    int hook_rc = 0;
+    if (with_hook) {
+        tl_table *unified = NULL;
         for (size_t i = 0; i < job.sheets.n; i++)
-            if (!strcmp(job.sheets.v[i].name, "unified_perf_summary"))
-                tl_trace_diff_enrich_unified(&dj.d, job.sheets.v[i].table, job.kernel_row);
-        if (dj.d.diff_stats && dj.d.diff_stats->nrows) {
-            diff_stats = dj.d.diff_stats;
-            tl_table_retain(diff_stats);
-        }
+            if (!strcmp(job.sheets.v[i].name, "unified_perf_summary")) unified = job.sheets.v[i].table;
+        hook_rc = hook->end(hook->ctx, unified, unified ? job.kernel_row : NULL, &hook_sheet, err);
     }
     free(job.kernel_row);
     /* the reference's sheet order: ops, unified, perf sheets, kernel sheets */
@@ -289,24 +268,19 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     for (int p = 0; p < 3; p++) {
         for (size_t i = 0; i < parts[p]->n; i++) {
             add_sheet(out, parts[p]->v[i].name, parts[p]->v[i].table, parts[p]->v[i].write_empty_as_newline);
-            if (diff_stats && !strcmp(parts[p]->v[i].name, "unified_perf_summary")) {
-                add_sheet(out, "diff_stats", diff_stats, 0);
-                diff_stats = NULL;
+            if (hook_sheet && !strcmp(parts[p]->v[i].name, "unified_perf_summary")) {
+                add_sheet(out, hook->sheet_name, hook_sheet, 0);
+                hook_sheet = NULL;
             }
         }
         for (size_t i = 0; i < parts[p]->n; i++) free(parts[p]->v[i].name);
         free(parts[p]->v);
     }
-    tl_table_free(diff_stats); /* not placed (no unified_perf_summary) */
-    if (with_diff) {
-        int drc = dj.rc;
-        if (drc != 0) *err = dj.err;
-        else tl_trace_diff_free(&dj.d);
-        if (drc != 0) {
-            tl_extension_free(ext);
-            tl_sheets_free(out);
-            return -1;
-        }
+    tl_table_free(hook_sheet); /* not placed (no unified_perf_summary) */
+    if (hook_rc != 0) {
+        tl_extension_free(ext);
+        tl_sheets_free(out);
+        return -1;
     }
     /* the extension's sheets come last (after the perf thread has ended) */
     int rc = tl_extension_sheets(ext, t, out, err);

@@ -9,11 +9,35 @@
 #include "../trace/trace.h"
 #include "../util/error.h"
 
+/* A caller's addition to unified_perf_summary, run beside the report build:
+ * the comparison of --comparison_json_path / trace:report{compare = t2}, whose
+ * caller (src/cli, src/lua) plugs TraceDiff in here (diff/diff_beside.h), so
+ * the report builds the same way with or without it and knows nothing of the
+ * diff. Used only when the report has the unified sheet (not for a GPU-only
+ * trace); end is called whenever begin was. */
+typedef struct tl_report_unified_hook {
+    void *ctx;
+    /* before the sheets are built, with the trace they are built on (a
+     * private copy with pseudo ops, say); NULL: nothing to start */
+    void (*begin)(void *ctx, const tl_trace *t);
+    /* once unified_perf_summary is built: may add columns to unified (NULL
+     * when the report has none); kernel_row maps the trace's GPU event UIDs
+     * to unified rows (UINT32_MAX: none; NULL without unified). *sheet: a
+     * table placed right after unified_perf_summary as sheet_name (the
+     * report takes the reference; NULL: none). 0, or -1 with err set (the
+     * report then fails). NULL: no hook. */
+    int (*end)(void *ctx, tl_table *unified, const uint32_t *kernel_row, tl_table **sheet, tl_error *err);
+    const char *sheet_name;
+} tl_report_unified_hook;
+
 typedef struct tl_report_opts {
     int include_unlinked;      /* --include-unlinked-kernels */
     int64_t micro_idle_ns;     /* -1 = off */
     int kernel_summary;        /* default on */
     int step_breakdown;        /* step_breakdown (tracelens's own sheet; sheet_steps.h), default on */
+    int idle_breakdown;        /* idle_breakdown, launch_stats, user_annotations (tracelens's own */
+    int launch_stats;          /* sheets; sheets_gpu_stats.h), default on */
+    int user_annotations;
     int short_kernel_study;    /* default on */
     double short_threshold_us; /* 10 */
     int short_bins;            /* 100 */
@@ -37,10 +61,11 @@ typedef struct tl_report_opts {
     const char *xlsx_path;     /* default DIR/<name>.xlsx */
     const char *name;          /* base name of the outputs: DIR/<name>_csvs/, DIR/<name>.xlsx (default "perf_report") */
     const char *extension_path; /* --extension-file: a Lua module (extension.h), NULL: none */
-    const tl_trace *compare;   /* --comparison_json_path: TraceDiff against this trace adds the
-                                  TraceDiff columns to unified_perf_summary and a diff_stats
-                                  sheet (inference-and-comparative spec §2.3); with pseudo_ops 1
-                                  it gets them too (a private copy) */
+    /* loads extension_path (the Lua layer's tl_lua_extension_load, set by the
+     * caller: the report runs no Lua itself); NULL: extensions are refused */
+    struct tl_extension *(*load_extension)(const char *path, tl_error *err);
+    tl_report_unified_hook unified_hook; /* the comparison's TraceDiff columns and diff_stats sheet
+                                  (inference-and-comparative spec §2.3), set by the caller */
     int inference;             /* --inference: the inference report (inference-and-comparative
                                   spec §1.6): the module variants of the op sheets, per-category
                                   sheets `<Cat>_fwd` (single sheets GEMM, UnaryElementwise,

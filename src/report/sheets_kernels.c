@@ -7,7 +7,7 @@
 
 #include "../perf/categorize.h"
 #include "extension.h"
-#include "../perf/pyval.h"
+#include "../json/pyval.h"
 #include "../trace/timeline.h"
 #include "../util/hashmap.h"
 #include "../util/vec.h"

@@ -298,7 +298,7 @@ if T.dir_exists(golden) then
     json.decode(read(golden .. "/standalone/category_data/gemm_metrics.json")))
   T.check(out.findings:find("### P1: Memory-bound BF16 GEMM far below peak memory bandwidth (Tensile)\n", 1, true),
     "gemm title: bound + dtype + noun + band + library")
-  T.check(out.findings:find("reach only 3.05–29.6% of the 5.3 TB/s peak, taking 0.175 ms (4.98% of end-to-end GPU "
+  T.check(out.findings:find("reach only 3.05–29.60% of the 5.3 TB/s peak, taking 0.175 ms (4.98% of end-to-end GPU "
     .. "time) over 26 calls.", 1, true), "gemm insight: efficiency range, summed time (0.086+0.034+0.029+0.026), "
     .. "summed share, summed calls")
 else
@@ -381,8 +381,8 @@ do -- GEMM, compute-bound BF16: tile tuning, then FP8 (the platform has an FP8 p
   has(text, "**Action**: Profile the `Cijk_Ailk_Bljk_MT256` kernel of `aten::mm` for tile-size and wave-occupancy tuning. "
     .. "If the model tolerates it, run these operations in FP8 instead of BF16.", "gemm compute action")
   has(text, "(M=256, N=512, K=131072)", "gemm shape from Input Dims")
-  has(text, "Decomposition strategy not visible", "gemm long-K fallback")
-  has(text, "Tile size not visible", "gemm tile fallback")
+  has(text, "does not show how the long K dimension is split", "gemm long-K fallback")
+  has(text, "does not show the kernel's tile size", "gemm tile fallback")
   -- without an FP8 peak there is no precision advice
   local out = run_agent("gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { o },
     { finding("gemm", { o }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) }),

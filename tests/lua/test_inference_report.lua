@@ -69,7 +69,7 @@ local t = tl.load(path, {include_call_stack = true})
 local r = t:report{inference = true, group_by_parent_module = true, group_by_num_kernels = true, platform = "none"}
 T.eq(table.concat(r.__order, " "),
   "gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM CONV_bwd UnaryElementwise "
-  .. "Normalization_fwd coll_analysis", "inference sheets: no kernel_summary, Normalization_fwd, CONV_bwd only")
+  .. "Normalization_fwd coll_analysis idle_breakdown launch_stats", "inference sheets: no kernel_summary, Normalization_fwd, CONV_bwd only")
 
 -- ops_summary: the module variant
 local os_ = r.ops_summary
@@ -125,7 +125,8 @@ T.check(r3.kernel_summary ~= nil, "kernel_summary when asked")
 local s = t:report{platform = "none"}
 T.eq(table.concat(s.__order, " "),
   "gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM CONV_bwd UnaryElementwise "
-  .. "Normalization kernel_summary short_kernel_histogram short_kernels_summary coll_analysis", "standard sheets")
+  .. "Normalization kernel_summary short_kernel_histogram short_kernels_summary coll_analysis idle_breakdown launch_stats",
+  "standard sheets")
 T.check(find(s.unified_perf_summary, "name", "nccl:all_reduce") == nil, "standard unified: no NCCL op")
 T.eq(cols(s.ops_summary), "name,total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
   .. "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,Categories,Percentage (%),"

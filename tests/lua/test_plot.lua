@@ -250,6 +250,18 @@ write(dir .. "/c.md", "x %PLOT%.* y")
 T.eq(plot.embed_plot_in_report(dir, "c.md", "%PLOT%.*"), true, "custom placeholder")
 T.eq(read(dir .. "/c.md"), "x " .. tag .. " y", "custom placeholder replaced")
 
+-- file_link: the image is followed by a relative link to the chart's file
+-- (code hosts do not render data: URIs), only when that file exists
+write(dir .. "/l.md", "a\n{{PERF_PLOT}}\nb\n")
+T.eq(plot.embed_plot_in_report(dir, "l.md", nil, "perf_improvement.png"), true, "embedded with a file link")
+T.eq(read(dir .. "/l.md"), "a\n" .. tag .. "\n\n" .. plot.file_link_line("perf_improvement.png") .. "\nb\n",
+  "image kept, link added under it")
+T.check(plot.file_link_line("perf_improvement.png"):find("](perf_improvement.png)", 1, true) ~= nil,
+  "the link is relative")
+write(dir .. "/l2.md", "{{PERF_PLOT}}")
+T.eq(plot.embed_plot_in_report(dir, "l2.md", nil, "no_such.png"), true, "embedded, no file to link")
+T.eq(read(dir .. "/l2.md"), tag, "no link to a missing file")
+
 -- no sidecar: the placeholder is deleted and nothing is embedded
 write(d2 .. "/analysis.md", "before {{PERF_PLOT}} after\n" .. stale)
 T.eq(plot.embed_plot_in_report(d2), false, "no base64 file")

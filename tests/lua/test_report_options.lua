@@ -95,7 +95,8 @@ do
   local trace = tl.load(rc_path, {include_call_stack = true})
   local r = trace:report{detect_recompute = true, include_call_stack = false, platform = "none"}
   T.eq(table.concat(r.__order, ","), "gpu_timeline,ops_summary_by_category,ops_summary,ops_unique_args,"
-    .. "unified_perf_summary,GEMM,kernel_summary,short_kernel_histogram,short_kernels_summary", "recompute sheets")
+    .. "unified_perf_summary,GEMM,kernel_summary,short_kernel_histogram,short_kernels_summary,idle_breakdown,launch_stats",
+    "recompute sheets")
 
   -- gpu_timeline: the False block (gemm_a [100,110]) then the True block
   -- (gemm_a [400,420], relu_k [430,435]: busy 25, idle 10, total 35 us)
@@ -209,7 +210,7 @@ do
   T.eq(table.concat(r.__order, ","), "gpu_timeline,ops_summary_by_category,ops_summary,ops_unique_args,"
     .. "ops_unique_args_kl_overlap,unified_perf_summary,unified_perf_summary_kl_overlap,GEMM,GEMM_kl_overlap,"
     .. "BinaryElementwise,BinaryElementwise_kl_overlap,UnaryElementwise,UnaryElementwise_kl_overlap,"
-    .. "kernel_summary,short_kernel_histogram,short_kernels_summary", "overlap sheets in order")
+    .. "kernel_summary,short_kernel_histogram,short_kernels_summary,idle_breakdown,launch_stats", "overlap sheets in order")
 
   -- ops_unique_args_kl_overlap: sorted as ops_unique_args (direct time desc,
   -- ex_UID): gemm_b's mm 15 us, then the 10 us ops by UID, then 5 us

@@ -288,10 +288,12 @@ do
     "kernel names cut at 70 characters")
   T.check(s:find("**Confidence**: Medium — ", 1, true), "confidence word")
   T.check(s:find("- Coverage: 10 of 10 kernels modelled\n", 1, true), "coverage")
-  T.check(s:find("- Fusion pattern: memory-bound, memory_bound", 1, true), "fusion pattern bullet")
+  T.check(s:find("- Fusion pattern: memory-bound, no matrix kernels (element-wise, normalization and reduction kernels)\n",
+    1, true), "fusion pattern bullet in words, not the enum values")
+  T.check(not s:find("memory_bound", 1, true), "no enum value in the text")
   T.check(s:find("Found 1 kernel fusion opportunity across 1 module type.", 1, true), "overview")
   -- savings = impact/100 * 4.21 ms: 72.41% -> 3.048 ms, 96.54% -> 4.064 ms
-  T.check(s:find("| P1: Unfused Elementwise Add Sequence | memory_bound, memory-bound | 3.048–4.064 | 72.41–96.54% | Medium |",
+  T.check(s:find("| P1: Unfused Elementwise Add Sequence | memory-bound, no matrix kernels (element-wise, normalization and reduction kernels) | 3.048–4.064 | 72.41–96.54% | Medium |",
     1, true), "impact summary row")
   T.check(s:find("tier=fusion rank=1", 1, true), "fusion tier")
   level1(s, "fusion", "kernel_fusion")
@@ -319,6 +321,8 @@ do
     "container set aside")
   T.check(s:find("- Coverage: 3 of 4 kernels modelled (1 kernel uses measured trace time)", 1, true), "partial coverage")
   T.check(s:find("`LlamaRMSNorm` (inside `LlamaDecoderLayer`)", 1, true), "parent module context")
+  T.check(s:find("| Mean | 4.0 |", 1, true) and not s:find("| Unknown | 4.0 |", 1, true),
+    "a kernel the classifier calls Unknown is typed by what its name shows (reduce_kernel<MeanOps>: Mean)")
   T.check(s:find("**Confidence**: High — the module name points to a normalization and the kernel composition shows "
     .. "a normalization (rsqrt).", 1, true), "high confidence reason")
   level1(s, "fusion", "kernel_fusion (two cards)")

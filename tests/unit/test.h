@@ -48,6 +48,7 @@ void suite_scan(void);
 void suite_timeline(void);
 void suite_tree(void);
 void suite_report_extras(void);
+void suite_report_hook(void);
 void suite_table(void);
 
 #endif

@@ -10,7 +10,8 @@ typedef struct suite {
 int main(void)
 {
     static const suite suites[] = {{"scan", suite_scan}, {"timeline", suite_timeline}, {"tree", suite_tree},
-                                    {"extras", suite_report_extras}, {"table", suite_table}};
+                                    {"extras", suite_report_extras}, {"table", suite_table},
+                                    {"hook", suite_report_hook}};
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof suites / sizeof *suites; i++) {
         int before = tl_test_state.failures, checks = tl_test_state.checks;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../json/json_text.h"
+#include "json_text.h"
 #include "../util/vec.h"
 
 typedef struct block {

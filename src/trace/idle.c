@@ -1,0 +1,223 @@
+/* idle.c — see idle.h. */
+#include "idle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+#include "../util/vec.h"
+
+typedef struct gev {
+    int64_t device, stream, ts, end, launch_ts; /* launch_ts INT64_MIN: no launch */
+    uint32_t uid;
+} gev;
+
+static int cmp_gev(const void *a, const void *b)
+{
+    const gev *x = a, *y = b;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->uid > y->uid) - (x->uid < y->uid);
+}
+
+static void add_gap(tl_idle_stream *s, int64_t gap, int64_t micro_ns)
+{
+    s->n_gaps++;
+    if (gap < micro_ns) s->micro_idle += gap;
+    else s->macro_idle += gap;
+}
+
+void tl_idle_where(const tl_event_store *es, uint32_t dev_key, size_t u, int64_t *device, int64_t *stream)
+{
+    if (dev_key == UINT32_MAX || !tl_es_arg_int(es, u, dev_key, device)) {
+        const tl_idval *p = &es->idvals[es->pid[u]];
+        *device = p->kind == 0 ? p->i : -1;
+    }
+    if (!tl_es_arg_int(es, u, TL_K_STREAM, stream)) *stream = -1;
+}
+
+void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, tl_idle *out)
+{
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    memset(out, 0, sizeof *out);
+    out->kernel_wait_ns = kernel_wait_ns;
+    out->micro_ns = micro_ns;
+    out->all.device = out->all.stream = -1;
+    uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
+    TL_VEC(gev) g = {0};
+    for (size_t u = 0; u < es->n; u++) {
+        if (!tl_is_gpu_cat(es->cat[u]) || !(es->flags[u] & TL_F_TS)) continue;
+        gev e = {-1, -1, es->ts[u], tl_es_end(es, u), INT64_MIN, (uint32_t)u};
+        tl_idle_where(es, dev_key, u, &e.device, &e.stream);
+        uint32_t rt = tr->parent[u];
+        if (rt != TL_NOUID) e.launch_ts = es->ts[rt];
+        TL_PUSH(g, e);
+    }
+    if (!g.n) return;
+    qsort(g.v, g.n, sizeof *g.v, cmp_gev);
+    TL_VEC(tl_idle_stream) st = {0};
+    tl_interval *all = tl_xmalloc(g.n * sizeof *all);
+    int64_t end = 0;
+    tl_idle_stream *s = NULL;
+    for (size_t i = 0; i < g.n; i++) {
+        const gev *e = &g.v[i];
+        all[i].s = e->ts;
+        all[i].e = e->end;
+        if (!s || e->device != s->device || e->stream != s->stream) {
+            tl_idle_stream z;
+            memset(&z, 0, sizeof z);
+            z.device = e->device;
+            z.stream = e->stream;
+            z.start = e->ts;
+            z.end = e->end;
+            TL_PUSH(st, z);
+            s = &st.v[st.n - 1];
+            s->n_events = 1;
+            s->busy = e->end - e->ts;
+            end = e->end;
+            continue;
+        }
+        s->n_events++;
+        int64_t gap = e->ts - end;
+        if (gap > 0) {
+            add_gap(s, gap, micro_ns);
+            if (gap < kernel_wait_ns) {
+                s->kernel_wait += gap;
+                s->n_kernel_wait++;
+            } else if (e->launch_ts != INT64_MIN && e->launch_ts >= end) {
+                s->host_wait += gap;
+                s->n_host_wait++;
+            } else {
+                s->other_wait += gap;
+                s->n_other_wait++;
+            }
+            s->busy += e->end - e->ts;
+        } else if (e->end > end) {
+            s->busy += e->end - end;
+        }
+        if (e->end > end) end = e->end;
+        if (end > s->end) s->end = end;
+    }
+    /* the union of all streams */
+    size_t m = tl_merge(all, g.n);
+    out->all.n_events = g.n;
+    out->all.start = all[0].s;
+    out->all.end = all[m - 1].e;
+    out->all.busy = tl_length(all, m);
+    for (size_t i = 1; i < m; i++) add_gap(&out->all, all[i].s - all[i - 1].e, micro_ns);
+    free(all);
+    free(g.v);
+    out->v = st.v;
+    out->n = st.n;
+}
+
+void tl_idle_free(tl_idle *b)
+{
+    free(b->v);
+    memset(b, 0, sizeof *b);
+}
+
+/* one change of a stream's queue: +1 at a call's start, -1 at a GPU end */
+typedef struct qev {
+    int64_t device, stream, t;
+    int delta;
+    uint32_t call;           /* +1: the launch call */
+} qev;
+
+static int cmp_qev(const void *a, const void *b)
+{
+    const qev *x = a, *y = b;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->delta != y->delta) return x->delta < y->delta ? -1 : 1; /* ends first */
+    return (x->call > y->call) - (x->call < y->call);
+}
+
+void tl_queue_compute(const tl_trace *t, size_t full, int with_series, tl_queue *out)
+{
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    memset(out, 0, sizeof *out);
+    out->full = full;
+    uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
+    TL_VEC(qev) q = {0};
+    for (size_t u = 0; u < es->n; u++) {
+        if (!tl_is_gpu_cat(es->cat[u]) || !(es->flags[u] & TL_F_TS) || tr->parent[u] == TL_NOUID) continue;
+        uint32_t rt = tr->parent[u];
+        qev a = {0, 0, es->ts[rt], 1, rt}, b;
+        tl_idle_where(es, dev_key, u, &a.device, &a.stream);
+        b = a;
+        b.t = tl_es_end(es, u);
+        b.delta = -1;
+        b.call = 0;
+        TL_PUSH(q, a);
+        TL_PUSH(q, b);
+    }
+    if (!q.n) return;
+    qsort(q.v, q.n, sizeof *q.v, cmp_qev);
+    TL_VEC(tl_queue_stream) st = {0};
+    TL_VEC(tl_queue_point) pts = {0};
+    for (size_t a = 0; a < q.n;) {
+        size_t b = a;
+        while (b < q.n && q.v[b].device == q.v[a].device && q.v[b].stream == q.v[a].stream) b++;
+        tl_queue_stream s;
+        memset(&s, 0, sizeof s);
+        s.device = q.v[a].device;
+        s.stream = q.v[a].stream;
+        s.start = q.v[a].t;
+        s.end = q.v[b - 1].t;
+        pts.n = 0;
+        size_t len = 0;
+        double area = 0;
+        uint32_t last_call = TL_NOUID;
+        for (size_t i = a; i < b; i++) {
+            const qev *e = &q.v[i];
+            if (e->delta > 0) {
+                s.n_launches++;
+                /* a graph launch enqueues all its kernels: one call, blocked once */
+                if (len >= full && e->call != last_call) {
+                    s.n_blocked++;
+                    s.blocked_ns += es->dur[e->call];
+                }
+                last_call = e->call;
+                len++;
+            } else {
+                len--;
+            }
+            if (len > s.max_len) s.max_len = len;
+            /* the length holds from here to the next change */
+            int64_t next = i + 1 < b ? q.v[i + 1].t : e->t;
+            area += (double)len * (double)(next - e->t);
+            if (len >= full) s.full_ns += next - e->t;
+            if (with_series) {
+                if (pts.n && pts.v[pts.n - 1].t == e->t) pts.v[pts.n - 1].len = (uint32_t)len;
+                else {
+                    tl_queue_point p = {e->t, (uint32_t)len};
+                    TL_PUSH(pts, p);
+                }
+            }
+        }
+        s.mean_len = s.end > s.start ? area / (double)(s.end - s.start) : 0.0;
+        if (with_series) {
+            s.n_series = pts.n;
+            s.series = tl_xmalloc((pts.n ? pts.n : 1) * sizeof *s.series);
+            memcpy(s.series, pts.v, pts.n * sizeof *s.series);
+        }
+        TL_PUSH(st, s);
+        a = b;
+    }
+    free(pts.v);
+    free(q.v);
+    out->v = st.v;
+    out->n = st.n;
+}
+
+void tl_queue_free(tl_queue *q)
+{
+    for (size_t i = 0; i < q->n; i++) free(q->v[i].series);
+    free(q->v);
+    memset(q, 0, sizeof *q);
+}

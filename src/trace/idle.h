@@ -1,0 +1,92 @@
+/* idle.h — GPU idle time by cause, per stream (issue 16; HTA's idle-time
+ * breakdown is the anchor), with the micro/macro split of timeline.h, and
+ * the launch-queue length of each stream (below). Owns the arrays it
+ * returns (free with tl_idle_free, tl_queue_free).
+ *
+ * Rules (docs/compat.md "Beyond the reference"):
+ *   - the GPU events (kernel, gpu_memcpy, gpu_memset with a ts), unlinked
+ *     ones included, grouped by (device, stream): the device from
+ *     args.device, else the process id; the stream from args.stream (-1
+ *     when absent);
+ *   - on a stream, in start order, a gap is the time from the latest end so
+ *     far to the next event's start (overlapping events leave no gap); the
+ *     stream's idle time is the sum of its gaps = span - busy;
+ *   - each gap gets one cause, tested in this order: kernel wait (shorter
+ *     than kernel_wait_ns, HTA's consecutive_kernel_delay, 30 ns by
+ *     default), host wait (the next event's launch call, or graph launch,
+ *     starts at or after the end the gap starts from: the GPU waited for
+ *     the host), other (the launch came earlier, or no launch links to the
+ *     event: the stream waited for something else, e.g. an event or
+ *     another stream);
+ *   - micro / macro: gaps shorter / not shorter than micro_ns, per stream
+ *     and over the union of all streams (the `all` figures). */
+#ifndef TL_IDLE_H
+#define TL_IDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+#define TL_IDLE_KERNEL_WAIT_NS 30       /* HTA's consecutive_kernel_delay */
+#define TL_IDLE_MICRO_NS 10000          /* 10 µs unless the report sets --micro-idle-thresh-us */
+
+typedef struct tl_idle_stream {
+    int64_t device, stream;          /* all: both -1 */
+    size_t n_events, n_gaps;
+    int64_t start, end, busy;        /* span = end - start, idle = span - busy */
+    int64_t host_wait, kernel_wait, other_wait; /* sum = idle (per stream only) */
+    size_t n_host_wait, n_kernel_wait, n_other_wait;
+    int64_t micro_idle, macro_idle;  /* sum = idle */
+} tl_idle_stream;
+
+typedef struct tl_idle {
+    tl_idle_stream *v;   /* by (device, stream) */
+    size_t n;
+    tl_idle_stream all;  /* the union of every stream's events; no causes */
+    int64_t kernel_wait_ns, micro_ns;
+} tl_idle;
+
+void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, tl_idle *out);
+void tl_idle_free(tl_idle *b);
+
+/* The (device, stream) of GPU event u as above (dev_key: the keys id of
+ * "device", or UINT32_MAX when no event has one). */
+void tl_idle_where(const tl_event_store *es, uint32_t dev_key, size_t u, int64_t *device, int64_t *stream);
+
+/* Launch-queue length per (device, stream) (issue 16; HTA's queue-length
+ * summary is the anchor): every GPU event linked to a launch call (a graph
+ * kernel: to the graph launch) is outstanding from the call's start to
+ * its own end; at one instant ends count before starts. The host is
+ * blocked on a full queue while a launch call that starts with `full` or
+ * more outstanding on its stream runs (CUDA's launch queue holds about
+ * 1024 entries; HTA's default). */
+#define TL_QUEUE_FULL 1024
+
+typedef struct tl_queue_point {
+    int64_t t;
+    uint32_t len;            /* the queue length from t on */
+} tl_queue_point;
+
+typedef struct tl_queue_stream {
+    int64_t device, stream;
+    size_t n_launches, max_len;
+    int64_t start, end;      /* first call start, last end */
+    double mean_len;         /* time-weighted over [start, end) */
+    int64_t full_ns;         /* time with length >= full */
+    size_t n_blocked;        /* launch calls that started on a full queue */
+    int64_t blocked_ns;      /* their durations */
+    tl_queue_point *series;  /* with_series: every change, in time order */
+    size_t n_series;
+} tl_queue_stream;
+
+typedef struct tl_queue {
+    tl_queue_stream *v;      /* by (device, stream) */
+    size_t n;
+    size_t full;
+} tl_queue;
+
+void tl_queue_compute(const tl_trace *t, size_t full, int with_series, tl_queue *out);
+void tl_queue_free(tl_queue *q);
+
+#endif
