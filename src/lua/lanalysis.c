@@ -11,6 +11,7 @@
 #include "../report/sheets_perf.h"
 #include "../util/bigmem.h"
 #include "../util/vec.h"
+#include "lfields.h"
 #include "ltable.h"
 #include "ltrace.h"
 
@@ -28,16 +29,10 @@ static void push_sum(lua_State *L, size_t count, int all_int, int64_t ns, double
     else lua_pushnumber(L, us);
 }
 
-static void set_int(lua_State *L, const char *k, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* count, total, max of a set of durations into the table on top */
 static void set_durs(lua_State *L, const tl_event_store *es, const tl_mk_durs *d)
 {
-    set_int(L, "count", (lua_Integer)d->count);
+    tl_lset_int(L, "count", (lua_Integer)d->count);
     push_sum(L, d->count, d->all_int, d->sum_ns, d->sum_us);
     lua_setfield(L, -2, "total");
     if (d->max_uid != TL_NOUID) {
@@ -75,13 +70,13 @@ int tl_l_trace_multi_kernel_stats(lua_State *L)
     tl_multi_kernel m;
     tl_multi_kernel_compute(t, &m);
     lua_createtable(L, 0, 6);
-    set_int(L, "n_gpu", (lua_Integer)m.n_gpu);
+    tl_lset_int(L, "n_gpu", (lua_Integer)m.n_gpu);
     lua_pushboolean(L, m.all_int);
     lua_setfield(L, -2, "all_int");
 
     static const char *const dirs[TL_MK_NDIR] = {"D2H", "H2D", "D2D", "other"};
     lua_createtable(L, 0, 2);
-    set_int(L, "count", (lua_Integer)m.n_memcpy);
+    tl_lset_int(L, "count", (lua_Integer)m.n_memcpy);
     lua_createtable(L, TL_MK_NDIR, 0);
     int nd = 0;
     for (int d = 0; d < TL_MK_NDIR; d++) {
@@ -96,8 +91,8 @@ int tl_l_trace_multi_kernel_stats(lua_State *L)
         lua_setfield(L, -2, "bytes");
         lua_pushboolean(L, dir->any_bytes);
         lua_setfield(L, -2, "any_bytes");
-        set_int(L, "bytes_count", (lua_Integer)dir->n_bytes);
-        set_int(L, "bytes_time_ns", (lua_Integer)dir->bytes_ns);
+        tl_lset_int(L, "bytes_count", (lua_Integer)dir->n_bytes);
+        tl_lset_int(L, "bytes_time_ns", (lua_Integer)dir->bytes_ns);
         lua_rawseti(L, -2, ++nd);
     }
     lua_setfield(L, -2, "directions");
@@ -115,7 +110,7 @@ int tl_l_trace_multi_kernel_stats(lua_State *L)
         lua_setfield(L, -2, "dur");
         push_arg(L, es, u, TL_K_STREAM);
         lua_setfield(L, -2, "stream");
-        set_int(L, "uid", u);
+        tl_lset_int(L, "uid", u);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "top");
@@ -197,15 +192,15 @@ int tl_l_trace_fusion_modules(lua_State *L)
     for (size_t i = 0; i < f.modules.n; i++) {
         const tl_fusion_module *m = &f.modules.v[i];
         lua_createtable(L, 0, 10);
-        set_int(L, "uid", m->uid);
+        tl_lset_int(L, "uid", m->uid);
         lua_pushlstring(L, tl_strpool_get(&f.bases, m->base), tl_strpool_len(&f.bases, m->base));
         lua_setfield(L, -2, "base");
-        set_int(L, "instances", m->instances);
+        tl_lset_int(L, "instances", m->instances);
         push_time(L, &m->total, m->nk);
         lua_setfield(L, -2, "total");
         lua_pushboolean(L, m->has_fused);
         lua_setfield(L, -2, "has_fused");
-        set_int(L, "eligible", (lua_Integer)m->eligible);
+        tl_lset_int(L, "eligible", (lua_Integer)m->eligible);
         lua_createtable(L, (int)m->nk, 0);
         lua_createtable(L, (int)m->nk, 0);
         lua_createtable(L, (int)m->nk, 0);
@@ -253,10 +248,10 @@ int tl_l_trace_fusion_siblings(lua_State *L)
     for (size_t i = 0; i < f.sequences.n; i++) {
         const tl_fusion_sequence *s = &f.sequences.v[i];
         lua_createtable(L, 0, 6);
-        set_int(L, "parent", s->parent);
+        tl_lset_int(L, "parent", s->parent);
         lua_pushlstring(L, tl_strpool_get(&f.bases, s->base), tl_strpool_len(&f.bases, s->base));
         lua_setfield(L, -2, "base");
-        set_int(L, "instances", s->instances);
+        tl_lset_int(L, "instances", s->instances);
         push_time(L, &s->total, s->n);
         lua_setfield(L, -2, "total");
         lua_createtable(L, (int)s->n, 0);
@@ -268,7 +263,7 @@ int tl_l_trace_fusion_siblings(lua_State *L)
             else
                 lua_pushstring(L, tl_es_name(es, op->ev));
             lua_setfield(L, -2, "op");
-            set_int(L, "kernel", op->kernel);
+            tl_lset_int(L, "kernel", op->kernel);
             push_name_ref(L, &ni, es, op->kernel);
             lua_setfield(L, -2, "name");
             push_dur(L, es, op->kernel);
@@ -454,7 +449,7 @@ int tl_l_trace_fusion_diff_nodes(lua_State *L)
     b->kid = tl_big_realloc(NULL, (n + 1) * sizeof *b->kid); /* zero-filled */
     size_t nn = d->nodes.n;
     lua_createtable(L, 0, 6);
-    set_int(L, "n", (lua_Integer)nn);
+    tl_lset_int(L, "n", (lua_Integer)nn);
     lua_createtable(L, (int)nn, 0);
     for (size_t j = 0; j < nn; j++) {
         lua_pushinteger(L, d->nodes.v[j].uid);
@@ -496,7 +491,7 @@ int tl_l_trace_fusion_diff_nodes(lua_State *L)
     lua_setfield(L, -2, "t2");
     size_t nk = b->krow.n;
     lua_createtable(L, 0, 6);
-    set_int(L, "n", (lua_Integer)nk);
+    tl_lset_int(L, "n", (lua_Integer)nk);
     lua_createtable(L, (int)nk, 0);
     for (size_t k = 0; k < nk; k++) {
         lua_pushinteger(L, (lua_Integer)b->krow.v[k] + 1);

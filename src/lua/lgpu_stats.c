@@ -7,42 +7,31 @@
 #include "../trace/idle.h"
 #include "../trace/launch_stats.h"
 #include "lopts.h"
+#include "lfields.h"
 #include "ltrace.h"
-
-static void set_us(lua_State *L, const char *k, double ns)
-{
-    lua_pushnumber(L, (lua_Number)ns / 1000.0);
-    lua_setfield(L, -2, k);
-}
-
-static void set_int(lua_State *L, const char *k, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
 
 static void push_stream(lua_State *L, const tl_idle_stream *s, int causes)
 {
     lua_createtable(L, 0, 20);
     if (causes) {
-        set_int(L, "device", s->device);
-        set_int(L, "stream", s->stream);
-        set_us(L, "host_wait_us", (double)s->host_wait);
-        set_us(L, "kernel_wait_us", (double)s->kernel_wait);
-        set_us(L, "other_wait_us", (double)s->other_wait);
-        set_int(L, "host_wait_gaps", (lua_Integer)s->n_host_wait);
-        set_int(L, "kernel_wait_gaps", (lua_Integer)s->n_kernel_wait);
-        set_int(L, "other_wait_gaps", (lua_Integer)s->n_other_wait);
+        tl_lset_int(L, "device", s->device);
+        tl_lset_int(L, "stream", s->stream);
+        tl_lset_us(L, "host_wait_us", (double)s->host_wait);
+        tl_lset_us(L, "kernel_wait_us", (double)s->kernel_wait);
+        tl_lset_us(L, "other_wait_us", (double)s->other_wait);
+        tl_lset_int(L, "host_wait_gaps", (lua_Integer)s->n_host_wait);
+        tl_lset_int(L, "kernel_wait_gaps", (lua_Integer)s->n_kernel_wait);
+        tl_lset_int(L, "other_wait_gaps", (lua_Integer)s->n_other_wait);
     }
-    set_int(L, "gpu_events", (lua_Integer)s->n_events);
-    set_int(L, "gaps", (lua_Integer)s->n_gaps);
-    set_us(L, "start", (double)s->start);
-    set_us(L, "end", (double)s->end);
-    set_us(L, "span_us", (double)(s->end - s->start));
-    set_us(L, "busy_us", (double)s->busy);
-    set_us(L, "idle_us", (double)(s->end - s->start - s->busy));
-    set_us(L, "micro_idle_us", (double)s->micro_idle);
-    set_us(L, "macro_idle_us", (double)s->macro_idle);
+    tl_lset_int(L, "gpu_events", (lua_Integer)s->n_events);
+    tl_lset_int(L, "gaps", (lua_Integer)s->n_gaps);
+    tl_lset_us(L, "start", (double)s->start);
+    tl_lset_us(L, "end", (double)s->end);
+    tl_lset_us(L, "span_us", (double)(s->end - s->start));
+    tl_lset_us(L, "busy_us", (double)s->busy);
+    tl_lset_us(L, "idle_us", (double)(s->end - s->start - s->busy));
+    tl_lset_us(L, "micro_idle_us", (double)s->micro_idle);
+    tl_lset_us(L, "macro_idle_us", (double)s->macro_idle);
 }
 
 /* trace:idle_breakdown{kernel_wait_ns =, micro_idle_thresh_us =} -> streams, all */
@@ -60,8 +49,8 @@ int tl_l_trace_idle_breakdown(lua_State *L)
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     push_stream(L, &b.all, 0);
-    set_int(L, "kernel_wait_threshold_ns", b.kernel_wait_ns);
-    set_us(L, "micro_idle_threshold_us", (double)b.micro_ns);
+    tl_lset_int(L, "kernel_wait_threshold_ns", b.kernel_wait_ns);
+    tl_lset_us(L, "micro_idle_threshold_us", (double)b.micro_ns);
     tl_idle_free(&b);
     return 2;
 }
@@ -79,18 +68,18 @@ int tl_l_trace_queue_length(lua_State *L)
     for (size_t i = 0; i < q.n; i++) {
         const tl_queue_stream *x = &q.v[i];
         lua_createtable(L, 0, 12);
-        set_int(L, "device", x->device);
-        set_int(L, "stream", x->stream);
-        set_int(L, "launches", (lua_Integer)x->n_launches);
-        set_int(L, "max_length", (lua_Integer)x->max_len);
+        tl_lset_int(L, "device", x->device);
+        tl_lset_int(L, "stream", x->stream);
+        tl_lset_int(L, "launches", (lua_Integer)x->n_launches);
+        tl_lset_int(L, "max_length", (lua_Integer)x->max_len);
         lua_pushnumber(L, x->mean_len);
         lua_setfield(L, -2, "mean_length");
-        set_us(L, "start", (double)x->start);
-        set_us(L, "end", (double)x->end);
-        set_us(L, "full_queue_us", (double)x->full_ns);
-        set_int(L, "blocked_launches", (lua_Integer)x->n_blocked);
-        set_us(L, "blocked_launch_us", (double)x->blocked_ns);
-        set_int(L, "full", (lua_Integer)q.full);
+        tl_lset_us(L, "start", (double)x->start);
+        tl_lset_us(L, "end", (double)x->end);
+        tl_lset_us(L, "full_queue_us", (double)x->full_ns);
+        tl_lset_int(L, "blocked_launches", (lua_Integer)x->n_blocked);
+        tl_lset_us(L, "blocked_launch_us", (double)x->blocked_ns);
+        tl_lset_int(L, "full", (lua_Integer)q.full);
         if (series) {
             /* two arrays: times (µs) and the length from each on */
             lua_createtable(L, (int)x->n_series, 0);
@@ -115,12 +104,12 @@ int tl_l_trace_queue_length(lua_State *L)
 static void push_dist(lua_State *L, const char *k, const tl_dist *d)
 {
     lua_createtable(L, 0, 6);
-    set_us(L, "mean", d->mean);
-    set_us(L, "median", d->median);
-    set_us(L, "p95", d->p95);
-    set_us(L, "min", (double)d->min);
-    set_us(L, "max", (double)d->max);
-    set_us(L, "sum", (double)d->sum);
+    tl_lset_us(L, "mean", d->mean);
+    tl_lset_us(L, "median", d->median);
+    tl_lset_us(L, "p95", d->p95);
+    tl_lset_us(L, "min", (double)d->min);
+    tl_lset_us(L, "max", (double)d->max);
+    tl_lset_us(L, "sum", (double)d->sum);
     lua_setfield(L, -2, k);
 }
 
@@ -131,8 +120,8 @@ static void push_group(lua_State *L, const tl_trace *t, const tl_launch_group *g
         lua_pushstring(L, tl_strpool_get(&t->es.names, g->name));
         lua_setfield(L, -2, "name");
     }
-    set_int(L, "count", (lua_Integer)g->n);
-    set_int(L, "outliers", (lua_Integer)g->n_outliers);
+    tl_lset_int(L, "count", (lua_Integer)g->n);
+    tl_lset_int(L, "outliers", (lua_Integer)g->n_outliers);
     push_dist(L, "cpu_launch", &g->cpu);
     push_dist(L, "launch_delay", &g->delay);
     push_dist(L, "gpu_dur", &g->gpu);
@@ -141,14 +130,14 @@ static void push_group(lua_State *L, const tl_trace *t, const tl_launch_group *g
 static void push_launch(lua_State *L, const tl_trace *t, const tl_launch *l)
 {
     lua_createtable(L, 0, 7);
-    set_int(L, "uid", l->gpu);
-    set_int(L, "call", l->call);
+    tl_lset_int(L, "uid", l->gpu);
+    tl_lset_int(L, "call", l->call);
     lua_pushstring(L, tl_es_name(&t->es, l->gpu));
     lua_setfield(L, -2, "name");
-    set_us(L, "ts", (double)t->es.ts[l->gpu]);
-    set_us(L, "cpu_launch_us", (double)l->cpu);
-    set_us(L, "launch_delay_us", (double)l->delay);
-    set_us(L, "gpu_dur_us", (double)l->gpu_dur);
+    tl_lset_us(L, "ts", (double)t->es.ts[l->gpu]);
+    tl_lset_us(L, "cpu_launch_us", (double)l->cpu);
+    tl_lset_us(L, "launch_delay_us", (double)l->delay);
+    tl_lset_us(L, "gpu_dur_us", (double)l->gpu_dur);
 }
 
 /* trace:launch_stats{launches = bool} -> {all, kernels, outliers, outlier_threshold_us,
@@ -178,9 +167,9 @@ int tl_l_trace_launch_stats(lua_State *L)
         lua_rawseti(L, -2, ++k);
     }
     lua_setfield(L, -2, "outliers");
-    set_us(L, "outlier_threshold_us", ls.all.delay.p95);
-    set_int(L, "graph_kernels", (lua_Integer)ls.n_multi);
-    set_int(L, "unlinked_gpu_events", (lua_Integer)ls.n_unlinked);
+    tl_lset_us(L, "outlier_threshold_us", ls.all.delay.p95);
+    tl_lset_int(L, "graph_kernels", (lua_Integer)ls.n_multi);
+    tl_lset_int(L, "unlinked_gpu_events", (lua_Integer)ls.n_unlinked);
     if (with_all) {
         lua_createtable(L, (int)ls.n, 0);
         for (size_t i = 0; i < ls.n; i++) {
@@ -207,12 +196,12 @@ int tl_l_trace_annotation_times(lua_State *L)
         lua_createtable(L, 0, 7);
         lua_pushstring(L, tl_strpool_get(&t->es.names, x->name));
         lua_setfield(L, -2, "name");
-        set_int(L, "cpu_count", (lua_Integer)x->n_cpu);
-        set_us(L, "cpu_us", (double)x->cpu_ns);
-        set_int(L, "gpu_annotation_count", (lua_Integer)x->n_gpu_ann);
-        set_us(L, "gpu_annotation_us", (double)x->gpu_ann_ns);
-        set_int(L, "gpu_events_launched", (lua_Integer)x->n_launched);
-        set_us(L, "gpu_launched_busy_us", (double)x->launched_busy_ns);
+        tl_lset_int(L, "cpu_count", (lua_Integer)x->n_cpu);
+        tl_lset_us(L, "cpu_us", (double)x->cpu_ns);
+        tl_lset_int(L, "gpu_annotation_count", (lua_Integer)x->n_gpu_ann);
+        tl_lset_us(L, "gpu_annotation_us", (double)x->gpu_ann_ns);
+        tl_lset_int(L, "gpu_events_launched", (lua_Integer)x->n_launched);
+        tl_lset_us(L, "gpu_launched_busy_us", (double)x->launched_busy_ns);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     tl_annot_times_free(&a);

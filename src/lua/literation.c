@@ -1,3 +1,4 @@
+#include "lfields.h"
 #include "literation.h"
 
 #include <lauxlib.h>
@@ -10,18 +11,6 @@
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
-static void set_int(lua_State *L, const char *k, int64_t v)
-{
-    lua_pushinteger(L, (lua_Integer)v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static void push_iteration(lua_State *L, const tl_trace *t, const tl_iteration *it)
 {
     const tl_event_store *es = &t->es;
@@ -32,10 +21,10 @@ static void push_iteration(lua_State *L, const tl_trace *t, const tl_iteration *
     lua_createtable(L, 0, 32);
     lua_pushstring(L, name);
     lua_setfield(L, -2, "name");
-    set_int(L, "uid", it->uid);
-    set_int(L, "tier", it->tier);
-    set_num(L, "ts_us", us(it->ts));
-    set_num(L, "dur_us", us(it->dur));
+    tl_lset_int(L, "uid", it->uid);
+    tl_lset_int(L, "tier", it->tier);
+    tl_lset_num(L, "ts_us", us(it->ts));
+    tl_lset_num(L, "dur_us", us(it->dur));
     const char *f = tl_iter_format_name(a->format);
     if (f) {
         lua_pushstring(L, f);
@@ -43,18 +32,18 @@ static void push_iteration(lua_State *L, const tl_trace *t, const tl_iteration *
     }
     /* the request counts of iter_details (an unmatched annotation is one
      * decode-equivalent step), the aggregates of the annotation */
-    set_int(L, "batch_size", d.batch_size);
-    set_int(L, "num_requests", d.num_requests);
-    set_int(L, "context_requests", d.context_requests);
-    set_int(L, "context_sum", d.context_sum);
-    set_int(L, "generation_requests", d.generation_requests);
-    set_int(L, "generation_sum", d.generation_sum);
+    tl_lset_int(L, "batch_size", d.batch_size);
+    tl_lset_int(L, "num_requests", d.num_requests);
+    tl_lset_int(L, "context_requests", d.context_requests);
+    tl_lset_int(L, "context_sum", d.context_sum);
+    tl_lset_int(L, "generation_requests", d.generation_requests);
+    tl_lset_int(L, "generation_sum", d.generation_sum);
     const struct {
         const char *k;
         int64_t v;
     } agg[] = {{"c_sq", a->c_sq}, {"c_sk", a->c_sk}, {"c_sqsq", a->c_sqsq}, {"c_sqsk", a->c_sqsk},
                {"g_sq", a->g_sq}, {"g_sk", a->g_sk}, {"g_sqsq", a->g_sqsq}, {"g_sqsk", a->g_sqsk}};
-    for (size_t i = 0; i < sizeof agg / sizeof *agg; i++) set_int(L, agg[i].k, agg[i].v);
+    for (size_t i = 0; i < sizeof agg / sizeof *agg; i++) tl_lset_int(L, agg[i].k, agg[i].v);
     lua_pushboolean(L, a->has_sqsk);
     lua_setfield(L, -2, "has_sqsk");
     const char *ph = tl_phase_name(tl_iter_phase(&d));
@@ -62,20 +51,20 @@ static void push_iteration(lua_State *L, const tl_trace *t, const tl_iteration *
         lua_pushstring(L, ph);
         lua_setfield(L, -2, "phase");
     }
-    set_num(L, "gpu_busy_us", us(it->gpu_busy));
-    set_int(L, "num_gpu_events", (int64_t)it->n_gpu);
+    tl_lset_num(L, "gpu_busy_us", us(it->gpu_busy));
+    tl_lset_int(L, "num_gpu_events", (int64_t)it->n_gpu);
     if (it->n_gpu) {
-        set_num(L, "gpu_start_us", us(it->gpu_first));
-        set_num(L, "gpu_end_us", us(it->gpu_last));
+        tl_lset_num(L, "gpu_start_us", us(it->gpu_first));
+        tl_lset_num(L, "gpu_end_us", us(it->gpu_last));
     }
     lua_createtable(L, 0, 4);
     if (a->has_ctx) {
         lua_pushlstring(L, name + a->ctx_off, a->ctx_len);
         lua_setfield(L, -2, "ctx");
     }
-    if (a->has_p) set_int(L, "p", a->p);
-    if (a->has_d) set_int(L, "d", a->d);
-    if (a->has_spec) set_int(L, "spec", a->spec);
+    if (a->has_p) tl_lset_int(L, "p", a->p);
+    if (a->has_d) tl_lset_int(L, "d", a->d);
+    if (a->has_spec) tl_lset_int(L, "spec", a->spec);
     if (a->tbo) {
         lua_pushboolean(L, 1);
         lua_setfield(L, -2, "tbo");
@@ -122,9 +111,9 @@ static int64_t count_field(lua_State *L, int idx, lua_Integer i, const char *k, 
 static void push_region(lua_State *L, tl_region r)
 {
     lua_createtable(L, 0, 2);
-    set_int(L, "first", (int64_t)r.start + 1);
-    set_int(L, "last", (int64_t)r.end);
-    set_int(L, "num_steps", (int64_t)(r.end - r.start));
+    tl_lset_int(L, "first", (int64_t)r.start + 1);
+    tl_lset_int(L, "last", (int64_t)r.end);
+    tl_lset_int(L, "num_steps", (int64_t)(r.end - r.start));
 }
 
 /* tl.steady_state(iterations, {num_steps = 32, mode = "mixed" |
@@ -195,11 +184,11 @@ int tl_l_steady_state(lua_State *L)
     lua_setfield(L, -2, "regions");
     lua_pushboolean(L, fallback); /* no region near the peak: the middle of the iterations */
     lua_setfield(L, -2, "fallback");
-    set_int(L, "global_max", gmax);
+    tl_lset_int(L, "global_max", gmax);
     if (found >= 0) {
-        set_num(L, "reference_ratio", info.reference_ratio);
-        set_int(L, "num_steps", (int64_t)info.num_steps);
-        if (info.ideal_ratio >= 0) set_num(L, "ideal_ratio", info.ideal_ratio);
+        tl_lset_num(L, "reference_ratio", info.reference_ratio);
+        tl_lset_int(L, "num_steps", (int64_t)info.num_steps);
+        if (info.ideal_ratio >= 0) tl_lset_num(L, "ideal_ratio", info.ideal_ratio);
         if (nr) {
             push_region(L, info.largest);
             lua_setfield(L, -2, "largest_region");
@@ -213,11 +202,11 @@ int tl_l_steady_state(lua_State *L)
         push_region(L, win);
         tl_phase_window pw;
         tl_phase_from_window(d + win.start, win.end - win.start, &pw);
-        set_int(L, "num_prefill", (int64_t)pw.num_prefill);
-        set_int(L, "num_prefilldecode", (int64_t)pw.num_prefilldecode);
-        set_int(L, "num_decode", (int64_t)pw.num_decode);
-        set_int(L, "avg_bs", pw.avg_bs);
-        set_int(L, "avg_conc", pw.avg_conc);
+        tl_lset_int(L, "num_prefill", (int64_t)pw.num_prefill);
+        tl_lset_int(L, "num_prefilldecode", (int64_t)pw.num_prefilldecode);
+        tl_lset_int(L, "num_decode", (int64_t)pw.num_decode);
+        tl_lset_int(L, "avg_bs", pw.avg_bs);
+        tl_lset_int(L, "avg_conc", pw.avg_conc);
         lua_setfield(L, -2, "window");
     }
     free(reg);

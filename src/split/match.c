@@ -207,26 +207,12 @@ static void put_side_json(tl_sbuf *b, const side *s, size_t bi, const char *out)
     tl_sb_puts(b, k->end > k->start ? "\n      ]\n    }" : "]\n    }");
 }
 
-static void put_csv_cell(tl_sbuf *b, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        tl_sb_puts(b, s);
-        return;
-    }
-    tl_sb_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"') tl_sb_putc(b, '"');
-        tl_sb_putc(b, *s);
-    }
-    tl_sb_putc(b, '"');
-}
-
 static void put_side_csv(tl_sbuf *b, const side *s, size_t bi, const char *out)
 {
     const block *k = &s->blocks.v[bi];
     avgs a = block_avgs(s, k);
     tl_sb_putc(b, ',');
-    put_csv_cell(b, s->path);
+    tl_split_csv_cell(b, s->path);
     tl_sb_printf(b, ",%zu,%zu,%zu,%ld,%s", bi, k->start, k->end, k->original,
                  k->original > 0 && k->original != (long)(k->end - k->start) ? "True" : "False");
     double v[6] = {a.c_req, a.g_req, a.c_sq, a.c_sk, a.g_sq, a.g_sk};
@@ -235,7 +221,7 @@ static void put_side_csv(tl_sbuf *b, const side *s, size_t bi, const char *out)
         tl_sb_pyfloat(b, v[i]);
     }
     tl_sb_putc(b, ',');
-    put_csv_cell(b, out);
+    tl_split_csv_cell(b, out);
 }
 
 static int write_text(const char *path, const tl_sbuf *b, tl_error *err)

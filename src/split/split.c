@@ -597,7 +597,7 @@ static void put_details_json(tl_sbuf *b, const summary *s, size_t n)
     tl_sb_puts(b, "]");
 }
 
-static void put_csv_cell(tl_sbuf *b, const char *s)
+void tl_split_csv_cell(tl_sbuf *b, const char *s)
 {
     if (!strpbrk(s, ",\"\n\r")) {
         tl_sb_puts(b, s);
@@ -618,7 +618,7 @@ static void put_details_csv(tl_sbuf *b, const summary *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         const summary *e = &s[i];
         tl_sb_printf(b, "%zu,", e->idx);
-        put_csv_cell(b, e->path);
+        tl_split_csv_cell(b, e->path);
         tl_sb_printf(b, ",%zu,%zu,%.2f,%.2f,%zu,%zu,%zu,%lld,%lld,%zu\n", e->event_count, e->num_gpu, e->gpu_dur,
                      e->gpu_busy, e->phase.num_prefill, e->phase.num_prefilldecode, e->phase.num_decode,
                      (long long)e->phase.avg_bs, (long long)e->phase.avg_conc, e->n_steps);

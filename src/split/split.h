@@ -20,6 +20,7 @@
 #include "../trace/iteration.h"
 #include "../trace/trace.h"
 #include "../util/error.h"
+#include "../util/sbuf.h"
 
 typedef struct tl_split_opts {
     const char *out_dir;
@@ -45,6 +46,8 @@ int tl_split_run(const tl_trace *t, const char *trace_path, const tl_split_opts 
 /* The file's base name for outputs: the basename with ".pt.trace",
  * ".json.gz" and ".json" removed (every occurrence, in that order). */
 char *tl_split_base_name(const char *path);
+/* Appends s as one CSV cell (quoted when it holds , " or a line break). */
+void tl_split_csv_cell(tl_sbuf *b, const char *s);
 
 /* Shared with the block matcher (match.c): the splitter's event index of
  * one trace, the extraction of a list of roots into a gzip JSON trace, and
