@@ -365,8 +365,23 @@ end
 
 -- The line of a Compute section without findings: the clean verdict only
 -- when at least half of the GPU kernel time was analysed.
+-- Below this share of the trace's time in computation, kernel findings are
+-- measured against an end-to-end time the GPU mostly idles through: no
+-- finding reaching the threshold says nothing about the kernels then.
+local MIN_COMPUTE_SHARE = 25
+
 local function no_compute_line(inp)
   local cv = coverage(inp)
+  local g = utilization(inp)
+  local compute_pct = tonumber(g.computation_time_percent)
+  if not is_comparative(inp) and cv.whole > 0 and cv.share >= MIN_COVERAGE and compute_pct
+    and compute_pct < MIN_COMPUTE_SHARE then
+    return string.format("No compute kernel finding reaches the reporting threshold, but that is no verdict on the "
+      .. "kernels: the GPU computes for only %s of the %s trace, and each kernel's impact_score is its recoverable "
+      .. "share of that end-to-end time. The idle time (System-Level Optimizations) is the larger cost here; read "
+      .. "the category findings files for the kernels' own efficiency.", pct_text(compute_pct),
+      ms_text(tonumber(g.total_time_ms) or 0))
+  end
   if cv.whole > 0 and cv.share >= MIN_COVERAGE then return NO_COMPUTE end
   if cv.whole <= 0 then
     return "No compute kernel optimization opportunities identified: the trace has no GPU kernel time to analyse."

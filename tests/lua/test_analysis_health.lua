@@ -2,7 +2,8 @@
 -- here with four steps (one 30% slower than the others) and one GPU event
 -- without a launch gets a "Trace health" warning in analysis.md and a Steps
 -- table whose rows are the steps' figures computed here; the same trace
--- with even steps gets no Steps section.
+-- with even steps gets no Steps section; a trace whose GPU computes for 2%
+-- of its time gets no "within target" verdict on its kernels.
 local root = arg[1]
 package.path = root .. "/tests/lib/?.lua;" .. package.path
 local T = require "testlib"
@@ -58,5 +59,20 @@ ok = T.run(T.q(bin) .. " run orchestrator.lua " .. T.q(even) .. " -o " .. T.q(di
 T.check(ok, "analysis of the even trace")
 local md2 = T.read_file(dir .. "/b/analysis.md") or ""
 T.check(not md2:find("## Steps", 1, true), "steps within 10% of each other: no Steps section")
+-- a GPU that mostly idles (the shipped SGLang decode step: 2% computation
+-- in a 474 ms trace): no "within target" verdict on the kernels
+local data = arg[2]
+local case = data and data .. "/inference/sglang_decode"
+if case and T.file_exists(case .. "/sglang_Qwen3-8B_decode.json.gz") then
+  local ok3, code3, _, err3 = T.run(T.q(bin) .. " run orchestrator.lua " .. T.q(case .. "/sglang_Qwen3-8B_decode.json.gz")
+    .. " --inference --capture_folder " .. T.q(case .. "/capture_traces") .. " -o " .. T.q(dir .. "/c") .. " -q")
+  T.check(ok3, "analysis of the SGLang decode step: exit " .. tostring(code3) .. " " .. tostring(err3))
+  local md3 = T.read_file(dir .. "/c/analysis.md") or ""
+  T.check(not md3:find("within target", 1, true), "no within-target verdict when the GPU computes 2% of the time")
+  T.check(md3:find("but that is no verdict on the kernels: the GPU computes for only 2.06% of the 473.75 ms trace",
+    1, true), "the low-compute sentence")
+else
+  print("note: ../shared/data not found: the low-compute case is skipped")
+end
 T.rmrf(dir)
 T.finish()
