@@ -3,7 +3,7 @@
 # bundled example trace (a generated training step with known ground truth).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tests/install_deps.sh
+bash tests/install_deps.sh --runtime
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$(nproc)" >/dev/null
 OUT=${1:-demo_output}

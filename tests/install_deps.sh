@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Installs the Debian packages tracelens needs to build and test (root or
-# sudo); does nothing when they are all present. Used by the README quick
-# start, examples/demo.sh, tests/run_all.sh and .ci/run.
+# Installs the Debian packages tracelens needs (root or sudo); does nothing
+# when they are all present. Used by the README quick start (examples/demo.sh,
+# with --runtime: what building and running needs), tests/run_all.sh and
+# .ci/run (everything, the test-only packages too).
+#   --runtime  only the packages to build and run tracelens
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       liblua5.4-dev lua-cjson-dev libxlsxwriter-dev libminizip-dev libpng-dev libisal-dev zlib1g-dev
-      libedit-dev libfreetype-dev fonts-dejavu-core libpcre2-dev
-      libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl time
-      libreoffice-calc-nogui poppler-utils)
+      libedit-dev libfreetype-dev fonts-dejavu-core libpcre2-dev)
+# test-only: the scanner's differential test (jansson), the fuzz targets
+# (clang), the workbook checks (openpyxl; LibreOffice and pdftoppm render the
+# workbook as a user sees it), peak-memory figures (time)
+TEST_PKGS=(libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl time
+           libreoffice-calc-nogui poppler-utils)
+[ "${1:-}" = "--runtime" ] || PKGS+=("${TEST_PKGS[@]}")
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
