@@ -123,16 +123,28 @@ local function heading(f)
     instances(f.estimate.instance_count))
 end
 
+-- A kernel the classifier has no type for ("Unknown") and whose name shows
+-- no operation either (op_label's fallback): "Unknown" in the kernel table
+-- and in the Insight's composition alike.
+local function unclassified(k)
+  return rules.kernel_type(k) == "Unknown" and rules.op_label(k) == "Elementwise"
+end
+
+-- The operation a kernel performs as the Insight counts it: op_label, or
+-- "Unknown" for an unclassified kernel (the word of the kernel table).
+local function kernel_label(k) return unclassified(k) and "Unknown" or rules.op_label(k) end
+
 local function composition_text(c)
-  local comp = rules.composition({ kernels = kernels_of(c) })
-  local seen, parts = {}, {}
-  for _, l in ipairs(comp.labels) do
+  local seen, parts, count = {}, {}, {}
+  for _, k in ipairs(kernels_of(c)) do
+    local l = kernel_label(k)
+    count[l] = (count[l] or 0) + 1
     if not seen[l] then
       seen[l] = true
       parts[#parts + 1] = l
     end
   end
-  for i, l in ipairs(parts) do parts[i] = string.format("%d %s", comp.count[l], md.text(l)) end
+  for i, l in ipairs(parts) do parts[i] = string.format("%d %s", count[l], md.text(l)) end
   return table.concat(parts, ", ")
 end
 
@@ -152,7 +164,8 @@ local function insight(f)
     .. "in its subtree, so each intermediate result makes a round trip through memory.", where, count,
     composition_text(c), instances_of(e.instance_count, c.base_instance_count, true))
   if comparative then
-    text = text .. string.format(" Trace 2 runs the same module with %s kernels.", num(c.kernel_count_trace2))
+    local n2 = c.kernel_count_trace2
+    text = text .. string.format(" Trace 2 runs the same module with %s kernel%s.", num(n2), n2 == 1 and "" or "s")
   end
   return text
 end
@@ -175,12 +188,15 @@ end
 
 -- Detailed Analysis -------------------------------------------------------------
 
--- A kernel name cut to KERNEL_NAME_CHARS characters, as a table cell.
+-- A kernel name cut to KERNEL_NAME_CHARS characters, as a code span in a
+-- table cell: every name shows as written, template arguments included
+-- (inline text would turn `<BF16>`, which reads as an HTML tag, into an
+-- entity and leave `<BF16, 128>` as it is).
 local function short_name(name)
   if utf8.len(name) and utf8.len(name) > KERNEL_NAME_CHARS then
     name = name:sub(1, utf8.offset(name, KERNEL_NAME_CHARS + 1) - 1) .. "..."
   end
-  return md.cell(name)
+  return md.code(name, true)
 end
 
 local function duration(k)
@@ -195,8 +211,7 @@ end
 local function type_cell(k)
   local t = rules.kernel_type(k)
   if t ~= "Unknown" then return t end
-  local label = rules.op_label(k)
-  return label ~= "Elementwise" and label or t
+  return kernel_label(k)
 end
 
 local function kernel_table(kernels, with_model, input_dims)

@@ -26,11 +26,13 @@ local plot = require "tracelens.plot"
 local report_md = require "tracelens.report_md"
 local runner = require "tracelens.runner"
 local inference = require "tracelens.inference"
+local ranks_md = require "tracelens.ranks_md"
 
 local USAGE = [[
 usage: tracelens run orchestrator.lua TRACE [options]
        tracelens run orchestrator.lua TRACE --compare TRACE2 [options]
        tracelens run orchestrator.lua TRACE --inference [--capture_folder DIR] [options]
+       tracelens run orchestrator.lua --ranks DIR [--rank R] [options]
 
 Runs the full analysis of a PyTorch profiler (Kineto) trace: the perf report,
 the category data, every analyzer and user rule (in parallel), the priority
@@ -38,7 +40,11 @@ ranking, the chart and a prioritised report OUT/analysis.md. With --compare,
 TRACE is the baseline being optimised and TRACE2 the reference it is compared
 with: both perf reports are written (perf_report_trace1* with the TraceDiff
 columns and diff_stats, perf_report_trace2*) and the report explains where
-trace 1 loses time against trace 2.
+trace 1 loses time against trace 2. With --ranks, DIR holds one trace per rank
+(rank<i>_trace.json[.gz], as `tracelens ranks DIR`): OUT gets the collective
+report of all ranks (collective_report_csvs/) and the standalone analysis of
+one representative rank, with a Multi-rank section on top (the straggler, the
+slowest collectives and their bus bandwidth, the imbalance between ranks).
 
 OUT is written whole: the analysis goes into a staging directory next to it
 and replaces OUT at the end, so nothing of an earlier analysis is left in it.
@@ -46,7 +52,12 @@ An existing OUT must be empty or hold only what tracelens writes there.
 
 options:
   -o, --output DIR   output directory (default: <trace dir>/<trace name>_analysis,
-                     <trace name>_vs_<trace2 name>_analysis with --compare)
+                     <trace name>_vs_<trace2 name>_analysis with --compare,
+                     DIR_analysis with --ranks DIR)
+  --ranks DIR        the multi-rank analysis of the rank traces in DIR (no TRACE)
+  --rank R           with --ranks: the rank analysed in full (default: the
+                     median rank by mean step wall time, by GPU busy time when
+                     a rank has no ProfilerStep annotations)
   --platform NAME    GPU platform of the shipped arch files (arch/*.json:
                      MI300X, H100, V100-SXM2, L40S, ...), or none for no
                      roofline; default: detected from the trace's
@@ -147,6 +158,13 @@ local function parse_args(argv)
     elseif a == "--memory-mb" then o.memory_mb = count_arg(a, value(a), MAX_MEMORY_MB)
     elseif a == "--max-value-mb" then o.max_value_mb = count_arg(a, value(a), MAX_VALUE_MB)
     elseif a == "--inference" then o.inference = true
+    elseif a == "--ranks" then o.ranks = value(a)
+    elseif a == "--rank" then
+      local r = math.tointeger(tonumber(value(a)))
+      if not r or r < 0 or r > 1000000 then
+        usage(string.format("--rank %s: expected a rank from 0 to 1000000", argv[i]))
+      end
+      o.rank = r
     elseif a == "--capture_folder" or a == "--capture-folder" then o.capture_folder = value(a)
     elseif a == "--comparison_capture_folder" or a == "--comparison-capture-folder" then
       o.comparison_capture_folder = value(a)
@@ -158,7 +176,15 @@ local function parse_args(argv)
     else usage("unexpected argument " .. a) end
     i = i + 1
   end
-  if not o.trace then usage("no trace given") end
+  if o.ranks then
+    if o.trace then usage("--ranks takes the rank traces from DIR: give no TRACE") end
+    if o.compare or o.inference then usage("--ranks cannot be combined with --compare or --inference") end
+    o.ranks = o.ranks:gsub("(.)/+$", "%1")
+    if not o.out then o.out = o.ranks .. "_analysis" end
+  elseif o.rank then
+    usage("--rank needs --ranks")
+  end
+  if not o.trace and not o.ranks then usage("no trace given") end
   if o.platform and o.arch then usage("--platform and --arch are mutually exclusive") end
   if o.no_rules and #o.rules > 0 then usage("--rules and --no-rules are mutually exclusive") end
   if o.capture_folder and not o.inference then usage("--capture_folder needs --inference") end
@@ -211,7 +237,7 @@ end
 -- only these (or nothing) is a previous analysis and is replaced whole.
 local OWN_ENTRIES = { ["analysis.md"] = true, category_data = true, category_findings = true, system_findings = true,
   metadata = true, ["priority_data.json"] = true, ["perf_improvement.png"] = true,
-  ["perf_improvement_base64.txt"] = true }
+  ["perf_improvement_base64.txt"] = true, collective_report_csvs = true }
 for _, base in ipairs({ "perf_report", "perf_report_trace1", "perf_report_trace2" }) do
   OWN_ENTRIES[base .. ".xlsx"], OWN_ENTRIES[base .. "_csvs"] = true, true
 end
@@ -470,6 +496,19 @@ local function main(argv)
 
   -- Step 1: load and the perf report (written as the reference's layout)
   local scope = opts.compare and "comparative" or "standalone"
+  -- --ranks: the collective report of every rank, then the representative
+  -- rank is the trace analysed (docs/analysis.md "Multi-rank analysis")
+  local ranks_inp
+  if opts.ranks then
+    progress(opts, "collective report of the ranks in %s", opts.ranks)
+    local rok, rsheets, rlist = pcall(tl.ranks, opts.ranks)
+    if not rok then fail(tostring(rsheets), 1) end
+    local rep, how = ranks_md.representative(rlist, opts.rank)
+    if not rep then fail(how, 2) end
+    opts.trace = rep.path
+    ranks_inp = { dir = opts.ranks, sheets = rsheets, ranks = rlist, rep = rep, how = how }
+    progress(opts, "rank %d is analysed in full (%s)", rep.rank, how)
+  end
   local trace, trace2 = timed("load", function() return load_traces(opts) end)
   -- the trace health check (docs/check.md) and the steps, for the Warnings and Steps sections
   local health_checks, steps = timed("trace health", function()
@@ -514,6 +553,11 @@ local function main(argv)
   tl.fs.mkdir(work)
   local wait_perf_reports = write_perf_reports(work, sheets, sheets2)
   run_state.wait = wait_perf_reports
+  if ranks_inp then -- the ranks report's CSVs (no workbook), as `tracelens ranks DIR` writes them
+    local wok, werr = pcall(tl.write_report, ranks_inp.sheets, work, { name = "collective_report", xlsx = false })
+    if not wok then fail(tostring(werr), 1) end
+    ranks_inp.arch, ranks_inp.platform = arch, platform
+  end
   local platform2 = trace2 and (opts.platform2 or trace2:platform().name or "Trace 2")
 
   -- Steps 2-5: category data
@@ -650,7 +694,7 @@ local function main(argv)
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
       warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names,
-      inference = inference_data, health = health_checks, steps = steps })
+      inference = inference_data, health = health_checks, steps = steps, ranks = ranks_inp })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)
   pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}", "perf_improvement.png")

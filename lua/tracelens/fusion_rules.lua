@@ -214,7 +214,10 @@ function M.pattern(c)
   elseif has.Reduce then
     p.kind, p.name = "reduction", "Unfused Reduction + Elementwise (" .. joined(sides) .. ")"
   elseif #sides == 1 and n >= 2 then
-    p.kind, p.name = "sequence", "Unfused Elementwise " .. sides[1] .. " Sequence"
+    -- kernels whose names show no operation are Elementwise already: no "Elementwise Elementwise"
+    p.kind = "sequence"
+    p.name = sides[1] == "Elementwise" and "Unfused Elementwise Sequence"
+      or ("Unfused Elementwise " .. sides[1] .. " Sequence")
   else
     local norm
     for _, l in ipairs(sides) do

@@ -12,9 +12,20 @@ local function n(x)
   return s:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
 end
 
--- "1 GPU event ... has", "2 GPU events ... have"
-local function events(x) return n(x) .. (x == 1 and " GPU event" or " GPU events") end
-local function have(x) return x == 1 and "has" or "have" end
+-- The word that agrees with a count x: one (x == 1) or many.
+local function pick(x, one, many) return x == 1 and one or many end
+
+-- A count and its noun, and optionally a verb agreeing with it: every count
+-- in a message is written with this. The plural adds "es" after "ch", "sh",
+-- "s" or "x", "s" otherwise; verb: the singular and plural forms.
+--   count(1, "GPU event", "has", "have") -> "1 GPU event has"
+--   count(2, "graph launch")             -> "2 graph launches"
+local function count(x, noun, verb_one, verb_many)
+  local plural = noun .. ((noun:find("[cs]h$") or noun:find("[sx]$")) and "es" or "s")
+  local s = n(x) .. " " .. pick(x, noun, plural)
+  if verb_one then s = s .. " " .. pick(x, verb_one, verb_many) end
+  return s
+end
 
 local FIX = {
   activities = "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (ROCm too)",
@@ -50,55 +61,62 @@ function M.checks(trace)
       .. "nothing for a GPU analysis", FIX.activities)
     return out, h
   end
-  add("gpu_work", "ok", "GPU work", n(h.gpu_events) .. " GPU events, " .. ms(h.gpu_us) .. " of GPU time over "
-    .. n(h.streams) .. " stream(s), in a " .. ms(h.span) .. " window")
+  add("gpu_work", "ok", "GPU work", count(h.gpu_events, "GPU event") .. ", " .. ms(h.gpu_us) .. " of GPU time over "
+    .. count(h.streams, "stream") .. ", in a " .. ms(h.span) .. " window")
 
   -- GPU events without a launching CPU op
   local nested = h.gpu_unlinked_launched
   local missing = h.gpu_unlinked - nested
   local missing_us = h.gpu_unlinked_us - h.gpu_unlinked_launched_us
   if nested > 0 then
-    add("unlinked_flows", "warn", "GPU events without a launch flow", events(nested) .. " ("
+    add("unlinked_flows", "warn", "GPU events without a launch flow", count(nested, "GPU event") .. " ("
       .. ms(h.gpu_unlinked_launched_us) .. ", " .. pct(h.gpu_unlinked_launched_us, h.gpu_us)
-      .. " of GPU time) " .. have(nested) .. " a launch call with their correlation id but no ac2g flow event linking the two "
-      .. (h.flow_events == 0 and "(the trace has no flow events at all)" or "(" .. n(h.flow_events)
-        .. " flow events in the trace)")
-      .. ": launches are linked to GPU work through these flows (as the reference does), so these events "
-      .. "have no launching op, shape or stack and are analysed by kernel name only", FIX.flows)
+      .. " of GPU time) " .. pick(nested, "has", "have") .. " a launch call with " .. pick(nested, "its", "their")
+      .. " correlation id but no ac2g flow event linking the two "
+      .. (h.flow_events == 0 and "(the trace has no flow events at all)" or "("
+        .. count(h.flow_events, "flow event") .. " in the trace)")
+      .. ": launches are linked to GPU work through these flows (as the reference does), so "
+      .. pick(nested, "this event has", "these events have") .. " no launching op, shape or stack and "
+      .. pick(nested, "is", "are") .. " analysed by kernel name only", FIX.flows)
   end
   if missing > 0 then
-    add("unlinked_missing", "warn", "GPU events without a launch", events(missing) .. " ("
-      .. ms(missing_us) .. ", " .. pct(missing_us, h.gpu_us) .. " of GPU time) " .. have(missing)
-      .. " no launch call in the "
-      .. "trace (no runtime event has their correlation id): they are analysed by kernel name only", FIX.dropped)
+    add("unlinked_missing", "warn", "GPU events without a launch", count(missing, "GPU event") .. " ("
+      .. ms(missing_us) .. ", " .. pct(missing_us, h.gpu_us) .. " of GPU time) " .. pick(missing, "has", "have")
+      .. " no launch call in the trace (no runtime event has " .. pick(missing, "its", "their") .. " correlation id): "
+      .. pick(missing, "it is", "they are") .. " analysed by kernel name only", FIX.dropped)
   end
   if h.gpu_unlinked == 0 then add("unlinked", "ok", "every GPU event has its launch under a CPU op", "") end
 
   -- launches whose GPU work is missing
   local orphan = h.launches_without_gpu - h.launches_without_gpu_at_end
   if orphan > 0 then
-    add("launches_dropped", "warn", "launches without GPU work", n(orphan) .. " of " .. n(h.launches)
-      .. " kernel, copy or graph launch calls have no GPU event with their correlation id: their GPU "
-      .. "records are missing", FIX.dropped)
+    add("launches_dropped", "warn", "launches without GPU work", n(orphan) .. " of "
+      .. count(h.launches, "kernel, copy or graph launch call") .. " " .. pick(orphan, "has", "have")
+      .. " no GPU event with " .. pick(orphan, "its", "their") .. " correlation id: " .. pick(orphan, "its", "their")
+      .. " GPU " .. pick(orphan, "record is", "records are") .. " missing", FIX.dropped)
   end
   if h.memset_calls_without_gpu > 0 then
-    add("memsets", "note", "memset calls without a GPU record", n(h.memset_calls_without_gpu) .. " of "
-      .. n(h.memset_calls) .. " memset calls have no GPU memset event with their correlation id: their GPU "
-      .. "time, if any, is not in the GPU figures")
+    local m = h.memset_calls_without_gpu
+    add("memsets", "note", "memset calls without a GPU record", n(m) .. " of " .. count(h.memset_calls, "memset call")
+      .. " " .. pick(m, "has", "have") .. " no GPU memset event with " .. pick(m, "its", "their")
+      .. " correlation id: " .. pick(m, "its", "their") .. " GPU time, if any, is not in the GPU figures")
   end
   if h.launches_without_gpu_at_end > 0 then
-    add("launches_at_end", "note", "launches after the last GPU record", n(h.launches_without_gpu_at_end)
-      .. " launch calls come after the last GPU event started and have no GPU event: the profiler stopped "
-      .. "before they ran")
+    local late = h.launches_without_gpu_at_end
+    add("launches_at_end", "note", "launches after the last GPU record", count(late, "launch call", "comes", "come")
+      .. " after the last GPU event started and " .. pick(late, "has", "have") .. " no GPU event: the profiler "
+      .. "stopped before " .. pick(late, "it", "they") .. " ran")
   end
 
   -- shapes and stacks
   if h.cpu_ops > 0 and h.cpu_ops_with_shapes == 0 then
-    add("shapes", "warn", "no input shapes", "none of the " .. n(h.cpu_ops) .. " CPU ops records its input "
+    add("shapes", "warn", "no input shapes", pick(h.cpu_ops, "the only CPU op does not record",
+      "none of the " .. count(h.cpu_ops, "CPU op") .. " records") .. " its input "
       .. "shapes: FLOPs, bytes and the roofline cannot be computed", FIX.shapes)
   elseif h.cpu_ops > 0 then
-    add("shapes", "ok", "input shapes", n(h.cpu_ops_with_shapes) .. " of " .. n(h.cpu_ops)
-      .. " CPU ops record their input shapes")
+    local with = h.cpu_ops_with_shapes
+    add("shapes", "ok", "input shapes", n(with) .. " of " .. count(h.cpu_ops, "CPU op") .. " "
+      .. pick(with, "records its", "record their") .. " input shapes")
   end
   if h.python_functions == 0 then
     add("stacks", "note", "no Python stacks", "the trace has no python_function events: call stacks, "
@@ -107,10 +125,10 @@ function M.checks(trace)
 
   -- graph replays
   if h.graph_launches > 0 and not merged then
-    add("graph_replay", "warn", "graph replays without capture traces", n(h.graph_launches)
-      .. " graph launches replay " .. n(h.gpu_graph) .. " GPU events (" .. ms(h.gpu_graph_us) .. ", "
-      .. pct(h.gpu_graph_us, h.gpu_us) .. " of GPU time) with no CPU op, shape or stack: their time is "
-      .. "attributed to the graph launch, not to named ops", FIX.capture)
+    add("graph_replay", "warn", "graph replays without capture traces",
+      count(h.graph_launches, "graph launch", "replays", "replay") .. " " .. count(h.gpu_graph, "GPU event") .. " ("
+      .. ms(h.gpu_graph_us) .. ", " .. pct(h.gpu_graph_us, h.gpu_us) .. " of GPU time) with no CPU op, shape or stack: "
+      .. pick(h.gpu_graph, "its", "their") .. " time is attributed to the graph launch, not to named ops", FIX.capture)
   end
 
   -- steps and the profiling window
@@ -120,33 +138,36 @@ function M.checks(trace)
   else
     local before, after = h.gpu_before_steps, h.gpu_after_steps
     if before + after > 0 then
-      add("window", "note", "GPU work outside the steps", n(before) .. " GPU events (" .. ms(h.gpu_before_steps_us)
-        .. ") start before the first of " .. n(h.steps) .. " steps and " .. n(after) .. " ("
-        .. ms(h.gpu_after_steps_us) .. ") after the last: the profiling window cuts a step", FIX.window)
+      add("window", "note", "GPU work outside the steps", count(before, "GPU event") .. " ("
+        .. ms(h.gpu_before_steps_us) .. ") " .. pick(before, "starts", "start") .. " before "
+        .. pick(h.steps, "the only step", "the first of " .. count(h.steps, "step")) .. " and " .. n(after) .. " ("
+        .. ms(h.gpu_after_steps_us) .. ") after " .. pick(h.steps, "it", "the last")
+        .. ": the profiling window cuts a step", FIX.window)
     else
-      add("window", "ok", "steps", n(h.steps) .. " steps; all GPU work inside them")
+      add("window", "ok", "steps", count(h.steps, "step") .. "; all GPU work inside " .. pick(h.steps, "it", "them"))
     end
   end
 
   -- records that cannot be right
   if h.stream_overlaps > 0 then
-    add("stream_overlap", "warn", "overlapping work on one stream", n(h.stream_overlaps)
-      .. " GPU events overlap the previous event of their stream by more than "
+    add("stream_overlap", "warn", "overlapping work on one stream",
+      count(h.stream_overlaps, "GPU event", "overlaps", "overlap") .. " the previous event of "
+      .. pick(h.stream_overlaps, "its", "their") .. " stream by more than "
       .. string.format("%g", h.stream_overlap_threshold_us) .. " us (up to "
       .. string.format("%.1f", h.max_stream_overlap_us) .. " us): busy and idle times are approximate", FIX.overlap)
   end
   if h.negative_durations > 0 then
-    add("negative_durations", "warn", "negative durations", n(h.negative_durations)
-      .. " events have a negative duration (read as 0)", FIX.overlap)
+    add("negative_durations", "warn", "negative durations",
+      count(h.negative_durations, "event", "has", "have") .. " a negative duration (read as 0)", FIX.overlap)
   end
   if h.zero_duration_gpu > 0 then
-    add("zero_durations", "note", "zero-length GPU events", n(h.zero_duration_gpu)
-      .. " GPU events last 0 us (they add no time)")
+    add("zero_durations", "note", "zero-length GPU events", count(h.zero_duration_gpu, "GPU event", "lasts", "last")
+      .. " 0 us (" .. pick(h.zero_duration_gpu, "it adds", "they add") .. " no time)")
   end
   if h.gpu_before_launch > 0 then
-    add("clocks", "warn", "GPU work before its launch", n(h.gpu_before_launch)
-      .. " GPU events start more than " .. string.format("%g", h.clock_threshold_us)
-      .. " us before their launch call (up to " .. string.format("%.1f", h.max_gpu_before_launch_us)
+    add("clocks", "warn", "GPU work before its launch", count(h.gpu_before_launch, "GPU event", "starts", "start")
+      .. " more than " .. string.format("%g", h.clock_threshold_us)
+      .. " us before " .. pick(h.gpu_before_launch, "its", "their") .. " launch call (up to " .. string.format("%.1f", h.max_gpu_before_launch_us)
       .. " us): the CPU and GPU clocks disagree", FIX.clocks)
   end
   return out, h
@@ -172,7 +193,8 @@ function M.format(path, checks)
   local verdict = t.fail > 0 and "unusable for a GPU analysis"
     or t.warn > 0 and "usable, with the limits above"
     or "healthy"
-  lines[#lines + 1] = string.format("verdict: %s (%d failed, %d warnings, %d notes)", verdict, t.fail, t.warn, t.note)
+  lines[#lines + 1] = string.format("verdict: %s (%d failed, %s, %s)", verdict, t.fail, count(t.warn, "warning"),
+    count(t.note, "note"))
   return table.concat(lines, "\n") .. "\n"
 end
 

@@ -14,10 +14,11 @@
 --          warnings = <list of notes from the run, shown under ## Warnings, or nil>,
 --          rules = <the user rules that ran: {{name=, path=}}, listed in the Appendix>,
 --          no_rules = <true when rules were turned off>,
---          inference = <--inference: tracelens.inference.data's result, rendered as ## Inference>}
+--          inference = <--inference: tracelens.inference.data's result, rendered as ## Inference>,
+--          ranks = <--ranks: tracelens.ranks_md's input, rendered as ## Multi-rank>}
 --
 -- Sections, in order: title, Executive Summary (+ `{{PERF_PLOT}}`), Warnings
--- (only when needed), Compute Kernel Optimizations, Kernel Fusion
+-- (only when needed), Multi-rank (--ranks), Compute Kernel Optimizations, Kernel Fusion
 -- Opportunities (Experimental), System-Level Optimizations, Detailed
 -- Analysis, Appendix. Cards and Detailed Analysis blocks come from the
 -- findings files (tracelens.findings_doc); numbers in markers come from
@@ -941,6 +942,9 @@ function M.render(inp)
   append(out, steps_section(inp))
   out[#out + 1] = "---"
   out[#out + 1] = ""
+  if inp.ranks then -- --ranks: tracelens.ranks_md's section
+    append(out, require("tracelens.ranks_md").section(inp.ranks))
+  end
   if inp.inference then -- --inference: tracelens.inference's section
     append(out, require("tracelens.inference").section(inp.inference, { items = items.compute,
       manifest = inp.manifest, comparative = is_comparative(inp) }))

@@ -19,6 +19,7 @@
 #include "lrender.h"
 #include "ldiff.h"
 #include "lcompare.h"
+#include "lranks.h"
 #include "lreport.h"
 #include "ltable.h"
 #include "ltrace.h"
@@ -162,6 +163,7 @@ int luaopen_tracelens(lua_State *L)
     tl_ldiff_register(L);
     tl_lreport_register(L);
     tl_lcompare_register(L);
+    tl_lranks_register(L);
     return 1;
 }
 

@@ -35,9 +35,11 @@ tl_table *tl_ltable_test(lua_State *L, int idx)
     return u ? u->t : NULL;
 }
 
+/* A handle has one user value: the integer-`param:` flags of its table's
+ * columns (param_ints), made on the first read. */
 static int new_handle(lua_State *L)
 {
-    ltable *u = lua_newuserdatauv(L, sizeof *u, 0);
+    ltable *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->t = NULL;
     luaL_setmetatable(L, TL_TABLE_MT);
     return 1;
@@ -70,26 +72,84 @@ void tl_ltable_push(lua_State *L, tl_table *t)
     if (atomic_load(&t->refs) == 1) tl_limits_charge_object(L, -1, table_bytes(t), "a Table");
 }
 
-static void push_cell(lua_State *L, const tl_table *t, size_t c, size_t r)
+/* Whether s is an integer as the reference writes one ("1024", "-3": an
+ * optional minus, digits without a leading zero, within 64 bits); its value
+ * in *v. */
+static int plain_integer(const char *s, lua_Integer *v)
+{
+    int neg = *s == '-';
+    const char *p = s + neg;
+    if (*p < '0' || *p > '9' || (*p == '0' && (p[1] != '\0' || neg))) return 0;
+    lua_Unsigned x = 0, lim = neg ? (lua_Unsigned)LUA_MAXINTEGER + 1 : (lua_Unsigned)LUA_MAXINTEGER;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        unsigned d = (unsigned)(*p - '0');
+        if (x > (lim - d) / 10) return 0;
+        x = x * 10 + d;
+    }
+    *v = neg ? (lua_Integer)(0u - x) : (lua_Integer)x;
+    return 1;
+}
+
+/* Whether column c is a `param: ` text column whose every non-empty value is
+ * a plain integer: Lua reads its cells as integers. */
+static int int_param_col(const tl_table *t, size_t c)
+{
+    const tl_col *col = &t->cols[c];
+    if (col->type != TL_COL_STR || strncmp(col->name, "param: ", 7) != 0) return 0;
+    lua_Integer v;
+    for (size_t r = 0; r < t->nrows; r++) {
+        if (tl_table_is_null(t, c, r)) continue;
+        const char *s = tl_table_str(t, c, r);
+        if (*s && !plain_integer(s, &v)) return 0;
+    }
+    return 1;
+}
+
+/* The integer-param flags (one byte per column) of the Table handle at idx,
+ * kept as its user value: computed once per handle (a handle's table does
+ * not change once Lua can read it). The handle keeps them alive. */
+static const unsigned char *param_ints(lua_State *L, int idx, const tl_table *t)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_getiuservalue(L, idx, 1) == LUA_TUSERDATA) {
+        const unsigned char *f = lua_touserdata(L, -1);
+        lua_pop(L, 1);
+        return f;
+    }
+    lua_pop(L, 1);
+    unsigned char *f = lua_newuserdatauv(L, t->ncols + 1, 0);
+    for (size_t c = 0; c < t->ncols; c++) f[c] = (unsigned char)int_param_col(t, c);
+    lua_setiuservalue(L, idx, 1);
+    return f;
+}
+
+/* Pushes cell (c, r); ints: the handle's param_ints flags (a non-empty cell
+ * of a flagged column is pushed as an integer). */
+static void push_cell(lua_State *L, const tl_table *t, const unsigned char *ints, size_t c, size_t r)
 {
     if (tl_table_is_null(t, c, r)) {
         lua_pushnil(L);
         return;
     }
     const tl_col *col = &t->cols[c];
+    lua_Integer v;
     switch (col->type) {
-    case TL_COL_STR: lua_pushstring(L, tl_table_str(t, c, r)); break;
+    case TL_COL_STR:
+        if (ints[c] && plain_integer(tl_table_str(t, c, r), &v)) lua_pushinteger(L, v);
+        else lua_pushstring(L, tl_table_str(t, c, r));
+        break;
     case TL_COL_F64: lua_pushnumber(L, col->v.f[r]); break;
     case TL_COL_BOOL: lua_pushboolean(L, (int)col->v.i[r]); break;
     case TL_COL_I64: lua_pushinteger(L, col->v.i[r]); break;
     }
 }
 
-static void push_row(lua_State *L, const tl_table *t, size_t r)
+static void push_row(lua_State *L, const tl_table *t, const unsigned char *ints, size_t r)
 {
     lua_createtable(L, 0, (int)t->ncols);
     for (size_t c = 0; c < t->ncols; c++) {
-        push_cell(L, t, c, r);
+        push_cell(L, t, ints, c, r);
         lua_setfield(L, -2, t->cols[c].name);
     }
 }
@@ -135,7 +195,8 @@ static int t_name(lua_State *L)
 static int t_row(lua_State *L)
 {
     tl_table *t = check(L, 1);
-    push_row(L, t, check_row(L, t, 2));
+    size_t r = check_row(L, t, 2);
+    push_row(L, t, param_ints(L, 1, t), r);
     return 1;
 }
 
@@ -147,7 +208,7 @@ static int rows_iter(lua_State *L)
     lua_pushinteger(L, i + 1);
     lua_replace(L, lua_upvalueindex(2));
     lua_pushinteger(L, i + 1);
-    push_row(L, t, (size_t)i);
+    push_row(L, t, param_ints(L, lua_upvalueindex(1), t), (size_t)i);
     return 2;
 }
 
@@ -163,8 +224,8 @@ static int t_rows(lua_State *L)
 static int t_get(lua_State *L)
 {
     tl_table *t = check(L, 1);
-    size_t r = check_row(L, t, 2);
-    push_cell(L, t, check_col(L, t, 3), r);
+    size_t r = check_row(L, t, 2), c = check_col(L, t, 3);
+    push_cell(L, t, param_ints(L, 1, t), c, r);
     return 1;
 }
 
@@ -172,9 +233,10 @@ static int t_column(lua_State *L)
 {
     tl_table *t = check(L, 1);
     size_t c = check_col(L, t, 2);
+    const unsigned char *ints = param_ints(L, 1, t);
     lua_createtable(L, (int)t->nrows, 0);
     for (size_t r = 0; r < t->nrows; r++) {
-        push_cell(L, t, c, r);
+        push_cell(L, t, ints, c, r);
         lua_rawseti(L, -2, (lua_Integer)r + 1);
     }
     return 1;
@@ -204,10 +266,11 @@ static int t_filter(lua_State *L)
 {
     tl_table *t = check(L, 1);
     luaL_checktype(L, 2, LUA_TFUNCTION);
+    const unsigned char *ints = param_ints(L, 1, t);
     size_t *keep = scratch(L, t->nrows, sizeof *keep), n = 0;
     for (size_t r = 0; r < t->nrows; r++) {
         lua_pushvalue(L, 2);
-        push_row(L, t, r);
+        push_row(L, t, ints, r);
         lua_call(L, 1, 1);
         if (lua_toboolean(L, -1)) keep[n++] = r;
         lua_pop(L, 1);

@@ -94,6 +94,47 @@ ok, code, out = T.run(T.q(bin) .. " check " .. T.q(root .. "/examples/demo_trace
 T.eq(code, 0, "the demo is healthy")
 T.check(out:find("verdict: healthy"), "healthy verdict")
 
+-- counts and their nouns and verbs agree, one and many
+local function has(text, want, what) T.check(text:find(want, 1, true), what .. ": " .. want .. "\n" .. text) end
+ok, code, out = T.run(T.q(bin) .. " check " .. T.q(sick))
+has(out, "GPU work: 6 GPU events, 0.3 ms of GPU time over 2 streams,", "many events, many streams")
+has(out, "1 GPU event (0.0 ms, 3.8% of GPU time) has a launch call with its correlation id but no ac2g flow event "
+  .. "linking the two (4 flow events in the trace)", "one event without a flow")
+has(out, "so this event has no launching op, shape or stack and is analysed by kernel name only", "this event")
+has(out, "1 GPU event (0.0 ms, 7.5% of GPU time) has no launch call in the trace (no runtime event has its "
+  .. "correlation id): it is analysed by kernel name only", "one event without a launch")
+has(out, "1 of 1 memset call has no GPU memset event with its correlation id: its GPU time", "one memset call")
+has(out, "1 of 2 CPU ops records its input shapes", "one of two ops with shapes")
+has(out, "1 graph launch replays 2 GPU events (0.0 ms, 11.3% of GPU time) with no CPU op, shape or stack: their time",
+  "one graph launch, two events")
+has(out, "0 GPU events (0.0 ms) start before the only step and 3 (0.1 ms) after it:", "one step")
+has(out, "1 GPU event overlaps the previous event of its stream by more than", "one overlap")
+has(out, "1 GPU event starts more than", "one early start")
+has(out, "before its launch call", "its launch call")
+has(out, "(0 failed, 5 warnings, 3 notes)", "verdict counts")
+
+-- one of each: a launch without GPU work, one op without shapes, one
+-- zero-length kernel, one negative duration, one step, one stream
+local one = write("one.json", {
+  X("user_annotation", "ProfilerStep#1", 900, 500, {}),
+  X("cpu_op", "aten::relu", 950, 100, {}),
+  X("cuda_runtime", "cudaLaunchKernel", 955, 5, { correlation = "9" }),
+  X("cuda_runtime", "cudaLaunchKernel", 960, 10, { correlation = "1" }),
+  F("s", 1, 1, 1, 960),
+  X("user_annotation", "mark", 980, -5, {}),
+  X("kernel", "k1", 1000, 0, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+  F("f", 1, 0, 7, 1000),
+})
+ok, code, out = T.run(T.q(bin) .. " check " .. T.q(one))
+has(out, "GPU work: 1 GPU event, 0.0 ms of GPU time over 1 stream,", "one event, one stream")
+has(out, "1 of 2 kernel, copy or graph launch calls has no GPU event with its correlation id: its GPU record is "
+  .. "missing", "one launch without GPU work")
+has(out, "the only CPU op does not record its input shapes", "the only op")
+has(out, "1 step; all GPU work inside it", "one step, all inside")
+has(out, "1 event has a negative duration", "one negative duration")
+has(out, "1 GPU event lasts 0 us (it adds no time)", "one zero-length event")
+has(out, "(0 failed, 3 warnings, 2 notes)", "verdict counts")
+
 local cpu = write("cpu.json", { X("cpu_op", "aten::mm", 0, 10, {}) })
 ok, code, out = T.run(T.q(bin) .. " check " .. T.q(cpu))
 T.eq(code, 3, "a CPU-only trace fails the check")

@@ -284,7 +284,7 @@ do
   T.check(s:find("<!-- impact-begin kind=p_item low=72.41 mid=84.48 high=96.54 -->", 1, true), "p_item verbatim")
   T.check(s:find("<!-- impact-begin kind=detail_estimate low=72.41 high=96.54 -->", 1, true), "detail verbatim")
   T.eq(count(s, "| Elementwise | 4%d%d%.0 | Yes |"), 10, "ten kernel rows with a perf model")
-  T.check(s:find("| void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunc... |", 1, true),
+  T.check(s:find("| `void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunc...` |", 1, true),
     "kernel names cut at 70 characters")
   T.check(s:find("**Confidence**: Medium — ", 1, true), "confidence word")
   T.check(s:find("- Coverage: 10 of 10 kernels modelled\n", 1, true), "coverage")
@@ -347,7 +347,7 @@ do
       time_ms = 1.16, kernel_count = 4, modeled_kernel_count = 4 }) }) }).findings or ""
   T.check(s:find("\n**Impact**: impact_score: 25.0\n", 1, true), "comparative impact ends after the number")
   T.check(s:find("**Trace1 kernels:**", 1, true) and s:find("**Trace2 kernels:**", 1, true), "two kernel tables")
-  T.check(s:find("| ck_moe_stage1_kernel | Unknown | 480.0 |", 1, true), "trace-1 kernel row")
+  T.check(s:find("| `ck_moe_stage1_kernel` | Unknown | 480.0 |", 1, true), "trace-1 kernel row")
   T.check(not s:find("Coverage:", 1, true), "no coverage bullet in comparative mode")
   T.check(s:find("`kernels_trace2[]`", 1, true), "comparative source list")
 end

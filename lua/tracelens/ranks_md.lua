@@ -1,0 +1,266 @@
+-- tracelens.ranks_md — the "## Multi-rank" section of analysis.md
+-- (`tracelens run orchestrator.lua --ranks DIR`, docs/analysis.md
+-- "Multi-rank analysis"): who the straggler is and by how much, the slowest
+-- collectives and their bus bandwidth against the GPU-to-GPU link, and the
+-- imbalance between ranks. Every figure is read from the ranks report's
+-- sheets (tl.ranks, the CSVs written next to analysis.md) or from tl.ranks'
+-- per-rank figures; nothing is estimated here.
+--
+--   representative(ranks [, rank]) -> info, how   the rank analysed in full
+--   section(d) -> lines                           d = {dir, sheets, ranks,
+--                                                  rep, how, arch, platform}
+local md = require "tracelens.md"
+
+local M = {}
+
+local function ms(us) return string.format("%.3f ms", us / 1000) end
+local function mb(x)
+  if not x then return "–" end
+  return string.format(x ~= 0 and math.abs(x) < 0.001 and "%.3g" or "%.3f", x)
+end
+local function us1(x) return string.format("%.1f µs", x) end
+local function plural(n, one, many) return n == 1 and one or (many or one .. "s") end
+
+-- The lower median of the ranks ordered by key(r) (ties: by rank).
+local function median_by(ranks, key)
+  local order = {}
+  for i, r in ipairs(ranks) do order[i] = r end
+  table.sort(order, function(a, b)
+    local ka, kb = key(a), key(b)
+    if ka ~= kb then return ka < kb end
+    return a.rank < b.rank
+  end)
+  return order[(#order + 1) // 2]
+end
+
+--- The representative rank: `rank` when given (an error naming the ranks
+--- when it is not one of them), else the median rank by mean step wall time
+--- when every rank has steps, else by GPU busy time. Returns the rank's
+--- figures and a phrase saying how it was chosen.
+function M.representative(ranks, rank)
+  if rank then
+    for _, r in ipairs(ranks) do
+      if r.rank == rank then return r, "chosen with --rank" end
+    end
+    return nil, string.format("--rank %d: the traces are ranks 0 to %d", rank, #ranks - 1)
+  end
+  local with_steps, with_busy = true, true
+  for _, r in ipairs(ranks) do
+    if not r.step_time_us then with_steps = false end
+    if not r.busy_us then with_busy = false end
+  end
+  if with_steps then
+    return median_by(ranks, function(r) return r.step_time_us end),
+      "the median rank by mean step wall time (ties by rank)"
+  end
+  if with_busy then
+    return median_by(ranks, function(r) return r.busy_us end),
+      "the median rank by GPU busy time (not every rank has ProfilerStep annotations; ties by rank)"
+  end
+  return ranks[1], "the first rank (not every rank has steps or GPU work to rank them by)"
+end
+
+-- min, argmin rank, max, argmax rank, mean of field over the ranks (nil when a rank lacks it)
+local function spread(ranks, field)
+  local lo, hi, sum
+  for _, r in ipairs(ranks) do
+    local v = r[field]
+    if v == nil then return nil end
+    if not lo or v < lo[1] then lo = { v, r.rank } end
+    if not hi or v > hi[1] then hi = { v, r.rank } end
+    sum = (sum or 0) + v
+  end
+  if not lo then return nil end
+  return { min = lo[1], min_rank = lo[2], max = hi[1], max_rank = hi[2], mean = sum / #ranks }
+end
+
+local function straggler_lines(sheets)
+  local st = sheets.straggler_summary
+  if not st or st:nrows() == 0 then
+    return { "No collective was matched across the ranks (the ranks report has no straggler_summary rows), so "
+      .. "there is no straggler to name." }
+  end
+  local best, ties = nil, 0
+  for _, row in st:rows() do
+    local k = row.times_arrived_last or 0
+    if not best or k > best.times_arrived_last then best, ties = row, 1
+    elseif k == best.times_arrived_last then ties = ties + 1 end
+  end
+  local out = {}
+  local k, n = best.times_arrived_last or 0, best.num_collectives or 0
+  if k == 0 then
+    out[1] = "No rank arrived last at any matched collective (straggler_summary), so there is no straggler to name."
+    return out
+  end
+  local others = {}
+  for _, row in st:rows() do
+    if row.rank ~= best.rank then others[#others + 1] = row end
+  end
+  local lead
+  if ties == 1 and k * 2 > n then
+    lead = string.format("**Straggler: rank %d.** It arrived last at %d of its %d %s (%.1f%%, straggler_summary)",
+      best.rank, k, n, plural(n, "collective"), best.pct_arrived_last)
+  else
+    lead = string.format("**No single straggler.** The rank that arrived last most often is rank %d, "
+      .. "at %d of its %d %s "
+      .. "(%.1f%%, straggler_summary)", best.rank, k, n, plural(n, "collective"), best.pct_arrived_last)
+  end
+  local s = spread(others, "total_wait_time_us")
+  local m = spread(others, "mean_wait_time_us")
+  if s and m then
+    lead = lead .. string.format("; it waited %s in total for the others, and the other ranks waited %s to %s in total "
+      .. "for the last arrival of their collectives (%s to %s per collective on average).",
+      us1(best.total_wait_time_us), us1(s.min), us1(s.max),
+      us1(m.min), us1(m.max))
+  else
+    lead = lead .. "."
+  end
+  out[1] = lead
+  return out
+end
+
+-- The start skew over the matched collectives (nccl_implicit_sync).
+local function skew_lines(sheets)
+  local t = sheets.nccl_implicit_sync
+  if not t or t:nrows() == 0 then return {} end
+  local col = t:column("skew in start time")
+  local sum, mx, n = 0, nil, 0
+  for i = 1, t:nrows() do
+    local v = col[i]
+    if v then
+      sum, n = sum + v, n + 1
+      if not mx or v > mx then mx = v end
+    end
+  end
+  if n == 0 then return {} end
+  return { string.format("Over the %d %s matched across ranks (nccl_implicit_sync), the skew in start time (last "
+    .. "arrival minus first) is %s on average and %s at most.", n, plural(n, "collective"), us1(sum / n), us1(mx)) }
+end
+
+-- The GPU-to-GPU link of the arch file, or nil.
+local function link_of(arch)
+  if type(arch) ~= "table" then return nil end
+  local gbps = tonumber(arch.gpu_link_gbps)
+  if not gbps or gbps <= 0 then return nil end
+  return { gbps = gbps, name = type(arch.gpu_link) == "string" and arch.gpu_link or "GPU-to-GPU link" }
+end
+
+local TOP = 3
+local GB_PER_GIB = 1073741824 / 1e9 -- GiB/s -> GB/s
+
+local function collective_lines(d)
+  local t = d.sheets.nccl_summary_implicit_sync
+  if not t or t:nrows() == 0 then return {} end
+  local rows = {}
+  for i, row in t:rows() do rows[#rows + 1] = { i = i, row = row } end
+  table.sort(rows, function(a, b)
+    local x, y = a.row["Total comm latency (ms)"] or 0, b.row["Total comm latency (ms)"] or 0
+    if x ~= y then return x > y end
+    return a.i < b.i
+  end)
+  local link = link_of(d.arch)
+  local n = math.min(TOP, #rows)
+  local out = { string.format("The %s by total communication latency (nccl_summary_implicit_sync; "
+    .. "latency is the shortest of the ranks' kernels, about the last arrival's; the sheet's `bus bw (GB/s)` "
+    .. "is in GiB/s, 2^30 bytes "
+    .. "per second):", n == 1 and "slowest collective" or n .. " slowest collectives"), "" }
+  out[#out + 1] = "| Collective | dtype | Message (MB) | Process group | Calls | Total latency (ms) | Mean latency (µs) "
+    .. "| Mean bus bw (GiB/s) |" .. (link and " Of the link |" or "")
+  out[#out + 1] = "|---|---|---:|---|---:|---:|---:|---:|" .. (link and "---:|" or "")
+  for k = 1, n do
+    local r = rows[k].row
+    local bw = r["bus bw (GB/s)_mean"]
+    local cells = { md.cell(r["Collective name"]), md.cell(r.dtype), mb(r["Full msg size (MB)"]),
+      r["Process Group Name"] and md.cell(string.format("%s (%s ranks)", tostring(r["Process Group Name"]),
+        tostring(r["Group size"] or "?"))) or "–",
+      tostring(math.tointeger(r.count) or r.count), string.format("%.3f", r["Total comm latency (ms)"] or 0),
+      string.format("%.3f", r.comm_latency_mean or 0), bw and string.format("%.2f", bw) or "–" }
+    if link then cells[#cells + 1] = bw and string.format("%.1f%%", 100 * bw * GB_PER_GIB / link.gbps) or "–" end
+    out[#out + 1] = "| " .. table.concat(cells, " | ") .. " |"
+  end
+  out[#out + 1] = ""
+  if link then
+    out[#out + 1] = string.format("The bus bandwidth is compared with the %s of %s: %.1f GB/s per GPU and direction "
+      .. "(the arch file's gpu_link_gbps; the share is of the bus bandwidth converted from GiB/s to GB/s).",
+      md.text(link.name), md.text(d.platform or "this GPU"), link.gbps)
+  elseif d.arch then
+    out[#out + 1] = string.format("The arch file of %s gives no GPU-to-GPU link bandwidth (gpu_link_gbps), so the "
+      .. "bus bandwidth is not compared with a link: the link is unknown.", md.text(d.platform or "this GPU"))
+  else
+    out[#out + 1] = "There is no arch file for this GPU, so the bus bandwidth is not compared with a link: the link "
+      .. "is unknown."
+  end
+  return out
+end
+
+local function imbalance_lines(d)
+  local out = {}
+  local b = spread(d.ranks, "busy_us")
+  if b then
+    out[#out + 1] = string.format("GPU busy time per rank (every GPU event) ranges from %s (rank %d) to %s "
+      .. "(rank %d): a spread of %s, "
+      .. "%.1f%% of the mean %s.", ms(b.min), b.min_rank, ms(b.max), b.max_rank, ms(b.max - b.min),
+      b.mean > 0 and 100 * (b.max - b.min) / b.mean or 0, ms(b.mean))
+  else
+    out[#out + 1] = "Not every rank has GPU events, so GPU busy time is not compared across ranks."
+  end
+  out[#out + 1] = ""
+  local s = spread(d.ranks, "step_time_us")
+  if s then
+    if s.max == s.min then
+      out[#out + 1] = string.format("The mean step wall time is %s on every rank.", ms(s.min))
+    else
+      out[#out + 1] = string.format("The mean step wall time per rank ranges from %s (rank %d) to %s (rank %d): a "
+        .. "spread of %s, %.1f%% of the mean %s.", ms(s.min), s.min_rank, ms(s.max), s.max_rank, ms(s.max - s.min),
+        s.mean > 0 and 100 * (s.max - s.min) / s.mean or 0, ms(s.mean))
+    end
+  else
+    out[#out + 1] = "Not every rank has ProfilerStep annotations, so step times are not compared across ranks."
+  end
+  return out
+end
+
+local MAX_TABLE_RANKS = 64
+
+local function rank_table(d)
+  if #d.ranks > MAX_TABLE_RANKS then
+    return { string.format("(%d ranks: the per-rank figures are in collective_report_csvs/straggler_summary.csv.)",
+      #d.ranks) }
+  end
+  local by_rank = {}
+  local st = d.sheets.straggler_summary
+  if st then for _, row in st:rows() do by_rank[row.rank] = row end end
+  local out = { "| Rank | Steps | Mean step (ms) | GPU busy (ms) | Exposed comm (ms) | Arrived last | Total wait (µs) |",
+    "|---:|---:|---:|---:|---:|---:|---:|" }
+  local function f(v, scale) return v and string.format("%.3f", v / (scale or 1)) or "–" end
+  for _, r in ipairs(d.ranks) do
+    local s = by_rank[r.rank]
+    out[#out + 1] = string.format("| %d%s | %d | %s | %s | %s | %s | %s |", r.rank, r.rank == d.rep.rank and " *" or "",
+      r.steps, f(r.step_time_us, 1000), f(r.busy_us, 1000), f(r.exposed_comm_us, 1000),
+      s and string.format("%d of %d", s.times_arrived_last, s.num_collectives) or "–",
+      s and string.format("%.1f", s.total_wait_time_us) or "–")
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "\\* the representative rank."
+  return out
+end
+
+--- The "## Multi-rank" section.
+function M.section(d)
+  local n = #d.ranks
+  local out = { "## Multi-rank", "" }
+  out[#out + 1] = string.format("%d rank %s in %s. The rest of this report analyses rank %d, %s; the collective "
+    .. "report of all ranks is in collective_report_csvs/ (the sheets of `tracelens ranks`, docs/ranks.md).", n,
+    plural(n, "trace"), md.code(d.dir), d.rep.rank, d.how)
+  out[#out + 1] = ""
+  for _, part in ipairs({ straggler_lines(d.sheets), skew_lines(d.sheets), collective_lines(d), imbalance_lines(d),
+    rank_table(d) }) do
+    if #part > 0 then
+      for _, l in ipairs(part) do out[#out + 1] = l end
+      out[#out + 1] = ""
+    end
+  end
+  return out
+end
+
+return M

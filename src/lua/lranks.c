@@ -1,0 +1,228 @@
+/* lranks.c — tl.ranks(dir [, {world_size = N, gpus_per_node = G}]) -> sheets, ranks
+ *
+ * DIR holds rank<i>_trace.json (else .json.gz), i = 0..N-1, as `tracelens
+ * ranks DIR`. Each trace is loaded, reduced to its collective records, its
+ * steps and its GPU timeline, and released before the next one is loaded.
+ * sheets: the ranks report in the Lua form of trace:report (lreport.h);
+ * ranks: one table per rank in rank order, {rank, path, steps, step_time_us
+ * (mean wall time of its ProfilerSteps; nil without steps), busy_us,
+ * total_us, total_comm_us, exposed_comm_us (the GPU timeline over every GPU
+ * event, unlinked ones included; nil without GPU events), collectives}.
+ * Refused in sandboxed states (rules and analyzers read the
+ * one trace they are given; a metadata-mismatch error would echo values read
+ * from any file). Errors are one line. */
+#include "lranks.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../ranks/records.h"
+#include "../ranks/report.h"
+#include "../trace/steps.h"
+#include "../trace/timeline.h"
+#include "../util/msort.h"
+#include "host.h"
+#include "lfields.h"
+#include "lreport.h"
+
+typedef struct rank_info {
+    char *path;
+    size_t nsteps, ncoll;
+    int64_t step_sum;   /* ns */
+    int have_tl;
+    tl_timeline tl;
+} rank_info;
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static char *rank_file(const char *dir, long i)
+{
+    size_t n = strlen(dir) + 48;
+    char *p = malloc(n);
+    if (!p) return NULL;
+    snprintf(p, n, "%s/rank%ld_trace.json", dir, i);
+    if (is_file(p)) return p;
+    snprintf(p, n, "%s/rank%ld_trace.json.gz", dir, i);
+    return p;
+}
+
+static int cmp_rank(void *v, size_t a, size_t b)
+{
+    const tl_coll_rec *r = v;
+    return r[a].rank < r[b].rank ? -1 : r[a].rank > r[b].rank;
+}
+
+static long opt_int(lua_State *L, const char *k, long lo, long hi)
+{
+    if (lua_type(L, 2) != LUA_TTABLE) return -1;
+    lua_getfield(L, 2, k);
+    long v = -1;
+    if (!lua_isnil(L, -1)) {
+        int ok;
+        lua_Integer x = lua_tointegerx(L, -1, &ok);
+        if (!ok || x < lo || x > hi)
+            luaL_error(L, "tl.ranks: %s must be an integer from %d to %d", k, (int)lo, (int)hi);
+        v = (long)x;
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+static void free_infos(rank_info *ri, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(ri[i].path);
+    free(ri);
+}
+
+static int l_ranks(lua_State *L)
+{
+    tl_lua_refuse_in_sandbox(L, "tl.ranks");
+    const char *dir = luaL_checkstring(L, 1);
+    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    long world = opt_int(L, "world_size", 1, 1000000);
+    long gpn = opt_int(L, "gpus_per_node", 0, 1000000);
+    char msg[1200];
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return luaL_error(L, "%s: not a directory", dir);
+    /* the files, 0 up (or 0..world-1, each required) */
+    rank_info *ri = NULL;
+    size_t n = 0, cap = 0;
+    msg[0] = 0;
+    for (long i = 0; world < 0 || i < world; i++) {
+        char *p = rank_file(dir, i);
+        if (!p) {
+            free_infos(ri, n);
+            return luaL_error(L, "out of memory");
+        }
+        if (!is_file(p)) {
+            if (world >= 0 || n == 0)
+                snprintf(msg, sizeof msg, "%s: %s does not exist",
+                         n ? "expected trace file not found" : "no rank traces found", p);
+            free(p);
+            break;
+        }
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            rank_info *g = realloc(ri, nc * sizeof *g);
+            if (!g) {
+                free(p);
+                free_infos(ri, n);
+                return luaL_error(L, "out of memory");
+            }
+            ri = g, cap = nc;
+        }
+        memset(&ri[n], 0, sizeof ri[n]);
+        ri[n++].path = p;
+    }
+    if (msg[0]) {
+        free_infos(ri, n);
+        return luaL_error(L, "%s", msg);
+    }
+    if (world < 0) world = (long)n;
+    /* the per-rank pass: one trace in memory at a time */
+    tl_coll_set cs;
+    tl_coll_set_init(&cs);
+    tl_load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    int detected_gpn = 0;
+    for (size_t i = 0; i < n && !msg[0]; i++) {
+        tl_error err;
+        tl_trace *t = tl_trace_load(ri[i].path, &lo, &err);
+        if (!t) {
+            snprintf(msg, sizeof msg, "%s", err.msg);
+            break;
+        }
+        int64_t dr;
+        if (tl_trace_distinfo_int(t, "rank", &dr) && dr != (int64_t)i)
+            snprintf(msg, sizeof msg, "file %s says rank %lld, name says %zu", ri[i].path, (long long)dr, i);
+        if (i == 0) detected_gpn = tl_trace_device_count(t);
+        ri[i].ncoll = tl_coll_extract(&cs, t, (uint32_t)i);
+        tl_steps sp;
+        tl_steps_compute(t, &sp);
+        ri[i].nsteps = sp.n;
+        for (size_t k = 0; k < sp.n; k++) ri[i].step_sum += sp.v[k].dur;
+        tl_steps_free(&sp);
+        ri[i].have_tl = tl_timeline_compute(&t->es, &t->tree, 1, -1, &ri[i].tl) == 0; /* every GPU event */
+        tl_trace_release(t);
+    }
+    if (msg[0]) {
+        tl_coll_set_free(&cs);
+        free_infos(ri, n);
+        return luaL_error(L, "%s", msg);
+    }
+    /* records rank-major, file order within a rank (msort is stable) */
+    size_t *idx = malloc((cs.n + 1) * sizeof *idx);
+    tl_coll_rec *sorted = malloc((cs.n + 1) * sizeof *sorted);
+    if (!idx || !sorted) {
+        free(idx);
+        free(sorted);
+        tl_coll_set_free(&cs);
+        free_infos(ri, n);
+        return luaL_error(L, "out of memory");
+    }
+    for (size_t i = 0; i < cs.n; i++) idx[i] = i;
+    tl_msort(idx, cs.n, cmp_rank, cs.rec);
+    for (size_t i = 0; i < cs.n; i++) sorted[i] = cs.rec[idx[i]];
+    free(idx);
+    free(cs.rec);
+    cs.rec = sorted;
+    cs.cap = cs.n + 1;
+    static const char *const agg[] = {"mean", "median", "min", "max"};
+    tl_ranks_opts ro = {.world_size = (uint32_t)world,
+                        .gpus_per_node = (int)(gpn >= 0 ? gpn : detected_gpn),
+                        .heatmap = 0,
+                        .detailed = 1,
+                        .agg = agg,
+                        .nagg = 4,
+                        .strict_metadata = 1,
+                        .per_rank_long = world > 64};
+    tl_sheets sheets = {0};
+    tl_error err;
+    int rc = tl_ranks_report_build(&cs, &ro, &sheets, &err);
+    tl_coll_set_free(&cs);
+    if (rc != 0) {
+        tl_sheets_free(&sheets);
+        free_infos(ri, n);
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        return luaL_error(L, "%s", msg);
+    }
+    /* the sheets first (taken over by Lua, freed also on an error), then
+     * the rank figures; a Lua error from here on is out of memory only */
+    tl_lreport_push_sheets(L, &sheets);
+    if (!lua_checkstack(L, 8)) {
+        free_infos(ri, n);
+        return luaL_error(L, "stack overflow (tl.ranks)");
+    }
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_createtable(L, 0, 10);
+        tl_lset_int(L, "rank", (lua_Integer)i);
+        lua_pushstring(L, ri[i].path);
+        lua_setfield(L, -2, "path");
+        tl_lset_int(L, "steps", (lua_Integer)ri[i].nsteps);
+        tl_lset_int(L, "collectives", (lua_Integer)ri[i].ncoll);
+        if (ri[i].nsteps) tl_lset_us(L, "step_time_us", (double)ri[i].step_sum / (double)ri[i].nsteps);
+        if (ri[i].have_tl) {
+            tl_lset_us(L, "busy_us", (double)ri[i].tl.busy);
+            tl_lset_us(L, "total_us", (double)ri[i].tl.total);
+            tl_lset_us(L, "total_comm_us", (double)ri[i].tl.total_comm);
+            tl_lset_us(L, "exposed_comm_us", (double)ri[i].tl.exposed_comm);
+        }
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    free_infos(ri, n);
+    return 2;
+}
+
+void tl_lranks_register(lua_State *L)
+{
+    lua_pushcfunction(L, l_ranks);
+    lua_setfield(L, -2, "ranks");
+}

@@ -1,0 +1,242 @@
+-- `tracelens run orchestrator.lua --ranks DIR` (issue 15, docs/analysis.md
+-- "Multi-rank analysis"): the Multi-rank section of analysis.md names the
+-- straggler of the ranks report and quotes its figures, the slowest
+-- collectives and the per-rank imbalance exactly as the CSVs and the traces
+-- give them; the representative rank is the median by step time (or
+-- --rank); OUT passes `tracelens validate`; usage errors are one line; and
+-- tl.ranks is refused in a sandboxed task.
+local root, shared, bin = arg[1], arg[2], arg[3]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+
+local tmp = T.tmpdir()
+local orch_path = root .. "/lua/orchestrator.lua"
+local function orch(args)
+  return T.run(string.format("cd %s && %s run %s %s", T.q(tmp), T.q(bin), T.q(orch_path), args))
+end
+local function section(path)
+  local md = assert(T.read_file(path), path)
+  return md:match("\n## Multi%-rank\n(.-)\n## ") or ""
+end
+local function has(s, needle, what) T.check(s:find(needle, 1, true), what .. ": no '" .. needle .. "' in:\n" .. s) end
+local function f1(x) return string.format("%.1f", x) end
+local function f3(x) return string.format("%.3f", x) end
+
+-- usage errors -------------------------------------------------------------
+local empty = tmp .. "/empty"
+os.execute("mkdir -p " .. T.q(empty))
+local ok, code, out, err = orch("--ranks " .. T.q(empty) .. " " .. T.q(root .. "/examples/demo_trace.json"))
+T.eq(code, 2, "--ranks with a TRACE: exit 2")
+has(err, "--ranks takes the rank traces from DIR: give no TRACE", "--ranks with a TRACE")
+T.eq(select(2, err:gsub("\n", "")), 1, "--ranks with a TRACE: one line")
+ok, code, out, err = orch("--ranks " .. T.q(empty) .. " -o out_empty -q")
+T.eq(code, 1, "empty dir: exit 1")
+has(err, "tracelens: no rank traces found: " .. empty .. "/rank0_trace.json.gz does not exist", "empty dir")
+T.eq(select(2, err:gsub("\n", "")), 1, "empty dir: one line")
+T.check(not T.dir_exists(tmp .. "/out_empty"), "empty dir: no OUT")
+ok, code, out, err = orch(T.q(root .. "/examples/demo_trace.json") .. " --rank 1")
+T.eq(code, 2, "--rank without --ranks: exit 2")
+has(err, "--rank needs --ranks", "--rank without --ranks")
+ok, code, out, err = orch("--ranks " .. T.q(empty) .. " --rank -1")
+T.eq(code, 2, "--rank -1: exit 2")
+ok, code, out, err = orch("--ranks " .. T.q(empty) .. " --compare x")
+T.eq(code, 2, "--ranks --compare: exit 2")
+has(err, "--ranks cannot be combined with --compare or --inference", "--ranks --compare")
+ok, code, out = orch("--help")
+has(out, "--ranks DIR", "--help names --ranks")
+
+-- tl.ranks: refused in a sandboxed task ----------------------------------
+local r = tl.parallel({ { code = "local d = ...; return tl.ranks(d)", args = { empty } } })
+T.check(not r[1].ok and tostring(r[1].error):find("tl.ranks is not allowed in a sandboxed state", 1, true),
+  "tl.ranks refused in a task: " .. tostring(r[1].error))
+
+-- the facts the section must state, from a ranks report's CSVs ----------------
+local function facts(csvs)
+  local st = T.csv_records(csvs .. "/straggler_summary.csv")
+  local best
+  for _, row in ipairs(st) do
+    if not best or tonumber(row.times_arrived_last) > tonumber(best.times_arrived_last) then best = row end
+  end
+  local lo, hi
+  for _, row in ipairs(st) do
+    if row ~= best then
+      local w = tonumber(row.total_wait_time_us)
+      lo, hi = math.min(lo or w, w), math.max(hi or w, w)
+    end
+  end
+  local summ = T.csv_records(csvs .. "/nccl_summary_implicit_sync.csv")
+  table.sort(summ, function(a, b) return tonumber(a["Total comm latency (ms)"]) > tonumber(b["Total comm latency (ms)"]) end)
+  return { straggler = tonumber(best.rank), last = tonumber(best.times_arrived_last),
+    n = tonumber(best.num_collectives), wait_lo = lo, wait_hi = hi, top = summ[1] }
+end
+
+local function check_section(sec, fx, what)
+  has(sec, string.format("**Straggler: rank %d.** It arrived last at %d of its %d collectives", fx.straggler, fx.last,
+    fx.n), what .. ": the straggler")
+  has(sec, string.format("the other ranks waited %s µs to %s µs in total", f1(fx.wait_lo), f1(fx.wait_hi)),
+    what .. ": the waits")
+  local top = fx.top
+  has(sec, string.format("| %s | %s | %s |", top["Collective name"], top.dtype, f3(tonumber(top["Full msg size (MB)"]))),
+    what .. ": the slowest collective")
+  has(sec, string.format("| %s | %s | %.2f |", f3(tonumber(top["Total comm latency (ms)"])),
+    f3(tonumber(top.comm_latency_mean)), tonumber(top["bus bw (GB/s)_mean"])), what .. ": its latency and bus bandwidth")
+end
+
+-- per-rank figures from the traces themselves
+local function per_rank(dir, n)
+  local out = {}
+  for i = 0, n - 1 do
+    local p = dir .. "/rank" .. i .. "_trace.json"
+    if not T.file_exists(p) then p = p .. ".gz" end
+    local t = tl.load(p)
+    local steps = t:steps()
+    local sum = 0
+    for _, s in ipairs(steps) do sum = sum + s.wall_us end
+    out[i] = { busy = t:timeline({ include_unlinked = true }).busy_time, step = #steps > 0 and sum / #steps or nil }
+    t = nil
+    collectgarbage()
+  end
+  return out
+end
+
+local function check_busy(sec, pr, n, what)
+  local lo, hi
+  for i = 0, n - 1 do
+    if not lo or pr[i].busy < pr[lo].busy then lo = i end
+    if not hi or pr[i].busy > pr[hi].busy then hi = i end
+  end
+  has(sec, string.format("ranges from %s ms (rank %d) to %s ms (rank %d)", f3(pr[lo].busy / 1000), lo,
+    f3(pr[hi].busy / 1000), hi), what .. ": GPU busy spread")
+end
+
+-- the median rank by key (ties by rank), as the orchestrator picks it
+local function median(pr, n, key)
+  local order = {}
+  for i = 0, n - 1 do order[#order + 1] = i end
+  table.sort(order, function(a, b)
+    if pr[a][key] ~= pr[b][key] then return pr[a][key] < pr[b][key] end
+    return a < b
+  end)
+  return order[(n + 1) // 2]
+end
+
+local function validate(dir, what)
+  local vok, vcode, vout = T.run(T.q(bin) .. " validate " .. T.q(dir))
+  T.eq(vcode, 0, what .. ": tracelens validate passes")
+  has(vout, "RESULT: PASS", what .. ": validate")
+end
+
+-- world8: the reference's CSVs --------------------------------------------
+local w8 = shared .. "/multirank/world8"
+if not T.file_exists(w8 .. "/ranks/rank0_trace.json.gz") then
+  io.stderr:write("skip: " .. w8 .. " absent (the world8 checks)\n")
+else
+  ok, code, out, err = orch("--ranks " .. T.q(w8 .. "/ranks") .. " -o out_w8 -q")
+  T.eq(code, 0, "world8: exit 0 " .. err)
+  local o = tmp .. "/out_w8"
+  local sec = section(o .. "/analysis.md")
+  check_section(sec, facts(w8 .. "/ref_csvs"), "world8 (ref_csvs)")
+  check_section(sec, facts(o .. "/collective_report_csvs"), "world8 (OUT)")
+  has(sec, "**Straggler: rank 5.**", "world8: rank 5 (the generator's straggler)")
+  for _, f in ipairs({ "straggler_summary", "nccl_summary_implicit_sync", "nccl_implicit_sync", "nccl_long",
+    "nccl_summary_long" }) do
+    T.check(T.file_exists(o .. "/collective_report_csvs/" .. f .. ".csv"), "world8: " .. f .. ".csv written")
+  end
+  -- tl.ranks' own errors: one line each
+  local rok, rerr = pcall(tl.ranks, w8 .. "/ranks", { world_size = 9 })
+  T.check(not rok and tostring(rerr):find("expected trace file not found: " .. w8 .. "/ranks/rank8_trace.json.gz "
+    .. "does not exist", 1, true), "tl.ranks world_size 9 of 8: " .. tostring(rerr))
+  rok, rerr = pcall(tl.ranks, w8 .. "/ranks/rank0_trace.json.gz")
+  T.check(not rok and tostring(rerr):find("rank0_trace.json.gz: not a directory", 1, true), "tl.ranks FILE: " .. tostring(rerr))
+  local rs, rl = tl.ranks(w8 .. "/ranks", { world_size = 4, gpus_per_node = 4 })
+  T.eq(#rl, 4, "tl.ranks world_size 4: four ranks")
+  T.check(rs.__order and rs.straggler_summary and rs.straggler_summary:nrows() == 4, "tl.ranks world_size 4: 4 rows")
+  -- the same CSVs as `tracelens ranks DIR`
+  ok, code = T.run(string.format("%s ranks %s -o %s -q", T.q(bin), T.q(w8 .. "/ranks"), T.q(tmp .. "/ranks_cli")))
+  T.eq(code, 0, "tracelens ranks: exit 0")
+  for _, f in ipairs({ "straggler_summary", "nccl_summary_implicit_sync", "nccl_implicit_sync" }) do
+    T.eq(T.read_file(o .. "/collective_report_csvs/" .. f .. ".csv"),
+      T.read_file(tmp .. "/ranks_cli/collective_report_csvs/" .. f .. ".csv"), "world8: " .. f .. " as tracelens ranks")
+  end
+  local pr = per_rank(w8 .. "/ranks", 8)
+  check_busy(sec, pr, 8, "world8")
+  local rep = median(pr, 8, "step")
+  has(sec, string.format("analyses rank %d, the median rank by mean step wall time", rep), "world8: representative")
+  has(sec, string.format("| %d * |", rep), "world8: the representative marked")
+  local run = assert(T.read_file(o .. "/metadata/tracelens_run.json"))
+  has(run, "rank" .. rep .. "_trace.json.gz", "world8: the representative is the trace analysed")
+  has(sec, "The arch file of A100 gives no GPU-to-GPU link bandwidth", "world8: link unknown")
+  validate(o, "world8")
+  -- --rank R
+  ok, code, out, err = orch("--ranks " .. T.q(w8 .. "/ranks") .. " --rank 6 -o out_w8_r6 -q")
+  T.eq(code, 0, "world8 --rank 6: exit 0 " .. err)
+  has(section(tmp .. "/out_w8_r6/analysis.md"), "analyses rank 6, chosen with --rank", "--rank 6")
+  has(assert(T.read_file(tmp .. "/out_w8_r6/metadata/tracelens_run.json")), "rank6_trace.json.gz", "--rank 6: analysed")
+  ok, code, out, err = orch("--ranks " .. T.q(w8 .. "/ranks") .. " --rank 8 -o out_w8_r8 -q")
+  T.eq(code, 2, "--rank 8 of 8: exit 2")
+  has(err, "--rank 8: the traces are ranks 0 to 7", "--rank 8 of 8")
+  -- a GPU-to-GPU link in the arch file: the bandwidth as a share of it
+  local a = assert(T.read_file(root .. "/arch/A100.json"))
+  local arch = a:gsub("^%s*{", '{"gpu_link": "NVLink 3", "gpu_link_gbps": 300,', 1)
+  local ap = tmp .. "/a100_link.json"
+  local fh = assert(io.open(ap, "w"))
+  fh:write(arch)
+  fh:close()
+  ok, code, out, err = orch("--ranks " .. T.q(w8 .. "/ranks") .. " --arch " .. T.q(ap) .. " -o out_w8_link -q")
+  T.eq(code, 0, "world8 --arch with a link: exit 0 " .. err)
+  local lsec = section(tmp .. "/out_w8_link/analysis.md")
+  local top = facts(w8 .. "/ref_csvs").top
+  has(lsec, string.format("| %.1f%% |", 100 * tonumber(top["bus bw (GB/s)_mean"]) * 1073741824 / 1e9 / 300),
+    "link: share of the link")
+  has(lsec, "compared with the NVLink 3 of", "link: named")
+end
+
+-- tp_dp_16: 16 ranks in TP and DP groups, the same checks against its ref_csvs
+local tp = shared .. "/multirank/tp_dp_16"
+if not T.file_exists(tp .. "/ranks/rank0_trace.json.gz") then
+  io.stderr:write("skip: " .. tp .. " absent (the tp_dp_16 checks)\n")
+else
+  ok, code, out, err = orch("--ranks " .. T.q(tp .. "/ranks") .. " -o out_tp -q")
+  T.eq(code, 0, "tp_dp_16: exit 0 " .. err)
+  local sec = section(tmp .. "/out_tp/analysis.md")
+  -- num_collectives / pct_arrived_last count each rank's own collectives
+  -- (FIX D4, spec multi-rank.md §9.3): the rest as the reference
+  local mine, ref = facts(tmp .. "/out_tp/collective_report_csvs"), facts(tp .. "/ref_csvs")
+  check_section(sec, mine, "tp_dp_16 (OUT)")
+  for _, k in ipairs({ "straggler", "last", "wait_lo", "wait_hi" }) do T.eq(mine[k], ref[k], "tp_dp_16: " .. k .. " as ref_csvs") end
+  T.eq(mine.top["Collective name"], ref.top["Collective name"], "tp_dp_16: slowest collective as ref_csvs")
+  check_busy(sec, per_rank(tp .. "/ranks", 16), 16, "tp_dp_16")
+  validate(tmp .. "/out_tp", "tp_dp_16")
+end
+
+-- generated ranks with an injected straggler -------------------------------
+local g = tmp .. "/gen"
+ok, code, out, err = T.run(string.format("%s run %s -o %s --ranks 8 --seed 11 --straggler 3 --compute 10 --steps 2",
+  T.q(bin), T.q(root .. "/bench/gen_ranks.lua"), T.q(g)))
+T.eq(code, 0, "gen_ranks: exit 0 " .. err)
+ok, code, out, err = orch("--ranks " .. T.q(g) .. " -o out_gen -q")
+T.eq(code, 0, "generated: exit 0 " .. err)
+local gsec = section(tmp .. "/out_gen/analysis.md")
+check_section(gsec, facts(tmp .. "/out_gen/collective_report_csvs"), "generated")
+has(gsec, "**Straggler: rank 3.**", "generated: the injected straggler named")
+has(gsec, "There is no arch file for this GPU", "generated: link unknown")
+local gpr = per_rank(g, 8)
+check_busy(gsec, gpr, 8, "generated")
+if gpr[0].step == nil then
+  has(gsec, string.format("analyses rank %d, the median rank by GPU busy time", median(gpr, 8, "busy")),
+    "generated: representative by busy time")
+end
+validate(tmp .. "/out_gen", "generated")
+
+-- a metadata mismatch between ranks: the ranks report's one-line error, exit 1
+local mm = tmp .. "/mismatch"
+ok, code, out, err = T.run(string.format("%s run %s -o %s --ranks 8 --mismatch 2", T.q(bin),
+  T.q(root .. "/bench/gen_ranks.lua"), T.q(mm)))
+T.eq(code, 0, "gen_ranks --mismatch: exit 0 " .. err)
+ok, code, out, err = orch("--ranks " .. T.q(mm) .. " -o out_mm -q")
+T.eq(code, 1, "mismatch: exit 1")
+has(err, "tracelens: metadata mismatch in 'dtype'", "mismatch")
+T.eq(select(2, err:gsub("\n", "")), 1, "mismatch: one line")
+
+T.rmrf(tmp)
+T.finish()
