@@ -23,7 +23,6 @@
 #include "../ranks/report.h"
 #include "../trace/steps.h"
 #include "../trace/timeline.h"
-#include "../util/msort.h"
 #include "host.h"
 #include "lfields.h"
 #include "lreport.h"
@@ -40,23 +39,6 @@ static int is_file(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static char *rank_file(const char *dir, long i)
-{
-    size_t n = strlen(dir) + 48;
-    char *p = malloc(n);
-    if (!p) return NULL;
-    snprintf(p, n, "%s/rank%ld_trace.json", dir, i);
-    if (is_file(p)) return p;
-    snprintf(p, n, "%s/rank%ld_trace.json.gz", dir, i);
-    return p;
-}
-
-static int cmp_rank(void *v, size_t a, size_t b)
-{
-    const tl_coll_rec *r = v;
-    return r[a].rank < r[b].rank ? -1 : r[a].rank > r[b].rank;
 }
 
 static long opt_int(lua_State *L, const char *k, long lo, long hi)
@@ -96,11 +78,7 @@ static int l_ranks(lua_State *L)
     size_t n = 0, cap = 0;
     msg[0] = 0;
     for (long i = 0; world < 0 || i < world; i++) {
-        char *p = rank_file(dir, i);
-        if (!p) {
-            free_infos(ri, n);
-            return luaL_error(L, "out of memory");
-        }
+        char *p = tl_ranks_dir_file(dir, i);
         if (!is_file(p)) {
             if (world >= 0 || n == 0)
                 snprintf(msg, sizeof msg, "%s: %s does not exist",
@@ -157,23 +135,8 @@ static int l_ranks(lua_State *L)
         free_infos(ri, n);
         return luaL_error(L, "%s", msg);
     }
-    /* records rank-major, file order within a rank (msort is stable) */
-    size_t *idx = malloc((cs.n + 1) * sizeof *idx);
-    tl_coll_rec *sorted = malloc((cs.n + 1) * sizeof *sorted);
-    if (!idx || !sorted) {
-        free(idx);
-        free(sorted);
-        tl_coll_set_free(&cs);
-        free_infos(ri, n);
-        return luaL_error(L, "out of memory");
-    }
-    for (size_t i = 0; i < cs.n; i++) idx[i] = i;
-    tl_msort(idx, cs.n, cmp_rank, cs.rec);
-    for (size_t i = 0; i < cs.n; i++) sorted[i] = cs.rec[idx[i]];
-    free(idx);
-    free(cs.rec);
-    cs.rec = sorted;
-    cs.cap = cs.n + 1;
+    /* records rank-major, file order within a rank */
+    tl_coll_set_sort_by_rank(&cs);
     static const char *const agg[] = {"mean", "median", "min", "max"};
     tl_ranks_opts ro = {.world_size = (uint32_t)world,
                         .gpus_per_node = (int)(gpn >= 0 ? gpn : detected_gpn),

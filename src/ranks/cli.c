@@ -96,17 +96,6 @@ static void rl_free(rlist *l)
     free(l->v);
 }
 
-/* DIR/rank<i>_trace.json, else .json.gz [FIX: both]. */
-static char *dir_file(const char *dir, long i)
-{
-    size_t n = strlen(dir) + 48;
-    char *p = tl_xmalloc(n);
-    snprintf(p, n, "%s/rank%ld_trace.json", dir, i);
-    if (file_exists(p)) return p;
-    snprintf(p, n, "%s/rank%ld_trace.json.gz", dir, i);
-    return p;
-}
-
 static char *pattern_file(const char *pat, long i)
 {
     const char *star = strchr(pat, '*');
@@ -228,12 +217,6 @@ static long regex_rank(pcre2_code *re, const char *s)
 
 /* ------------------------------------------------------------ command */
 
-static int cmp_rec_rank(void *v, size_t a, size_t b)
-{
-    const tl_coll_rec *r = v;
-    return r[a].rank < r[b].rank ? -1 : r[a].rank > r[b].rank;
-}
-
 int tl_ranks_cli(int argc, char **argv)
 {
     const char *dir = NULL, *pattern = NULL, *gpat = NULL, *out = NULL, *xlsx_path = NULL;
@@ -342,7 +325,7 @@ int tl_ranks_cli(int argc, char **argv)
             goto out_free;
         }
         for (long i = 0; world < 0 || i < world; i++) {
-            char *p = dir ? dir_file(dir, i) : pattern_file(pattern, i);
+            char *p = dir ? tl_ranks_dir_file(dir, i) : pattern_file(pattern, i);
             if (!file_exists(p)) {
                 if (world >= 0) {
                     fprintf(stderr, "tracelens: expected trace file not found: %s\n", p);
@@ -356,7 +339,7 @@ int tl_ranks_cli(int argc, char **argv)
             free(p);
         }
         if (!files.n) {
-            char *p = dir ? dir_file(dir, 0) : pattern_file(pattern, 0);
+            char *p = dir ? tl_ranks_dir_file(dir, 0) : pattern_file(pattern, 0);
             fprintf(stderr, "tracelens: no rank traces found: %s does not exist\n", p);
             free(p);
             goto out_free;
@@ -465,17 +448,7 @@ int tl_ranks_cli(int argc, char **argv)
         }
     }
     /* records rank-major (file order within a rank) whatever the load order */
-    {
-        size_t *idx = tl_xmalloc((cs.n + 1) * sizeof *idx);
-        for (size_t i = 0; i < cs.n; i++) idx[i] = i;
-        tl_msort(idx, cs.n, cmp_rec_rank, cs.rec);
-        tl_coll_rec *sorted = tl_xmalloc((cs.n + 1) * sizeof *sorted);
-        for (size_t i = 0; i < cs.n; i++) sorted[i] = cs.rec[idx[i]];
-        free(cs.rec);
-        cs.rec = sorted;
-        cs.cap = cs.n + 1;
-        free(idx);
-    }
+    tl_coll_set_sort_by_rank(&cs);
     if (gpn < 0) {
         gpn = detected_gpn;
         if (gpn > 0 && !quiet) fprintf(stderr, "tracelens: gpus_per_node %ld (rank 0's deviceProperties)\n", gpn);

@@ -3,8 +3,10 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../json/pyval.h"
+#include "../util/msort.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 
@@ -153,4 +155,34 @@ int tl_trace_device_count(const tl_trace *t)
     int n = pv && pv->kind == TL_PV_LIST ? (int)pv->n : 0;
     tl_pv_arena_free(ar);
     return n;
+}
+
+static int cmp_rec_rank(void *v, size_t a, size_t b)
+{
+    const tl_coll_rec *r = v;
+    return r[a].rank < r[b].rank ? -1 : r[a].rank > r[b].rank;
+}
+
+void tl_coll_set_sort_by_rank(tl_coll_set *cs)
+{
+    size_t *idx = tl_xmalloc((cs->n + 1) * sizeof *idx);
+    for (size_t i = 0; i < cs->n; i++) idx[i] = i;
+    tl_msort(idx, cs->n, cmp_rec_rank, cs->rec);
+    tl_coll_rec *sorted = tl_xmalloc((cs->n + 1) * sizeof *sorted);
+    for (size_t i = 0; i < cs->n; i++) sorted[i] = cs->rec[idx[i]];
+    free(cs->rec);
+    cs->rec = sorted;
+    cs->cap = cs->n + 1;
+    free(idx);
+}
+
+char *tl_ranks_dir_file(const char *dir, long i)
+{
+    size_t n = strlen(dir) + 48;
+    char *p = tl_xmalloc(n);
+    struct stat st;
+    snprintf(p, n, "%s/rank%ld_trace.json", dir, i);
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) return p;
+    snprintf(p, n, "%s/rank%ld_trace.json.gz", dir, i);
+    return p;
 }

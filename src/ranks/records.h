@@ -59,6 +59,14 @@ void tl_coll_set_free(tl_coll_set *cs);
  * the number of records added. */
 size_t tl_coll_extract(tl_coll_set *cs, const tl_trace *t, uint32_t rank);
 
+/* Orders the records rank-major, keeping the file order within a rank
+ * (stable), whatever order the ranks were loaded in. */
+void tl_coll_set_sort_by_rank(tl_coll_set *cs);
+
+/* DIR/rank<i>_trace.json when it exists, else DIR/rank<i>_trace.json.gz
+ * (the caller frees it). */
+char *tl_ranks_dir_file(const char *dir, long i);
+
 /* An integer field of the trace's distributedInfo (rank, world_size): 1
  * with *out set, 0 when absent or not an integer. */
 int tl_trace_distinfo_int(const tl_trace *t, const char *field, int64_t *out);
