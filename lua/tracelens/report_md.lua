@@ -887,7 +887,11 @@ local function appendix(inp)
   local maf = arch.max_achievable_tflops or {}
   for _, r in ipairs(MAF_ROWS) do
     if type(maf[r[1]]) == "number" then
-      out[#out + 1] = "- **Peak MAF (" .. r[2] .. ")**: " .. json.number_text(maf[r[1]]) .. " TFLOPS"
+      -- MAF (max-achievable FLOPS) only where the arch file's figures are
+      -- measured ones; NVIDIA's files hold datasheet peaks
+      local label = arch.kind == "max_achievable" and "Peak MAF (" .. r[2] .. ", max-achievable)"
+        or arch.kind == "datasheet_peak" and "Peak (" .. r[2] .. ", datasheet)" or "Peak (" .. r[2] .. ")"
+      out[#out + 1] = "- **" .. label .. "**: " .. json.number_text(maf[r[1]]) .. " TFLOPS"
     end
   end
   if type(inp.platform_note) == "string" and inp.platform_note ~= "" then
