@@ -77,6 +77,8 @@ passes("`aten::nan_to_num` and `aten::isinf` run; the nilpotent information; inf
 passes("| Operation | Args | Kernel Name |\n|---|---|---|\n| aten::masked_fill | ((1, 8), -inf) | fill_kernel |\n",
   "-inf as an argument from the trace")
 passes("![chart](data:image/png;base64,AAAA/nan/inf+nil/BBBB==)", "the embedded chart's base64")
+fails("The mean bus bandwidth is Infinity GB/s.", "a bare Infinity", "\"Infinity\"")
+passes("The bus bandwidth is compared with the AMD Infinity Fabric (7 links) of MI300X.", "AMD's Infinity Fabric")
 
 -- A "within target" verdict on less than half of GPU time (item 4)
 local COV = "**Analysis coverage**: the per-category analyzers covered %s of GPU kernel time (x of y).\n\n"

@@ -296,7 +296,8 @@ local function interpreter_values(rel, lines, tables, msgs)
         break
       end
     end
-    local prose = scrub(raw, true)
+    -- "Infinity" is JavaScript's, not AMD's interconnect
+    local prose = scrub(raw, true):gsub("Infinity Fabric", "")
     for _, c in ipairs(trace_cells[n] or {}) do
       if c ~= "" then prose = text.replace(prose, c, "") end
     end
