@@ -295,3 +295,15 @@ void tl_stage_close(tl_stage *st)
     free(st->dir);
     st->dir = NULL;
 }
+
+int tl_outfile_write_all(const char *path, const void *data, size_t len, tl_error *err)
+{
+    tl_outfile of;
+    if (tl_outfile_open(&of, path, err) != 0) return -1;
+    if (len && fwrite(data, 1, len, of.f) != len) {
+        tl_outfile_abort(&of);
+        tl_error_set(err, "%s: cannot write (disk full?)", path);
+        return -1;
+    }
+    return tl_outfile_commit(&of, err);
+}

@@ -25,6 +25,8 @@ int tl_outfile_open(tl_outfile *o, const char *path, tl_error *err);
  * or a link there); on a write error the temporary is removed instead. */
 int tl_outfile_commit(tl_outfile *o, tl_error *err);
 void tl_outfile_abort(tl_outfile *o);
+/* The whole of data[0..len) as the file path, the same way (atomically). */
+int tl_outfile_write_all(const char *path, const void *data, size_t len, tl_error *err);
 
 /* mkdir -p (a directory named by the user may itself be a link). */
 int tl_mkdirs(const char *dir, tl_error *err);

@@ -226,14 +226,7 @@ static void put_side_csv(tl_sbuf *b, const side *s, size_t bi, const char *out)
 
 static int write_text(const char *path, const tl_sbuf *b, tl_error *err)
 {
-    tl_outfile of;
-    if (tl_outfile_open(&of, path, err) != 0) return -1;
-    if (fwrite(b->s, 1, b->len, of.f) != b->len) {
-        tl_outfile_abort(&of);
-        tl_error_set(err, "%s: cannot write (disk full?)", path);
-        return -1;
-    }
-    return tl_outfile_commit(&of, err);
+    return tl_outfile_write_all(path, b->s, b->len, err);
 }
 
 static char *out_name(const char *out_dir, const char *phase, size_t ia, size_t ib, char which, const side *s,
