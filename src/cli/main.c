@@ -260,17 +260,7 @@ static void *load_main(void *arg)
 static size_t count_graph_launches(const tl_trace *t)
 {
     const tl_event_store *es = &t->es;
-    uint8_t *is_gl = calloc(es->names.n + 1, 1);
-    if (!is_gl) return 0;
-    for (uint32_t id = 0; id < es->names.n; id++) {
-        const char *nm = tl_strpool_get(&es->names, id);
-        for (const char *c = nm; *c && !is_gl[id]; c++) {
-            static const char pat[] = "graphlaunch";
-            size_t k = 0;
-            while (pat[k] && c[k] && (c[k] | 0x20) == pat[k]) k++;
-            is_gl[id] = pat[k] == 0;
-        }
-    }
+    uint8_t *is_gl = tl_es_names_containing_ci(es, "graphlaunch");
     size_t n = 0;
     for (size_t i = 0; i < es->n; i++) n += is_gl[es->name[i]];
     free(is_gl);

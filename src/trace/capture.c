@@ -275,14 +275,6 @@ static int by_ts(void *ctx, size_t a, size_t b)
     return (ts[a] > ts[b]) - (ts[a] < ts[b]);
 }
 
-static int name_has_ci(const char *s, const char *w)
-{
-    size_t n = strlen(w);
-    for (; *s; s++)
-        if (!strncasecmp(s, w, n)) return 1;
-    return 0;
-}
-
 static void troot_free(troot *r)
 {
     if (!r) return;
@@ -372,7 +364,7 @@ static troot *make_template(merge *m, tl_trace *ct, uint32_t croot, const u32vec
         uint8_t cat = es->cat[u];
         if ((cat == TL_CAT_CUDA_RUNTIME || cat == TL_CAT_CUDA_DRIVER) && u != croot) {
             const char *nm = tl_es_name(es, u);
-            if (name_has_ci(nm, "launch") || name_has_ci(nm, "memcpy") || name_has_ci(nm, "memset"))
+            if (tl_launch_call_kind(nm) != TL_LAUNCH_NONE) /* Launch, Memcpy or Memset (§1.5) */
                 TL_PUSH(disp, (uint32_t)i);
         }
     }
@@ -1014,8 +1006,7 @@ tl_trace *tl_trace_merge_capture(const tl_trace *replay, const char *dir, const 
     const tl_event_store *es = &T->es;
 
     /* graph launches, by ts */
-    uint8_t *gname = tl_xcalloc(es->names.n + 1, 1);
-    for (uint32_t id = 0; id < es->names.n; id++) gname[id] = (uint8_t)name_has_ci(tl_strpool_get(&es->names, id), "graphlaunch");
+    uint8_t *gname = tl_es_names_containing_ci(es, "graphlaunch");
     TL_VEC(size_t) gl = {0};
     for (size_t u = 0; u < es->n; u++)
         if (gname[es->name[u]] && (es->flags[u] & TL_F_TS)) TL_PUSH(gl, u);

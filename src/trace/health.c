@@ -4,22 +4,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "../util/hashmap.h"
 #include "../util/vec.h"
-
-/* Does s contain sub, ignoring case? */
-static int has_ci(const char *s, const char *sub)
-{
-    size_t n = strlen(sub);
-    for (; *s; s++)
-        if (!strncasecmp(s, sub, n)) return 1;
-    return 0;
-}
-
-/* A runtime call that puts a kernel, a copy or a graph on the GPU. */
-static int is_launch_name(const char *name) { return has_ci(name, "launch") || has_ci(name, "memcpy"); }
 
 typedef struct sev {
     int64_t stream, ts, end;
@@ -34,17 +21,6 @@ static int cmp_sev(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* Per names id: 1 graph launch, 2 other launch call, 3 memset, 0 none of them. */
-static uint8_t *launch_kinds(const tl_event_store *es)
-{
-    uint8_t *k = tl_xcalloc(es->names.n + 1, 1);
-    for (uint32_t i = 0; i < es->names.n; i++) {
-        const char *nm = tl_strpool_get(&es->names, i);
-        k[i] = has_ci(nm, "graphlaunch") ? 1 : is_launch_name(nm) ? 2 : has_ci(nm, "memset") ? 3 : 0;
-    }
-    return k;
-}
-
 void tl_health_compute(const tl_trace *t, tl_health *h)
 {
     const tl_event_store *es = &t->es;
@@ -55,16 +31,15 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     h->t1 = INT64_MIN;
     h->steps_t0 = INT64_MAX;
     h->steps_t1 = INT64_MIN;
-    uint8_t *kind = launch_kinds(es);
-    /* the steps as the step breakdown finds them */
-    tl_steps st;
-    tl_steps_compute(t, &st);
-    h->n_steps = st.n;
-    for (size_t i = 0; i < st.n; i++) {
-        if (st.v[i].ts < h->steps_t0) h->steps_t0 = st.v[i].ts;
-        if (st.v[i].ts + st.v[i].dur > h->steps_t1) h->steps_t1 = st.v[i].ts + st.v[i].dur;
+    uint8_t *kind = tl_launch_kinds(es);
+    /* the steps as the step breakdown finds them (the annotations only) */
+    tl_step *sv;
+    h->n_steps = tl_steps_find(t, &sv);
+    for (size_t i = 0; i < h->n_steps; i++) {
+        if (sv[i].ts < h->steps_t0) h->steps_t0 = sv[i].ts;
+        if (sv[i].ts + sv[i].dur > h->steps_t1) h->steps_t1 = sv[i].ts + sv[i].dur;
     }
-    tl_steps_free(&st);
+    free(sv);
     uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
     TL_VEC(sev) gpu = {0};
     tl_map corr_seen, corr_launch; /* correlations of GPU events, of launch calls */
@@ -91,7 +66,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
         } else if (c == TL_CAT_PYTHON_FUNCTION) {
             h->n_python++;
         }
-        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] == 1) h->n_graph_launches++;
+        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] == TL_LAUNCH_GRAPH) h->n_graph_launches++;
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && es->corr[u] != INT64_MIN)
             tl_map_put(&corr_launch, (uint64_t)es->corr[u], 0, 1);
         if (!tl_is_gpu_cat(c) || !(es->flags[u] & TL_F_TS)) continue;
@@ -105,7 +80,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
             h->n_gpu_unlinked++;
             h->gpu_unlinked_ns += es->dur[u];
         } else {
-            if (kind[es->name[rt]] == 1) {
+            if (kind[es->name[rt]] == TL_LAUNCH_GRAPH) {
                 h->n_gpu_graph++;
                 h->gpu_graph_ns += es->dur[u];
             }
@@ -129,7 +104,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
         uint8_t c = es->cat[u];
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && es->corr[u] != INT64_MIN) {
             int found = tl_map_get(&corr_seen, (uint64_t)es->corr[u], 0) != UINT32_MAX;
-            if (kind[es->name[u]] == 3) {
+            if (kind[es->name[u]] == TL_LAUNCH_MEMSET) {
                 h->n_memsets++;
                 h->n_memsets_orphan += !found;
             } else {

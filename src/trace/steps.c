@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "../util/hashmap.h"
 #include "../util/vec.h"
@@ -47,18 +46,9 @@ static size_t step_at(const tl_step *v, size_t n, int64_t t)
     return SIZE_MAX;
 }
 
-static int is_launch(const char *nm)
-{
-    for (const char *p = nm; *p; p++)
-        if (!strncasecmp(p, "launch", 6) || !strncasecmp(p, "memcpy", 6)) return 1;
-    return 0;
-}
-
-void tl_steps_compute(const tl_trace *t, tl_steps *out)
+size_t tl_steps_find(const tl_trace *t, tl_step **out)
 {
     const tl_event_store *es = &t->es;
-    const tl_tree *tr = &t->tree;
-    memset(out, 0, sizeof *out);
     TL_VEC(tl_step) steps = {0};
     for (size_t u = 0; u < es->n; u++) {
         if (es->ph[u] != 'X' || !(es->flags[u] & TL_F_TS) || es->cat[u] == TL_CAT_GPU_USER_ANNOTATION) continue;
@@ -72,16 +62,36 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
         s.dur = es->dur[u];
         TL_PUSH(steps, s);
     }
-    if (!steps.n) return;
-    qsort(steps.v, steps.n, sizeof *steps.v, cmp_step);
+    if (steps.n) qsort(steps.v, steps.n, sizeof *steps.v, cmp_step);
     /* one per N: the first in start order */
+    tl_map seen;
+    tl_map_init(&seen, steps.n + 1);
     size_t m = 0;
     for (size_t i = 0; i < steps.n; i++) {
-        int dup = 0;
-        for (size_t j = 0; j < m && !dup; j++) dup = steps.v[j].number == steps.v[i].number;
-        if (!dup) steps.v[m++] = steps.v[i];
+        if (tl_map_get(&seen, (uint64_t)steps.v[i].number, 0) != UINT32_MAX) continue;
+        tl_map_put(&seen, (uint64_t)steps.v[i].number, 0, 1);
+        steps.v[m++] = steps.v[i];
     }
-    steps.n = m;
+    tl_map_free(&seen);
+    *out = steps.v;
+    return m;
+}
+
+void tl_steps_compute(const tl_trace *t, tl_steps *out)
+{
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    memset(out, 0, sizeof *out);
+    struct {
+        tl_step *v;
+        size_t n;
+    } steps;
+    steps.n = tl_steps_find(t, &steps.v);
+    if (!steps.n) {
+        free(steps.v);
+        return;
+    }
+    uint8_t *kind = tl_launch_kinds(es);
     /* every GPU event to its step */
     uint8_t *bk = tl_xmalloc(es->n ? es->n : 1);
     size_t cnt[3];
@@ -110,7 +120,9 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     for (size_t u = 0; u < es->n; u++) {
         if ((es->cat[u] != TL_CAT_CUDA_RUNTIME && es->cat[u] != TL_CAT_CUDA_DRIVER) || es->corr[u] == INT64_MIN)
             continue;
-        if (!is_launch(tl_es_name(es, u)) || tl_map_get(&corr, (uint64_t)es->corr[u], 0) != UINT32_MAX) continue;
+        uint8_t k = kind[es->name[u]];
+        if ((k != TL_LAUNCH_GRAPH && k != TL_LAUNCH_WORK) || tl_map_get(&corr, (uint64_t)es->corr[u], 0) != UINT32_MAX)
+            continue;
         size_t s = step_at(steps.v, steps.n, es->ts[u]);
         if (s != SIZE_MAX) steps.v[s].n_launches_missing++;
     }
@@ -150,6 +162,7 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     free(of);
     free(bk);
     tl_map_free(&corr);
+    free(kind);
     out->v = steps.v;
     out->n = steps.n;
 }

@@ -44,6 +44,10 @@ typedef struct tl_steps {
 } tl_steps;
 
 void tl_steps_compute(const tl_trace *t, tl_steps *out);
+/* The steps alone (uid, number, ts, dur; no GPU figures), in start order,
+ * one per N: the count, with the array in *out (free it; may be NULL or
+ * empty when there is none). */
+size_t tl_steps_find(const tl_trace *t, tl_step **out);
 void tl_steps_free(tl_steps *s);
 
 #endif

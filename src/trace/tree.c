@@ -487,3 +487,18 @@ uint8_t *tl_tree_recompute_flags(const tl_tree *t, const tl_event_store *es, siz
     if (n_roots) *n_roots = roots;
     return flag;
 }
+
+tl_launch_kind tl_launch_call_kind(const char *name)
+{
+    if (tl_contains_ci(name, "graphlaunch")) return TL_LAUNCH_GRAPH;
+    if (tl_contains_ci(name, "launch") || tl_contains_ci(name, "memcpy")) return TL_LAUNCH_WORK;
+    if (tl_contains_ci(name, "memset")) return TL_LAUNCH_MEMSET;
+    return TL_LAUNCH_NONE;
+}
+
+uint8_t *tl_launch_kinds(const tl_event_store *es)
+{
+    uint8_t *k = tl_xcalloc(es->names.n + 1, 1);
+    for (uint32_t i = 0; i < es->names.n; i++) k[i] = (uint8_t)tl_launch_call_kind(tl_strpool_get(&es->names, i));
+    return k;
+}

@@ -58,6 +58,20 @@ static inline int tl_is_gpu_cat(uint8_t c)
 typedef size_t (*tl_tree_list_fn)(void *ctx, uint32_t u, int which, uint32_t *out);
 void tl_tree_relist(tl_tree *t, const tl_event_store *es, tl_tree_list_fn list, void *ctx);
 
+/* What a runtime (or driver) call puts on the GPU, from its name (ASCII
+ * case ignored): a graph ("graphlaunch"), a kernel or a copy ("launch",
+ * "memcpy"), a memset ("memset"), or nothing the checks count. */
+typedef enum tl_launch_kind {
+    TL_LAUNCH_NONE = 0,
+    TL_LAUNCH_GRAPH,
+    TL_LAUNCH_WORK,
+    TL_LAUNCH_MEMSET,
+} tl_launch_kind;
+tl_launch_kind tl_launch_call_kind(const char *name);
+/* The tl_launch_kind of every names id of es (names.n + 1 entries; the
+ * caller frees): the test once per distinct name. */
+uint8_t *tl_launch_kinds(const tl_event_store *es);
+
 /* The op that launched GPU event g (§5): the nearest cpu_op above its
  * runtime call (skipping cpu_ops named "execute", passing python functions),
  * else the runtime call itself; TL_NOUID when g is not linked. */
