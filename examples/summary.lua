@@ -21,18 +21,19 @@ table.sort(order, function(a, b) return by_op[a].time > by_op[b].time end)
 print("\nTop launching ops by GPU kernel time:")
 for i = 1, math.min(10, #order) do
   local o = by_op[order[i]]
-  print(string.format("  %10.1f us  %4d kernels  %s", o.time, o.count, order[i]))
+  print(string.format("  %10.1f us  %4d %-7s  %s", o.time, o.count, o.count == 1 and "kernel" or "kernels",
+    order[i]))
 end
 
 -- the roofline view of the same trace: the top modelled ops of
 -- unified_perf_summary (platform detected from the trace)
 local report = trace:report()
-print("\nRoofline (" .. report.__platform .. "):")
-print(string.format("  %-40s %10s %9s %9s %-14s", "op", "kernel us", "TFLOPS/s", "% roof", "bound"))
+print("\nRoofline, " .. report.__platform .. ":")
+print(string.format("  %-40s %10s %9s %9s  %s", "op", "kernel us", "TFLOPS", "% of roof", "bound"))
 local shown = 0
 for _, row in report.unified_perf_summary:rows() do
   if row.has_perf_model and row["Pct Roofline_mean"] then
-    print(string.format("  %-40s %10.1f %9.2f %9.1f %-14s", row.name:sub(1, 40), row["Kernel Time (µs)_sum"],
+    print(string.format("  %-40s %10.1f %9.2f %9.1f  %s", row.name:sub(1, 40), row["Kernel Time (µs)_sum"],
       row["TFLOPS/s_mean"] or 0, row["Pct Roofline_mean"], row["Roofline Bound"] or ""))
     shown = shown + 1
     if shown == 8 then break end
