@@ -19,6 +19,8 @@ local ctx = ...
 
 local MANY_CALLS = 1000
 
+local GATHER_WORDS = { "index", "embedding", "gather", "scatter", "take", "topk" }
+
 -- The category whose analyzer fits an op, by words in its name or kernel name.
 local TRUE_CATEGORY = {
   { "MoE", { "moe", "expert" } },
@@ -28,10 +30,13 @@ local TRUE_CATEGORY = {
   { "convolution", { "conv" } },
   { "reduce", { "softmax" } },
 }
-local GATHER_WORDS = { "index", "embedding", "gather", "scatter", "take", "topk" }
 
+-- "fbgemm" names a library (embedding tables, quantized ops), not a GEMM;
+-- embedding and index ops are gathers whatever library runs them.
 local function true_category(op)
-  return say.class_of(op.name .. " " .. tostring(op.kernel_name or ""), TRUE_CATEGORY)
+  local text = (op.name .. " " .. tostring(op.kernel_name or "")):lower():gsub("fbgemm", "")
+  if say.class_of(say.base_name(op.name) .. " " .. op.name, { { true, GATHER_WORDS } }) then return nil end
+  return say.class_of(text, TRUE_CATEGORY)
 end
 
 local function sub_category(op) return (op.classification or {}).sub_category end

@@ -42,6 +42,10 @@ local function kernel_names(list)
   return out
 end
 
+-- The short form lists this many kernels, then how many more (a table cell
+-- of an op with 15 kernels would be 1,200 characters long).
+local SHORT_KERNELS = 3
+
 --- parse(cell) -> {module_chain = {...}, call_chain = {...}, kernel_name = s, kernel_name_trunc = s}
 function M.parse(cell)
   local r = { module_chain = {}, call_chain = {}, kernel_name = "", kernel_name_trunc = "" }
@@ -61,7 +65,10 @@ function M.parse(cell)
     local full, short = {}, {}
     for i, k in ipairs(kernels) do
       full[i] = string.format("Kernel %d: %s", i, k)
-      short[i] = string.format("Kernel %d: %s", i, trunc(k))
+      if i <= SHORT_KERNELS then short[i] = string.format("Kernel %d: %s", i, trunc(k)) end
+    end
+    if #kernels > SHORT_KERNELS then
+      short[#short + 1] = string.format("… %d more kernels (kernel_name has all %d)", #kernels - SHORT_KERNELS, #kernels)
     end
     r.kernel_name, r.kernel_name_trunc = table.concat(full, "<br>"), table.concat(short, "<br>")
   end

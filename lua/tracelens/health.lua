@@ -79,6 +79,14 @@ function M.checks(trace)
       .. pick(nested, "this event has", "these events have") .. " no launching op, shape or stack and "
       .. pick(nested, "is", "are") .. " analysed by kernel name only", FIX.flows)
   end
+  local by_corr = h.gpu_linked_by_correlation or 0
+  if by_corr > 0 then
+    add("linked_by_correlation", "note", "GPU events linked by correlation id", "the trace has no ac2g flow event, "
+      .. "so " .. count(by_corr, "GPU event") .. " " .. pick(by_corr, "was", "were") .. " linked to "
+      .. pick(by_corr, "its launch call", "their launch calls") .. " by correlation id alone (each id on one launch "
+      .. "call and one GPU event); the reference links only through flows and would leave "
+      .. pick(by_corr, "it", "them") .. " without a launching op", FIX.flows)
+  end
   if missing > 0 then
     add("unlinked_missing", "warn", "GPU events without a launch", count(missing, "GPU event") .. " ("
       .. ms(missing_us) .. ", " .. pct(missing_us, h.gpu_us) .. " of GPU time) " .. pick(missing, "has", "have")

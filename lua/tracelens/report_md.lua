@@ -620,12 +620,15 @@ local function high_variance_rows(inp)
 end
 
 -- The warnings and failures of the trace health check (tracelens.health),
--- one line each.
+-- one line each, and the notes that change how the figures were obtained.
+local REPORTED_NOTES = { linked_by_correlation = true }
+local LEVEL_WORD = { fail = "failed", warn = "warning", note = "note" }
+
 local function health_rows(inp)
   local rows = {}
   for _, c in ipairs(inp.health or {}) do
-    if c.level == "warn" or c.level == "fail" then
-      rows[#rows + 1] = string.format("- **%s** (%s): %s.%s", text(c.title), c.level == "fail" and "failed" or "warning",
+    if c.level == "warn" or c.level == "fail" or (c.level == "note" and REPORTED_NOTES[c.id]) then
+      rows[#rows + 1] = string.format("- **%s** (%s): %s.%s", text(c.title), LEVEL_WORD[c.level],
         text(c.detail), c.fix and (" To fix: " .. text(c.fix) .. ".") or "")
     end
   end

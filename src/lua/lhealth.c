@@ -23,6 +23,7 @@ int tl_l_trace_check(lua_State *L)
     tl_lset_us(L, "gpu_unlinked_us", h.gpu_unlinked_ns);
     tl_lset_int(L, "gpu_unlinked_launched", (lua_Integer)h.n_gpu_unlinked_launched);
     tl_lset_int(L, "flow_events", (lua_Integer)h.n_flows);
+    tl_lset_int(L, "gpu_linked_by_correlation", (lua_Integer)h.n_gpu_linked_by_corr);
     tl_lset_us(L, "gpu_unlinked_launched_us", h.gpu_unlinked_launched_ns);
     tl_lset_int(L, "cpu_ops", (lua_Integer)h.n_cpu_ops);
     tl_lset_int(L, "cpu_ops_with_shapes", (lua_Integer)h.n_cpu_ops_shapes);

@@ -32,6 +32,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     h->steps_t0 = INT64_MAX;
     h->steps_t1 = INT64_MIN;
     uint8_t *kind = tl_launch_kinds(es);
+    h->n_gpu_linked_by_corr = tr->n_linked_by_corr;
     /* the steps as the step breakdown finds them (the annotations only) */
     tl_step *sv;
     h->n_steps = tl_steps_find(t, &sv);

@@ -28,6 +28,9 @@ typedef struct tl_health {
      * traces); and the flow events of the trace */
     size_t n_gpu_unlinked_launched, n_flows;
     int64_t gpu_unlinked_launched_ns;
+    /* GPU events linked to their launch call by correlation alone (the
+     * trace has no ac2g flow: tree.h n_linked_by_corr) */
+    size_t n_gpu_linked_by_corr;
     /* CPU ops: shapes and stacks */
     size_t n_cpu_ops, n_cpu_ops_shapes, n_python;
     /* graph replays */

@@ -178,6 +178,30 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
             tl_map_put(&gpu_last, (uint64_t)link, 0, (uint32_t)i);
         }
     }
+    /* No ac2g flow in the whole trace (a sampled or filtered trace): a
+     * kernel, copy or memset launch call is linked to the one GPU event
+     * with its link id, when exactly one launch call and one GPU event
+     * carry it (docs/compat.md, "GPU work linked by correlation"). */
+    const uint32_t AMBIGUOUS = UINT32_MAX - 1; /* no event index reaches it */
+    tl_map corr_gpu, corr_rt;
+    uint8_t *kind = NULL;
+    int by_corr = nflow == 0 && nlink > 0;
+    if (by_corr) {
+        kind = tl_launch_kinds(es);
+        tl_map_init(&corr_gpu, nlink + 1);
+        tl_map_init(&corr_rt, nlink + 1);
+        for (size_t i = 0; i < es->n; i++) {
+            uint8_t c = es->cat[i];
+            int gpu = tl_is_gpu_cat(c);
+            int launch = (c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) &&
+                         (kind[es->name[i]] == TL_LAUNCH_WORK || kind[es->name[i]] == TL_LAUNCH_MEMSET);
+            int64_t link;
+            if ((!gpu && !launch) || !link_of(t, es, i, &link)) continue;
+            tl_map *m = gpu ? &corr_gpu : &corr_rt;
+            /* a second event with the id makes it ambiguous */
+            tl_map_put(m, (uint64_t)link, 0, tl_map_get(m, (uint64_t)link, 0) == UINT32_MAX ? (uint32_t)i : AMBIGUOUS);
+        }
+    }
     for (size_t r = 0; r < es->n; r++) {
         uint8_t c = es->cat[r];
         if (c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) continue;
@@ -189,6 +213,15 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
                 edge e = {(uint32_t)r, g};
                 TL_PUSH(*gpu_pairs, e);
             }
+            continue;
+        }
+        if (by_corr) {
+            if (tl_map_get(&corr_rt, (uint64_t)link, 0) != (uint32_t)r) continue;
+            uint32_t g = tl_map_get(&corr_gpu, (uint64_t)link, 0);
+            if (g == UINT32_MAX || g == AMBIGUOUS) continue;
+            edge e = {(uint32_t)r, g};
+            TL_PUSH(*gpu_pairs, e);
+            t->n_linked_by_corr++;
             continue;
         }
         if (tl_map_get(&flow_s, (uint64_t)link, 0) == UINT32_MAX) continue;
@@ -210,6 +243,11 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
     tl_map_free(&flow_s);
     tl_map_free(&flow_f);
     tl_map_free(&pid_tid_link);
+    if (by_corr) {
+        tl_map_free(&corr_gpu);
+        tl_map_free(&corr_rt);
+        free(kind);
+    }
     if (ngraph) {
         tl_map_free(&gpu_first);
         tl_map_free(&gpu_last);

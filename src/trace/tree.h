@@ -30,6 +30,7 @@ typedef struct tl_tree {
     int with_python;                /* python_function events are tree nodes */
     size_t n_discarded;             /* events dropped by the bleed rule */
     size_t n_linked_gpu, n_gpu;     /* GPU-set events linked / total */
+    size_t n_linked_by_corr;        /* of them, linked by correlation alone: the trace has no ac2g flow */
     int gpu_only;                   /* no cpu_op nor python_function event */
     uint8_t *name_comm;             /* per names id: matches the communication regexes */
 } tl_tree;
