@@ -42,8 +42,9 @@ local ICONS = { "🔴", "🟡" }
 local OTHER_ICON = "🟢"
 -- The icons mean one thing in every section: the finding's rank there.
 local LEGEND = {
-  "> **Legend:** in every section 🔴 marks P1, 🟡 P2 and 🟢 P3 onward, ranked by impact_score; the icon is a rank, "
-    .. "not a severity or a confidence (each card states its confidence).",
+  "> **Legend:** in every section 🔴 marks P1, 🟡 P2 and 🟢 P3 onward, ranked by impact_score (system-level "
+    .. "findings have none and keep a fixed order: host synchronization and idle time, then communication and "
+    .. "memory copies); the icon is a rank, not a severity or a confidence (each card states its confidence).",
   "> **impact_score:** the estimated share of end-to-end GPU time, in percent, that acting on a finding could recover.",
 }
 local NO_COMPUTE = "✅ No compute kernel optimization opportunities identified. All categories are within target "
