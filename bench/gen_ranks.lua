@@ -18,7 +18,11 @@
 -- time; each node's clock has its own offset. --no-pg drops the process-
 -- group metadata and keeps one stream per rank (simplified mode); --mismatch R
 -- gives rank R a Half dtype on the first TP allreduce (a metadata mismatch);
--- --compute K adds K compute kernels per step per rank (bulk for benchmarks).
+-- each step is a ProfilerStep#N CPU annotation (N = 1, 2, ...) on every rank;
+-- --compute K adds K compute kernels per step per rank (bulk for benchmarks);
+-- with --launches each also gets the CPU op (aten::mm) and the
+-- cudaLaunchKernel runtime call that launched it, as Kineto writes them
+-- (realistic per-rank traces for bench/run_ranks_bench.sh).
 local o = {ranks = 8, seed = 1, tp = 8, gpn = 8, steps = 2, style = "nccl", compute = 0}
 local i = 1
 local args = {...}
@@ -42,6 +46,7 @@ while i <= #args do
   elseif a == "--mismatch" then o.mismatch = math.tointeger(tonumber(val()))
   elseif a == "--compute" then o.compute = math.tointeger(tonumber(val()))
   elseif a == "--gzip" then o.gzip = true
+  elseif a == "--launches" then o.launches = true
   else error("gen_ranks: unknown option " .. a) end
   i = i + 1
 end
@@ -169,15 +174,37 @@ local function a2a_splits(g)
   return s
 end
 
+-- the K compute kernels of one step of rank r (from time t, correlation ids
+-- after c0), as one string; kept as {t, c0} until the file is written, so
+-- that the generator's memory does not grow with K x ranks
+local function compute_block(r, t0, c0)
+  local out = {}
+  for k = 1, o.compute do
+    local c = c0 + k
+    local ts = t0 + k * 1000 + bias[r] + node_off[r // o.gpn]
+    out[#out + 1] = string.format(
+      '{"ph":"X","cat":"kernel","name":"void gemm_kernel<%d>(float*, float const*, int)","pid":%d,"tid":7,"ts":%s,"dur":0.800,"args":{"correlation":%d,"External id":%d,"grid":[1,1,1],"block":[256,1,1],"stream":7}}',
+      k % 17, r % o.gpn, us(ts), c, c)
+    if o.launches then
+      -- the CPU side, 20 us earlier on the rank's host thread
+      out[#out + 1] = string.format(
+        '{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":%d,"tid":1,"ts":%s,"dur":0.600,"args":{"External id":%d,"Sequence number":%d,"Fwd thread id":0,"Input Dims":[[1024,1024],[1024,1024]],"Input type":["float","float"]}}',
+        100000 + r, us(ts - 20000), c, c)
+      out[#out + 1] = string.format(
+        '{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":%d,"tid":1,"ts":%s,"dur":0.300,"args":{"External id":%d,"cbid":211,"correlation":%d}}',
+        100000 + r, us(ts - 19800), c, c)
+    end
+  end
+  return table.concat(out, ",\n")
+end
+
 local t = 1700000000000000000 // 1000 -- ns: 1.7e12 us
 for step = 1, o.steps do
-  for r = 0, W - 1 do
-    for k = 1, o.compute do
-      corr[r] = corr[r] + 1
-      local ts = t + k * 1000 + bias[r] + node_off[r // o.gpn]
-      ev[r][#ev[r] + 1] = string.format(
-        '{"ph":"X","cat":"kernel","name":"void gemm_kernel<%d>(float*, float const*, int)","pid":%d,"tid":7,"ts":%s,"dur":0.800,"args":{"correlation":%d,"External id":%d,"grid":[1,1,1],"block":[256,1,1],"stream":7}}',
-        k % 17, r % o.gpn, us(ts), corr[r], corr[r])
+  local step_t0 = t
+  if o.compute > 0 then
+    for r = 0, W - 1 do
+      ev[r][#ev[r] + 1] = {t = t, c0 = corr[r]}
+      corr[r] = corr[r] + o.compute
     end
   end
   t = t + o.compute * 1000 + 10000
@@ -199,6 +226,11 @@ for step = 1, o.steps do
     t = t + 4000000
   end
   t = collective(t, groups.world, "allreduce", "Float", 1, 1, 20000, 20) + 100000
+  -- the step's CPU annotation on each rank (its own clock)
+  for r = 0, W - 1 do
+    ev[r][#ev[r] + 1] = string.format('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":%d,"tid":1,"ts":%s,"dur":%s}',
+      step, 100000 + r, us(step_t0 + node_off[r // o.gpn]), us(t - step_t0))
+  end
 end
 
 os.execute("mkdir -p '" .. o.out:gsub("'", "'\\''") .. "'")
@@ -209,7 +241,11 @@ for r = 0, W - 1 do
   for _ = 1, o.gpn do dev[#dev + 1] = '{"name":"Synthetic GPU","totalGlobalMem":85899345920}' end
   f:write(string.format('{"schemaVersion":1,"distributedInfo":{"backend":"nccl","rank":%d,"world_size":%d},', r, W))
   f:write('"deviceProperties":[', table.concat(dev, ","), '],\n"traceEvents":[\n')
-  f:write(table.concat(ev[r], ",\n"))
+  for j, e in ipairs(ev[r]) do
+    if j > 1 then f:write(",\n") end
+    f:write(type(e) == "table" and compute_block(r, e.t, e.c0) or e)
+  end
+  ev[r] = nil
   f:write("\n]}\n")
   f:close()
   if o.gzip then assert(os.execute("gzip -f '" .. path:gsub("'", "'\\''") .. "'")) end

@@ -514,6 +514,8 @@ local function main(argv)
   local health_checks, steps = timed("trace health", function()
     return require("tracelens.health").checks(trace), trace:steps()
   end)
+  -- the critical path of the representative step, for the Critical Path line (issue 16)
+  local cpath = timed("critical path", function() return require("tracelens.critical_path_md").data(trace, steps) end)
   local pok, plat = pcall(trace.platform, trace, { platform = opts.platform, arch = opts.arch })
   if not pok then fail(tostring(plat), 2) end
   -- No arch file for the trace's GPU (or --platform none): the analysis runs
@@ -570,6 +572,11 @@ local function main(argv)
   local candidates = timed("fusion candidates", function()
     if trace2 then return fusion.candidates_comparative(trace, sheets.diff_stats) end
     return fusion.candidates(trace, sheets.unified_perf_summary)
+  end)
+  -- issue 16: the GPU feed and memory lines, and repeated short-kernel sequences as a fusion hint
+  local feed, seq_hints = timed("gpu feed and kernel sequences", function()
+    local lines = not trace2 and fusion.sequence_hints(trace:kernel_sequences(), candidates)
+    return require("tracelens.gpu_feed").data(trace, arch), lines or nil
   end)
   local prep = timed("category data", function()
     return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,
@@ -694,7 +701,8 @@ local function main(argv)
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
       warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names,
-      inference = inference_data, health = health_checks, steps = steps, ranks = ranks_inp })
+      inference = inference_data, health = health_checks, steps = steps, ranks = ranks_inp, gpu_feed = feed,
+      sequence_hints = seq_hints, critical_path = cpath })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)
   pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}", "perf_improvement.png")

@@ -10,9 +10,10 @@ PKGS=(build-essential cmake pkg-config
       libedit-dev libfreetype-dev fonts-dejavu-core libpcre2-dev)
 # test-only: the scanner's differential test (jansson), the fuzz targets
 # (clang), the workbook checks (openpyxl; LibreOffice and pdftoppm render the
-# workbook as a user sees it), peak-memory figures (time)
+# workbook as a user sees it), peak-memory figures (time), the MPI build and
+# its mpirun test (Open MPI)
 TEST_PKGS=(libjansson-dev clang libclang-rt-14-dev python3 python3-openpyxl time
-           libreoffice-calc-nogui poppler-utils)
+           libreoffice-calc-nogui poppler-utils libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--runtime" ] || PKGS+=("${TEST_PKGS[@]}")
 missing=()
 for p in "${PKGS[@]}"; do

@@ -17,6 +17,8 @@
 --   metrics      analyze: the kernel_fusion_metrics.json object (§10)
 --   overlap      the GPU events each candidate claims (every instance) and
 --                the resolution of estimates that share some [FIX]
+--   sequences    the hint from repeated short-kernel sequences no candidate
+--                covers (trace:kernel_sequences(); issue 16)
 --
 -- The walks over the trace are C (src/analysis/fusion.c): trace:fusion_modules()
 -- (step 1, every tree node) and trace:fusion_siblings() (step 2, the unified
@@ -83,6 +85,10 @@ M.estimate_comparative = estimate.estimate_comparative
 --- max_achievable_tflops = {matrix_bf16 = ..., vector_bf16 = ..., ...},
 --- unified = the unified_perf_summary Table (nil -> ERROR)}.
 M.analyze = metrics.analyze
+
+--- sequence_hints(trace:kernel_sequences(), candidates) -> the lines for
+--- analysis.md's fusion section (empty when no sequence qualifies).
+M.sequence_hints = require("tracelens.fusion.sequences").lines
 M.gpu_events_file = metrics.gpu_events_file
 
 return M

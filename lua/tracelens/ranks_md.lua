@@ -119,6 +119,51 @@ local function straggler_lines(sheets)
   return out
 end
 
+-- HTA's late-start straggler rule (rank_stragglers, docs/ranks.md).
+local function late_start_lines(sheets)
+  local t = sheets.rank_stragglers
+  if not t or t:nrows() == 0 then
+    return { "HTA's late-start rule names no straggler here: no communication kernel on a stream > 0 in a "
+      .. "ProfilerStep after the first lasts at least 1% of the mean iteration (rank_stragglers is not written)." }
+  end
+  local flagged, iters, first = {}, 0, nil
+  for _, row in t:rows() do
+    first = first or row
+    if (row.iterations or 0) > iters then iters = row.iterations end
+    if row.potential_straggler == "Yes" then
+      flagged[#flagged + 1] = string.format("rank %d (among the two latest in %d of %d %s)", row.rank, row.times_flagged,
+        row.iterations, plural(row.iterations, "iteration"))
+    end
+  end
+  local what = string.format("the start of the last `%s` on stream %s in each iteration, the two latest ranks flagged",
+    md.text(first.kernel or "?"), tostring(first.stream))
+  if #flagged == 0 then
+    return { string.format("HTA's late-start rule (rank_stragglers: %s) flags no rank.", what) }
+  end
+  return { string.format("HTA's late-start rule (rank_stragglers: %s) names %s.", what, table.concat(flagged, " and ")) }
+end
+
+-- Exposed communication per rank (rank_comm_overlap): communication not overlapped by computation.
+local function exposed_lines(ranks)
+  local e = spread(ranks, "exposed_comm_us")
+  local c = spread(ranks, "total_comm_us")
+  if not e or not c or c.max <= 0 then return {} end
+  local lo, hi
+  for _, r in ipairs(ranks) do
+    if r.total_comm_us > 0 then
+      local p = 100 * (r.total_comm_us - r.exposed_comm_us) / r.total_comm_us
+      lo, hi = math.min(lo or p, p), math.max(hi or p, p)
+    end
+  end
+  lo, hi = lo or 0, hi or 0
+  local overlap = string.format("%.1f%%", lo) == string.format("%.1f%%", hi)
+    and string.format("on every rank %.1f%% of the communication time overlaps computation", lo)
+    or string.format("%.1f%% to %.1f%% of each rank's communication time overlaps computation", lo, hi)
+  return { string.format("Exposed communication (GPU communication time not overlapped by computation, "
+    .. "rank_comm_overlap) ranges from %s (rank %d) to %s (rank %d) per rank; %s.", ms(e.min), e.min_rank, ms(e.max),
+    e.max_rank, overlap) }
+end
+
 -- The start skew over the matched collectives (nccl_implicit_sync).
 local function skew_lines(sheets)
   local t = sheets.nccl_implicit_sync
@@ -195,6 +240,16 @@ end
 
 local function imbalance_lines(d)
   local out = {}
+  local c = spread(d.ranks, "compute_us")
+  if c and c.mean > 0 and c.max == c.min then
+    out[#out + 1] = string.format("GPU computation time (rank_temporal_breakdown) is %s on every rank.", ms(c.min))
+    out[#out + 1] = ""
+  elseif c and c.mean > 0 then
+    out[#out + 1] = string.format("GPU computation time per rank (rank_temporal_breakdown) ranges from %s (rank %d) "
+      .. "to %s (rank %d): the slowest rank computes %.1f%% more than the mean %s.", ms(c.min), c.min_rank, ms(c.max),
+      c.max_rank, 100 * (c.max - c.mean) / c.mean, ms(c.mean))
+    out[#out + 1] = ""
+  end
   local b = spread(d.ranks, "busy_us")
   if b then
     out[#out + 1] = string.format("GPU busy time per rank (every GPU event) ranges from %s (rank %d) to %s "
@@ -253,8 +308,8 @@ function M.section(d)
     .. "report of all ranks is in collective_report_csvs/ (the sheets of `tracelens ranks`, docs/ranks.md).", n,
     plural(n, "trace"), md.code(d.dir), d.rep.rank, d.how)
   out[#out + 1] = ""
-  for _, part in ipairs({ straggler_lines(d.sheets), skew_lines(d.sheets), collective_lines(d), imbalance_lines(d),
-    rank_table(d) }) do
+  for _, part in ipairs({ straggler_lines(d.sheets), late_start_lines(d.sheets), skew_lines(d.sheets),
+    collective_lines(d), exposed_lines(d.ranks), imbalance_lines(d), rank_table(d) }) do
     if #part > 0 then
       for _, l in ipairs(part) do out[#out + 1] = l end
       out[#out + 1] = ""

@@ -822,6 +822,10 @@ local function fusion_section(inp, items)
     append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
       link("Kernel fusion insights", "detailed-analysis-fusion-P", i)))
   end
+  if inp.sequence_hints and #inp.sequence_hints > 0 then -- tracelens.fusion.sequences (issue 16)
+    if #items > 0 then add(out, "---", "") end
+    append(out, inp.sequence_hints)
+  end
   add(out, "---", "")
   return out
 end
@@ -998,6 +1002,8 @@ function M.render(inp)
   append(out, executive_summary(inp, items))
   append(out, warnings(inp))
   append(out, steps_section(inp))
+  append(out, require("tracelens.critical_path_md").section(inp.critical_path)) -- issue 16
+  append(out, require("tracelens.gpu_feed").section(inp.gpu_feed)) -- issue 16
   out[#out + 1] = "---"
   out[#out + 1] = ""
   if inp.ranks then -- --ranks: tracelens.ranks_md's section

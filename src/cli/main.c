@@ -12,6 +12,7 @@
 #include "lua/lextension.h"
 #include "lua/repl.h"
 #include "ranks/cli.h"
+#include "split/critical_path_cli.h"
 #include "split/match.h"
 #include "split/split_cli.h"
 #include "report/platform.h"
@@ -42,12 +43,16 @@ static const char *const MAIN_HELP =
     "  compare R1 R2 [...]    compare perf reports (CSV dirs or .xlsx) with the first\n"
     "                         (docs/compare.md)\n"
     "  ranks DIR -o OUT       multi-rank collective report from one trace per rank\n"
-    "                         (docs/ranks.md)\n"
+    "                         (docs/ranks.md; also `ranks summarize` / `ranks reduce`,\n"
+    "                         and under mpirun in an MPI build)\n"
     "  split TRACE -o DIR     split a serving trace by its iterations (steady state,\n"
     "                         phases; docs/split.md)\n"
     "  match-blocks A B -o OUT\n"
     "                         the best-matching blocks of iterations of two serving\n"
     "                         traces, per phase (docs/split.md)\n"
+    "  critical-path TRACE -o OUT.json.gz\n"
+    "                         the critical path of a step (HTA's algorithm) and the\n"
+    "                         trace with it overlaid (docs/critical-path.md)\n"
     "\n"
     "options:\n"
     "  -h, --help             this help; `tracelens COMMAND --help` for a command\n"
@@ -141,6 +146,13 @@ static const char *const REPORT_HELP =
     "                                 launch-to-start delay and GPU time per kernel name)\n"
     "  --no-user-annotations          omit user_annotations (tracelens's own: time per\n"
     "                                 record_function range name on CPU and GPU)\n"
+    "  --no-kernel-sequences          omit kernel_sequences (tracelens's own: the kernel\n"
+    "                                 sequences repeated on each stream, by GPU time)\n"
+    "  --no-memcpy-summary            omit memcpy_summary (tracelens's own: copies and sets\n"
+    "                                 by direction and host memory against the links)\n"
+    "  --no-memory-timeline           omit memory_peak and memory_timeline (tracelens's\n"
+    "                                 own: profile_memory traces' allocated / reserved\n"
+    "                                 memory per device)\n"
     "  --no-kernel-summary            omit kernel_summary (on by default; off with\n"
     "                                 --inference) [--enable_kernel_summary turns it on]\n"
     "  --no-short-kernel-study        omit the short-kernel sheets (on by default; off\n"
@@ -386,6 +398,12 @@ static int cmd_report(int argc, char **argv)
             ro.launch_stats = 0;
         } else if (is_opt(a, "--no-user-annotations", NULL)) {
             ro.user_annotations = 0;
+        } else if (is_opt(a, "--no-kernel-sequences", NULL)) {
+            ro.kernel_sequences = 0;
+        } else if (is_opt(a, "--no-memcpy-summary", NULL)) {
+            ro.memcpy_summary = 0;
+        } else if (is_opt(a, "--no-memory-timeline", NULL)) {
+            ro.memory_timeline = 0;
         } else if (is_opt(a, "--no-kernel-summary", NULL)) {
             ro.kernel_summary = 0;
         } else if (is_opt(a, "--enable-kernel-summary", "--enable_kernel_summary")) {
@@ -644,6 +662,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "ranks")) return tl_ranks_cli(argc - 2, argv + 2);
     if (!strcmp(cmd, "split")) return tl_split_cli(argc - 2, argv + 2);
     if (!strcmp(cmd, "match-blocks")) return tl_match_cli(argc - 2, argv + 2);
+    if (!strcmp(cmd, "critical-path")) return tl_critical_path_cli(argc - 2, argv + 2);
     char msg[256];
     snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
     return usage_error(msg, MAIN_HELP);

@@ -1,6 +1,5 @@
 #include "kineto_scan.h"
 
-#include <emmintrin.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -9,7 +8,9 @@
 
 #include "../io/source.h"
 #include "json_text.h"
+#include "structix.h"
 #include "../util/bigmem.h"
+#include "../util/clock.h"
 #include "../util/vec.h"
 
 enum { PAD = 64, INITIAL_BUF = 4 << 20, PROGRESS_STEP = 64 << 20 };
@@ -20,6 +21,9 @@ enum { OK = 0, NEED = 1, ERR = 2 };
 
 typedef struct scanner {
     tl_source *src;           /* NULL for an in-memory document */
+    /* or the bytes come from this reader (gzip segments, below) */
+    long (*read_fn)(void *ud, char *buf, size_t cap, tl_error *err);
+    void *read_ud;
     const char *path;
     char *buf;                /* [0, len) data, then >= PAD zero bytes */
     size_t len, cap;
@@ -48,6 +52,9 @@ typedef struct scanner {
     size_t stack_cap;
 
     tl_icache names_cache, keys_cache, values_cache;
+    /* integer pid/tid -> idval id, direct-mapped (a trace has few) */
+    struct { int64_t v; uint32_t id; } idv_cache[16];
+    uint16_t idv_valid;
     uint8_t *cat_map;         /* cats id -> tl_cat */
     size_t cat_map_cap;
     uint64_t next_progress;
@@ -67,6 +74,18 @@ typedef struct scanner {
     int landed;               /* stopped exactly at stops[landed_i] */
     size_t landed_i;
     int start_in_events;      /* begin inside traceEvents, at an event */
+
+    /* stage figures (TRACELENS_SCAN_STAGES): seconds inside the source's
+     * read (the read(2) of a plain file, or the wait for the inflater) and
+     * in the whole scan of this scanner */
+    double read_s, scan_s;
+
+    /* stage 1: the classifier's masks of buf, one per 64-byte block, made
+     * a chunk at a time just ahead of the parse (so the bytes are still in
+     * cache when parsed) and dropped at each refill */
+    tl_sx_path sx;
+    tl_sx_scan_masks *ix;
+    size_t ix_n, ix_cap;      /* blocks classified, allocated */
 } scanner;
 
 /* ------------------------------------------------------------------ errors */
@@ -106,26 +125,54 @@ static int at_zero(scanner *s, const char *p, const char *what)
 
 /* ------------------------------------------------------------- primitives */
 
-/* Finds the first '"', '\\' or control byte (< 0x20, includes the zero
- * sentinel) at or after p. *high |= whether a byte >= 0x80 was passed. */
-static inline const char *scan_str(const char *p, int *high)
+enum { IX_CHUNK = 64 }; /* blocks classified at a time: 4 KiB of input */
+
+/* Classifies the blocks from ix_n up to at least block b (buf holds
+ * len + PAD readable bytes, and b never passes the block of the zero
+ * sentinel at len). */
+__attribute__((noinline)) static void ix_extend(scanner *s, size_t b)
 {
-    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c1f = _mm_set1_epi8(0x1f);
-    int hi = 0;
+    size_t limit = (s->len + PAD) / 64, want = b + IX_CHUNK;
+    if (want > limit) want = limit;
+    if (want > s->ix_cap) {
+        size_t c = s->ix_cap ? s->ix_cap : 1024;
+        while (c < want) c *= 2;
+        s->ix = tl_xrealloc(s->ix, c * sizeof *s->ix);
+        s->ix_cap = c;
+    }
+    tl_sx_scan_blocks(s->sx, (const uint8_t *)s->buf + 64 * s->ix_n, want - s->ix_n, s->ix + s->ix_n);
+    s->ix_n = want;
+}
+
+static inline const tl_sx_scan_masks *ix_block(scanner *s, size_t b)
+{
+    if (b >= s->ix_n) ix_extend(s, b);
+    return &s->ix[b];
+}
+
+/* Finds the first '"', '\\', control byte (< 0x20, includes the zero
+ * sentinel) or byte >= 0x80 at or after p, from the classifier's masks. */
+static inline const char *scan_str(scanner *s, const char *p)
+{
+    size_t off = (size_t)(p - s->buf), b = off >> 6;
+    uint64_t m = ix_block(s, b)->stop >> (off & 63);
+    if (m) return p + __builtin_ctzll(m);
     for (;;) {
-        __m128i x = _mm_loadu_si128((const __m128i *)p);
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
-                                 _mm_cmpeq_epi8(_mm_max_epu8(x, c1f), c1f));
-        unsigned mask = (unsigned)_mm_movemask_epi8(m);
-        unsigned hm = (unsigned)_mm_movemask_epi8(x);
-        if (mask) {
-            unsigned k = (unsigned)__builtin_ctz(mask);
-            hi |= (hm & ((1u << k) - 1)) != 0;
-            *high |= hi;
-            return p + k;
-        }
-        hi |= hm != 0;
-        p += 16;
+        m = ix_block(s, ++b)->stop;
+        if (m) return s->buf + (b << 6) + __builtin_ctzll(m);
+    }
+}
+
+/* Skips JSON whitespace at p (the zero sentinel stops it). */
+static inline const char *sx_ws(scanner *s, const char *p)
+{
+    if (!(*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) return p;
+    size_t off = (size_t)(p - s->buf), b = off >> 6;
+    uint64_t m = ix_block(s, b)->nonspace >> (off & 63);
+    if (m) return p + __builtin_ctzll(m);
+    for (;;) {
+        m = ix_block(s, ++b)->nonspace;
+        if (m) return s->buf + (b << 6) + __builtin_ctzll(m);
     }
 }
 
@@ -174,9 +221,8 @@ static void sb_reserve(scanner *s, size_t need)
 static int parse_string(scanner *s, const char **pp, const char **out, size_t *outlen)
 {
     const char *start = *pp;
-    int high = 0;
-    const char *p = scan_str(start, &high);
-    if (*p == '"' && !high) {
+    const char *p = scan_str(s, start);
+    if (*p == '"') { /* no escape and no byte >= 0x80 before it */
         *out = start;
         *outlen = (size_t)(p - start);
         *pp = p + 1;
@@ -293,8 +339,11 @@ static int skip_string(scanner *s, const char **pp)
 {
     const char *p = *pp;
     for (;;) {
-        int high = 0;
-        p = scan_str(p, &high);
+        p = scan_str(s, p);
+        if ((unsigned char)*p >= 0x80) { /* checked where strings are decoded */
+            p++;
+            continue;
+        }
         if (*p == '"') {
             *pp = p + 1;
             return OK;
@@ -363,12 +412,14 @@ static int scan_number(scanner *s, const char **pp, int *is_int, int64_t *iv)
     if (*p == '0') {
         p++;
     } else {
-        while (*p >= '0' && *p <= '9') {
-            unsigned d = (unsigned)(*p - '0');
-            if (v > (UINT64_MAX - d) / 10) ovf = 1;
-            else v = v * 10 + d;
+        /* up to 19 digits cannot overflow; 20 or more (no leading zero)
+         * are past INT64_MAX, so never an integer here */
+        const char *d0 = p;
+        while ((unsigned)(*p - '0') < 10) {
+            v = v * 10 + (unsigned)(*p - '0');
             p++;
         }
+        if (p - d0 > 19) ovf = 1;
     }
     int integral = 1;
     if (*p == '.') {
@@ -413,7 +464,7 @@ static int skip_value(scanner *s, const char **pp)
     int st;
     for (;;) {
         /* a value starts here */
-        p = tl_json_ws(p);
+        p = sx_ws(s, p);
         switch (*p) {
         case '"':
             p++;
@@ -427,7 +478,7 @@ static int skip_value(scanner *s, const char **pp)
                 s->stack = tl_xrealloc(s->stack, s->stack_cap);
             }
             s->stack[depth++] = (uint8_t)open;
-            p = tl_json_ws(p);
+            p = sx_ws(s, p);
             if ((open == '[' && *p == ']') || (open == '{' && *p == '}')) {
                 p++;
                 depth--;
@@ -440,7 +491,7 @@ static int skip_value(scanner *s, const char **pp)
                 }
                 p++;
                 if ((st = skip_string(s, &p)) != OK) return st;
-                p = tl_json_ws(p);
+                p = sx_ws(s, p);
                 if (*p != ':') {
                     if (*p == 0) return at_zero(s, p, "expected ':'");
                     return fail(s, p, "expected ':' after an object key");
@@ -469,10 +520,10 @@ static int skip_value(scanner *s, const char **pp)
                 *pp = p;
                 return OK;
             }
-            p = tl_json_ws(p);
+            p = sx_ws(s, p);
             uint8_t top = s->stack[depth - 1];
             if (*p == ',') {
-                p = tl_json_ws(p + 1);
+                p = sx_ws(s, p + 1);
                 if (top == '{') {
                     if (*p != '"') {
                         if (*p == 0) return at_zero(s, p, "expected a key string");
@@ -480,7 +531,7 @@ static int skip_value(scanner *s, const char **pp)
                     }
                     p++;
                     if ((st = skip_string(s, &p)) != OK) return st;
-                    p = tl_json_ws(p);
+                    p = sx_ws(s, p);
                     if (*p != ':') {
                         if (*p == 0) return at_zero(s, p, "expected ':'");
                         return fail(s, p, "expected ':' after an object key");
@@ -673,7 +724,15 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
         else st = skip_value(s, &p);
         if (st != OK) return st;
         if (isint) {
-            *out = tl_es_idval(s->es, 0, iv);
+            unsigned slot = (unsigned)((uint64_t)iv * 0x9E3779B97F4A7C15ull >> 60);
+            if ((s->idv_valid >> slot & 1) && s->idv_cache[slot].v == iv) {
+                *out = s->idv_cache[slot].id;
+            } else {
+                *out = tl_es_idval(s->es, 0, iv);
+                s->idv_cache[slot].v = iv;
+                s->idv_cache[slot].id = *out;
+                s->idv_valid |= (uint16_t)(1u << slot);
+            }
         } else {
             /* other values (floats, big ints, booleans, containers) are a
              * kind of their own, so 1.5 and "1.5" stay different; numbers
@@ -704,6 +763,38 @@ static int parse_time(scanner *s, const char **pp, int is_dur, int64_t *out, int
     const char *start = *pp, *p = start;
     int st;
     *present = 0;
+    {
+        /* fast path, Kineto's form: up to 15 integer digits, up to 3
+         * fraction digits, then a delimiter; anything else (and every
+         * error) takes the general path below */
+        const char *q = p + (*p == '-');
+        const char *d0 = q;
+        uint64_t ip = 0, fp = 0;
+        while ((unsigned)(*q - '0') < 10) ip = ip * 10 + (unsigned)(*q++ - '0');
+        size_t ni = (size_t)(q - d0), nf = 0;
+        int isint = 1;
+        if (*q == '.') {
+            const char *f0 = ++q;
+            while ((unsigned)(*q - '0') < 10) fp = fp * 10 + (unsigned)(*q++ - '0');
+            nf = (size_t)(q - f0);
+            isint = 0;
+        }
+        char c = *q;
+        if (ni >= 1 && ni <= 15 && !(ni > 1 && *d0 == '0') && (isint || (nf >= 1 && nf <= 3)) &&
+            (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+            static const uint64_t scale[4] = {1000, 100, 10, 1};
+            int64_t v = (int64_t)(ip * 1000 + fp * scale[nf]);
+            if (*p == '-') v = -v;
+            if (is_dur ? v < -TL_DUR_MAX_NS || v > TL_DUR_MAX_NS : v < TL_TS_MIN_NS || v > TL_TS_MAX_NS)
+                return fail_seen(s, start, q,
+                                 is_dur ? "dur out of range (a duration must lie within -1e15..1e15 us)"
+                                        : "ts out of range (a timestamp must lie within -1e15..4e15 us)");
+            *out = v;
+            *present = isint ? 2 : 1;
+            *pp = q;
+            return OK;
+        }
+    }
     if (*p == '-' || (*p >= '0' && *p <= '9')) {
         int isint;
         int64_t iv;
@@ -738,7 +829,7 @@ static int parse_args(scanner *s, const char **pp)
         return OK;
     }
     s->e_flags |= TL_F_ARGS;
-    p = tl_json_ws(p + 1);
+    p = sx_ws(s, p + 1);
     if (*p == '}') {
         *pp = p + 1;
         return OK;
@@ -754,12 +845,12 @@ static int parse_args(scanner *s, const char **pp)
         if ((st = parse_string(s, &p, &key, &klen)) != OK || (st = nul_free(s, q, p, key, klen, "an args key")) != OK)
             return st;
         uint32_t kid = tl_strpool_intern_cached(&s->es->keys, &s->keys_cache, key, klen);
-        p = tl_json_ws(p);
+        p = sx_ws(s, p);
         if (*p != ':') {
             if (*p == 0) return at_zero(s, p, "expected ':' in args");
             return fail(s, p, "expected ':' after a key in args");
         }
-        p = tl_json_ws(p + 1);
+        p = sx_ws(s, p + 1);
         const char *vstart = p;
         int isint = 0;
         int64_t iv = 0;
@@ -784,9 +875,9 @@ static int parse_args(scanner *s, const char **pp)
             if (kid == TL_K_SEQUENCE_NUMBER) s->e_has_seq = 0; /* the last duplicate wins */
             tb_put_raw(s, kid, tl_strpool_intern_cached(&s->es->values, &s->values_cache, vstart, (size_t)(p - vstart)));
         }
-        p = tl_json_ws(p);
+        p = sx_ws(s, p);
         if (*p == ',') {
-            p = tl_json_ws(p + 1);
+            p = sx_ws(s, p + 1);
             continue;
         }
         if (*p == '}') {
@@ -913,7 +1004,7 @@ __attribute__((noinline)) static int parse_event(scanner *s, const char **pp)
         if (*p == 0) return at_zero(s, p, "expected an event object");
         return fail(s, p, "expected an event object '{' in traceEvents");
     }
-    p = tl_json_ws(p + 1);
+    p = sx_ws(s, p + 1);
     if (*p == '}') goto done;
     for (;;) {
         if (*p != '"') {
@@ -932,12 +1023,12 @@ __attribute__((noinline)) static int parse_event(scanner *s, const char **pp)
             kk = 1;
         }
         const char *k = kk ? kbuf : key;
-        p = tl_json_ws(p);
+        p = sx_ws(s, p);
         if (*p != ':') {
             if (*p == 0) return at_zero(s, p, "expected ':'");
             return fail(s, p, "expected ':' after a key");
         }
-        p = tl_json_ws(p + 1);
+        p = sx_ws(s, p + 1);
         size_t kl = klen;
 #define K(lit) key_is(k, kl, lit, sizeof(lit) - 1)
         if (K("ph")) {
@@ -1009,9 +1100,9 @@ __attribute__((noinline)) static int parse_event(scanner *s, const char **pp)
             if ((st = skip_value(s, &p)) != OK) return st;
         }
 #undef K
-        p = tl_json_ws(p);
+        p = sx_ws(s, p);
         if (*p == ',') {
-            p = tl_json_ws(p + 1);
+            p = sx_ws(s, p + 1);
             continue;
         }
         if (*p == '}') break;
@@ -1036,13 +1127,17 @@ static int refill(scanner *s, size_t keep, int *got_more)
     memmove(s->buf, s->buf + keep, rest);
     s->base += keep;
     s->len = rest;
+    s->ix_n = 0; /* the bytes moved: classify again */
     if (s->cap - s->len - PAD < s->cap / 4 && s->cap < s->max_cap) {
         /* kept is at most max_value (scan checks it first), so a buffer of
          * max_cap always has room to read on */
         s->cap = s->cap * 2 < s->max_cap ? s->cap * 2 : s->max_cap;
         s->buf = tl_xrealloc(s->buf, s->cap);
     }
-    long n = tl_source_read(s->src, s->buf + s->len, s->cap - s->len - PAD, s->err);
+    double t0 = tl_now_s();
+    long n = s->read_fn ? s->read_fn(s->read_ud, s->buf + s->len, s->cap - s->len - PAD, s->err)
+                        : tl_source_read(s->src, s->buf + s->len, s->cap - s->len - PAD, s->err);
+    s->read_s += tl_now_s() - t0;
     if (n < 0) return ERR;
     if (n == 0) s->eof = 1;
     s->len += (size_t)n;
@@ -1198,7 +1293,7 @@ static int scan(scanner *s)
     int st;
     for (;;) {
         const char *p = s->buf + pos;
-        if (state != T_START) p = tl_json_ws(p);
+        if (state != T_START) p = sx_ws(s, p);
         const char *mark = p; /* the start of the unit parsed now */
         st = OK;
         switch (state) {
@@ -1206,7 +1301,7 @@ static int scan(scanner *s)
             if (s->base == 0 && pos == 0 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
                 (unsigned char)p[2] == 0xBF)
                 p += 3;
-            mark = p = tl_json_ws(p);
+            mark = p = sx_ws(s, p);
             if (*p == '{') {
                 p++;
                 state = T_OBJ_FIRST;
@@ -1331,7 +1426,7 @@ static int scan(scanner *s)
             for (;;) {
                 if (state == T_EVENTS_NEXT) {
                     if (*p == ',') {
-                        p = tl_json_ws(p + 1);
+                        p = sx_ws(s, p + 1);
                         mark = p;
                         state = T_EVENT;
                     } else if (*p == ']') {
@@ -1363,7 +1458,7 @@ static int scan(scanner *s)
                 }
                 s->event_index++;
                 state = T_EVENTS_NEXT;
-                mark = p = tl_json_ws(p);
+                mark = p = sx_ws(s, p);
             }
             break;
         case T_END:
@@ -1393,7 +1488,7 @@ static int scan(scanner *s)
         if (st == NEED) {
             size_t keep = (size_t)(mark - s->buf);
             int more;
-            if (!s->src) s->eof = 1;
+            if (!s->src && !s->read_fn) s->eof = 1;
             if (refill(s, keep, &more) != OK) return -1;
             pos = 0;
             if (!more) {
@@ -1418,6 +1513,7 @@ static void scanner_free(scanner *s)
     free(s->sb);
     free(s->stack);
     free(s->cat_map);
+    free(s->ix);
 }
 
 /* The durations together (each stored one is in 0..TL_DUR_MAX_NS) stay at
@@ -1474,10 +1570,11 @@ typedef struct part {
     int started, appended;
 } part;
 
-static void scanner_setup(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts,
-                          tl_error *err)
+static void scanner_setup_fields(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts,
+                                 tl_error *err, tl_sx_path sx)
 {
     memset(s, 0, sizeof *s); /* also empties the intern caches */
+    s->sx = sx;
     s->path = path;
     s->es = es;
     s->err = err;
@@ -1487,17 +1584,41 @@ static void scanner_setup(scanner *s, const char *path, tl_event_store *es, cons
     s->max_value = mv < SIZE_MAX / 4 ? (size_t)mv : SIZE_MAX / 4;
     s->max_cap = s->max_value + 1 + INITIAL_BUF + PAD;
     if (s->max_cap < s->cap) s->max_cap = s->cap;
+    s->next_progress = PROGRESS_STEP;
+}
+
+static void scanner_setup(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts,
+                          tl_error *err, tl_sx_path sx)
+{
+    scanner_setup_fields(s, path, es, opts, err, sx);
     s->buf = tl_xmalloc(s->cap);
     memset(s->buf, 0, PAD);
-    s->next_progress = PROGRESS_STEP;
 }
 
 static int run_scanner(scanner *s)
 {
     int more;
-    return refill(s, 0, &more) == OK && scan(s) == 0 ? 0 : -1;
+    double t0 = tl_now_s();
+    int rc = refill(s, 0, &more) == OK && scan(s) == 0 ? 0 : -1;
+    s->scan_s = tl_now_s() - t0;
+    return rc;
 }
 
+/* TRACELENS_SCAN_STAGES=1: one stderr line per scanner (bench/README.md,
+ * "Stage figures"). */
+static int stages_wanted(void)
+{
+    const char *v = getenv("TRACELENS_SCAN_STAGES");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static void stage_line(const scanner *s, int part, uint64_t from, uint64_t to, size_t events)
+{
+    double mb = (double)(to - from) / 1e6, sc = s->scan_s - s->read_s;
+    fprintf(stderr, "tracelens: stage scan part %d: bytes %llu..%llu (%.1f MB), %zu events, read/inflate wait %.3f s, "
+            "scan %.3f s (%.0f MB/s)\n", part, (unsigned long long)from, (unsigned long long)to, mb, events, s->read_s,
+            sc, sc > 0 ? mb / sc : 0.0);
+}
 static void *part_main(void *arg)
 {
     part *pt = arg;
@@ -1538,11 +1659,10 @@ static int plausible_run(const char *w, long j, long n)
     return 1;
 }
 
-/* Offset of a likely event start in [from, from + CUT_WINDOW), or 0: a
- * `{"` after `},` whose continuation looks like a run of events. */
-static uint64_t find_cut(tl_source *src, uint64_t from, char *win)
+/* Index of a likely event start in win[0..n), or -1: a `{"` after `},`
+ * whose continuation looks like a run of events. */
+static long find_cut_mem(const char *win, long n)
 {
-    long n = tl_source_pread(src, win, CUT_WINDOW, from);
     for (long i = 0; i + 4 < n; i++) {
         if (win[i] != '}') continue;
         long j = skip_blank(win, i + 1, n);
@@ -1550,9 +1670,17 @@ static uint64_t find_cut(tl_source *src, uint64_t from, char *win)
         j = skip_blank(win, j + 1, n);
         if (j >= n || win[j] != '{') continue;
         long k = skip_blank(win, j + 1, n);
-        if (k < n && win[k] == '"' && plausible_run(win, j, n)) return from + (uint64_t)j;
+        if (k < n && win[k] == '"' && plausible_run(win, j, n)) return j;
     }
-    return 0;
+    return -1;
+}
+
+/* Offset of a likely event start in [from, from + CUT_WINDOW), or 0. */
+static uint64_t find_cut(tl_source *src, uint64_t from, char *win)
+{
+    long n = tl_source_pread(src, win, CUT_WINDOW, from);
+    long j = find_cut_mem(win, n);
+    return j < 0 ? 0 : from + (uint64_t)j;
 }
 
 /* Is the document a bare array of events (first byte after BOM/space)? */
@@ -1580,7 +1708,7 @@ static int plan_parts(tl_source *src, uint64_t size, int nparts, uint64_t *cuts)
 }
 
 static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err,
-                         tl_source *src0, int nparts, uint64_t *dur_sum)
+                         tl_source *src0, int nparts, uint64_t *dur_sum, tl_sx_path sx)
 {
     uint64_t cuts[MAX_PARTS];
     nparts = plan_parts(src0, tl_source_file_size(src0), nparts, cuts);
@@ -1598,7 +1726,7 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
             tl_es_init(pes);
             pes->bare_array = bare;
         }
-        scanner_setup(&pt->s, path, pes, k == 0 ? opts : &quiet, &pt->err);
+        scanner_setup(&pt->s, path, pes, k == 0 ? opts : &quiet, &pt->err, sx);
         pt->start = cuts[k];
         pt->s.stops = cuts + k + 1;
         pt->s.n_stops = (size_t)(nparts - k - 1);
@@ -1619,6 +1747,14 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
     parts[0].rc = run_scanner(&parts[0].s);
     for (int k = 1; k < nparts; k++)
         if (parts[k].started) pthread_join(parts[k].thread, NULL);
+
+    if (stages_wanted())
+        for (int j = 0; j < nparts; j++) {
+            const scanner *ps = &parts[j].s;
+            uint64_t to = ps->landed ? cuts[j + 1 + ps->landed_i] : ps->base + ps->len;
+            stage_line(ps, j, cuts[j], to, j ? parts[j].es.n : es->n);
+        }
+    double t_join = tl_now_s();
 
     /* follow the chain of right parts */
     int rc = 0, k = 0;
@@ -1642,6 +1778,8 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
         }
     }
     if (rc == 0) es->bytes = tl_source_file_size(src0);
+    if (stages_wanted())
+        fprintf(stderr, "tracelens: stage join parts: %.3f s (%d parts joined)\n", tl_now_s() - t_join, es->parts_joined);
     for (int j = 0; j < nparts; j++) {
         part *pt = &parts[j];
         if (j) {
@@ -1654,33 +1792,465 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
     return rc;
 }
 
+/* ------------------------------------------------- gzip in segments */
+
+/* A gzip file cannot be read from the middle, so its decompressed bytes are
+ * cut into segments of SEG_BYTES as they come (one worker at a time reads
+ * the source, whose own thread inflates), and each segment is scanned from a
+ * likely event start in it (find_cut_mem) by whichever worker claims it,
+ * into a store of its own, until an event starts exactly at the cut of a
+ * later segment: the rule of the parts of a plain file, so the joined result
+ * (events, errors and their event numbers) is that of a sequential scan. At
+ * most SEG_POOL segments are held at once; a segment goes back to the pool
+ * once no worker can read it again, so memory stays bounded whatever the
+ * size of the file. */
+enum { SEG_BYTES = 2 << 20, SEG_POOL = 8 };
+#define GZ_PARALLEL_MIN_BYTES ((uint64_t)8 << 20) /* compressed */
+
+typedef struct seg_info {
+    char *data;       /* NULL once released */
+    size_t len;
+    uint64_t start;   /* uncompressed offset of data[0] */
+    long cut;         /* index in data of the likely event start (0 in segment 0), -1 none */
+} seg_info;
+
+typedef struct seg_result {
+    tl_event_store *es; /* a spare store (segment 0: the caller's) */
+    tl_error err;
+    int rc, appended, done;
+    size_t landed;     /* the segment at whose cut the scan stopped, SIZE_MAX none */
+    uint64_t dur_sum;
+    /* the structured error, for its event number once joined */
+    int has_what, in_events;
+    char what[192];
+    uint64_t off, event;
+} seg_result;
+
+struct seg_pool;
+
+typedef struct seg_worker {
+    struct seg_pool *P;
+    scanner s;
+    int active;
+    size_t cur, off;  /* reading segment cur at byte off */
+    uint64_t *stops;  /* cuts of the segments entered, and their segment */
+    size_t *stop_seg, n_stops, cap_stops;
+    pthread_t thread;
+    int started;
+    double read_s, scan_s;
+    size_t instances;
+} seg_worker;
+
+typedef struct seg_pool {
+    tl_source *src;
+    const char *path;
+    tl_scan_opts quiet;
+    const tl_scan_opts *opts; /* for the progress callback */
+    tl_sx_path sx;
+    tl_event_store *es0;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    seg_info *segs;
+    size_t n_segs, cap_segs;
+    int filling, eof, failed, bare;
+    tl_error read_err;         /* the source's error */
+    size_t seg_bytes;
+    char *free_buf[SEG_POOL];
+    int n_free;
+    size_t next_claim, low;
+    seg_worker *w;
+    int nw;
+    seg_result **res;
+    size_t cap_res;
+    tl_event_store **spare;   /* emptied stores, kept for their memory */
+    size_t n_spare, cap_spare;
+    uint64_t next_progress;
+    /* the join, done as the chain's segments finish (one joiner at a time,
+     * under join_mu): the next segment of the chain, whether the chain has
+     * ended (its last segment, or an error), the result */
+    pthread_mutex_t join_mu;
+    size_t chain_next;
+    int chain_ended, rc;
+    uint64_t dur_sum;
+    tl_error *err;
+} seg_pool;
+
+/* Joins the finished segments of the chain, in order, into the caller's
+ * store (which segment 0 scanned into): a right segment's scan ends where
+ * an event starts exactly at a later cut, and that segment is the next
+ * right one. Called by the workers after each segment (skipped when another
+ * joins) and at the end. Results are freed once joined or left behind. */
+static void seg_join(seg_pool *P, int wait)
+{
+    if (wait) pthread_mutex_lock(&P->join_mu);
+    else if (pthread_mutex_trylock(&P->join_mu) != 0) return;
+    tl_event_store *es = P->es0;
+    while (!P->chain_ended) {
+        pthread_mutex_lock(&P->mu);
+        size_t k = P->chain_next;
+        seg_result *r = k < P->cap_res ? P->res[k] : NULL;
+        int done = r && r->done;
+        pthread_mutex_unlock(&P->mu);
+        if (!done) break;
+        if (r->rc != 0) {
+            if (r->has_what) {
+                scanner tmp;
+                memset(&tmp, 0, sizeof tmp);
+                tmp.path = P->path;
+                tmp.err = &r->err;
+                tmp.err_what = r->what;
+                tmp.err_off = r->off;
+                tmp.err_event = r->event;
+                tmp.err_in_events = r->in_events;
+                format_error(&tmp, k ? es->n : 0); /* event numbers follow those joined */
+            }
+            *P->err = r->err;
+            P->rc = -1;
+            P->chain_ended = 1;
+            break;
+        }
+        P->dur_sum += r->dur_sum; /* each saturates at TL_DUR_MAX_NS + 1, so does the sum */
+        if (P->dur_sum > (uint64_t)TL_DUR_MAX_NS) P->dur_sum = (uint64_t)TL_DUR_MAX_NS + 1;
+        if (k) {
+            tl_es_append_clear(es, r->es);
+            r->appended = 1;
+            es->parts_joined++;
+            pthread_mutex_lock(&P->mu);
+            TL_GROW(P->spare, P->cap_spare, P->n_spare + 1);
+            P->spare[P->n_spare++] = r->es;
+            r->es = NULL;
+            pthread_mutex_unlock(&P->mu);
+        }
+        if (r->landed == SIZE_MAX) P->chain_ended = 1;
+        else P->chain_next = r->landed;
+    }
+    pthread_mutex_unlock(&P->join_mu);
+}
+
+/* With mu held: segments below every worker's position (and below the next
+ * claim) go back to the pool. */
+static void seg_release(seg_pool *P)
+{
+    size_t low = P->next_claim;
+    for (int k = 0; k < P->nw; k++)
+        if (P->w[k].active && P->w[k].cur < low) low = P->w[k].cur;
+    for (; P->low < low && P->low < P->n_segs; P->low++) {
+        seg_info *g = &P->segs[P->low];
+        if (g->data) P->free_buf[P->n_free++] = g->data;
+        g->data = NULL;
+    }
+    pthread_cond_broadcast(&P->cv);
+}
+
+/* With mu held: 1 when segment j is filled, reading it from the source
+ * (in order, one reader at a time) when it is next; 0 past the end of the
+ * data or after a read error. */
+static int seg_ensure(seg_pool *P, size_t j)
+{
+    while (j >= P->n_segs) {
+        if (P->failed || P->eof) return 0;
+        if (P->filling || P->n_free == 0) {
+            pthread_cond_wait(&P->cv, &P->mu);
+            continue;
+        }
+        P->filling = 1;
+        char *buf = P->free_buf[--P->n_free];
+        size_t k = P->n_segs;
+        uint64_t start = k ? P->segs[k - 1].start + P->segs[k - 1].len : 0;
+        pthread_mutex_unlock(&P->mu);
+        tl_error e;
+        long n = tl_source_read(P->src, buf, P->seg_bytes, &e);
+        long cut = n > 0 && k > 0 ? find_cut_mem(buf, n) : 0;
+        int bare = 0;
+        if (n > 0 && k == 0) {
+            long i = n >= 3 && (unsigned char)buf[0] == 0xEF && (unsigned char)buf[1] == 0xBB &&
+                             (unsigned char)buf[2] == 0xBF ? 3 : 0;
+            i = skip_blank(buf, i, n);
+            bare = i < n && buf[i] == '[';
+        }
+        if (n > 0 && P->opts && P->opts->progress && start + (uint64_t)n >= P->next_progress) {
+            P->opts->progress(P->opts->progress_ud, start + (uint64_t)n, tl_source_file_size(P->src), 1);
+            P->next_progress = start + (uint64_t)n + PROGRESS_STEP;
+        }
+        pthread_mutex_lock(&P->mu);
+        P->filling = 0;
+        if (n <= 0) {
+            P->free_buf[P->n_free++] = buf;
+            if (n < 0) {
+                P->failed = 1;
+                P->read_err = e;
+            }
+            P->eof = 1;
+        } else {
+            TL_GROW(P->segs, P->cap_segs, k + 1);
+            P->segs[k] = (seg_info){buf, (size_t)n, start, cut};
+            P->n_segs = k + 1;
+            if (k == 0) P->bare = bare;
+            if ((size_t)n < P->seg_bytes) P->eof = 1; /* the source reads until full or the end */
+        }
+        pthread_cond_broadcast(&P->cv);
+    }
+    return 1;
+}
+
+/* The scanner's reader: the bytes of segment cur from off, then of the
+ * following segments; entering a segment adds its cut to the stops. */
+static long seg_read(void *ud, char *buf, size_t cap, tl_error *err)
+{
+    seg_worker *w = ud;
+    seg_pool *P = w->P;
+    pthread_mutex_lock(&P->mu);
+    for (;;) {
+        if (!seg_ensure(P, w->cur)) {
+            long r = P->failed ? -1 : 0;
+            if (r < 0) *err = P->read_err;
+            pthread_mutex_unlock(&P->mu);
+            return r;
+        }
+        seg_info *g = &P->segs[w->cur];
+        if (w->off < g->len) {
+            size_t n = g->len - w->off < cap ? g->len - w->off : cap;
+            const char *from = g->data + w->off; /* kept: cur is not released while this worker reads it */
+            pthread_mutex_unlock(&P->mu);
+            memcpy(buf, from, n);
+            w->off += n;
+            return (long)n;
+        }
+        w->cur++;
+        w->off = 0;
+        seg_release(P);
+        if (seg_ensure(P, w->cur) && P->segs[w->cur].cut >= 0) {
+            if (w->n_stops == w->cap_stops) {
+                w->cap_stops = w->cap_stops ? 2 * w->cap_stops : 64;
+                w->stops = tl_xrealloc(w->stops, w->cap_stops * sizeof *w->stops);
+                w->stop_seg = tl_xrealloc(w->stop_seg, w->cap_stops * sizeof *w->stop_seg);
+            }
+            w->stops[w->n_stops] = P->segs[w->cur].start + (uint64_t)P->segs[w->cur].cut;
+            w->stop_seg[w->n_stops++] = w->cur;
+            w->s.stops = w->stops;
+            w->s.n_stops = w->n_stops;
+        }
+    }
+}
+
+/* A scanner for another store, keeping the buffers of the last one. */
+static void scanner_reuse(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err,
+                          tl_sx_path sx)
+{
+    if (!s->buf) {
+        scanner_setup(s, path, es, opts, err, sx);
+        return;
+    }
+    scanner old = *s;
+    scanner_setup_fields(s, path, es, opts, err, sx);
+    s->buf = old.buf;
+    s->cap = old.cap > s->cap ? old.cap : s->cap;
+    if (s->max_cap < s->cap) s->max_cap = s->cap;
+    memset(s->buf, 0, PAD);
+    s->tb = old.tb, s->tb_cap = old.tb_cap;
+    s->sb = old.sb, s->sb_cap = old.sb_cap;
+    s->stack = old.stack, s->stack_cap = old.stack_cap;
+    s->ix = old.ix, s->ix_cap = old.ix_cap;
+    s->cat_map = old.cat_map, s->cat_map_cap = old.cat_map_cap; /* ids of another store: */
+    if (s->cat_map) memset(s->cat_map, 0xff, s->cat_map_cap);
+}
+
+static void seg_worker_run(seg_worker *w)
+{
+    seg_pool *P = w->P;
+    pthread_mutex_lock(&P->mu);
+    for (;;) {
+        size_t i = P->next_claim++;
+        w->cur = i;
+        w->off = 0;
+        w->active = 1;
+        /* segment 0 is scanned even when there is no data (an empty
+         * file, a read error: the scanner says which) */
+        int have = seg_ensure(P, i);
+        if (i > 0 && (!have || P->segs[i].cut < 0)) {
+            w->active = 0;
+            seg_release(P);
+            if (have) continue; /* no likely event start in it */
+            break;
+        }
+        w->off = i ? (size_t)P->segs[i].cut : 0;
+        uint64_t start = i ? P->segs[i].start + w->off : 0;
+        if (i >= P->cap_res) {
+            size_t old = P->cap_res;
+            TL_GROW(P->res, P->cap_res, i + 1);
+            memset(P->res + old, 0, (P->cap_res - old) * sizeof *P->res);
+        }
+        seg_result *r = tl_xcalloc(1, sizeof *r);
+        P->res[i] = r;
+        int bare = P->bare;
+        tl_event_store *es = i == 0 ? P->es0 : P->n_spare ? P->spare[--P->n_spare] : NULL;
+        pthread_mutex_unlock(&P->mu);
+        if (!es) {
+            es = tl_xmalloc(sizeof *es);
+            tl_es_init(es);
+        }
+        if (i) {
+            r->es = es;
+            es->bare_array = bare;
+        }
+        scanner_reuse(&w->s, P->path, es, &P->quiet, &r->err, P->sx);
+        w->s.read_fn = seg_read;
+        w->s.read_ud = w;
+        w->s.base = start;
+        w->s.start_in_events = i > 0;
+        w->n_stops = 0;
+        w->s.stops = w->stops;
+        r->rc = run_scanner(&w->s);
+        r->landed = w->s.landed ? w->stop_seg[w->s.landed_i] : SIZE_MAX;
+        r->dur_sum = w->s.dur_sum;
+        if (w->s.err_what) {
+            r->has_what = 1;
+            snprintf(r->what, sizeof r->what, "%s", w->s.err_what);
+            r->off = w->s.err_off;
+            r->event = w->s.err_event;
+            r->in_events = w->s.err_in_events;
+        }
+        w->read_s += w->s.read_s;
+        w->scan_s += w->s.scan_s;
+        w->instances++;
+
+        pthread_mutex_lock(&P->mu);
+        r->done = 1;
+        w->active = 0;
+        seg_release(P);
+        pthread_mutex_unlock(&P->mu);
+        seg_join(P, 0);
+        pthread_mutex_lock(&P->mu);
+    }
+    pthread_mutex_unlock(&P->mu);
+}
+
+static void *seg_worker_main(void *arg)
+{
+    seg_worker_run(arg);
+    return NULL;
+}
+
+static int scan_gzip_segments(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err,
+                              tl_source *src, int nw, uint64_t *dur_sum, tl_sx_path sx)
+{
+    seg_pool P;
+    memset(&P, 0, sizeof P);
+    P.src = src;
+    P.path = path;
+    P.opts = opts;
+    P.sx = sx;
+    P.es0 = es;
+    if (opts) {
+        P.quiet.buffer_bytes = opts->buffer_bytes;
+        P.quiet.max_value_bytes = opts->max_value_bytes;
+    }
+    P.next_progress = PROGRESS_STEP;
+    P.err = err;
+    pthread_mutex_init(&P.join_mu, NULL);
+    pthread_mutex_init(&P.mu, NULL);
+    pthread_cond_init(&P.cv, NULL);
+    P.seg_bytes = opts && opts->segment_bytes ? opts->segment_bytes : SEG_BYTES;
+    for (int k = 0; k < SEG_POOL; k++) P.free_buf[P.n_free++] = tl_xmalloc(P.seg_bytes);
+    P.nw = nw;
+    P.w = tl_xcalloc((size_t)nw, sizeof *P.w);
+    for (int k = 0; k < nw; k++) P.w[k].P = &P;
+    for (int k = 1; k < nw; k++) P.w[k].started = pthread_create(&P.w[k].thread, NULL, seg_worker_main, &P.w[k]) == 0;
+    seg_worker_run(&P.w[0]);
+    for (int k = 1; k < nw; k++)
+        if (P.w[k].started) pthread_join(P.w[k].thread, NULL);
+
+    if (stages_wanted())
+        for (int k = 0; k < nw; k++)
+            fprintf(stderr, "tracelens: stage scan worker %d: %zu segments, read/inflate wait %.3f s, scan %.3f s\n", k,
+                    P.w[k].instances, P.w[k].read_s, P.w[k].scan_s - P.w[k].read_s);
+    double t_join = tl_now_s();
+    seg_join(&P, 1); /* what the workers left */
+    int rc = P.rc;
+    *dur_sum = P.dur_sum;
+    if (rc == 0) es->bytes = P.n_segs ? P.segs[P.n_segs - 1].start + P.segs[P.n_segs - 1].len : 0;
+    if (stages_wanted())
+        fprintf(stderr, "tracelens: stage join segments: %.3f s after the scan (%d joined, most while scanning)\n",
+                tl_now_s() - t_join, es->parts_joined);
+    for (size_t j = 0; j < P.cap_res; j++) {
+        seg_result *r = P.res[j];
+        if (!r) continue;
+        if (j && r->es) {
+            tl_es_free(r->es);
+            free(r->es);
+        }
+        free(r);
+    }
+    free(P.res);
+    for (size_t j = 0; j < P.n_spare; j++) {
+        tl_es_free(P.spare[j]);
+        free(P.spare[j]);
+    }
+    free(P.spare);
+    for (int j = 0; j < nw; j++) {
+        scanner_free(&P.w[j].s);
+        free(P.w[j].stops);
+        free(P.w[j].stop_seg);
+    }
+    free(P.w);
+    for (size_t j = 0; j < P.n_segs; j++) free(P.segs[j].data);
+    for (int j = 0; j < P.n_free; j++) free(P.free_buf[j]);
+    free(P.segs);
+    pthread_mutex_destroy(&P.mu);
+    pthread_mutex_destroy(&P.join_mu);
+    pthread_cond_destroy(&P.cv);
+    return rc;
+}
+
 static int cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > MAX_PARTS ? MAX_PARTS : (int)n;
 }
 
+/* The classifier of opts (or TRACELENS_SCAN, or the CPU's best). */
+static int resolve_sx(const tl_scan_opts *opts, tl_sx_path *sx, tl_error *err)
+{
+    char msg[160];
+    if (tl_sx_resolve(opts ? (tl_sx_path)opts->scan_path : TL_SX_AUTO, sx, msg, sizeof msg) == 0) return 0;
+    tl_error_set(err, "%s", msg);
+    return -1;
+}
+
 int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err)
 {
+    tl_sx_path sx;
+    if (resolve_sx(opts, &sx, err) != 0) return -1;
+    if (stages_wanted()) fprintf(stderr, "tracelens: stage scan: classifier %s\n", tl_sx_name(sx));
     tl_source *src = tl_source_open(path, err);
     if (!src) return -1;
     es->file_bytes = tl_source_file_size(src);
     es->gzip = tl_source_is_gzip(src);
-    int nparts = opts && opts->parts ? opts->parts : (es->file_bytes >= PARALLEL_MIN_BYTES ? cores() : 1);
+    int nparts = opts && opts->parts ? opts->parts
+                 : (es->file_bytes >= (es->gzip ? GZ_PARALLEL_MIN_BYTES : PARALLEL_MIN_BYTES) ? cores() : 1);
     if (nparts > MAX_PARTS) nparts = MAX_PARTS;
     int rc;
-    if (!es->gzip && nparts > 1) {
+    if (es->gzip && nparts > 1) {
         uint64_t dur_sum = 0;
-        rc = scan_parallel(path, es, opts, err, src, nparts, &dur_sum);
+        rc = scan_gzip_segments(path, es, opts, err, src, nparts, &dur_sum, sx);
+        if (rc == 0) {
+            es->args_off[0] = 0;
+            rc = check_dur_sum(path, es, dur_sum, err);
+        }
+    } else if (nparts > 1) {
+        uint64_t dur_sum = 0;
+        rc = scan_parallel(path, es, opts, err, src, nparts, &dur_sum, sx);
         if (rc == 0) {
             es->args_off[0] = 0;
             rc = check_dur_sum(path, es, dur_sum, err);
         }
     } else {
         scanner s;
-        scanner_setup(&s, path, es, opts, err);
+        scanner_setup(&s, path, es, opts, err, sx);
         s.src = src;
-        rc = finish(&s, run_scanner(&s));
+        rc = run_scanner(&s);
+        if (rc == 0 && stages_wanted()) stage_line(&s, 0, 0, s.base + s.len, es->n);
+        rc = finish(&s, rc);
     }
     tl_source_close(src);
     return rc;
@@ -1697,7 +2267,9 @@ int tl_scan_buffer_opts(const char *name, const char *data, size_t len, const tl
     scanner s;
     const tl_scan_opts whole = {.buffer_bytes = len ? len : 1, /* one buffer holds it all */
                                 .max_value_bytes = opts ? opts->max_value_bytes : 0};
-    scanner_setup(&s, name, es, &whole, err);
+    tl_sx_path sx;
+    if (resolve_sx(opts, &sx, err) != 0) return -1;
+    scanner_setup(&s, name, es, &whole, err, sx);
     memcpy(s.buf, data, len);
     memset(s.buf + len, 0, PAD);
     s.len = len;

@@ -4,7 +4,10 @@
  * fields the core reads, the remaining args as a compact blob. It is a
  * validating JSON scanner specialised for the Kineto layout: no DOM, no
  * allocation per event, no recursion (nesting depth is bounded only by
- * memory). Owns nothing after it returns.
+ * memory). Its stage 1 is the byte classifier of structix.h. Large plain
+ * files are scanned in parts and large gzip files in segments, one thread
+ * per core, with the result of a sequential scan. Owns nothing after it
+ * returns.
  *
  * Input limits (hostile input fails with a one-line error instead of
  * exhausting memory or overflowing later arithmetic):
@@ -36,10 +39,19 @@ typedef struct tl_scan_opts {
      * exercise every refill boundary. */
     size_t buffer_bytes;
     /* Plain files are scanned in this many parts on as many threads; 0 =
-     * one per core for files of 64 MB and more, else 1. */
+     * one per core for files of 64 MB and more, else 1. A gzip file with
+     * parts > 1 (0: one per core from 8 MB of compressed file) is scanned by
+     * that many threads, in segments of its decompressed bytes. */
     int parts;
+    /* Segment size of a gzip file scanned in parallel (0 = 2 MiB); tests
+     * use tiny ones. */
+    size_t segment_bytes;
     /* The largest single JSON value, in bytes (0 = TL_SCAN_MAX_VALUE_DEFAULT). */
     uint64_t max_value_bytes;
+    /* The byte classifier (a tl_sx_path of structix.h): 0 = the
+     * TRACELENS_SCAN environment variable (fallback, sse4.2, avx2, neon)
+     * when set, else the best the CPU runs. */
+    int scan_path;
 } tl_scan_opts;
 
 /* 64 MiB; callers keep it below 4 GiB (a string's length is a uint32 in
@@ -56,7 +68,7 @@ typedef struct tl_scan_opts {
 int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err);
 
 /* Scans an in-memory document (tests, fuzzing). name is used in messages;
- * opts may be NULL (only max_value_bytes is read). */
+ * opts may be NULL (only max_value_bytes and scan_path are read). */
 int tl_scan_buffer(const char *name, const char *data, size_t len, tl_event_store *es, tl_error *err);
 int tl_scan_buffer_opts(const char *name, const char *data, size_t len, const tl_scan_opts *opts,
                         tl_event_store *es, tl_error *err);

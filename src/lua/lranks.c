@@ -1,13 +1,16 @@
 /* lranks.c — tl.ranks(dir [, {world_size = N, gpus_per_node = G}]) -> sheets, ranks
  *
  * DIR holds rank<i>_trace.json (else .json.gz), i = 0..N-1, as `tracelens
- * ranks DIR`. Each trace is loaded, reduced to its collective records, its
- * steps and its GPU timeline, and released before the next one is loaded.
+ * ranks DIR`. Each trace is loaded, reduced to its collective records and
+ * its per-rank summary (rank_stats.h), and released before the next one is
+ * loaded.
  * sheets: the ranks report in the Lua form of trace:report (lreport.h);
  * ranks: one table per rank in rank order, {rank, path, steps, step_time_us
  * (mean wall time of its ProfilerSteps; nil without steps), busy_us,
- * total_us, total_comm_us, exposed_comm_us (the GPU timeline over every GPU
- * event, unlinked ones included; nil without GPU events), collectives}.
+ * total_us, total_comm_us, exposed_comm_us, compute_us, overlap_us,
+ * memcpy_us, idle_us (the per-rank temporal breakdown of rank_stats.h over
+ * every GPU event, unlinked ones included; nil without GPU events),
+ * collectives}. The sheets include those of rank_stats.h.
  * Refused in sandboxed states (rules and analyzers read the
  * one trace they are given; a metadata-mismatch error would echo values read
  * from any file). Errors are one line. */
@@ -19,20 +22,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../ranks/rank_stats.h"
 #include "../ranks/records.h"
 #include "../ranks/report.h"
-#include "../trace/steps.h"
-#include "../trace/timeline.h"
+#include "../util/vec.h"
 #include "host.h"
 #include "lfields.h"
 #include "lreport.h"
 
 typedef struct rank_info {
     char *path;
-    size_t nsteps, ncoll;
-    int64_t step_sum;   /* ns */
-    int have_tl;
-    tl_timeline tl;
+    size_t ncoll;
 } rank_info;
 
 static int is_file(const char *p)
@@ -107,6 +107,7 @@ static int l_ranks(lua_State *L)
     /* the per-rank pass: one trace in memory at a time */
     tl_coll_set cs;
     tl_coll_set_init(&cs);
+    tl_rank_stats *rst = tl_xcalloc(n + 1, sizeof *rst);
     tl_load_opts lo;
     memset(&lo, 0, sizeof lo);
     int detected_gpn = 0;
@@ -122,17 +123,13 @@ static int l_ranks(lua_State *L)
             snprintf(msg, sizeof msg, "file %s says rank %lld, name says %zu", ri[i].path, (long long)dr, i);
         if (i == 0) detected_gpn = tl_trace_device_count(t);
         ri[i].ncoll = tl_coll_extract(&cs, t, (uint32_t)i);
-        tl_steps sp;
-        tl_steps_compute(t, &sp);
-        ri[i].nsteps = sp.n;
-        for (size_t k = 0; k < sp.n; k++) ri[i].step_sum += sp.v[k].dur;
-        tl_steps_free(&sp);
-        ri[i].have_tl = tl_timeline_compute(&t->es, &t->tree, 1, -1, &ri[i].tl) == 0; /* every GPU event */
+        if (tl_rank_stats_compute(t, (uint32_t)i, &rst[i], &err) != 0) snprintf(msg, sizeof msg, "%s", err.msg);
         tl_trace_release(t);
     }
     if (msg[0]) {
         tl_coll_set_free(&cs);
         free_infos(ri, n);
+        free(rst);
         return luaL_error(L, "%s", msg);
     }
     /* records rank-major, file order within a rank */
@@ -149,10 +146,12 @@ static int l_ranks(lua_State *L)
     tl_sheets sheets = {0};
     tl_error err;
     int rc = tl_ranks_report_build(&cs, &ro, &sheets, &err);
+    if (rc == 0) rc = tl_rank_stats_sheets(&cs, rst, n, &ro, &sheets, &err);
     tl_coll_set_free(&cs);
     if (rc != 0) {
         tl_sheets_free(&sheets);
         free_infos(ri, n);
+        free(rst);
         snprintf(msg, sizeof msg, "%s", err.msg);
         return luaL_error(L, "%s", msg);
     }
@@ -161,26 +160,33 @@ static int l_ranks(lua_State *L)
     tl_lreport_push_sheets(L, &sheets);
     if (!lua_checkstack(L, 8)) {
         free_infos(ri, n);
+        free(rst);
         return luaL_error(L, "stack overflow (tl.ranks)");
     }
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
-        lua_createtable(L, 0, 10);
+        lua_createtable(L, 0, 14);
+        const tl_rank_stats *s = &rst[i];
         tl_lset_int(L, "rank", (lua_Integer)i);
         lua_pushstring(L, ri[i].path);
         lua_setfield(L, -2, "path");
-        tl_lset_int(L, "steps", (lua_Integer)ri[i].nsteps);
+        tl_lset_int(L, "steps", (lua_Integer)s->n_steps_total);
         tl_lset_int(L, "collectives", (lua_Integer)ri[i].ncoll);
-        if (ri[i].nsteps) tl_lset_us(L, "step_time_us", (double)ri[i].step_sum / (double)ri[i].nsteps);
-        if (ri[i].have_tl) {
-            tl_lset_us(L, "busy_us", (double)ri[i].tl.busy);
-            tl_lset_us(L, "total_us", (double)ri[i].tl.total);
-            tl_lset_us(L, "total_comm_us", (double)ri[i].tl.total_comm);
-            tl_lset_us(L, "exposed_comm_us", (double)ri[i].tl.exposed_comm);
+        if (s->n_steps_total) tl_lset_us(L, "step_time_us", (double)s->step_dur_sum / (double)s->n_steps_total);
+        if (s->flags & TL_RS_HAS_GPU) {
+            tl_lset_us(L, "busy_us", (double)s->busy);
+            tl_lset_us(L, "total_us", (double)(s->last_end - s->first_start));
+            tl_lset_us(L, "total_comm_us", (double)s->comm);
+            tl_lset_us(L, "exposed_comm_us", (double)s->exposed_comm);
+            tl_lset_us(L, "compute_us", (double)s->compute);
+            tl_lset_us(L, "overlap_us", (double)s->overlap);
+            tl_lset_us(L, "memcpy_us", (double)s->memcpy_time);
+            tl_lset_us(L, "idle_us", (double)(s->last_end - s->first_start - s->busy));
         }
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     free_infos(ri, n);
+    free(rst);
     return 2;
 }
 

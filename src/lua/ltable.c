@@ -561,6 +561,9 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         o.idle_breakdown = tl_lopt_bool(L, idx, "idle_breakdown", 1);
         o.launch_stats = tl_lopt_bool(L, idx, "launch_stats", 1);
         o.user_annotations = tl_lopt_bool(L, idx, "user_annotations", 1);
+        o.kernel_sequences = tl_lopt_bool(L, idx, "kernel_sequences", 1);
+        o.memcpy_summary = tl_lopt_bool(L, idx, "memcpy_summary", 1);
+        o.memory_timeline = tl_lopt_bool(L, idx, "memory_timeline", 1);
         o.short_kernel_study = tl_lopt_bool(L, idx, "short_kernel_study", !o.inference);
         o.short_threshold_us = tl_lopt_range(L, idx, "short_kernel_threshold_us", 10, 0, 1e12, "report");
         o.short_bins = (int)tl_lopt_int(L, idx, "short_kernel_histogram_bins", 100, 1, 1000000, "report");

@@ -14,7 +14,9 @@
 #include "lanalysis.h"
 #include "lhealth.h"
 #include "lgpu_stats.h"
+#include "lmem_seq.h"
 #include "lsteps.h"
+#include "lcritical_path.h"
 #include "literation.h"
 #include "limits.h"
 #include "lopts.h"
@@ -791,6 +793,9 @@ static const luaL_Reg trace_methods[] = {
     {"check", tl_l_trace_check}, {"steps", tl_l_trace_steps},
     {"idle_breakdown", tl_l_trace_idle_breakdown}, {"launch_stats", tl_l_trace_launch_stats},
     {"annotation_times", tl_l_trace_annotation_times}, {"queue_length", tl_l_trace_queue_length},
+    {"kernel_sequences", tl_l_trace_kernel_sequences}, {"memcpy_summary", tl_l_trace_memcpy_summary},
+    {"memory_timeline", tl_l_trace_memory_timeline},
+    {"critical_path", tl_l_trace_critical_path},
     {NULL, NULL}};
 
 void tl_lua_protect_metatable(lua_State *L, const char *name)

@@ -168,6 +168,7 @@ void tl_arch_free(tl_arch *a)
     free(a->kind);
     free(a->source);
     free(a->host_link);
+    free(a->gpu_link);
     for (size_t i = 0; i < a->n_peaks; i++) free(a->peaks[i].key);
     free(a->peaks);
     memset(a, 0, sizeof *a);
@@ -231,7 +232,9 @@ static int load_pv(const tl_pv *root, const char *name, tl_arch *a, tl_error *er
         get_num(root, "mem_bw_gbps", 1, &a->has_mem_bw, &a->mem_bw_gbps, name, err) ||
         get_num(root, "memory_gb", 0, &a->has_memory_gb, &a->memory_gb, name, err) ||
         get_str(root, "host_link", &a->host_link, name, err) ||
-        get_num(root, "host_link_gbps", 1, &a->has_host_link_bw, &a->host_link_gbps, name, err))
+        get_num(root, "host_link_gbps", 1, &a->has_host_link_bw, &a->host_link_gbps, name, err) ||
+        get_str(root, "gpu_link", &a->gpu_link, name, err) ||
+        get_num(root, "gpu_link_gbps", 1, &a->has_gpu_link_bw, &a->gpu_link_gbps, name, err))
         return -1;
     const tl_pv *mt = dict_get(root, "max_achievable_tflops");
     if (!mt || mt->kind == TL_PV_NULL) return 0;

@@ -1,5 +1,5 @@
 /* arch.h — GPU arch files (perf-model spec §5.1–§5.3): loading an arch JSON
- * (name, mem_bw_gbps, memory_gb, host_link, host_link_gbps,
+ * (name, mem_bw_gbps, memory_gb, host_link, host_link_gbps, gpu_link, gpu_link_gbps,
  * max_achievable_tflops{...}, kind, source),
  * resolving a platform name to a shipped file, detecting the platform from a
  * trace's deviceProperties name, and the exact peak lookup. A tl_arch owns
@@ -28,13 +28,16 @@ typedef struct tl_arch {
     char *host_link;       /* "host_link" (e.g. "PCIe Gen5 x16"), NULL when absent */
     int has_host_link_bw;  /* host_link_gbps present (and not null) */
     double host_link_gbps; /* the host link's GB/s per direction: what host<->device copies are judged against */
+    char *gpu_link;        /* "gpu_link" (e.g. "NVLink 4 (18 links)"), NULL when absent */
+    int has_gpu_link_bw;   /* gpu_link_gbps present (and not null) */
+    double gpu_link_gbps;  /* GPU-to-GPU GB/s per direction: what peer copies are judged against */
     tl_arch_tflops *peaks;   /* max_achievable_tflops in file order (a repeated key keeps its
                             * first position and its last value, like json.loads) */
     size_t n_peaks;
 } tl_arch;
 
 /* Loads an arch JSON. The top level must be an object; mem_bw_gbps,
- * host_link_gbps and each max_achievable_tflops value, when present and not
+ * host_link_gbps, gpu_link_gbps and each max_achievable_tflops value, when present and not
  * null, must be positive finite numbers; memory_gb a number;
  * name/kind/source/host_link strings. Unknown keys (figure_sources,
  * freq_mhz, num_cus, _reference, ...) are ignored. Returns 0, or -1 with a

@@ -16,20 +16,28 @@
 #include "../report/report.h"
 #include "../util/msort.h"
 #include "../util/vec.h"
+#include "mapreduce.h"
+#include "rank_stats.h"
 #include "records.h"
 #include "report.h"
+#include "summary_file.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char *const RANKS_HELP =
     "usage: tracelens ranks (DIR | --trace_pattern P | --trace_glob G [--rank_regex R])\n"
     "                       [--world_size N] [--gpus_per_node G] [--all2allv_heatmap] -o OUT\n"
+    "       tracelens ranks summarize TRACE [--rank R] -o R.tls   (map: one rank)\n"
+    "       tracelens ranks reduce A.tls B.tls ... [options] -o OUT (reduce: the report)\n"
     "\n"
     "The multi-rank collective report: matches every collective across the rank\n"
     "traces (one Kineto trace per rank) and writes OUT/collective_report.xlsx and\n"
     "OUT/collective_report_csvs/<sheet>.csv: nccl_summary_implicit_sync,\n"
     "nccl_summary_long, nccl_summary_all2allv, nccl_all2allv_heatmap, nccl_long,\n"
-    "nccl_implicit_sync, nccl_all2allv, straggler_summary (docs/ranks.md).\n"
+    "nccl_implicit_sync, nccl_all2allv, straggler_summary, then per-rank sheets\n"
+    "beyond the reference: rank_temporal_breakdown, rank_comm_overlap,\n"
+    "rank_step_times, rank_stragglers (HTA's late start), collective_skew_outliers,\n"
+    "node_bandwidth, missing_ranks (docs/ranks.md).\n"
     "\n"
     "inputs (exactly one):\n"
     "  DIR, --trace_dir DIR     DIR/rank<i>_trace.json or .json.gz, i = 0..N-1\n"
@@ -50,6 +58,9 @@ static const char *const RANKS_HELP =
     "                           default mean median min max)\n"
     "  --no_detailed_analysis   omit nccl_long, nccl_implicit_sync, nccl_all2allv\n"
     "  --no-strict-metadata     a metadata mismatch is a warning (lowest rank's values)\n"
+    "  --allow-missing-ranks    report without the ranks whose trace is missing or\n"
+    "                           unreadable (named in the sheet missing_ranks); DIR and\n"
+    "                           --trace_pattern then need --world_size\n"
     "  --per-rank-columns auto|wide|long\n"
     "                           wide: rank_<r>_* columns in nccl_implicit_sync and\n"
     "                           nccl_all2allv (the reference's layout); long: those\n"
@@ -58,6 +69,8 @@ static const char *const RANKS_HELP =
     "                           to 64 ranks, long beyond\n"
     "  --rank-from name|distinfo  where a file's rank comes from (default name, checked\n"
     "                           against distributedInfo.rank when the trace has it)\n"
+    "  -j, --jobs N             rank traces loaded at a time, in threads (default: the\n"
+    "                           cores; 1: one trace in memory at a time)\n"
     "  -q, --quiet              no progress lines\n";
 
 static int usage(const char *msg)
@@ -217,8 +230,13 @@ static long regex_rank(pcre2_code *re, const char *s)
 
 /* ------------------------------------------------------------ command */
 
-int tl_ranks_cli(int argc, char **argv)
+/* `tracelens ranks`, or with reduce `tracelens ranks reduce` (argv after
+ * "reduce"; the inputs are .tls rank summaries, collected into tlsv, which
+ * has room for argc entries); src, when not NULL, gives the per-rank
+ * summaries instead of this process's own pass (MPI). */
+static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, const char **tlsv)
 {
+    size_t ntls = 0;
     const char *dir = NULL, *pattern = NULL, *gpat = NULL, *out = NULL, *xlsx_path = NULL;
     const char *rank_regex = "rank[\\[\\-_/]?(?P<rank>\\d+)";
     long world = -1, gpn = -1;
@@ -227,6 +245,8 @@ int tl_ranks_cli(int argc, char **argv)
     const char **agg = NULL;
     size_t nagg = 0;
     int ninputs = 0;
+    int allow_missing = 0;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN); /* --jobs: traces at a time */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
@@ -256,7 +276,16 @@ int tl_ranks_cli(int argc, char **argv)
         else if (!strcmp(a, "--detailed_analysis")) detailed = 1;
         else if (!strcmp(a, "--no_detailed_analysis")) detailed = 0;
         else if (!strcmp(a, "--no-strict-metadata")) strict = 0;
+        else if (!strcmp(a, "--allow-missing-ranks")) allow_missing = 1;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
+        else if ((!strcmp(a, "-j") || !strcmp(a, "--jobs")) && has) {
+            char *end;
+            jobs = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || jobs < 1 || jobs > 4096) {
+                free(agg);
+                return usage("ranks: --jobs must be from 1 to 4096");
+            }
+        }
         else if (!strcmp(a, "--rank-from") && has) {
             const char *v = argv[++i];
             if (!strcmp(v, "distinfo")) from_distinfo = 1;
@@ -291,6 +320,9 @@ int tl_ranks_cli(int argc, char **argv)
                 free(agg);
                 return usage("ranks: --agg_metrics needs at least one aggregation");
             }
+        } else if (reduce && a[0] != '-') {
+            if (!ntls++) ninputs++;
+            tlsv[ntls - 1] = a;
         } else if (a[0] != '-' && !dir && !pattern && !gpat) dir = a, ninputs++;
         else {
             char msg[200];
@@ -301,6 +333,7 @@ int tl_ranks_cli(int argc, char **argv)
     }
     if (ninputs != 1) {
         free(agg);
+        if (reduce) return usage("ranks reduce: give the .tls rank summaries (and no DIR, --trace_pattern or --trace_glob)");
         return usage(ninputs ? "ranks: give exactly one of DIR, --trace_pattern, --trace_glob"
                              : "ranks: no rank traces given (DIR, --trace_pattern or --trace_glob)");
     }
@@ -315,10 +348,28 @@ int tl_ranks_cli(int argc, char **argv)
             return usage("ranks: --trace_pattern must contain exactly one '*' (the rank)");
         }
     }
+    if (allow_missing && (dir || pattern) && world < 0) {
+        free(agg);
+        return usage("ranks: --allow-missing-ranks needs --world_size with DIR or --trace_pattern");
+    }
     /* ---- resolve the files (§2) */
     rlist files = {0};
     int rc = EXIT_INPUT;
-    if (dir || pattern) {
+    if (reduce) {
+        /* the rank of each .tls from its header; world: highest + 1 */
+        long maxr = -1;
+        for (size_t i = 0; i < ntls; i++) {
+            long r;
+            tl_error err;
+            if (tl_tls_peek_rank(tlsv[i], &r, &err) != 0) {
+                fprintf(stderr, "tracelens: %s\n", err.msg);
+                goto out_free;
+            }
+            rl_add(&files, tlsv[i], r);
+            if (r > maxr) maxr = r;
+        }
+        if (world < 0) world = maxr + 1;
+    } else if (dir || pattern) {
         struct stat st;
         if (dir && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
             fprintf(stderr, "tracelens: %s: not a directory\n", dir);
@@ -327,6 +378,10 @@ int tl_ranks_cli(int argc, char **argv)
         for (long i = 0; world < 0 || i < world; i++) {
             char *p = dir ? tl_ranks_dir_file(dir, i) : pattern_file(pattern, i);
             if (!file_exists(p)) {
+                if (world >= 0 && allow_missing) { /* named in missing_ranks */
+                    free(p);
+                    continue;
+                }
                 if (world >= 0) {
                     fprintf(stderr, "tracelens: expected trace file not found: %s\n", p);
                     free(p);
@@ -368,9 +423,14 @@ int tl_ranks_cli(int argc, char **argv)
             if (r < 0) r = regex_rank(re, m.v[i]);
             if (r < 0 && !from_distinfo) continue;
             if (world >= 0 && r >= world) continue; /* ranks >= W are ignored */
-            int dup = 0;
-            for (size_t j = 0; j < files.n && !dup && r >= 0 && !from_distinfo; j++) dup = files.v[j].rank == r;
-            if (dup) continue; /* the first path in sorted order wins */
+            size_t dup = SIZE_MAX;
+            for (size_t j = 0; j < files.n && dup == SIZE_MAX && r >= 0 && !from_distinfo; j++)
+                if (files.v[j].rank == r) dup = j;
+            if (dup != SIZE_MAX) { /* the first path in sorted order wins (as the reference), said */
+                fprintf(stderr, "tracelens: warning: %s ignored: rank %ld is already %s (--trace_glob)\n", m.v[i], r,
+                        files.v[dup].path);
+                continue;
+            }
             rl_add(&files, m.v[i], from_distinfo ? -1 : r);
             if (r > maxr) maxr = r;
         }
@@ -386,50 +446,64 @@ int tl_ranks_cli(int argc, char **argv)
     tl_coll_set cs;
     tl_coll_set_init(&cs);
     uint8_t *seen = tl_xcalloc((size_t)world + 1, 1);
+    tl_rank_stats *rstats = tl_xcalloc((size_t)world + 1, sizeof *rstats); /* by rank; zero: missing */
     tl_load_opts lo;
     memset(&lo, 0, sizeof lo);
     int detected_gpn = 0;
-    for (size_t i = 0; i < files.n; i++) {
+    tl_ranks_source threads;
+    if (!src && !reduce && tl_ranks_thread_source(&threads, (int)jobs, files.n)) src = &threads;
+    if (src && !reduce) {
+        /* another driver runs the per-rank pass (threads, MPI) */
+        const char **paths = tl_xmalloc((files.n + 1) * sizeof *paths);
+        long *nranks = tl_xmalloc((files.n + 1) * sizeof *nranks);
+        for (size_t i = 0; i < files.n; i++) paths[i] = files.v[i].path, nranks[i] = files.v[i].rank;
         tl_error err;
-        tl_trace *t = tl_trace_load(files.v[i].path, &lo, &err);
-        if (!t) {
+        src->quiet = quiet;
+        int mrc = src->map(src, paths, nranks, files.n, from_distinfo, &err);
+        free(paths);
+        free(nranks);
+        if (mrc != 0) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
             goto out_cs;
         }
-        int64_t dr = -1, dw = -1;
-        int has_dr = tl_trace_distinfo_int(t, "rank", &dr);
-        long rank = files.v[i].rank;
-        if (from_distinfo) {
-            if (!has_dr) {
-                fprintf(stderr, "tracelens: %s has no distributedInfo.rank (--rank-from distinfo)\n", files.v[i].path);
-                tl_trace_release(t);
-                goto out_cs;
+    }
+    for (size_t i = 0; i < files.n; i++) {
+        tl_error err;
+        tl_rank_info info = {.rank = -1};
+        /* this rank's summary: a .tls (reduce), another process's pass (src), or our own */
+        int prc = reduce ? tl_tls_read(files.v[i].path, &cs, &info, &err)
+                  : src  ? src->take(src, i, files.v[i].path, &cs, &info, &err)
+                         : tl_ranks_rank_pass(files.v[i].path, files.v[i].rank, from_distinfo, &lo, &cs, &info, &err);
+        if (prc != 0) {
+            long fr = files.v[i].rank >= 0 ? files.v[i].rank : info.rank;
+            if (allow_missing && fr >= 0 && fr < world && !seen[fr]) {
+                rstats[fr].flags = TL_RS_FAILED; /* named in missing_ranks */
+                fprintf(stderr, "tracelens: warning: rank %ld left out (--allow-missing-ranks): %s\n", fr, err.msg);
+                continue;
             }
-            rank = (long)dr;
-        } else if (has_dr && dr != rank) {
-            fprintf(stderr, "tracelens: file %s says rank %lld, name says %ld\n", files.v[i].path, (long long)dr, rank);
-            tl_trace_release(t);
+            fprintf(stderr, "tracelens: %s\n", err.msg);
             goto out_cs;
         }
+        long rank = info.rank;
         if (rank < 0 || rank >= world) {
             fprintf(stderr, "tracelens: %s: rank %ld is outside 0..%ld (--world_size %ld)\n", files.v[i].path, rank,
                     world - 1, world);
-            tl_trace_release(t);
             goto out_cs;
         }
         if (seen[rank]) {
             fprintf(stderr, "tracelens: %s: rank %ld given twice\n", files.v[i].path, rank);
-            tl_trace_release(t);
             goto out_cs;
         }
         seen[rank] = 1;
-        if (tl_trace_distinfo_int(t, "world_size", &dw) && dw != world)
+        if (info.has_stats) rstats[rank] = info.stats;
+        rstats[rank].flags |= TL_RS_PRESENT;
+        if (info.dist_world >= 0 && info.dist_world != world)
             fprintf(stderr, "tracelens: warning: %s says world_size %lld, --world_size is %ld\n", files.v[i].path,
-                    (long long)dw, world);
-        if (rank == 0) detected_gpn = tl_trace_device_count(t);
-        size_t k = tl_coll_extract(&cs, t, (uint32_t)rank);
-        if (!quiet) fprintf(stderr, "tracelens: rank %ld: %zu collective kernels (%s)\n", rank, k, files.v[i].path);
-        tl_trace_release(t);
+                    (long long)info.dist_world, world);
+        if (rank == 0) detected_gpn = info.device_count;
+        if (!quiet)
+            fprintf(stderr, "tracelens: rank %ld: %llu collective kernels (%s)\n", rank, (unsigned long long)info.nrec,
+                    files.v[i].path);
     }
     {
         /* a complete rank set 0..W-1 */
@@ -441,7 +515,13 @@ int tl_ranks_cli(int argc, char **argv)
                 if (len < sizeof miss - 24) len += (size_t)snprintf(miss + len, sizeof miss - len, "%s%ld", nm ? ", " : "", r);
                 nm++;
             }
-        if (nm) {
+        if (nm && allow_missing && nm == (size_t)world) {
+            fprintf(stderr, "tracelens: no rank trace could be read (--allow-missing-ranks needs at least one)\n");
+            goto out_cs;
+        } else if (nm && allow_missing)
+            fprintf(stderr, "tracelens: warning: %zu missing rank(s) left out: [%s%s] (sheet missing_ranks)\n", nm, miss,
+                    len >= sizeof miss - 24 ? ", ..." : "");
+        else if (nm) {
             fprintf(stderr, "tracelens: missing ranks after resolution: [%s%s] (a complete rank set 0..%ld is required)\n",
                     miss, len >= sizeof miss - 24 ? ", ..." : "", world - 1);
             goto out_cs;
@@ -466,7 +546,8 @@ int tl_ranks_cli(int argc, char **argv)
                         .per_rank_long = layout < 0 ? world > 64 : layout};
     tl_sheets sheets = {0};
     tl_error err;
-    if (tl_ranks_report_build(&cs, &ro, &sheets, &err) != 0) {
+    if (tl_ranks_report_build(&cs, &ro, &sheets, &err) != 0 ||
+        tl_rank_stats_sheets(&cs, rstats, (size_t)world, &ro, &sheets, &err) != 0) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         tl_sheets_free(&sheets);
         goto out_cs;
@@ -489,10 +570,33 @@ int tl_ranks_cli(int argc, char **argv)
     }
     tl_sheets_free(&sheets);
 out_cs:
+    if (src && src->done) src->done(src);
     free(seen);
+    free(rstats);
     tl_coll_set_free(&cs);
 out_free:
     rl_free(&files);
     free(agg);
     return rc;
+}
+
+int tl_ranks_cli_with(int argc, char **argv, tl_ranks_source *src)
+{
+    int reduce = argc > 0 && !strcmp(argv[0], "reduce");
+    if (reduce) argc--, argv++;
+    const char **tlsv = tl_xmalloc(((size_t)argc + 1) * sizeof *tlsv);
+    int rc = ranks_run(argc, argv, reduce ? NULL : src, reduce, tlsv);
+    free(tlsv);
+    return rc;
+}
+
+int tl_ranks_cli(int argc, char **argv)
+{
+    if (argc > 0 && !strcmp(argv[0], "summarize")) return tl_ranks_summarize_cli(argc - 1, argv + 1);
+#ifdef TL_MPI
+    if (argc == 0 || strcmp(argv[0], "reduce") != 0) {
+        if (tl_mpi_launched()) return tl_ranks_mpi_cli(argc, argv);
+    }
+#endif
+    return tl_ranks_cli_with(argc, argv, NULL);
 }

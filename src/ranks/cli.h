@@ -5,7 +5,20 @@
 #ifndef TL_RANKS_CLI_H
 #define TL_RANKS_CLI_H
 
-/* argv holds the arguments after "ranks"; returns the exit status. */
+/* argv holds the arguments after "ranks" (also "summarize ..." and
+ * "reduce ..."); returns the exit status. */
 int tl_ranks_cli(int argc, char **argv);
+
+struct tl_ranks_source;
+/* The same with the per-rank summaries given by src (mapreduce.h; NULL:
+ * this process's own pass): the MPI driver's entry. */
+int tl_ranks_cli_with(int argc, char **argv, struct tl_ranks_source *src);
+
+#ifdef TL_MPI
+/* mpi_driver.c (built with -DTRACELENS_MPI=ON): is this process started by
+ * mpirun, and `tracelens ranks` spread over the MPI processes. */
+int tl_mpi_launched(void);
+int tl_ranks_mpi_cli(int argc, char **argv);
+#endif
 
 #endif

@@ -1229,3 +1229,76 @@ done:
     ctx_free(&c);
     return rc;
 }
+
+/* ------------------------------------- per-collective view (report.h) */
+
+size_t tl_ranks_collectives(tl_coll_set *cs, const tl_ranks_opts *o, tl_ranks_coll **out, uint32_t **coll_of_rec)
+{
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.cs = cs;
+    c.o = o;
+    prepare(&c);
+    tl_ranks_coll *v = tl_xcalloc(c.ng + 1, sizeof *v);
+    uint32_t *pos = tl_xmalloc((c.ng + 1) * sizeof *pos); /* group id -> output position */
+    for (size_t oi = 0; oi < c.ng; oi++) {
+        size_t k = c.order[oi];
+        const grp *g = &c.g[k];
+        tl_ranks_coll *x = &v[oi];
+        pos[k] = (uint32_t)oi;
+        size_t r0 = c.by_grp[g->start];
+        uint32_t mid = cs->rec[r0].meta;
+        int ty = c.type_of_meta[mid];
+        const tl_coll_meta *m = &cs->meta[mid];
+        x->cid = c.cid[k];
+        c.cid[k] = NULL;
+        x->pg = pstr(&c, c.pg_of_meta[mid]);
+        x->meta = mid;
+        x->n = (uint32_t)g->n;
+        x->implicit_sync = c.simplified ? (ty == T_NONE || implicit_sync_type(ty)) : implicit_sync_type(ty);
+        x->lstart = INT64_MIN, x->estart = INT64_MAX, x->eend = INT64_MAX, x->lend = INT64_MIN, x->lat = INT64_MAX;
+        x->min_rank = UINT32_MAX;
+        for (size_t j = 0; j < g->n; j++) {
+            const tl_coll_rec *r = &cs->rec[c.by_grp[g->start + j]];
+            int64_t e = r->ts + r->dur;
+            if (r->ts > x->lstart) x->lstart = r->ts;
+            if (r->ts < x->estart) x->estart = r->ts;
+            if (e < x->eend) x->eend = e;
+            if (e > x->lend) x->lend = e;
+            if (r->dur < x->lat) x->lat = r->dur;
+            if (r->rank < x->min_rank) x->min_rank = r->rank;
+            if (r->rank > x->max_rank) x->max_rank = r->rank;
+        }
+        int64_t maxw = -1;
+        x->last_rank = UINT32_MAX;
+        for (size_t j = 0; j < g->n; j++) { /* members in ascending rank */
+            const tl_coll_rec *r = &cs->rec[c.by_grp[g->start + j]];
+            int64_t w = x->lstart - r->ts;
+            if (w >= maxw) maxw = w, x->earliest_rank = r->rank;
+            if (w == 0 && x->last_rank == UINT32_MAX) x->last_rank = r->rank;
+        }
+        double full = ty == T_NONE ? NAN : ty == T_ALLGATHER ? c.out_mb[mid] : c.in_mb[mid];
+        if (ty != T_NONE && (isnan(c.in_mb[mid]) || isnan(c.out_mb[mid]))) full = NAN;
+        x->full_mb = full;
+        x->algo_bw = x->bus_bw = NAN;
+        if (!isnan(full) && x->lat > 0) x->algo_bw = (full / 1024.0) / (us(x->lat) / 1e6);
+        if (!isnan(x->algo_bw) && m->num[TL_CM_GROUP_SIZE] != TL_NONE)
+            x->bus_bw = x->algo_bw * bus_factor(ty, m->num[TL_CM_GROUP_SIZE]);
+    }
+    if (coll_of_rec) {
+        uint32_t *cr = tl_xmalloc((cs->n + 1) * sizeof *cr);
+        for (size_t i = 0; i < cs->n; i++) cr[i] = pos[c.grp_of_rec[i]];
+        *coll_of_rec = cr;
+    }
+    size_t n = c.ng;
+    free(pos);
+    ctx_free(&c);
+    *out = v;
+    return n;
+}
+
+void tl_ranks_colls_free(tl_ranks_coll *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) free(v[i].cid);
+    free(v);
+}

@@ -34,4 +34,26 @@ int tl_ranks_agg_known(const char *name);
  * "metadata mismatch in 'FIELD' for collective CID: V1 (ranks ...), V2 (rank ...)"). */
 int tl_ranks_report_build(tl_coll_set *cs, const tl_ranks_opts *o, tl_sheets *out, tl_error *err);
 
+/* One collective (records matched across ranks, as the sheets above match
+ * them), for the sheets of rank_stats.h. Times in ns. */
+typedef struct tl_ranks_coll {
+    char *cid;                     /* collective_id */
+    const char *pg;                /* effective Process Group Name (in cs->pool) */
+    uint32_t meta;                 /* the lowest member rank's metadata tuple */
+    uint32_t n;                    /* members */
+    uint32_t min_rank, max_rank;
+    uint32_t earliest_rank;        /* largest wait, ties the largest rank */
+    uint32_t last_rank;            /* wait 0, ties the lowest rank */
+    int implicit_sync;             /* a row of nccl_implicit_sync */
+    int64_t estart, lstart, eend, lend, lat; /* earliest/latest start and end, comm_latency (min dur) */
+    double full_mb, algo_bw, bus_bw;         /* as nccl_implicit_sync; NaN when unknown */
+} tl_ranks_coll;
+
+/* The collectives of cs in first-appearance order (nccl_long order);
+ * coll_of_rec (optional, cs->n entries, caller frees) maps each record to
+ * its collective. Sets index_in_group like tl_ranks_report_build. Free with
+ * tl_ranks_colls_free. */
+size_t tl_ranks_collectives(tl_coll_set *cs, const tl_ranks_opts *o, tl_ranks_coll **out, uint32_t **coll_of_rec);
+void tl_ranks_colls_free(tl_ranks_coll *v, size_t n);
+
 #endif

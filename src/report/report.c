@@ -18,6 +18,7 @@
 #include "sheets_ops.h"
 #include "sheet_steps.h"
 #include "sheets_gpu_stats.h"
+#include "sheets_mem_seq.h"
 #include "sheets_perf.h"
 #include "xlsx_writer.h"
 
@@ -30,6 +31,9 @@ void tl_report_opts_default(tl_report_opts *o)
     o->idle_breakdown = 1;
     o->launch_stats = 1;
     o->user_annotations = 1;
+    o->kernel_sequences = 1;
+    o->memcpy_summary = 1;
+    o->memory_timeline = 1;
     o->short_kernel_study = 1;
     o->short_threshold_us = 10;
     o->short_bins = 100;
@@ -247,6 +251,14 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
         add_sheet(&kernels, "idle_breakdown", tl_sheet_idle_breakdown(t, o->micro_idle_ns), 0);
     if (o->launch_stats) add_sheet(&kernels, "launch_stats", tl_sheet_launch_stats(t), 0);
     if (o->user_annotations) add_sheet(&kernels, "user_annotations", tl_sheet_user_annotations(t), 0);
+    if (o->kernel_sequences) add_sheet(&kernels, "kernel_sequences", tl_sheet_kernel_sequences(t), 0);
+    if (o->memcpy_summary) add_sheet(&kernels, "memcpy_summary", tl_sheet_memcpy_summary(t, o->arch), 0);
+    if (o->memory_timeline) {
+        tl_table *peak, *timeline;
+        tl_sheets_memory(t, &peak, &timeline);
+        add_sheet(&kernels, "memory_peak", peak, 0);
+        add_sheet(&kernels, "memory_timeline", timeline, 0);
+    }
     tl_table_free(kt);
     tl_table_free(lt);
     tl_argtext_free(&at);

@@ -38,6 +38,9 @@ typedef struct tl_report_opts {
     int idle_breakdown;        /* idle_breakdown, launch_stats, user_annotations (tracelens's own */
     int launch_stats;          /* sheets; sheets_gpu_stats.h), default on */
     int user_annotations;
+    int kernel_sequences;      /* kernel_sequences, memcpy_summary, memory_peak + memory_timeline */
+    int memcpy_summary;        /* (tracelens's own sheets; sheets_mem_seq.h), default on */
+    int memory_timeline;
     int short_kernel_study;    /* default on */
     double short_threshold_us; /* 10 */
     int short_bins;            /* 100 */

@@ -96,8 +96,9 @@ static void put_idval(tl_sbuf *b, const tl_event_store *es, uint32_t id)
     else tl_sb_putn(b, tl_strpool_get(&es->names, (uint32_t)v->i), tl_strpool_len(&es->names, (uint32_t)v->i));
 }
 
-/* One event of the store as a JSON object. */
-static void put_event(tl_sbuf *b, const tl_event_store *es, size_t e)
+/* One event of the store as a JSON object (critical: with the overlay's
+ * "critical": 1 last in its args, which it gets when it has none). */
+static void put_event(tl_sbuf *b, const tl_event_store *es, size_t e, int critical)
 {
     int first = 1;
 #define SEP() (first ? (void)(first = 0) : tl_sb_putc(b, ','))
@@ -157,7 +158,10 @@ static void put_event(tl_sbuf *b, const tl_event_store *es, size_t e)
             if (a.tag == TL_AV_INT) tl_sb_i64(b, a.i);
             else tl_sb_putn(b, tl_strpool_get(&es->values, (uint32_t)a.i), tl_strpool_len(&es->values, (uint32_t)a.i));
         }
+        if (critical) tl_sb_puts(b, afirst ? "\"critical\":1" : ",\"critical\":1");
         tl_sb_putc(b, '}');
+    } else if (critical) {
+        tl_sb_puts(b, ",\"args\":{\"critical\":1}");
     }
     tl_sb_putc(b, '}');
 #undef SEP
@@ -445,7 +449,52 @@ static int write_trace(const tl_event_store *es, const extract *x, const char *p
     tl_sb_puts(&b, "\"traceEvents\": [\n");
     for (size_t i = 0; i < x->events.n && !g.failed; i++) {
         if (i) tl_sb_puts(&b, ",\n");
-        put_event(&b, es, x->events.v[i]);
+        put_event(&b, es, x->events.v[i], 0);
+        if (b.len >= GZ_FLUSH) {
+            gz_feed(&g, b.s, b.len, 0);
+            tl_sb_clear(&b);
+        }
+    }
+    tl_sb_puts(&b, "\n]}\n");
+    if (!g.failed) gz_feed(&g, b.s, b.len, 0);
+    tl_sb_free(&b);
+    return gz_close(&g, 1, err);
+}
+
+int tl_split_write_overlay(const tl_event_store *es, const uint8_t *critical, const tl_cp_flow *flows,
+                           size_t n_flows, const char *path, tl_error *err)
+{
+    gzw g;
+    if (gz_open(&g, path, err) != 0) return -1;
+    tl_sbuf b;
+    tl_sb_init(&b);
+    tl_sb_putc(&b, '{');
+    for (size_t i = 0; i < es->n_top; i++) {
+        const tl_top_entry *t = &es->top[i];
+        put_jstr(&b, tl_strpool_get(&es->keys, t->key), tl_strpool_len(&es->keys, t->key));
+        tl_sb_puts(&b, ": ");
+        tl_sb_putn(&b, t->raw, t->len);
+        tl_sb_puts(&b, ",\n");
+    }
+    tl_sb_puts(&b, "\"traceEvents\": [\n");
+    for (size_t i = 0; i < es->n + n_flows && !g.failed; i++) {
+        if (i) tl_sb_puts(&b, ",\n");
+        if (i < es->n) {
+            put_event(&b, es, i, critical && critical[i]);
+        } else {
+            const tl_cp_flow *f = &flows[i - es->n];
+            tl_sb_printf(&b, "{\"ph\":\"%c\",\"id\":%u,\"pid\":", f->is_start ? 's' : 'f', (unsigned)f->id);
+            put_idval(&b, es, es->pid[f->ev]);
+            tl_sb_puts(&b, ",\"tid\":");
+            put_idval(&b, es, es->tid[f->ev]);
+            tl_sb_puts(&b, ",\"ts\":");
+            put_us(&b, f->ts, 1);
+            tl_sb_puts(&b, ",\"cat\":\"critical_path\",\"name\":\"critical_path\",\"args\":{\"weight\":");
+            put_us(&b, f->weight, 1);
+            tl_sb_printf(&b, ",\"critical\":true,\"type\":\"%s\"}", tl_cp_edge_type_name(f->type));
+            if (!f->is_start) tl_sb_puts(&b, ",\"bp\":\"e\"");
+            tl_sb_putc(&b, '}');
+        }
         if (b.len >= GZ_FLUSH) {
             gz_feed(&g, b.s, b.len, 0);
             tl_sb_clear(&b);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../trace/critical_path.h"
 #include "../trace/iteration.h"
 #include "../trace/trace.h"
 #include "../util/error.h"
@@ -42,6 +43,14 @@ typedef struct tl_split_opts {
  * gets the number of trace files written. */
 int tl_split_run(const tl_trace *t, const char *trace_path, const tl_split_opts *o, size_t *n_written,
                  tl_error *err);
+
+/* The whole trace re-serialised (the top-level keys, every event of es in
+ * order) with "critical": 1 added to the args of each event flagged in
+ * critical (NULL: none) and the flow events flows[0..n_flows) appended:
+ * the critical-path overlay (critical_path.h, docs/critical-path.md).
+ * Written gzip, atomically, to path. */
+int tl_split_write_overlay(const tl_event_store *es, const uint8_t *critical, const tl_cp_flow *flows,
+                           size_t n_flows, const char *path, tl_error *err);
 
 /* The file's base name for outputs: the basename with ".pt.trace",
  * ".json.gz" and ".json" removed (every occurrence, in that order). */

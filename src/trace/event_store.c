@@ -83,6 +83,25 @@ void tl_es_free(tl_event_store *es)
     memset(es, 0, sizeof *es);
 }
 
+void tl_es_clear(tl_event_store *es)
+{
+    /* keep the columns and the blob (their pages stay mapped and warm) */
+    void *keep[12] = {es->ts, es->dur, es->corr, es->name, es->cat_id, es->cat,
+                      es->ph, es->flags, es->pid, es->tid, es->args_off, es->blob};
+    size_t cap = es->cap, blob_cap = es->blob_cap;
+    es->ts = NULL, es->dur = NULL, es->corr = NULL, es->name = NULL, es->cat_id = NULL, es->cat = NULL;
+    es->ph = NULL, es->flags = NULL, es->pid = NULL, es->tid = NULL, es->args_off = NULL, es->blob = NULL;
+    tl_es_free(es);
+    tl_es_init(es);
+    tl_big_free(es->args_off);
+    es->ts = keep[0], es->dur = keep[1], es->corr = keep[2], es->name = keep[3], es->cat_id = keep[4];
+    es->cat = keep[5], es->ph = keep[6], es->flags = keep[7], es->pid = keep[8], es->tid = keep[9];
+    es->args_off = keep[10], es->blob = keep[11];
+    es->cap = cap;
+    es->blob_cap = blob_cap;
+    es->args_off[0] = 0;
+}
+
 static uint32_t idval_hash(uint8_t kind, int64_t i)
 {
     uint64_t h = ((uint64_t)i ^ ((uint64_t)kind << 62)) * 0x9E3779B97F4A7C15ull;
@@ -234,7 +253,8 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
         idv[i] = tl_es_idval(dst, v.kind, v.i);
     }
     size_t base = dst->n, n = src->n;
-    if (base + n > dst->cap) tl_es_grow(dst, base + n);
+    /* geometric, for the many small appends of a segmented scan */
+    if (base + n > dst->cap) tl_es_grow(dst, base + n > dst->cap + dst->cap / 4 ? base + n : dst->cap + dst->cap / 4);
     /* one column at a time */
     move_column(dst->ts, base, (void **)&src->ts, n, sizeof *dst->ts, consume);
     move_column(dst->dur, base, (void **)&src->dur, n, sizeof *dst->dur, consume);
@@ -256,6 +276,7 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
      * (untouched reserve costs address space, not memory) */
     size_t need = dst->blob_len + 2 * src->blob_len + 64;
     if (need > dst->blob_cap) {
+        if (need < dst->blob_cap + dst->blob_cap / 4) need = dst->blob_cap + dst->blob_cap / 4;
         dst->blob = tl_big_realloc(dst->blob, need);
         dst->blob_cap = need;
     }
@@ -321,6 +342,12 @@ void tl_es_append(tl_event_store *dst, tl_event_store *src)
 {
     append_events(dst, src, 1);
     tl_es_free(src);
+}
+
+void tl_es_append_clear(tl_event_store *dst, tl_event_store *src)
+{
+    append_events(dst, src, 0);
+    tl_es_clear(src);
 }
 
 void tl_es_copy(tl_event_store *dst, const tl_event_store *src)

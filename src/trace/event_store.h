@@ -135,6 +135,11 @@ void tl_es_free(tl_event_store *es);
  * its metadata and top-level keys; src is freed. Used to join the parts of a
  * file scanned in parallel. */
 void tl_es_append(tl_event_store *dst, tl_event_store *src);
+/* The same, but src is then emptied (tl_es_clear) rather than freed. */
+void tl_es_append_clear(tl_event_store *dst, tl_event_store *src);
+/* Empties es, keeping the memory of its columns and args blob for the next
+ * events (a segmented scan reuses a few stores). */
+void tl_es_clear(tl_event_store *es);
 /* A deep copy of src into dst (uninitialised); every id of the copy equals
  * the source's. Used to derive a store that may then be extended (pseudo ops
  * for one report) while the original stays shared and unchanged. */

@@ -94,6 +94,11 @@ tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *er
     if (t->opts.pseudo_ops) apply_pseudo_ops(t);
     t->load_seconds = t1 - t0;
     t->tree_seconds = now() - t1;
+    const char *st = getenv("TRACELENS_SCAN_STAGES");
+    if (st && *st && strcmp(st, "0") != 0)
+        fprintf(stderr, "tracelens: stage load %.3f s (%.0f MB/s), tree%s %.3f s\n", t->load_seconds,
+                t->load_seconds > 0 ? t->es.bytes / 1e6 / t->load_seconds : 0.0,
+                t->opts.pseudo_ops ? " + pseudo ops" : "", t->tree_seconds);
     atomic_init(&t->refs, 1);
     return t;
 }

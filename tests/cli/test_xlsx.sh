@@ -60,7 +60,8 @@ ORDER = ["gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_a
          "unified_perf_summary"]
 ORDER += [f + s for f in FAMILIES for s in ("", "_fwd", "_bwd")]
 ORDER += ["kernel_summary", "short_kernel_histogram", "short_kernels_summary", "coll_analysis", "step_breakdown",
-          "idle_breakdown", "launch_stats", "user_annotations"]
+          "idle_breakdown", "launch_stats", "user_annotations", "kernel_sequences", "memcpy_summary", "memory_peak",
+          "memory_timeline"]
 
 csv.field_size_limit(1 << 30)
 wb = openpyxl.load_workbook(os.path.join(out, "perf_report.xlsx"))

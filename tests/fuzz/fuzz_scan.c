@@ -14,10 +14,18 @@
  *   4. so does the parallel scan (opts.parts = 2..4 from the second byte),
  *      which cuts the file at likely event starts and joins the parts;
  *   5. with a value limit small enough to be hit (8..127 bytes, from the
- *      last byte), the buffer, chunked and parallel scans still agree.
+ *      last byte), the buffer, chunked and parallel scans still agree;
+ *   6. every byte-classifier path this machine runs (src/json/structix.h:
+ *      fallback, sse4.2, avx2, neon) gives the buffer scan's result; the
+ *      scans of 1-5 use the path TRACELENS_SCAN forces (run_fuzz.sh passes
+ *      it on), else the CPU's best;
+ *   7. the input gzipped and scanned by 2..4 threads in segments of its
+ *      decompressed bytes (8..263 bytes, from the second byte) agrees with
+ *      the buffer scan too.
  *   abort() on any mismatch so libFuzzer records the input.
  * Gzip input (magic 1f 8b) still goes through tl_scan_file, to exercise the
  * decompressor, but is not compared (the buffer scanner reads it raw). */
+#include <isa-l/igzip_lib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +34,7 @@
 #include <unistd.h>
 
 #include "json/kineto_scan.h"
+#include "json/structix.h"
 #include "trace/timeline.h"
 #include "trace/tree.h"
 
@@ -196,6 +205,21 @@ static void use_tree(const tl_event_store *es, int with_python)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A second memfd, for the gzipped input. */
+static int g_gzfd = -1;
+static char g_gzpath[64];
+
+static const char *gz_file(const uint8_t *data, size_t size)
+{
+    if (g_gzfd < 0) {
+        g_gzfd = memfd_create("fuzz_scan_gz", 0);
+        if (g_gzfd < 0) abort();
+        snprintf(g_gzpath, sizeof g_gzpath, "/proc/self/fd/%d", g_gzfd);
+    }
+    if (ftruncate(g_gzfd, 0) != 0 || pwrite(g_gzfd, data, size, 0) != (ssize_t)size) abort();
+    return g_gzpath;
+}
+
 /* Scans the input file with opts and compares with the buffer scan. */
 static void file_scan(const char *scan, const char *path, const tl_scan_opts *o, const tl_event_store *es,
                       int rc, const tl_error *err, int compare)
@@ -219,6 +243,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         use_tree(&es, 0);
         use_tree(&es, 1);
     }
+    for (int p = TL_SX_FALLBACK; p < TL_SX_NPATHS; p++) {
+        if (!tl_sx_supported((tl_sx_path)p)) continue;
+        tl_scan_opts po = {.scan_path = p};
+        tl_event_store pes;
+        tl_error perr;
+        tl_es_init(&pes);
+        int prc = tl_scan_buffer_opts("fuzz", (const char *)data, size, &po, &pes, &perr);
+        compare_scans(tl_sx_name((tl_sx_path)p), &es, rc, &err, &pes, prc, &perr);
+        tl_es_free(&pes);
+    }
     const char *path = input_file(data, size);
     int gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
     size_t bufsz = size ? (size_t)(data[0] % 64) + 1 : 1;
@@ -226,6 +260,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     file_scan("chunked", path, &chunked, &es, rc, &err, !gzip);
     tl_scan_opts parallel = {.buffer_bytes = bufsz, .parts = size > 1 ? 2 + data[1] % 3 : 2};
     if (!gzip) file_scan("parallel", path, &parallel, &es, rc, &err, 1);
+    if (!gzip) {
+        /* 7: gzipped (ISA-L, one member) into the second memfd */
+        size_t cap = size + size / 2 + 1024;
+        uint8_t *gz = malloc(cap);
+        struct isal_zstream z;
+        isal_deflate_init(&z);
+        z.gzip_flag = IGZIP_GZIP;
+        z.end_of_stream = 1;
+        z.flush = NO_FLUSH;
+        z.next_in = (uint8_t *)data;
+        z.avail_in = (uint32_t)size;
+        z.next_out = gz;
+        z.avail_out = (uint32_t)cap;
+        if (isal_deflate(&z) != COMP_OK || z.internal_state.state != ZSTATE_END) abort();
+        const char *gzpath = gz_file(gz, z.total_out);
+        free(gz);
+        tl_scan_opts seg = {.buffer_bytes = bufsz, .parts = size > 1 ? 2 + data[1] % 3 : 2,
+                            .segment_bytes = size > 1 ? 8 + (size_t)data[1] : 8};
+        file_scan("gzip segments", gzpath, &seg, &es, rc, &err, 1);
+    }
     tl_es_free(&es);
     tl_scan_opts lim = {.max_value_bytes = size ? 8 + data[size - 1] % 120 : 8};
     tl_es_init(&es);

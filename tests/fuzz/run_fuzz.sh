@@ -5,7 +5,9 @@
 # build-fuzz/fuzz-work*/artifacts/ and goes on fuzzing until the time is up.
 # The growing corpus is kept in build-fuzz/fuzz-work*/corpus between runs.
 # TL_FUZZ_BUILD in the environment names another build directory (default
-# build-fuzz).
+# build-fuzz). TRACELENS_SCAN in the environment (fallback, sse4.2, avx2,
+# neon) forces the scanner's byte classifier for the scan target; each input
+# is also scanned with every other path the CPU runs and compared.
 # Usage: tests/fuzz/run_fuzz.sh [SECONDS] [TARGET]
 #   TARGET scan (default): fuzz_scan, the Kineto scanner (seeds tests/fuzz/corpus/)
 #   TARGET xlsx: fuzz_xlsx, the workbook reader of `tracelens compare`

@@ -48,7 +48,8 @@ for _, case in ipairs(cases) do
       local refs, mine = {}, {}
       for _, p in ipairs(T.glob(refdir .. "/*.csv")) do refs[#refs + 1] = p:match("([^/]+)%.csv$") end
       -- tracelens's own sheets (docs/report-columns.md) have no reference
-      local own = {step_breakdown = 1, idle_breakdown = 1, launch_stats = 1, user_annotations = 1}
+      local own = {step_breakdown = 1, idle_breakdown = 1, launch_stats = 1, user_annotations = 1,
+        kernel_sequences = 1, memcpy_summary = 1, memory_peak = 1, memory_timeline = 1}
       for _, p in ipairs(T.glob(mine_dir .. "/*.csv")) do
         local s = p:match("([^/]+)%.csv$")
         if not own[s] then mine[#mine + 1] = s end

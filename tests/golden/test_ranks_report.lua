@@ -66,7 +66,13 @@ for _, c in ipairs(cases) do
     -- the same set of sheets
     local refs, mine = {}, {}
     for _, p in ipairs(T.glob(dir .. "/ref_csvs/*.csv")) do refs[#refs + 1] = p:match("([^/]+)%.csv$") end
-    for _, p in ipairs(T.glob(csvdir .. "/*.csv")) do mine[#mine + 1] = p:match("([^/]+)%.csv$") end
+    -- the sheets beyond the reference (docs/ranks.md; tests/lua/test_ranks_hta.lua) aside
+    local extra = {rank_temporal_breakdown = true, rank_comm_overlap = true, rank_step_times = true,
+      rank_stragglers = true, collective_skew_outliers = true, node_bandwidth = true, missing_ranks = true}
+    for _, p in ipairs(T.glob(csvdir .. "/*.csv")) do
+      local s = p:match("([^/]+)%.csv$")
+      if not extra[s] then mine[#mine + 1] = s end
+    end
     table.sort(refs)
     table.sort(mine)
     T.eq(table.concat(mine, " "), table.concat(refs, " "), tname .. ": sheets")

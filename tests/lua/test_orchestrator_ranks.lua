@@ -221,6 +221,31 @@ local gsec = section(tmp .. "/out_gen/analysis.md")
 check_section(gsec, facts(tmp .. "/out_gen/collective_report_csvs"), "generated")
 has(gsec, "**Straggler: rank 3.**", "generated: the injected straggler named")
 has(gsec, "There is no arch file for this GPU", "generated: link unknown")
+-- HTA's late-start rule (rank_stragglers) and the exposed communication per rank (rank_comm_overlap)
+do
+  local h, rows = T.read_csv(tmp .. "/out_gen/collective_report_csvs/rank_stragglers.csv")
+  local c = {}
+  for i, n in ipairs(h) do c[n] = i end
+  local named = {}
+  for _, r in ipairs(rows) do
+    if r[c.potential_straggler] == "Yes" then
+      named[#named + 1] = string.format("rank %s (among the two latest in %s of %s iterations)", r[c.rank],
+        r[c.times_flagged], r[c.iterations])
+    end
+  end
+  T.eq(rows[1] and rows[1][c.rank], "3", "generated: the injected straggler first in rank_stragglers")
+  has(gsec, "names " .. table.concat(named, " and ") .. ".", "generated: late-start stragglers")
+  local eh, erows = T.read_csv(tmp .. "/out_gen/collective_report_csvs/rank_comm_overlap.csv")
+  local ec, lo, hi = 0, nil, nil
+  for i, n in ipairs(eh) do if n == "exposed_comm_time(ns)" then ec = i end end
+  for _, r in ipairs(erows) do
+    local v = tonumber(r[ec])
+    if not lo or v < lo[1] then lo = {v, r[1]} end
+    if not hi or v > hi[1] then hi = {v, r[1]} end
+  end
+  has(gsec, string.format("ranges from %.3f ms (rank %s) to %.3f ms (rank %s) per rank", lo[1] / 1e6, lo[2],
+    hi[1] / 1e6, hi[2]), "generated: exposed communication per rank")
+end
 local gpr = per_rank(g, 8)
 check_busy(gsec, gpr, 8, "generated")
 if gpr[0].step == nil then

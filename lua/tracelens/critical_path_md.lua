@@ -1,0 +1,81 @@
+--- tracelens.critical_path_md — the "Critical Path" line of analysis.md
+-- (issue 16): whether the representative step is CPU-bound or GPU-bound by
+-- its critical path (HTA's algorithm, trace:critical_path; docs/critical-path.md),
+-- with the path's split by category, and which findings that makes matter.
+-- Owns the choice of the step and the wording; the path comes from C.
+-- Only traces with ProfilerStep#N annotations get the line: one step is
+-- analysed (the steady step of median wall time), so the analysis of a
+-- large trace stays cheap.
+local M = {}
+
+local LABEL = {
+  { "cpu", "CPU ops and runtime calls" },
+  { "gpu_compute", "GPU compute" },
+  { "communication", "communication" },
+  { "launch_delay", "launch delay" },
+  { "kernel_gap", "gaps between kernels" },
+}
+
+--- The representative step of trace:steps(): the steady steps (neither
+--- warm-up nor partial; all of them when none is) of median wall time, the
+--- upper median, the first of equals. nil when there are no steps.
+function M.representative(steps)
+  local pool = {}
+  for _, s in ipairs(steps or {}) do
+    if not s.warmup and not s.partial then pool[#pool + 1] = s end
+  end
+  if #pool == 0 then for _, s in ipairs(steps or {}) do pool[#pool + 1] = s end end
+  if #pool == 0 then return nil end
+  local order = {}
+  for i, s in ipairs(pool) do order[i] = { s = s, i = i } end
+  table.sort(order, function(a, b)
+    if a.s.wall_us ~= b.s.wall_us then return a.s.wall_us < b.s.wall_us end
+    return a.i < b.i
+  end)
+  return order[#order // 2 + 1].s
+end
+
+--- The figures of the line (steps: trace:steps()); nil when the trace has
+--- no steps or the path cannot be built (the line is then left out).
+function M.data(trace, steps)
+  local rep = M.representative(steps)
+  if not rep then return nil end
+  local ok, cp = pcall(trace.critical_path, trace, { step = rep.number })
+  if not ok or type(cp) ~= "table" or not (cp.length_us > 0) then return nil end
+  local by = cp.graph_edges_by_type or {}
+  local gpu = (by.critical_path_kernel_launch_delay or 0) + (by.critical_path_kernel_kernel_delay or 0)
+  return { step = cp.step, name = rep.name, length_us = cp.length_us, wall_us = cp.wall_us,
+    by_category = cp.by_category, bound = cp.bound, events = #cp.events,
+    -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events
+    blind = gpu > 0 and (by.critical_path_sync_dependency or 0) == 0 }
+end
+
+local function ms(us) return string.format("%.3f", us / 1000) end
+
+--- The section's lines (d: M.data's table or nil).
+function M.section(d)
+  if not d then return {} end
+  local name = d.name or ("ProfilerStep#" .. tostring(d.step))
+  local parts = {}
+  for _, l in ipairs(LABEL) do
+    parts[#parts + 1] = string.format("%s %.1f%%", l[2], (d.by_category[l[1]] or 0) / d.length_us * 100)
+  end
+  local why
+  if d.bound == "GPU" then
+    why = "the kernel and communication findings below shorten the step; host-side overhead is hidden behind "
+      .. "the GPU's work."
+  else
+    why = "the host-side findings (CPU idle time, launch overhead, kernel fusion to launch fewer kernels) shorten "
+      .. "the step; faster kernels shorten it only where the GPU is on the path."
+  end
+  local line = string.format("**%s-bound**: the critical path of %s (HTA's algorithm; `tracelens critical-path`) is "
+    .. "%s of its %s ms (%s), so %s", d.bound, name, ms(d.length_us), ms(d.wall_us), table.concat(parts, ", "), why)
+  if d.blind then
+    line = line .. " The trace records no synchronisation events (`cuda_sync`, written by PyTorch 2.1 and later on "
+      .. "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it: host work after "
+      .. "such a wait is missing from the path, which may then be shorter than the step's real critical path."
+  end
+  return { "## Critical Path", "", line, "" }
+end
+
+return M

@@ -1,0 +1,151 @@
+--- tracelens.gpu_feed — the "GPU Feed and Memory" section of analysis.md
+-- (issue 16): one line each when the idle time of the GPU streams is mostly
+-- host wait (a CPU-bound launch), when launch delays have large outliers,
+-- when host copies use pageable memory, and when a device's memory peak is
+-- near its capacity. Owns these rules and their wording; the figures come
+-- from C (trace:idle_breakdown, trace:launch_stats, trace:queue_length,
+-- trace:memcpy_summary, trace:memory_timeline; the idle_breakdown,
+-- launch_stats, memcpy_summary and memory_peak sheets). Thresholds and
+-- wording: docs/analyzers.md "GPU feed and memory".
+local md = require "tracelens.md"
+local kname = require "tracelens.kernel_name"
+
+local M = {}
+
+M.HOST_WAIT_SHARE = 0.5   -- of the streams' idle time
+M.MIN_IDLE_SHARE = 0.10   -- of the streams' spans
+M.DELAY_RATIO = 10        -- the largest launch delay against the median
+M.MIN_DELAY_US = 100      -- and at least this
+M.PAGEABLE_MIN_MS = 1     -- pageable copies' time, and
+M.PAGEABLE_MIN_SHARE = 0.01 -- of the streams' spans
+M.MEMORY_SHARE = 0.90     -- of the device's memory
+
+--- The figures the section needs from a trace (arch: the arch table or nil).
+--- Any error leaves the section out (nil, error text).
+function M.data(trace, arch)
+  local ok, d = pcall(function()
+    local streams, all = trace:idle_breakdown()
+    local ls = trace:launch_stats()
+    local maxq = 0
+    for _, q in ipairs(trace:queue_length()) do maxq = math.max(maxq, q.max_length or 0) end
+    local copies = trace:memcpy_summary{ platform = "none" }
+    local props = {}
+    for _, p in ipairs(trace:info().device_properties or {}) do
+      if type(p) == "table" and math.tointeger(p.id) then props[math.tointeger(p.id)] = p end
+    end
+    return { streams = streams, all = all, launch = ls, max_queue = maxq, copies = copies,
+      memory = trace:memory_timeline{ samples = 1 }, props = props,
+      memory_gb = arch and tonumber(arch.memory_gb) or nil }
+  end)
+  if ok then return d end
+  return nil, tostring(d)
+end
+
+local function ms(us) return string.format("%.3f ms", us / 1000) end
+local function pct(x) return string.format("%.1f%%", x * 100) end
+
+-- the stream with the most GPU busy time: the one whose gaps delay the work
+local function busiest(d)
+  local best
+  for _, s in ipairs(d.streams or {}) do
+    if not best or (s.busy_us or 0) > (best.busy_us or 0) then best = s end
+  end
+  return best
+end
+
+local function host_wait_line(d)
+  local s = busiest(d)
+  if not s then return nil end
+  local idle, host, span = s.idle_us or 0, s.host_wait_us or 0, s.span_us or 0
+  if span <= 0 or idle < M.MIN_IDLE_SHARE * span or host < M.HOST_WAIT_SHARE * idle then return nil end
+  return string.format("- **CPU-bound launch**: stream %d (the busiest) is idle %s, %s of its span, and %s of that "
+    .. "is host wait: the stream had run dry and its next kernel's launch call had not started (the "
+    .. "`idle_breakdown` sheet). The host does not issue work fast enough; fewer and larger launches (CUDA graphs, "
+    .. "`torch.compile`, fused kernels) or less host work between them close these gaps; until then the GPU-side "
+    .. "findings below gain less than their estimates.", s.stream, ms(idle), pct(idle / span), pct(host / idle))
+end
+
+local function delay_line(d)
+  local ls = d.launch or {}
+  local all = ls.all
+  if not all or (all.count or 0) == 0 or #(ls.outliers or {}) == 0 then return nil end
+  local worst = ls.outliers[1]
+  for _, o in ipairs(ls.outliers) do
+    if o.launch_delay_us > worst.launch_delay_us then worst = o end
+  end
+  local med = all.launch_delay.median
+  if worst.launch_delay_us < M.MIN_DELAY_US or worst.launch_delay_us < M.DELAY_RATIO * math.max(med, 1) then
+    return nil
+  end
+  local n = #ls.outliers
+  return string.format("- **Launch delay outliers**: a kernel starts a median %.1f µs after its launch call; %d "
+    .. "launch%s wait%s more than the p95 (%.1f µs), up to %s (%s). At most %d launch%s %s outstanding on a stream "
+    .. "(`max_queue_length` in `idle_breakdown`): with a deep queue a long delay is the host running ahead of a "
+    .. "busy GPU; with a shallow one the kernel waited on another stream, an event or the driver (the "
+    .. "`launch_stats` sheet).", med, n, n == 1 and "" or "es", n == 1 and "s" or "", ls.outlier_threshold_us,
+    ms(worst.launch_delay_us), md.code(kname.short(worst.name)), d.max_queue, d.max_queue == 1 and "" or "es",
+    d.max_queue == 1 and "was" or "were")
+end
+
+local function pageable_line(d)
+  local n, us, dirs = 0, 0, {}
+  for _, c in ipairs(d.copies or {}) do
+    if c.host_memory == "pageable" then
+      n, us = n + c.count, us + c.time_us
+      dirs[#dirs + 1] = c.direction
+    end
+  end
+  local span = d.all and d.all.span_us or 0
+  if n == 0 or us < M.PAGEABLE_MIN_MS * 1000 or span <= 0 or us < M.PAGEABLE_MIN_SHARE * span then return nil end
+  return string.format("- **Pageable host copies**: %d %s copies (%s, %s of the GPU span) use pageable host "
+    .. "memory, which the driver stages through a pinned buffer while the host waits (for a device-to-host copy, "
+    .. "until it completes); pinned host tensors (`pin_memory=True`, `tensor.pin_memory()`) copied with "
+    .. "`non_blocking=True` let the host go on (the `memcpy_summary` sheet).", n, table.concat(dirs, " and "), ms(us),
+    pct(us / span))
+end
+
+local GIB = 1024 * 1024 * 1024
+local GPU_TYPES = { [1] = "cuda", [6] = "hip" } -- c10::DeviceType of GPU memory (ROCm's is HIP)
+
+local function memory_lines(d)
+  local out = {}
+  for _, m in ipairs(d.memory or {}) do
+    local kind = GPU_TYPES[m.device_type]
+    if kind then
+      local p = d.props[m.device_id]
+      local cap = p and tonumber(p.totalGlobalMem)
+      local src = "`totalGlobalMem` in the trace's deviceProperties"
+      if not cap and d.memory_gb then
+        cap, src = d.memory_gb * 1e9, "the arch file's memory_gb"
+      end
+      local peak = m.peak_reserved or m.peak_allocated
+      if cap and cap > 0 and peak >= M.MEMORY_SHARE * cap then
+        local what = m.peak_reserved and "reserves" or "allocates"
+        local op = m.peak_reserved and m.peak_reserved_op or m.peak_allocated_op
+        out[#out + 1] = string.format("- **Memory near capacity**: %s:%d %s up to %.2f GiB, %s of its %.2f GiB "
+          .. "(%s)%s; tensors allocated at most %.2f GiB. A larger batch or sequence, or fragmentation, can run out "
+          .. "of memory here (the `memory_peak` and `memory_timeline` sheets).", kind, m.device_id, what, peak / GIB,
+          pct(peak / cap), cap / GIB, src, op and (", during " .. md.code(op)) or "", m.peak_allocated / GIB)
+      end
+    end
+  end
+  return out
+end
+
+--- The section's lines (empty when nothing qualifies or d is nil).
+function M.section(d)
+  if not d then return {} end
+  local lines = {}
+  for _, f in ipairs({ host_wait_line, delay_line, pageable_line }) do
+    local l = f(d)
+    if l then lines[#lines + 1] = l end
+  end
+  for _, l in ipairs(memory_lines(d)) do lines[#lines + 1] = l end
+  if #lines == 0 then return {} end
+  local out = { "## GPU Feed and Memory", "" }
+  for _, l in ipairs(lines) do out[#out + 1] = l end
+  out[#out + 1] = ""
+  return out
+end
+
+return M

@@ -1,0 +1,132 @@
+/* critical_path_cli.c — `tracelens critical-path TRACE [--step N] -o OUT`:
+ * the critical path of one step (trace/critical_path.h) and the trace
+ * re-serialised with it overlaid (split.h's writer). Owns nothing after it
+ * returns. */
+#include "critical_path_cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../trace/critical_path.h"
+#include "../util/clock.h"
+#include "../util/vec.h"
+#include "split.h"
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char *const CP_HELP =
+    "usage: tracelens critical-path TRACE -o OUT.json.gz [--step N | --all]\n"
+    "\n"
+    "The critical path of one step, by Holistic Trace Analysis' lightweight\n"
+    "algorithm: a graph of the start and end of every CPU op, runtime call and\n"
+    "launched GPU event, with call-stack, kernel-launch, same-stream and\n"
+    "synchronisation edges (cudaDeviceSynchronize, cudaStreamSynchronize,\n"
+    "cudaEventSynchronize, cudaStreamWaitEvent), and its longest path. Prints\n"
+    "the path's length and where its time goes, and writes OUT: the whole trace\n"
+    "with \"critical\": 1 in the args of the events on the path and flow events\n"
+    "(cat critical_path) along its dependency, launch and sync edges, as HTA's\n"
+    "overlaid trace; it opens in Perfetto. docs/critical-path.md.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE    the overlaid trace (gzip JSON; required)\n"
+    "  --step N             ProfilerStep#N (default: the step of median wall\n"
+    "                       time, or the whole trace when it has no steps)\n"
+    "  --all                the whole trace\n"
+    "  -q, --quiet          no summary on stdout\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit status: 0 success, 1 input error (unreadable trace, no such step,\n"
+    "nothing to analyse), 2 usage error.\n";
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "tracelens: critical-path: %s (see `tracelens critical-path --help`)\n", msg);
+    return EXIT_USAGE;
+}
+
+static void print_summary(const tl_cpath *p, const char *out, double secs)
+{
+    if (p->step >= 0) printf("critical path of ProfilerStep#%ld", p->step);
+    else printf("critical path of the whole trace");
+    double wall = (double)(p->win_end - p->win_start) / 1000.0;
+    printf(": %.3f us of %.3f us wall time, %zu events, %zu of %zu nodes (%.2f s)\n", (double)p->length / 1000.0,
+           wall, p->n_events, p->n_path, p->n_nodes, secs);
+    for (int c = 0; c < TL_CPC__COUNT; c++) {
+        double pct = p->length > 0 ? 100.0 * (double)p->by_cat[c] / (double)p->length : 0.0;
+        printf("  %-28s %14.3f us  %5.1f%%\n", tl_cp_cat_name(c), (double)p->by_cat[c] / 1000.0, pct);
+    }
+    printf("overlaid trace: %s\n", out);
+}
+
+int tl_critical_path_cli(int argc, char **argv)
+{
+    tl_cp_opts o = {0};
+    const char *trace = NULL, *out = NULL;
+    int quiet = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(CP_HELP, stdout);
+            return 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (i + 1 >= argc) return usage("-o/--output needs a value");
+            out = argv[++i];
+        } else if (!strcmp(a, "--step")) {
+            if (i + 1 >= argc) return usage("--step needs a value");
+            const char *v = argv[++i];
+            char *end;
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || errno || n < 0) return usage("--step: not a step number (N of ProfilerStep#N)");
+            o.has_step = 1, o.step = n;
+        } else if (!strcmp(a, "--all")) {
+            o.whole = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "unknown option '%.60s'", a);
+            return usage(msg);
+        } else if (!trace) {
+            trace = a;
+        } else {
+            return usage("more than one trace given");
+        }
+    }
+    if (!trace) return usage("no trace given");
+    if (!out) return usage("-o/--output is required");
+    if (o.has_step && o.whole) return usage("--step and --all exclude each other");
+    tl_load_opts lo = {0};
+    tl_error err = {{0}};
+    tl_trace *t = tl_trace_load(trace, &lo, &err);
+    if (!t) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return EXIT_INPUT;
+    }
+    tl_cpath p;
+    double t0 = tl_now_s();
+    int cprc = tl_critical_path(t, &o, &p, &err);
+    double secs = tl_now_s() - t0;
+    if (cprc != 0) {
+        fprintf(stderr, "tracelens: %s: %s\n", trace, err.msg);
+        tl_trace_release(t);
+        return EXIT_INPUT;
+    }
+    uint8_t *mark = tl_xcalloc(t->es.n ? t->es.n : 1, 1);
+    for (size_t i = 0; i < p.n_events; i++) mark[p.events[i]] = 1;
+    size_t nf = 0;
+    tl_cp_flow *flows = tl_cpath_flows(&p, &t->es, &nf);
+    int rc = tl_split_write_overlay(&t->es, mark, flows, nf, out, &err);
+    free(mark);
+    free(flows);
+    if (rc != 0) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+    } else if (!quiet) {
+        print_summary(&p, out, secs);
+    }
+    tl_cpath_free(&p);
+    tl_trace_release(t);
+    return rc != 0 ? EXIT_INPUT : 0;
+}

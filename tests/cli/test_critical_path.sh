@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `tracelens critical-path` (docs/critical-path.md): usage errors (no trace,
+# no -o, a bad --step, --step with --all, an unknown option) exit 2; input
+# errors (a missing trace, no such step, nothing to analyse) exit 1 with one
+# line on stderr and write nothing. A good run exits 0, prints the summary
+# and writes a gzip JSON trace that parses, with the critical events and
+# flow events counted here; on HTA's simple_add trace 1,008 events carry
+# "critical" (HTA's overlay).
+set -u
+BIN=$1
+DATA=${3:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+run() { # expected-rc description args...
+  local want=$1 what=$2; shift 2
+  "$BIN" critical-path "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  [ "$rc" -eq "$want" ] && ok || ko "$what: exit $rc, expected $want ($(head -c 400 "$T/err"))"
+  if [ "$want" -ne 0 ]; then
+    [ "$(wc -l <"$T/err")" -eq 1 ] && ok || ko "$what: not one line: $(cat "$T/err")"
+    grep -q '^tracelens: ' "$T/err" && ok || ko "$what: no 'tracelens: ' prefix: $(cat "$T/err")"
+    [ ! -e "$T/o.json.gz" ] && ok || ko "$what: output written"
+  fi
+  rm -f "$T/o.json.gz"
+}
+
+# a step: an op launching a kernel and waiting for it
+cat >"$T/good.json" <<'J'
+{"schemaVersion":1,"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"cpu_op","name":"aten::step","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":100,"dur":10,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":150,"dur":600,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":200,"dur":560,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_sync","name":"Context Sync","pid":0,"tid":99,"ts":745,"dur":15,"args":{"correlation":2,"stream":-1,"device":0}}]}
+J
+# nothing but metadata
+echo '{"traceEvents":[{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"x"}}]}' >"$T/empty.json"
+
+run 2 "no trace" -o "$T/o.json.gz"
+run 2 "no -o" "$T/good.json"
+run 2 "bad --step" "$T/good.json" -o "$T/o.json.gz" --step x
+run 2 "negative --step" "$T/good.json" -o "$T/o.json.gz" --step -1
+run 2 "--step and --all" "$T/good.json" -o "$T/o.json.gz" --step 3 --all
+run 2 "unknown option" "$T/good.json" -o "$T/o.json.gz" --frobnicate
+run 1 "missing trace" "$T/missing.json" -o "$T/o.json.gz"
+run 1 "no such step" "$T/good.json" -o "$T/o.json.gz" --step 4
+run 1 "nothing to analyse" "$T/empty.json" -o "$T/o.json.gz"
+
+"$BIN" critical-path --help >"$T/help" 2>&1 && grep -q 'usage: tracelens critical-path' "$T/help" && ok || ko "--help"
+"$BIN" --help | grep -q 'critical-path' && ok || ko "top-level help names critical-path"
+
+# count the critical events and flows of an overlay: "EVENTS FLOWS TOTAL"
+count() {
+  gzip -dc "$1" | python3 -c '
+import json, sys
+ev = json.load(sys.stdin)["traceEvents"]
+c = [e for e in ev if "critical" in (e.get("args") or {})]
+fl = [e for e in c if e.get("ph") in ("s", "f")]
+print(len(c) - len(fl), len(fl), len(ev))'
+}
+
+"$BIN" critical-path "$T/good.json" -o "$T/o.json.gz" >"$T/out" 2>"$T/err"
+[ $? -eq 0 ] && ok || ko "good run: $(cat "$T/err")"
+grep -q 'critical path of ProfilerStep#3: 990.000 us of 1000.000 us wall time, 4 events' "$T/out" && ok \
+  || ko "summary: $(cat "$T/out")"
+[ "$(count "$T/o.json.gz")" = "4 4 10" ] && ok || ko "overlay counts: $(count "$T/o.json.gz")"
+"$BIN" critical-path "$T/good.json" -o "$T/o.json.gz" --all -q >"$T/out" 2>&1
+[ $? -eq 0 ] && [ ! -s "$T/out" ] && ok || ko "--all -q: $(cat "$T/out")"
+
+if [ -n "$DATA" ] && [ -d "$DATA/hta/critical_path/simple_add" ]; then
+  "$BIN" critical-path "$DATA/hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz" \
+    -o "$T/sa.json.gz" -q 2>"$T/err"
+  [ $? -eq 0 ] && ok || ko "simple_add: $(cat "$T/err")"
+  [ "$(count "$T/sa.json.gz")" = "624 384 1732" ] && ok || ko "simple_add overlay counts: $(count "$T/sa.json.gz")"
+else
+  echo "SKIP (shared data): simple_add not found"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

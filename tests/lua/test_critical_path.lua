@@ -1,0 +1,297 @@
+-- trace:critical_path (HTA's lightweight critical path, docs/critical-path.md):
+--   * a trace built here whose path is worked out by hand;
+--   * on HTA's simple_add trace, the events and flows marked critical equal
+--     those of HTA's own overlaid trace (both files read here);
+--   * on alexnet and the two cuda_event_sync traces, properties checked edge
+--     by edge against the raw events (same-thread nesting and order, launch
+--     -> GPU event by correlation, same-stream order, sync calls), the
+--     length against the window, and HTA's own test assertions on the graph.
+local root, data = arg[1], arg[2]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+local cjson = require "cjson"
+local X = T.x_event
+local dir = T.tmpdir()
+
+local function read_json(path)
+  local ok, code, out = T.run("gzip -dc " .. T.q(path))
+  T.check(ok, path .. ": gzip -dc exit " .. tostring(code))
+  return cjson.decode(out or "null")
+end
+
+local function num(v) return tonumber(v) end
+
+-- ---------------------------------------------------------------- by hand
+-- An op [0,1000) launches a 600 us kernel [150,750) at 100 and waits for it
+-- in cudaDeviceSynchronize [200,760). Path: op start -> launch start (100,
+-- CPU) -> kernel start (50, launch delay) -> kernel end (600, GPU) -> sync
+-- -> cudaDeviceSynchronize end (0) -> op end (240, CPU) = 990 us; the CPU
+-- alone would give 100 + 10 + 90 + 0 (the blocking call) + 240 = 440.
+do
+  local ev = {
+    X("cpu_op", "aten::step", 0, 1000, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 100, 10, { correlation = "1" }),
+    X("kernel", "gemm", 150, 600, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    X("cuda_runtime", "cudaDeviceSynchronize", 200, 560, { correlation = "2" }),
+    X("cuda_sync", "Context Sync", 745, 15, { correlation = "2", stream = "-1", device = "0" }, 0, 99),
+  }
+  local path = dir .. "/hand.json"
+  local f = assert(io.open(path, "w"))
+  f:write('{"traceEvents":[', table.concat(ev, ",\n"), "]}")
+  f:close()
+  local t = tl.load(path)
+  local cp = t:critical_path{overlay = dir .. "/hand_cp.json.gz"}
+  T.eq(cp.step, nil, "no ProfilerStep: the whole trace")
+  T.close(cp.wall_us, 1000, "window 0..1000", 0, 1e-9)
+  T.close(cp.length_us, 990, "path length", 0, 1e-9)
+  T.eq(#cp.events, 4, "op, launch, kernel, cudaDeviceSynchronize")
+  T.eq(#cp.edges, 5, "five edges")
+  local types = {}
+  for i, e in ipairs(cp.edges) do types[i] = e.type:gsub("critical_path_", "") end
+  T.eq(table.concat(types, " "), "operator kernel_launch_delay operator sync_dependency operator", "edge types in order")
+  T.close(cp.by_category.cpu, 340, "CPU: 100 + 240", 0, 1e-9)
+  T.close(cp.by_category.launch_delay, 50, "launch delay", 0, 1e-9)
+  T.close(cp.by_category.gpu_compute, 600, "GPU compute", 0, 1e-9)
+  T.close(cp.by_category.sync, 560, "the blocking call the path crosses", 0, 1e-9)
+  T.eq(cp.bound, "GPU", "GPU-bound")
+  local o = read_json(dir .. "/hand_cp.json.gz")
+  local crit, flows = 0, 0
+  for _, e in ipairs(o.traceEvents) do
+    if e.args and e.args.critical ~= nil then
+      if e.ph == "s" or e.ph == "f" then flows = flows + 1 else crit = crit + 1 end
+    end
+  end
+  T.eq(crit, 4, "overlay: four events marked critical")
+  T.eq(flows, 4, "overlay: a flow pair for the launch and the sync edge")
+  T.eq(#o.traceEvents, 9, "overlay: the five events and four flow events")
+  local ok, err = pcall(function() return t:critical_path{step = 3} end)
+  T.check(not ok and tostring(err):find("no ProfilerStep#3", 1, true), "unknown step: " .. tostring(err))
+end
+
+-- ---------------------------------------------------------------- analysis.md's line
+do
+  local cpmd = require "tracelens.critical_path_md"
+  local steps = { { number = 1, wall_us = 100, warmup = true }, { number = 2, wall_us = 10 },
+    { number = 3, wall_us = 30 }, { number = 4, wall_us = 20 }, { number = 5, wall_us = 20, partial = true } }
+  T.eq(cpmd.representative(steps).number, 4, "representative: the median of the steady steps 10, 30, 20")
+  T.eq(cpmd.representative({ { number = 7, wall_us = 5, warmup = true } }).number, 7, "no steady step: all count")
+  T.eq(cpmd.representative({}), nil, "no steps: no representative")
+  local function trace_with(sync)
+    local ev = {
+      X("user_annotation", "ProfilerStep#3", 0, 1000, {}),
+      X("cpu_op", "aten::step", 0, 1000, {}),
+      X("cuda_runtime", "cudaLaunchKernel", 100, 10, { correlation = "1" }),
+      X("kernel", "gemm", 150, 600, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+      X("cuda_runtime", "cudaDeviceSynchronize", 200, 560, { correlation = "2" }),
+    }
+    if sync then ev[#ev + 1] = X("cuda_sync", "Context Sync", 745, 15, { correlation = "2", stream = "-1" }, 0, 99) end
+    local path = dir .. (sync and "/md_sync.json" or "/md_nosync.json")
+    local f = assert(io.open(path, "w"))
+    f:write('{"traceEvents":[', table.concat(ev, ",\n"), "]}")
+    f:close()
+    local t = tl.load(path)
+    return t, t:steps()
+  end
+  local t, st = trace_with(true)
+  local d = cpmd.data(t, st)
+  T.eq(d and d.step, 3, "the line analyses ProfilerStep#3")
+  local line = table.concat(cpmd.section(d), "\n")
+  T.check(line:find("**GPU-bound**: the critical path of ProfilerStep#3", 1, true), "GPU-bound verdict: " .. line)
+  T.check(line:find("is 0.990 of its 1.000 ms (CPU ops and runtime calls 34.3%, GPU compute 60.6%, communication "
+    .. "0.0%, launch delay 5.1%, gaps between kernels 0.0%)", 1, true), "the split of 990 us: " .. line)
+  local t2, st2 = trace_with(false)
+  local line2 = table.concat(cpmd.section(cpmd.data(t2, st2)), "\n")
+  T.check(line2:find("records no synchronisation events", 1, true) and line2:find("**GPU-bound**", 1, true),
+    "GPU work without cuda_sync events: the verdict (the path ends on the GPU) and the caveat: " .. line2)
+  T.check(not line:find("records no synchronisation events", 1, true), "no caveat when the sync edge is there")
+  T.eq(#cpmd.section(cpmd.data(t, {})), 0, "no steps: no section")
+end
+
+if not (data and T.dir_exists(data .. "/hta/critical_path")) then
+  print("SKIP (shared data): ../shared/data/hta/critical_path is absent")
+  T.finish()
+end
+local base = data .. "/hta/critical_path/"
+
+-- ---------------------------------------------------------------- simple_add vs HTA
+do
+  local out = dir .. "/simple_add_cp.json.gz"
+  local t = tl.load(base .. "simple_add/benchmark_result_493459_1694039959_trace.json.gz")
+  local cp = t:critical_path{overlay = out}
+  local function critical(path)
+    local doc = read_json(path)
+    local evs, fl, n = {}, {}, 0
+    for i, e in ipairs(doc.traceEvents) do
+      local a = e.args
+      if a and a.critical ~= nil then
+        n = n + 1
+        if e.ph == "s" or e.ph == "f" then
+          local k = string.format("%s|%s|%s|%.0f|%s|%.0f", e.ph, tostring(e.pid), tostring(e.tid), num(e.ts),
+            a.type, num(a.weight))
+          fl[k] = (fl[k] or 0) + 1
+        else
+          evs[#evs + 1] = i
+        end
+      end
+    end
+    return evs, fl, n, doc
+  end
+  local ee, ef, en, edoc = critical(base .. "end_to_end/simple_add/output/overlaid_critical_path_trace.json.gz")
+  local ge, gf, gn, gdoc = critical(out)
+  T.eq(en, 1008, "HTA's overlay marks 1,008 events critical")
+  T.eq(gn, en, "as many critical events and flows as HTA")
+  T.eq(#ge, #ee, "critical trace events")
+  local same = #ge == #ee
+  for i = 1, math.min(#ge, #ee) do
+    if ge[i] ~= ee[i] then same = false; T.check(false, "critical event differs at position " .. ee[i]); break end
+  end
+  T.check(same, "the same events are critical")
+  local fsame = true
+  for k, c in pairs(ef) do if gf[k] ~= c then fsame = false; T.check(false, "flow missing: " .. k) break end end
+  for k, c in pairs(gf) do if ef[k] ~= c then fsame = false; T.check(false, "flow extra: " .. k) break end end
+  T.check(fsame, "the same flow events (ph, pid, tid, ts, type, weight)")
+  T.eq(#cp.events, #ee, "trace:critical_path's events are the critical ones")
+  -- the rest of the trace is the input's
+  local n_in = #edoc.traceEvents - 384
+  T.eq(#gdoc.traceEvents, #edoc.traceEvents, "same number of events as HTA's overlay")
+  local names_same = true
+  for i = 1, n_in do
+    local a, b = edoc.traceEvents[i], gdoc.traceEvents[i]
+    if a.name ~= b.name or num(a.ts) ~= num(b.ts) or a.ph ~= b.ph then names_same = false; break end
+  end
+  T.check(names_same, "the trace's events in order, unchanged")
+end
+
+-- ---------------------------------------------------------------- properties
+local SYNC_CALLS = { cudaDeviceSynchronize = true, cudaStreamSynchronize = true, cudaEventSynchronize = true,
+  cudaEventQuery = true }
+local LOCK_CALLS = { cudaLaunchKernel = true, cudaMemcpyAsync = true, cudaHostAlloc = true }
+local GPU_CAT = { kernel = true, gpu_memcpy = true, gpu_memset = true }
+
+local function same_thread(a, b) return a.pid == b.pid and a.tid == b.tid end
+local function stream(e) local a = e.args return a and a.stream end
+local function corr(e) local a = e.args return a and a.correlation end
+
+local function check_path(label, t, cp, raw)
+  local ev = raw.traceEvents
+  local function R(e) return ev[e.uid + 1] end
+  local zero_span, sum, bad = 0, 0, {}
+  local function fail(i, why) if #bad < 3 then bad[#bad + 1] = string.format("edge %d: %s", i, why) end end
+  for i, e in ipairs(cp.edges) do
+    local a, b = R(e.from), R(e.to)
+    local span = e.to_ts - e.from_ts
+    sum = sum + e.weight_us
+    -- absolute times in us as doubles hold 0.25 us at 1.7e15: compare within 0.5 us
+    if span < -0.5 then fail(i, "goes back in time") end
+    if math.abs(e.weight_us - span) > 0.5 then
+      zero_span = zero_span + span
+      if e.weight_us ~= 0 then fail(i, "weight is neither the span nor 0") end
+    end
+    if i > 1 then
+      local p = cp.edges[i - 1]
+      if p.to ~= e.from or p.to_start ~= e.from_start then fail(i, "does not continue the previous edge") end
+    end
+    local ty = e.type:gsub("critical_path_", "")
+    if ty == "operator" then
+      if e.from == e.to then
+        if not (e.from_start and not e.to_start) then fail(i, "operator edge of one event is not start -> end") end
+      elseif GPU_CAT[a.cat] or GPU_CAT[b.cat] then
+        fail(i, "operator edge between two GPU events")
+      elseif not (same_thread(a, b) or (LOCK_CALLS[a.name] and LOCK_CALLS[b.name])) then
+        fail(i, "operator edge across threads")
+      else
+        local ae, be = num(a.ts) + num(a.dur), num(b.ts) + num(b.dur)
+        local ok
+        if e.from_start and e.to_start then ok = num(a.ts) <= num(b.ts) and be <= ae        -- parent -> child
+        elseif not e.from_start and not e.to_start then ok = num(b.ts) <= num(a.ts) and ae <= be -- child -> parent
+        elseif not e.from_start and e.to_start then ok = ae <= num(b.ts)                     -- sibling order
+        else ok = false end
+        if not ok then fail(i, "operator edge is not nesting or order on the thread") end
+      end
+    elseif ty == "dependency" then
+      if not ((same_thread(a, b) and not e.from_start and e.to_start and num(a.ts) + num(a.dur) <= num(b.ts))
+          or (LOCK_CALLS[a.name] and LOCK_CALLS[b.name])) then
+        fail(i, "dependency edge is not end -> next start on one thread")
+      end
+    elseif ty == "kernel_launch_delay" then
+      if not (a.cat == "cuda_runtime" and e.from_start and GPU_CAT[b.cat] and e.to_start and corr(a) == corr(b)) then
+        fail(i, "launch edge is not runtime start -> its GPU event by correlation")
+      end
+    elseif ty == "kernel_kernel_delay" then
+      if not (GPU_CAT[a.cat] and GPU_CAT[b.cat] and a.pid == b.pid and stream(a) == stream(b) and not e.from_start
+          and e.to_start and num(a.ts) + num(a.dur) <= num(b.ts)) then
+        fail(i, "kernel-kernel edge is not end -> later start on one stream")
+      end
+    elseif ty == "sync_dependency" then
+      local ok = GPU_CAT[a.cat] and not e.from_start
+      if b.cat == "cuda_runtime" then ok = ok and SYNC_CALLS[b.name] and not e.to_start
+      else ok = ok and GPU_CAT[b.cat] and e.to_start and stream(a) ~= stream(b) end
+      if not ok then fail(i, "sync edge is not GPU end -> sync call end / GPU start on another stream") end
+    else
+      fail(i, "unknown type " .. e.type)
+    end
+  end
+  for _, b in ipairs(bad) do T.check(false, label .. ": " .. b) end
+  T.check(#bad == 0, label .. ": every edge is a real dependency")
+  T.close(cp.length_us, sum, label .. ": length = sum of the edge weights", 0, 1e-6)
+  local first, last = cp.edges[1], cp.edges[#cp.edges]
+  T.check(first.from_ts >= cp.window_start and last.to_ts <= cp.window_end + 1e-6, label .. ": the path lies in the window")
+  -- HTA's definition: the path's span less the time its zero-weight edges skip
+  T.close(cp.length_us, (last.to_ts - first.from_ts) - zero_span, label .. ": length = span - skipped time", 0,
+    0.5 * #cp.edges)
+  T.check(cp.length_us <= cp.wall_us, label .. ": length <= wall time")
+  local cats = 0
+  for k, v in pairs(cp.by_category) do if k ~= "sync" then cats = cats + v end end
+  T.close(cats, cp.length_us, label .. ": the categories add up to the length", 0, 1e-6)
+  local set, n = {}, 0
+  for _, e in ipairs(cp.edges) do set[e.from.uid] = true; set[e.to.uid] = true end
+  for _ in pairs(set) do n = n + 1 end
+  T.eq(#cp.events, n, label .. ": the events are those of the edges")
+end
+
+local function has_edge(cp, from_uid, from_start, to_uid, to_start, ty)
+  for _, e in ipairs(cp.graph) do
+    if e.from.uid == from_uid and e.to.uid == to_uid and e.from_start == from_start and e.to_start == to_start
+        and e.type == ty then
+      return true
+    end
+  end
+  return false
+end
+
+local SYNC = "critical_path_sync_dependency"
+do -- alexnet: a GPU -> GPU edge from cudaEventRecord + cudaStreamWaitEvent (HTA's test: 1109 -> 1161)
+  local path = base .. "alexnet/benchmark_result_2869224_1695835535_trace.json.gz"
+  local t = tl.load(path)
+  local cp = t:critical_path{graph = true}
+  check_path("alexnet", t, cp, read_json(path))
+  T.check(has_edge(cp, 1109, false, 1161, true, SYNC), "alexnet: fft2d_c2r (stream 20) end -> elementwise (stream 7) start")
+  local on_path = false
+  for _, e in ipairs(cp.edges) do if e.from.uid == 1109 and e.to.uid == 1161 then on_path = true end end
+  T.check(on_path, "alexnet: that stream wait is on the path")
+end
+do -- cuda_event_sync: cudaEventSynchronize and cudaDeviceSynchronize wait for the spin kernel (33 -> 41, 33 -> 51)
+  local path = base .. "cuda_event_sync/event_sync_trace.json.gz"
+  local t = tl.load(path)
+  local cp = t:critical_path{graph = true}
+  T.eq(cp.step, 100, "cuda_event_sync: the representative step is the only one")
+  local cp2 = t:critical_path{step = 100}
+  T.close(cp2.length_us, cp.length_us, "cuda_event_sync: step = 100 is the same path", 0, 1e-9)
+  T.close(cp.wall_us, 3154, "cuda_event_sync: ProfilerStep#100 lasts 3154 us", 0, 1e-9)
+  check_path("cuda_event_sync", t, cp, read_json(path))
+  T.check(has_edge(cp, 33, false, 41, false, SYNC), "cuda_event_sync: spin kernel end -> cudaEventSynchronize end")
+  T.check(has_edge(cp, 33, false, 51, false, SYNC), "cuda_event_sync: spin kernel end -> cudaDeviceSynchronize end")
+  local all = t:critical_path{all = true}
+  T.check(all.step == nil and all.wall_us >= cp.wall_us, "cuda_event_sync: all = true is the whole trace")
+end
+do -- multi-stream: the cudaEventRecord on stream 20 syncs back to kernel 1, not kernel 2 (24 -> 84)
+  local path = base .. "cuda_event_sync_multi_stream/event_sync_trace.json.gz"
+  local t = tl.load(path)
+  local cp = t:critical_path{graph = true}
+  check_path("cuda_event_sync_multi_stream", t, cp, read_json(path))
+  T.check(has_edge(cp, 24, false, 84, true, SYNC), "multi_stream: sgemm (stream 20) end -> memset (stream 24) start")
+  T.check(not has_edge(cp, 54, false, 84, true, SYNC), "multi_stream: not from the sgemm of stream 28")
+end
+
+T.rmrf(dir)
+T.finish()
