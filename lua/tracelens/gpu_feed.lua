@@ -79,11 +79,12 @@ local function delay_line(d)
   end
   local n = #ls.outliers
   return string.format("- **Launch delay outliers**: a kernel starts a median %.1f µs after its launch call; %d "
-    .. "launch%s wait%s more than the p95 (%.1f µs), up to %s (%s). At most %d launch%s %s outstanding on a stream "
-    .. "(`max_queue_length` in `idle_breakdown`): with a deep queue a long delay is the host running ahead of a "
+    .. "launch%s wait%s more than the p95 (%.1f µs), up to %s (%s). At most %d GPU operation%s %s queued on a stream, "
+    .. "launched and not yet finished (`max_queue_length` in `idle_breakdown`; a graph launch queues all its kernels "
+    .. "at once): with a deep queue a long delay is the host running ahead of a "
     .. "busy GPU; with a shallow one the kernel waited on another stream, an event or the driver (the "
     .. "`launch_stats` sheet).", med, n, n == 1 and "" or "es", n == 1 and "s" or "", ls.outlier_threshold_us,
-    ms(worst.launch_delay_us), md.code(kname.short(worst.name)), d.max_queue, d.max_queue == 1 and "" or "es",
+    ms(worst.launch_delay_us), md.code(kname.short(worst.name)), d.max_queue, d.max_queue == 1 and "" or "s",
     d.max_queue == 1 and "was" or "were")
 end
 

@@ -29,7 +29,7 @@ T.check(s:find("## GPU Feed and Memory", 1, true), "section heading")
 T.check(s:find("stream 7 (the busiest) is idle 0.900 ms, 90.0% of its span, and 66.7% of that is host wait", 1, true),
   "host wait: the busiest stream, 600 of 900 us: " .. s)
 T.check(s:find("2 launches wait more than the p95 (50.0 µs), up to 0.150 ms (`k1`)", 1, true), "delay outliers: " .. s)
-T.check(s:find("At most 3 launches were outstanding", 1, true), "queue depth stated")
+T.check(s:find("At most 3 GPU operations were queued on a stream", 1, true), "queue depth stated")
 -- below the thresholds
 base.streams[1].host_wait_us = 440 -- under half of the idle time
 base.launch.outliers[1].launch_delay_us = 99 -- under 100 us
