@@ -51,11 +51,11 @@ static void print_summary(const tl_cpath *p, const char *out, double secs)
     if (p->step >= 0) printf("critical path of ProfilerStep#%ld", p->step);
     else printf("critical path of the whole trace");
     double wall = (double)(p->win_end - p->win_start) / 1000.0;
-    printf(": %.3f us of %.3f us wall time, %zu events, %zu of %zu nodes (%.2f s)\n", (double)p->length / 1000.0,
-           wall, p->n_events, p->n_path, p->n_nodes, secs);
+    printf(": %.3f ms of %.3f ms wall time, %zu events, %zu of %zu nodes (found in %.2f s)\n",
+           (double)p->length / 1e6, wall / 1000.0, p->n_events, p->n_path, p->n_nodes, secs);
     for (int c = 0; c < TL_CPC__COUNT; c++) {
         double pct = p->length > 0 ? 100.0 * (double)p->by_cat[c] / (double)p->length : 0.0;
-        printf("  %-28s %14.3f us  %5.1f%%\n", tl_cp_cat_name(c), (double)p->by_cat[c] / 1000.0, pct);
+        printf("  %-28s %14.3f ms  %5.1f%%\n", tl_cp_cat_name(c), (double)p->by_cat[c] / 1e6, pct);
     }
     printf("overlaid trace: %s\n", out);
 }

@@ -66,7 +66,7 @@ print(len(c) - len(fl), len(fl), len(ev))'
 
 "$BIN" critical-path "$T/good.json" -o "$T/o.json.gz" >"$T/out" 2>"$T/err"
 [ $? -eq 0 ] && ok || ko "good run: $(cat "$T/err")"
-grep -q 'critical path of ProfilerStep#3: 990.000 us of 1000.000 us wall time, 4 events' "$T/out" && ok \
+grep -q 'critical path of ProfilerStep#3: 0.990 ms of 1.000 ms wall time, 4 events' "$T/out" && ok \
   || ko "summary: $(cat "$T/out")"
 [ "$(count "$T/o.json.gz")" = "4 4 10" ] && ok || ko "overlay counts: $(count "$T/o.json.gz")"
 "$BIN" critical-path "$T/good.json" -o "$T/o.json.gz" --all -q >"$T/out" 2>&1
