@@ -22,6 +22,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "../util/vec.h"
 #include "host.h"
 #include "ltable.h"
 #include <sys/ioctl.h>
@@ -390,6 +391,152 @@ static int fmt_record(lua_State *L, fmt_ctx *c, int t)
     return 1;
 }
 
+/* Display width of UTF-8 text (continuation bytes do not count). */
+static size_t text_width(const char *s, size_t n)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) w += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return w;
+}
+
+/* One cell of a record list: a scalar as the REPL prints it, a table as
+ * "{…}", cut to REC_CELL display columns (at a character boundary). */
+enum { REC_ROWS = 10, REC_COLS = 64, REC_CELL = 32 };
+
+static char *rec_cell(lua_State *L, int idx)
+{
+    char tmp[64];
+    const char *s;
+    size_t n;
+    switch (lua_type(L, idx)) {
+    case LUA_TNIL: s = "", n = 0; break;
+    case LUA_TTABLE: s = "{...}", n = 5; break;
+    case LUA_TSTRING: s = lua_tolstring(L, idx, &n); break;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) snprintf(tmp, sizeof tmp, LUA_INTEGER_FMT, lua_tointeger(L, idx));
+        else snprintf(tmp, sizeof tmp, "%.10g", (double)lua_tonumber(L, idx));
+        s = tmp, n = strlen(tmp);
+        break;
+    case LUA_TBOOLEAN: s = lua_toboolean(L, idx) ? "true" : "false", n = strlen(s); break;
+    default: s = luaL_typename(L, idx), n = strlen(s); break;
+    }
+    size_t cut = n, w = 0;
+    if (text_width(s, n) > REC_CELL) {
+        for (cut = 0; cut < n; cut++) {
+            if (((unsigned char)s[cut] & 0xC0) != 0x80 && ++w > REC_CELL - 3) break;
+        }
+    }
+    char *out = tl_xmalloc(cut + 4);
+    memcpy(out, s, cut);
+    if (cut < n) memcpy(out + cut, "...", 3), cut += 3;
+    out[cut] = 0;
+    return out;
+}
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* A list of records (t[1..n], each a table with identifier-like string
+ * keys, n >= 2) as an aligned table: the keys of the first rows as
+ * columns (sorted), the first REC_ROWS rows, cells cut to REC_CELL, as many
+ * columns as fit the terminal. Returns 0 (nothing written) otherwise. */
+static int fmt_records(lua_State *L, fmt_ctx *c, int t)
+{
+    size_t n = lua_rawlen(L, t), count = 0;
+    if (n < 2) return 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        int ok = lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && (size_t)lua_tointeger(L, -2) <= n &&
+                 lua_type(L, -1) == LUA_TTABLE;
+        if (ok && lua_getmetatable(L, -1)) { /* a userdata-like object: not a record */
+            lua_pop(L, 1);
+            ok = 0;
+        }
+        lua_pop(L, 1);
+        if (!ok) {
+            lua_pop(L, 1);
+            return 0;
+        }
+        count++;
+    }
+    if (count != n) return 0;
+    size_t rows = n < REC_ROWS ? n : REC_ROWS, ncol = 0;
+    char *col[REC_COLS];
+    for (size_t r = 1; r <= rows; r++) {
+        lua_rawgeti(L, t, (lua_Integer)r);
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            lua_pop(L, 1);
+            size_t len;
+            const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+            int ident = k && len > 0 && len < 64 && (isalpha((unsigned char)k[0]) || k[0] == '_');
+            for (size_t i = 0; ident && i < len; i++) ident = isalnum((unsigned char)k[i]) || k[i] == '_';
+            if (!ident) {
+                lua_pop(L, 2);
+                for (size_t i = 0; i < ncol; i++) free(col[i]);
+                return 0;
+            }
+            int seen = 0;
+            for (size_t i = 0; i < ncol && !seen; i++) seen = !strcmp(col[i], k);
+            if (!seen && ncol < REC_COLS) col[ncol++] = tl_xstrdup(k);
+        }
+        lua_pop(L, 1);
+    }
+    if (ncol < 2) {
+        for (size_t i = 0; i < ncol; i++) free(col[i]);
+        return 0;
+    }
+    qsort(col, ncol, sizeof *col, cmp_cstr);
+    char **cell = tl_xcalloc(rows * ncol, sizeof *cell);
+    size_t width[REC_COLS];
+    for (size_t j = 0; j < ncol; j++) width[j] = strlen(col[j]);
+    for (size_t r = 0; r < rows; r++) {
+        lua_rawgeti(L, t, (lua_Integer)r + 1);
+        for (size_t j = 0; j < ncol; j++) {
+            lua_pushstring(L, col[j]);
+            lua_rawget(L, -2);
+            cell[r * ncol + j] = rec_cell(L, -1);
+            lua_pop(L, 1);
+            size_t w = text_width(cell[r * ncol + j], strlen(cell[r * ncol + j]));
+            if (w > width[j]) width[j] = w;
+        }
+        lua_pop(L, 1);
+    }
+    /* the columns that fit the terminal (at least one) */
+    size_t shown = 0, used = 0, tw = term_width();
+    while (shown < ncol && (shown == 0 || used + 2 + width[shown] <= tw)) {
+        used += (shown ? 2 : 0) + width[shown];
+        shown++;
+    }
+    for (size_t r = 0; r <= rows; r++) {
+        if (r) sbuf_addc(c->out, '\n');
+        for (size_t j = 0; j < shown; j++) {
+            const char *v = r ? cell[(r - 1) * ncol + j] : col[j];
+            size_t w = text_width(v, strlen(v));
+            if (j) sbuf_adds(c->out, "  ");
+            sbuf_adds(c->out, v);
+            for (size_t k = w; j + 1 < shown && k < width[j]; k++) sbuf_addc(c->out, ' ');
+        }
+    }
+    char more[96];
+    if (n > rows || shown < ncol) {
+        snprintf(more, sizeof more, "\n(%zu records", n);
+        sbuf_adds(c->out, more);
+        if (n > rows) {
+            snprintf(more, sizeof more, ", the first %zu shown", rows);
+            sbuf_adds(c->out, more);
+        }
+        if (shown < ncol) {
+            snprintf(more, sizeof more, "; %zu more columns", ncol - shown);
+            sbuf_adds(c->out, more);
+        }
+        sbuf_addc(c->out, ')');
+    }
+    for (size_t i = 0; i < rows * ncol; i++) free(cell[i]);
+    free(cell);
+    for (size_t i = 0; i < ncol; i++) free(col[i]);
+    return 1;
+}
+
 static void fmt_value(lua_State *L, fmt_ctx *c, int idx, int nested)
 {
     idx = lua_absindex(L, idx);
@@ -407,7 +554,7 @@ static void fmt_value(lua_State *L, fmt_ctx *c, int idx, int nested)
     }
     if (!nested && lua_type(L, idx) == LUA_TTABLE && luaL_getmetafield(L, idx, "__tostring") == LUA_TNIL) {
         luaL_checkstack(L, 8, "formatting a table");
-        if (fmt_record(L, c, idx)) return;
+        if (fmt_record(L, c, idx) || fmt_records(L, c, idx)) return;
     } else if (!nested && lua_type(L, idx) == LUA_TTABLE) {
         lua_pop(L, 1);
     }

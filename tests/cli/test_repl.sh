@@ -19,6 +19,15 @@ check 'echo "$out" | grep -Eq "^type +time ms +percent$"' "table preview header:
 check 'echo "$out" | grep -Eq "^computation_time +[0-9.]+ +[0-9.]+$"' "table preview row: $out"
 check 'echo "$out" | grep -qx "alpha  1"' "record block line: $out"
 check 'echo "$out" | grep -qx "cc     true"' "record block alignment: $out"
+# a list of records (what trace:memcpy_summary() and friends return) prints
+# as an aligned table: sorted keys as columns, long cells cut, the first 10 rows
+out=$(printf '{{n = 1, name = "a"}, {n = 22, name = string.rep("k", 40), t = {}}}\nlocal r = {} for i = 1, 12 do r[i] = {i = i, sq = i * i} end return r\n' |
+  COLUMNS=100 "$BIN" repl 2>/dev/null)
+check 'echo "$out" | grep -Eqx "n +name +t"' "record list header: $out"
+check 'echo "$out" | grep -Eqx "22 +k{29}\.\.\. +\{\.\.\.\}"' "record list row, cell cut to 32 columns: $out"
+check 'echo "$out" | grep -Eqx "10 +100"' "record list: 10th row: $out"
+check '! echo "$out" | grep -Eqx "11 +121"' "record list: no 11th row: $out"
+check 'echo "$out" | grep -qx "(12 records, the first 10 shown)"' "record list: the count of rows: $out"
 err=$(printf 'error("boom")\n1+1\n' | "$BIN" repl 2>&1 >/dev/null)
 rc=$?
 check '[ $rc -eq 1 ]' "error exit status"
