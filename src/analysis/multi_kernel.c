@@ -4,25 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/copies.h"
 #include "../trace/timeline.h"
 #include "../util/vec.h"
-
-static int has(const char *lower, const char *needle) { return strstr(lower, needle) != NULL; }
 
 int tl_mk_direction(const char *name)
 {
     size_t n = strlen(name);
     char *s = tl_xmalloc(n + 1);
     for (size_t i = 0; i <= n; i++) s[i] = (char)tolower((unsigned char)name[i]);
-    int d = TL_MK_OTHER;
-    if (has(s, "dtoh") || has(s, "device -> host") || has(s, "devicetohost") || has(s, "device_to_host"))
-        d = TL_MK_D2H;
-    else if (has(s, "htod") || has(s, "host -> device") || has(s, "hosttodevice") || has(s, "host_to_device"))
-        d = TL_MK_H2D;
-    else if (has(s, "dtod") || has(s, "device -> device") || has(s, "devicetodevice") || has(s, "device_to_device"))
-        d = TL_MK_D2D;
+    int d = tl_copy_direction(s, 0); /* PtoP names by their Device -> Device words */
     free(s);
-    return d;
+    return d == TL_CP_D2H ? TL_MK_D2H : d == TL_CP_H2D ? TL_MK_H2D : d == TL_CP_D2D ? TL_MK_D2D : TL_MK_OTHER;
 }
 
 static void durs_init(tl_mk_durs *d)

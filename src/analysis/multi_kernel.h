@@ -60,7 +60,8 @@ typedef struct tl_multi_kernel {
 } tl_multi_kernel;
 
 /* The memcpy direction of a name (§3.5 step 2, with the [FIX, Q35]
- * underscore spellings). */
+ * underscore spellings): copies.h's tl_copy_direction without its P2P
+ * class, so "PtoP (Device -> Device)" is D2D, as in the reference. */
 int tl_mk_direction(const char *name);
 
 void tl_multi_kernel_compute(const tl_trace *t, tl_multi_kernel *out);

@@ -42,6 +42,18 @@ static void push_node_end(lua_State *L, tl_trace *t, const tl_cpath *p, uint32_t
     tl_lset_us(L, ts_key, (double)p->nodes[node].ts);
 }
 
+/* A new table for edge e (nrec: its size hint): from, to, their start flags
+ * and times, type, weight_us. */
+static void push_edge(lua_State *L, tl_trace *t, const tl_cpath *p, const tl_cp_edge *e, int nrec)
+{
+    lua_createtable(L, 0, nrec);
+    push_node_end(L, t, p, e->from, "from", "from_start", "from_ts");
+    push_node_end(L, t, p, e->to, "to", "to_start", "to_ts");
+    lua_pushstring(L, tl_cp_edge_type_name(e->type));
+    lua_setfield(L, -2, "type");
+    tl_lset_us(L, "weight_us", (double)e->weight);
+}
+
 /* trace:critical_path{step = N | all = true, overlay = PATH, graph = true} -> table */
 int tl_l_trace_critical_path(lua_State *L)
 {
@@ -102,12 +114,7 @@ int tl_l_trace_critical_path(lua_State *L)
     lua_createtable(L, p->n_path ? (int)p->n_path - 1 : 0, 0);
     for (size_t i = 0; i + 1 < p->n_path; i++) {
         const tl_cp_edge *e = &p->path_edges[i];
-        lua_createtable(L, 0, 10);
-        push_node_end(L, t, p, e->from, "from", "from_start", "from_ts");
-        push_node_end(L, t, p, e->to, "to", "to_start", "to_ts");
-        lua_pushstring(L, tl_cp_edge_type_name(e->type));
-        lua_setfield(L, -2, "type");
-        tl_lset_us(L, "weight_us", (double)e->weight);
+        push_edge(L, t, p, e, 10);
         if (e->type != TL_CPE_DEPENDENCY && e->type != TL_CPE_SYNC) {
             lua_pushstring(L, CAT_KEY[e->cat]);
             lua_setfield(L, -2, "category");
@@ -118,13 +125,7 @@ int tl_l_trace_critical_path(lua_State *L)
     if (lua_istable(L, 2) && tl_lopt_bool(L, 2, "graph", 0)) {
         lua_createtable(L, (int)p->n_edges, 0);
         for (size_t i = 0; i < p->n_edges; i++) {
-            const tl_cp_edge *e = &p->edges[i];
-            lua_createtable(L, 0, 8);
-            push_node_end(L, t, p, e->from, "from", "from_start", "from_ts");
-            push_node_end(L, t, p, e->to, "to", "to_start", "to_ts");
-            lua_pushstring(L, tl_cp_edge_type_name(e->type));
-            lua_setfield(L, -2, "type");
-            tl_lset_us(L, "weight_us", (double)e->weight);
+            push_edge(L, t, p, &p->edges[i], 8);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         lua_setfield(L, -2, "graph");

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,27 +208,6 @@ static void glob_files(const char *g, strv *out)
     free(root);
 }
 
-/* The rank in s by the regex: the named group "rank", else group 1; -1. */
-static long regex_rank(pcre2_code *re, const char *s)
-{
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    long rank = -1;
-    if (pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0) {
-        PCRE2_UCHAR *buf = NULL;
-        PCRE2_SIZE len;
-        int rc = pcre2_substring_get_byname(md, (PCRE2_SPTR) "rank", &buf, &len);
-        if (rc != 0) rc = pcre2_substring_get_bynumber(md, 1, &buf, &len);
-        if (rc == 0) {
-            char *end;
-            long v = strtol((char *)buf, &end, 10);
-            if (len > 0 && *end == 0 && v >= 0) rank = v;
-            pcre2_substring_free(buf);
-        }
-    }
-    pcre2_match_data_free(md);
-    return rank;
-}
-
 /* ------------------------------------------------------------ command */
 
 /* `tracelens ranks`, or with reduce `tracelens ranks reduce` (argv after
@@ -418,9 +398,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
         }
         long maxr = -1;
         for (size_t i = 0; i < m.n; i++) {
-            const char *base = strrchr(m.v[i], '/');
-            long r = regex_rank(re, base ? base + 1 : m.v[i]);
-            if (r < 0) r = regex_rank(re, m.v[i]);
+            long r = tl_ranks_path_rank(re, m.v[i], LONG_MAX);
             if (r < 0 && !from_distinfo) continue;
             if (world >= 0 && r >= world) continue; /* ranks >= W are ignored */
             size_t dup = SIZE_MAX;

@@ -86,8 +86,9 @@ static int summarize_usage(const char *msg)
     return 2;
 }
 
-/* The rank the regex finds in s (the named group "rank", else group 1), -1. */
-static long name_rank(pcre2_code *re, const char *s)
+/* The rank the regex finds in s (the named group "rank", else group 1),
+ * when at most max; -1. */
+static long regex_rank(pcre2_code *re, const char *s, long max)
 {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     long rank = -1;
@@ -99,12 +100,19 @@ static long name_rank(pcre2_code *re, const char *s)
         if (rc == 0) {
             char *end;
             long v = strtol((char *)buf, &end, 10);
-            if (len > 0 && *end == 0 && v >= 0 && v <= 0x7fffffff) rank = v;
+            if (len > 0 && *end == 0 && v >= 0 && v <= max) rank = v;
             pcre2_substring_free(buf);
         }
     }
     pcre2_match_data_free(md);
     return rank;
+}
+
+long tl_ranks_path_rank(pcre2_code *re, const char *path, long max)
+{
+    const char *base = strrchr(path, '/');
+    long rank = regex_rank(re, base ? base + 1 : path, max);
+    return rank >= 0 ? rank : regex_rank(re, path, max);
 }
 
 int tl_ranks_summarize_cli(int argc, char **argv)
@@ -147,9 +155,7 @@ int tl_ranks_summarize_cli(int argc, char **argv)
             fprintf(stderr, "tracelens: --rank_regex '%s': invalid at offset %zu\n", regex, (size_t)eoff);
             return 2;
         }
-        const char *base = strrchr(trace, '/');
-        rank = name_rank(re, base ? base + 1 : trace);
-        if (rank < 0) rank = name_rank(re, trace);
+        rank = tl_ranks_path_rank(re, trace, 0x7fffffff);
         pcre2_code_free(re);
         if (rank < 0) from_distinfo = 1; /* no rank in the name: the trace's own */
     }

@@ -1,12 +1,14 @@
 /* mapreduce.h — the per-rank pass of the multi-rank report as a map step
  * (docs/ranks.md "Map and reduce"): tl_ranks_rank_pass, which every path
  * runs on one rank trace (the direct `tracelens ranks`, `tracelens ranks
- * summarize`, each MPI process), the `summarize` command, and the interface
- * by which another driver (the MPI one, mpi_driver.c) hands the per-rank
- * summaries to `tracelens ranks`. Owns nothing after a call returns. */
+ * summarize`, each MPI process), the `summarize` command, the rank a file
+ * name gives (tl_ranks_path_rank), and the interface by which another
+ * driver (the MPI one, mpi_driver.c) hands the per-rank summaries to
+ * `tracelens ranks`. Owns nothing after a call returns. */
 #ifndef TL_RANKS_MAPREDUCE_H
 #define TL_RANKS_MAPREDUCE_H
 
+#include <pcre2.h>
 #include <stddef.h>
 
 #include "../trace/trace.h"
@@ -27,6 +29,11 @@ int tl_ranks_rank_pass(const char *path, long name_rank, int from_distinfo, cons
  * failed (err set; the failure is in the image). */
 int tl_ranks_rank_image(const char *path, long name_rank, int from_distinfo, const tl_load_opts *lo, tl_sbuf *out,
                         tl_error *err);
+
+/* The rank in path by the rank regex re (its named group "rank", else group
+ * 1): in the file's base name, else anywhere in path; -1 when it finds none
+ * or the number is above max. */
+long tl_ranks_path_rank(pcre2_code *re, const char *path, long max);
 
 /* `tracelens ranks summarize TRACE [--rank R] [--rank_regex RE] -o R.tls`
  * (argv after "summarize"). Exit status 0; 3 when the rank's pass failed

@@ -431,6 +431,30 @@ static void extract_roots(const tl_event_store *es, const index_t *ix, const tl_
     free(corrs.v);
 }
 
+/* The start of an output trace: the input's top-level keys, then the
+ * opening of traceEvents. */
+static void put_head(tl_sbuf *b, const tl_event_store *es)
+{
+    tl_sb_putc(b, '{');
+    for (size_t i = 0; i < es->n_top; i++) {
+        const tl_top_entry *t = &es->top[i];
+        put_jstr(b, tl_strpool_get(&es->keys, t->key), tl_strpool_len(&es->keys, t->key));
+        tl_sb_puts(b, ": ");
+        tl_sb_putn(b, t->raw, t->len);
+        tl_sb_puts(b, ",\n");
+    }
+    tl_sb_puts(b, "\"traceEvents\": [\n");
+}
+
+/* Closes traceEvents, writes what b holds, frees b and closes g. */
+static int put_tail(gzw *g, tl_sbuf *b, tl_error *err)
+{
+    tl_sb_puts(b, "\n]}\n");
+    if (!g->failed) gz_feed(g, b->s, b->len, 0);
+    tl_sb_free(b);
+    return gz_close(g, 1, err);
+}
+
 /* The output trace: the top-level keys, then the new traceEvents. */
 static int write_trace(const tl_event_store *es, const extract *x, const char *path, tl_error *err)
 {
@@ -438,15 +462,7 @@ static int write_trace(const tl_event_store *es, const extract *x, const char *p
     if (gz_open(&g, path, err) != 0) return -1;
     tl_sbuf b;
     tl_sb_init(&b);
-    tl_sb_putc(&b, '{');
-    for (size_t i = 0; i < es->n_top; i++) {
-        const tl_top_entry *t = &es->top[i];
-        put_jstr(&b, tl_strpool_get(&es->keys, t->key), tl_strpool_len(&es->keys, t->key));
-        tl_sb_puts(&b, ": ");
-        tl_sb_putn(&b, t->raw, t->len);
-        tl_sb_puts(&b, ",\n");
-    }
-    tl_sb_puts(&b, "\"traceEvents\": [\n");
+    put_head(&b, es);
     for (size_t i = 0; i < x->events.n && !g.failed; i++) {
         if (i) tl_sb_puts(&b, ",\n");
         put_event(&b, es, x->events.v[i], 0);
@@ -455,10 +471,7 @@ static int write_trace(const tl_event_store *es, const extract *x, const char *p
             tl_sb_clear(&b);
         }
     }
-    tl_sb_puts(&b, "\n]}\n");
-    if (!g.failed) gz_feed(&g, b.s, b.len, 0);
-    tl_sb_free(&b);
-    return gz_close(&g, 1, err);
+    return put_tail(&g, &b, err);
 }
 
 int tl_split_write_overlay(const tl_event_store *es, const uint8_t *critical, const tl_cp_flow *flows,
@@ -468,15 +481,7 @@ int tl_split_write_overlay(const tl_event_store *es, const uint8_t *critical, co
     if (gz_open(&g, path, err) != 0) return -1;
     tl_sbuf b;
     tl_sb_init(&b);
-    tl_sb_putc(&b, '{');
-    for (size_t i = 0; i < es->n_top; i++) {
-        const tl_top_entry *t = &es->top[i];
-        put_jstr(&b, tl_strpool_get(&es->keys, t->key), tl_strpool_len(&es->keys, t->key));
-        tl_sb_puts(&b, ": ");
-        tl_sb_putn(&b, t->raw, t->len);
-        tl_sb_puts(&b, ",\n");
-    }
-    tl_sb_puts(&b, "\"traceEvents\": [\n");
+    put_head(&b, es);
     for (size_t i = 0; i < es->n + n_flows && !g.failed; i++) {
         if (i) tl_sb_puts(&b, ",\n");
         if (i < es->n) {
@@ -500,10 +505,7 @@ int tl_split_write_overlay(const tl_event_store *es, const uint8_t *critical, co
             tl_sb_clear(&b);
         }
     }
-    tl_sb_puts(&b, "\n]}\n");
-    if (!g.failed) gz_feed(&g, b.s, b.len, 0);
-    tl_sb_free(&b);
-    return gz_close(&g, 1, err);
+    return put_tail(&g, &b, err);
 }
 
 tl_split_index *tl_split_index_new(const tl_event_store *es)

@@ -21,6 +21,18 @@ const char *tl_hostmem_name(int mem)
 
 static int has(const char *s, const char *w) { return strstr(s, w) != NULL; }
 
+int tl_copy_direction(const char *s, int peer)
+{
+    if (peer && (has(s, "ptop") || has(s, "peer"))) return TL_CP_P2P;
+    if (has(s, "dtoh") || has(s, "device -> host") || has(s, "devicetohost") || has(s, "device_to_host"))
+        return TL_CP_D2H;
+    if (has(s, "htod") || has(s, "host -> device") || has(s, "hosttodevice") || has(s, "host_to_device"))
+        return TL_CP_H2D;
+    if (has(s, "dtod") || has(s, "device -> device") || has(s, "devicetodevice") || has(s, "device_to_device"))
+        return TL_CP_D2D;
+    return TL_CP_OTHER;
+}
+
 void tl_copy_classify(uint8_t cat, const char *name, int *dir, int *mem)
 {
     *mem = TL_HOSTMEM_NONE;
@@ -32,14 +44,7 @@ void tl_copy_classify(uint8_t cat, const char *name, int *dir, int *mem)
     size_t n = 0;
     for (; name[n] && n + 1 < sizeof s; n++) s[n] = (char)tolower((unsigned char)name[n]);
     s[n] = 0;
-    if (has(s, "ptop") || has(s, "peer")) *dir = TL_CP_P2P;
-    else if (has(s, "dtoh") || has(s, "device -> host") || has(s, "devicetohost") || has(s, "device_to_host"))
-        *dir = TL_CP_D2H;
-    else if (has(s, "htod") || has(s, "host -> device") || has(s, "hosttodevice") || has(s, "host_to_device"))
-        *dir = TL_CP_H2D;
-    else if (has(s, "dtod") || has(s, "device -> device") || has(s, "devicetodevice") || has(s, "device_to_device"))
-        *dir = TL_CP_D2D;
-    else *dir = TL_CP_OTHER;
+    *dir = tl_copy_direction(s, 1);
     if (*dir == TL_CP_H2D || *dir == TL_CP_D2H) {
         const char *p = strchr(s, '(');
         *mem = TL_HOSTMEM_UNSAID;

@@ -46,6 +46,12 @@ typedef struct tl_copies {
 const char *tl_copy_dir_name(int dir);
 /* "", "pageable", "pinned", "not said" */
 const char *tl_hostmem_name(int mem);
+/* The direction of a copy by its lowercased name s, by the spellings above:
+ * TL_CP_D2H, TL_CP_H2D, TL_CP_D2D or TL_CP_OTHER; with peer, a PtoP / peer
+ * name is TL_CP_P2P first; without it, it goes by its other words (the
+ * reference's multi-kernel rule: "PtoP (Device -> Device)" is D2D). */
+int tl_copy_direction(const char *s, int peer);
+
 /* The direction and host memory of a GPU copy / set event. */
 void tl_copy_classify(uint8_t cat, const char *name, int *dir, int *mem);
 void tl_copies_compute(const tl_trace *t, tl_copies *out);

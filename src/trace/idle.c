@@ -7,14 +7,9 @@
 #include "timeline.h"
 #include "../util/vec.h"
 
-typedef struct gev {
-    int64_t device, stream, ts, end, launch_ts; /* launch_ts INT64_MIN: no launch */
-    uint32_t uid;
-} gev;
-
-static int cmp_gev(const void *a, const void *b)
+static int cmp_gpu_at(const void *a, const void *b)
 {
-    const gev *x = a, *y = b;
+    const tl_gpu_at *x = a, *y = b;
     if (x->device != y->device) return x->device < y->device ? -1 : 1;
     if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
@@ -37,6 +32,21 @@ void tl_idle_where(const tl_event_store *es, uint32_t dev_key, size_t u, int64_t
     if (!tl_es_arg_int(es, u, TL_K_STREAM, stream)) *stream = -1;
 }
 
+tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n)
+{
+    uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
+    TL_VEC(tl_gpu_at) g = {0};
+    for (size_t u = 0; u < es->n; u++) {
+        if (!tl_is_gpu_cat(es->cat[u]) || !(es->flags[u] & TL_F_TS)) continue;
+        tl_gpu_at e = {-1, -1, es->ts[u], (uint32_t)u};
+        tl_idle_where(es, dev_key, u, &e.device, &e.stream);
+        TL_PUSH(g, e);
+    }
+    if (g.n) qsort(g.v, g.n, sizeof *g.v, cmp_gpu_at);
+    *n = g.n;
+    return g.v;
+}
+
 void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, tl_idle *out)
 {
     const tl_event_store *es = &t->es;
@@ -45,38 +55,32 @@ void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns
     out->kernel_wait_ns = kernel_wait_ns;
     out->micro_ns = micro_ns;
     out->all.device = out->all.stream = -1;
-    uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
-    TL_VEC(gev) g = {0};
-    for (size_t u = 0; u < es->n; u++) {
-        if (!tl_is_gpu_cat(es->cat[u]) || !(es->flags[u] & TL_F_TS)) continue;
-        gev e = {-1, -1, es->ts[u], tl_es_end(es, u), INT64_MIN, (uint32_t)u};
-        tl_idle_where(es, dev_key, u, &e.device, &e.stream);
-        uint32_t rt = tr->parent[u];
-        if (rt != TL_NOUID) e.launch_ts = es->ts[rt];
-        TL_PUSH(g, e);
-    }
-    if (!g.n) return;
-    qsort(g.v, g.n, sizeof *g.v, cmp_gev);
+    size_t ng;
+    tl_gpu_at *g = tl_idle_gpu_events(es, &ng);
+    if (!ng) return;
     TL_VEC(tl_idle_stream) st = {0};
-    tl_interval *all = tl_xmalloc(g.n * sizeof *all);
+    tl_interval *all = tl_xmalloc(ng * sizeof *all);
     int64_t end = 0;
     tl_idle_stream *s = NULL;
-    for (size_t i = 0; i < g.n; i++) {
-        const gev *e = &g.v[i];
+    for (size_t i = 0; i < ng; i++) {
+        const tl_gpu_at *e = &g[i];
+        int64_t e_end = tl_es_end(es, e->uid);
+        uint32_t rt = tr->parent[e->uid];
+        int64_t launch_ts = rt != TL_NOUID ? es->ts[rt] : INT64_MIN; /* INT64_MIN: no launch */
         all[i].s = e->ts;
-        all[i].e = e->end;
+        all[i].e = e_end;
         if (!s || e->device != s->device || e->stream != s->stream) {
             tl_idle_stream z;
             memset(&z, 0, sizeof z);
             z.device = e->device;
             z.stream = e->stream;
             z.start = e->ts;
-            z.end = e->end;
+            z.end = e_end;
             TL_PUSH(st, z);
             s = &st.v[st.n - 1];
             s->n_events = 1;
-            s->busy = e->end - e->ts;
-            end = e->end;
+            s->busy = e_end - e->ts;
+            end = e_end;
             continue;
         }
         s->n_events++;
@@ -86,29 +90,29 @@ void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns
             if (gap < kernel_wait_ns) {
                 s->kernel_wait += gap;
                 s->n_kernel_wait++;
-            } else if (e->launch_ts != INT64_MIN && e->launch_ts >= end) {
+            } else if (launch_ts != INT64_MIN && launch_ts >= end) {
                 s->host_wait += gap;
                 s->n_host_wait++;
             } else {
                 s->other_wait += gap;
                 s->n_other_wait++;
             }
-            s->busy += e->end - e->ts;
-        } else if (e->end > end) {
-            s->busy += e->end - end;
+            s->busy += e_end - e->ts;
+        } else if (e_end > end) {
+            s->busy += e_end - end;
         }
-        if (e->end > end) end = e->end;
+        if (e_end > end) end = e_end;
         if (end > s->end) s->end = end;
     }
     /* the union of all streams */
-    size_t m = tl_merge(all, g.n);
-    out->all.n_events = g.n;
+    size_t m = tl_merge(all, ng);
+    out->all.n_events = ng;
     out->all.start = all[0].s;
     out->all.end = all[m - 1].e;
     out->all.busy = tl_length(all, m);
     for (size_t i = 1; i < m; i++) add_gap(&out->all, all[i].s - all[i - 1].e, micro_ns);
     free(all);
-    free(g.v);
+    free(g);
     out->v = st.v;
     out->n = st.n;
 }

@@ -54,6 +54,17 @@ void tl_idle_free(tl_idle *b);
  * "device", or UINT32_MAX when no event has one). */
 void tl_idle_where(const tl_event_store *es, uint32_t dev_key, size_t u, int64_t *device, int64_t *stream);
 
+/* A GPU event (as above) where it runs: its (device, stream), start and uid. */
+typedef struct tl_gpu_at {
+    int64_t device, stream, ts;
+    uint32_t uid;
+} tl_gpu_at;
+
+/* The GPU events (as above: a GPU category with a ts) in (device, stream,
+ * ts, uid) order; *n is their count. The array is the caller's to free;
+ * NULL when there are none. */
+tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n);
+
 /* Launch-queue length per (device, stream) (issue 16; HTA's queue-length
  * summary is the anchor): every GPU event linked to a launch call (a graph
  * kernel: to the graph launch) is outstanding from the call's start to

@@ -33,20 +33,6 @@ void tl_ngram_opts_default(tl_ngram_opts *o)
     o->min_count = TL_NGRAM_MIN_COUNT;
 }
 
-typedef struct gev {
-    int64_t device, stream, ts;
-    uint32_t uid;
-} gev;
-
-static int cmp_gev(const void *a, const void *b)
-{
-    const gev *x = a, *y = b;
-    if (x->device != y->device) return x->device < y->device ? -1 : 1;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return (x->uid > y->uid) - (x->uid < y->uid);
-}
-
 static uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
@@ -292,36 +278,29 @@ void tl_kernel_ngrams_compute(const tl_trace *t, const tl_ngram_opts *o, tl_kern
     if (op.top < 1) op.top = 1;
     if (op.min_count < 2) op.min_count = 2;
     out->opts = op;
-    uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
-    TL_VEC(gev) g = {0};
-    for (size_t u = 0; u < es->n; u++) {
-        if (!tl_is_gpu_cat(es->cat[u]) || !(es->flags[u] & TL_F_TS)) continue;
-        gev e = {-1, -1, es->ts[u], (uint32_t)u};
-        tl_idle_where(es, dev_key, u, &e.device, &e.stream);
-        TL_PUSH(g, e);
-    }
-    if (!g.n) return;
-    qsort(g.v, g.n, sizeof *g.v, cmp_gev);
+    size_t ng;
+    tl_gpu_at *g = tl_idle_gpu_events(es, &ng);
+    if (!ng) return;
     ngram_vec res = {0};
     u32_vec names = {0};
     seq s;
-    s.name = tl_xmalloc(g.n * sizeof *s.name);
-    s.uid = tl_xmalloc(g.n * sizeof *s.uid);
-    s.dur = tl_xmalloc(g.n * sizeof *s.dur);
-    s.ph = tl_xmalloc((g.n + 1) * sizeof *s.ph);
-    s.nbreak = tl_xmalloc((g.n + 1) * sizeof *s.nbreak);
-    s.pdur = tl_xmalloc((g.n + 1) * sizeof *s.pdur);
-    s.mark = tl_xmalloc(g.n);
-    for (size_t a = 0; a < g.n;) {
+    s.name = tl_xmalloc(ng * sizeof *s.name);
+    s.uid = tl_xmalloc(ng * sizeof *s.uid);
+    s.dur = tl_xmalloc(ng * sizeof *s.dur);
+    s.ph = tl_xmalloc((ng + 1) * sizeof *s.ph);
+    s.nbreak = tl_xmalloc((ng + 1) * sizeof *s.nbreak);
+    s.pdur = tl_xmalloc((ng + 1) * sizeof *s.pdur);
+    s.mark = tl_xmalloc(ng);
+    for (size_t a = 0; a < ng;) {
         size_t b = a;
-        while (b < g.n && g.v[b].device == g.v[a].device && g.v[b].stream == g.v[a].stream) b++;
+        while (b < ng && g[b].device == g[a].device && g[b].stream == g[a].stream) b++;
         s.m = b - a;
         s.ph[0] = 0;
         s.nbreak[0] = 0;
         s.pdur[0] = 0;
         int any_kernel = 0;
         for (size_t i = 0; i < s.m; i++) {
-            uint32_t u = g.v[a + i].uid;
+            uint32_t u = g[a + i].uid;
             int kern = es->cat[u] == TL_CAT_KERNEL;
             any_kernel |= kern;
             s.uid[i] = u;
@@ -334,7 +313,7 @@ void tl_kernel_ngrams_compute(const tl_trace *t, const tl_ngram_opts *o, tl_kern
         }
         if (any_kernel) {
             out->n_streams++;
-            one_stream(&s, g.v[a].device, g.v[a].stream, &op, &res, &names);
+            one_stream(&s, g[a].device, g[a].stream, &op, &res, &names);
         }
         a = b;
     }
@@ -345,7 +324,7 @@ void tl_kernel_ngrams_compute(const tl_trace *t, const tl_ngram_opts *o, tl_kern
     free(s.nbreak);
     free(s.pdur);
     free(s.mark);
-    free(g.v);
+    free(g);
     out->v = res.v;
     out->n = res.n;
     out->names = names.v;
