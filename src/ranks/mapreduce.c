@@ -30,7 +30,7 @@ int tl_ranks_rank_pass(const char *path, long name_rank, int from_distinfo, cons
     int rc = -1;
     if (from_distinfo) {
         if (!has_dr) {
-            tl_error_set(err, "%s has no distributedInfo.rank (--rank-from distinfo)", path);
+            tl_error_set(err, "%s: no distributedInfo.rank to take the rank from (give it with --rank R, or a file name with the rank)", path);
             goto out;
         }
         rank = dr < -1 || dr > 0x7fffffff ? -1 : (long)dr;

@@ -138,5 +138,12 @@ for c in world8 tp_dp_16; do
   done
 done
 
+# a trace with no rank in its name nor in distributedInfo: the error says how to give it
+printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce","pid":0,"tid":7,"ts":1,"dur":2,"args":{"correlation":1}}]}' >"$T/norank.json"
+"$BIN" ranks summarize "$T/norank.json" -o "$T/norank.tls" 2>"$T/err"
+rc=$?
+if [ $rc -eq 3 ] && grep -q "no distributedInfo.rank to take the rank from (give it with --rank R" "$T/err"; then ok
+else ko "no rank anywhere: exit $rc, $(cat "$T/err")"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
