@@ -149,6 +149,12 @@ function rules.qualifier(v)
   if n and n < SHORT_SEQ then return "short-sequence" end
 end
 
+-- At or above its expected band: the Insight does not say "only".
+function rules.meets_expectation(v)
+  local lo, _, eff = band_of(v)
+  return lo ~= nil and eff >= lo
+end
+
 -- With an expected band, the title says where the op sits against it.
 function rules.title(v)
   local lo, hi, eff = band_of(v)

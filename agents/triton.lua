@@ -58,7 +58,15 @@ end
 
 local rules = { missing = "No Triton operations found in trace" }
 
-function rules.noun(v) return "Triton " .. KIND_TEXT[kind(v.lead)] .. " kernel" end
+-- The kind in the noun only when every member has it ("3 Triton pointwise
+-- kernel signatures" must not cover a triton_red_ reduction).
+function rules.noun(v)
+  local k = kind(v.lead)
+  for _, r in ipairs(v.rows) do
+    if kind(r.op) ~= k then return "Triton kernel" end
+  end
+  return "Triton " .. KIND_TEXT[k] .. " kernel"
+end
 
 function rules.describe(op)
   local ops = fused_ops(op)

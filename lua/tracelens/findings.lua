@@ -311,6 +311,7 @@ local function view(ctx, metrics, rules, f, rows)
   v.describe = function(op) return rules.describe and rules.describe(op, v) or nil end
   v.noun = call(rules.noun, v) or v.display
   v.qualifier = call(rules.qualifier, v)
+  v.meets_expectation = call(rules.meets_expectation, v)
   return v
 end
 

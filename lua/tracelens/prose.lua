@@ -187,7 +187,9 @@ function M.target(v)
   -- several members: name the largest (a restrictive appositive, so the
   -- phrase fits mid-sentence without commas)
   local who = #v.rows > 1 and ("the largest-impact member " .. M.label(v, op)) or code(op.name)
-  if present(k) and k ~= "" and not k:find("<br>", 1, true) and #k <= 60 then
+  if present(k) and k == op.name then
+    s = #v.rows > 1 and ("the kernel of the largest-impact member " .. M.label(v, op)) or ("the " .. code(k) .. " kernel")
+  elseif present(k) and k ~= "" and not k:find("<br>", 1, true) and #k <= 60 then
     s = "the " .. code(k) .. " kernel of " .. who
   else
     s = "the kernels of " .. who
@@ -423,7 +425,7 @@ function M.insight(v)
     return subject .. (many and " take " or " takes ") .. t.time .. " ms in Trace 1 against " .. t.t2
       .. " ms in Trace 2" .. calls .. ", so Trace 1 is " .. pct .. "% slower."
   end
-  local only = (v.bucket == "0-30" or v.bucket == "30-60") and "only " or ""
+  local only = (v.bucket == "0-30" or v.bucket == "30-60") and not v.meets_expectation and "only " or ""
   local reach = (many and "reach " or "reaches ") .. only .. M.efficiency_range(v) .. " of " .. M.peak_phrase(v)
   local bound = (v.bound == "compute" or v.bound == "memory")
     and ((many and " are " or " is ") .. v.bound .. "-bound and ") or " "

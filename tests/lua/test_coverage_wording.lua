@@ -4,7 +4,11 @@
 -- to the analysed categories, and the coverage line names the largest
 -- unanalysed operation with its kernel time (checked against the reference's
 -- ops_summary.csv). The host-pipeline card names the transfer kind that
--- reaches its threshold (the reference's gpu_timeline.csv).
+-- reaches its threshold (the reference's gpu_timeline.csv). On the
+-- torch.compile trace (MI300X): an attention op within its expected band is
+-- not said to reach "only" its share; a Triton kernel named like its op is
+-- not "the `k` kernel of `k`"; a group with a triton_red_ member is not
+-- called "Triton pointwise kernel signatures".
 local root, shared, bin = arg[1], arg[2], arg[3]
 package.path = root .. "/tests/lib/?.lua;" .. package.path
 local T = require "testlib"
@@ -43,4 +47,24 @@ T.eq(n, 2, "owlv2: the verdict limited to the analysed share, in the summary and
 T.check(md:find(string.format("Exposed memory copies take %.2f%% of the trace, more than 1.0%% (exposed "
   .. "communication: 0.0%%)", memcpy_pct), 1, true) ~= nil, "owlv2: the host-pipeline card names the copies: "
   .. string.format("%.2f", memcpy_pct))
+local triton = shared .. "/traces/torch_compile_triton/trace.json.gz"
+if T.file_exists(triton) then
+  local tout = tmp .. "/triton"
+  local _, tcode = T.run(string.format("%s run orchestrator.lua %s -o %s -q", T.q(bin), T.q(triton), T.q(tout)))
+  T.eq(tcode, 0, "triton: exit 0")
+  local tmd = T.read_file(tout .. "/analysis.md") or ""
+  T.check(tmd:find("within the efficiency expected at its length", 1, true), "triton: the attention op is within its band")
+  T.check(not tmd:find("_scaled_dot_product_flash_attention` (N=4096, 16 heads, head size 128) is compute-bound and "
+    .. "reaches only", 1, true), "triton: no 'only' for an op within its expected band")
+  for k in tmd:gmatch("the `(triton_[%w_]+)` kernel of ") do
+    T.check(not tmd:find("the `" .. k .. "` kernel of `" .. k .. "`", 1, true), "triton: 'the `k` kernel of `k`': " .. k)
+  end
+  for list in tmd:gmatch("Triton pointwise kernel signatures %(([^)]*)%)") do
+    T.check(not list:find("triton_red_", 1, true), "triton: a reduction kernel called pointwise: " .. list)
+  end
+  T.check(tmd:find("3 Triton kernel signatures (`triton_poi_fused__unsafe_view_add_3`, `triton_red_", 1, true),
+    "triton: the mixed group is named by what its members share")
+else
+  print("note: " .. triton .. " absent: the Triton wording checks are skipped")
+end
 T.finish()
