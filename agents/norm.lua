@@ -71,7 +71,8 @@ end
 
 function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
-  return { "Reduction strategy not visible — profile the kernel to identify the variant." }
+  return { "The trace does not show which reduction variant the kernel uses (one block per row, a split across "
+    .. "blocks, warp shuffles); a kernel profiler shows it." }
 end
 
 local metrics = F.analyze(ctx)

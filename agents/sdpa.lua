@@ -207,6 +207,14 @@ function rules.reasoning(v)
       .. say.code(v.lead.name) .. " at " .. F.num(eff) .. "% is " .. where .. "."
     if eff >= lo then
       out[#out + 1] = "The remaining gap is typical for this sequence length rather than a defect of the kernel."
+      local ms, pct = tonumber(v.lead.time_ms), tonumber(v.lead.percent_of_total)
+      if eff < hi and ms and pct then
+        -- the same work at the band's top efficiency takes eff / hi of the time
+        local keep = 1 - eff / hi
+        out[#out + 1] = string.format("Reaching the top of that band would save about %s ms (%s%% of end-to-end GPU "
+          .. "time); the impact_score, measured against the peak, is the upper bound of what tuning can recover.",
+          F.round(ms * keep, 3), F.round(pct * keep, 2))
+      end
     end
   end
   if impl == "unfused" then
@@ -246,7 +254,8 @@ function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   if impl == "paged" then return { "Per-request KV-cache hit rate not visible from trace data." } end
   if impl ~= "unfused" and v.bound ~= "memory" then
-    return { "Flash tile size not visible — profile the kernel for tile-size tuning." }
+    return { "The trace does not show the attention kernel's tile size; a kernel profiler (Nsight Compute, rocprofv3) "
+      .. "shows it, and whether another tile shape would fill more compute units." }
   end
   return {}
 end

@@ -101,7 +101,8 @@ function rules.advice(v)
 end
 
 function rules.notes(v)
-  local notes = { "Fusion strategy not visible — review the compiler's fusion settings if kernels appear under-fused." }
+  local notes = { "The trace does not show why the compiler split the work into these kernels; "
+    .. "torch.compile's fusion log (TORCH_LOGS=\"fusion\") shows its fusion decisions." }
   if v.heuristic then notes[2] = F.FALLBACK.root_cause end
   return notes
 end

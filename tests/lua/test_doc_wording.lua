@@ -16,6 +16,7 @@ local read = T.read_file
 
 local FORBIDDEN = {
   "Tile size not visible", "Decomposition strategy not visible", "Per-op layout not visible",
+  "tile size not visible", "Fusion strategy not visible", "Reduction strategy not visible",
   "Bottleneck identified", "generate reproducer", "memory_bound", "matrix_compute", "TFLOPS/s",
 }
 
