@@ -573,10 +573,11 @@ local function main(argv)
     if trace2 then return fusion.candidates_comparative(trace, sheets.diff_stats) end
     return fusion.candidates(trace, sheets.unified_perf_summary)
   end)
-  -- issue 16: the GPU feed and memory lines, and repeated short-kernel sequences as a fusion hint
+  -- issue 16: the GPU feed and memory lines (their figures from the perf
+  -- report's sheets), and repeated short-kernel sequences as a fusion hint
   local feed, seq_hints = timed("gpu feed and kernel sequences", function()
     local lines = not trace2 and fusion.sequence_hints(trace:kernel_sequences(), candidates)
-    return require("tracelens.gpu_feed").data(trace, arch), lines or nil
+    return require("tracelens.gpu_feed").data(trace, arch, sheets), lines or nil
   end)
   local prep = timed("category data", function()
     return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,

@@ -4,9 +4,10 @@
 -- when host copies use pageable memory, and when a device's memory peak is
 -- near its capacity. Owns these rules and their wording; the figures come
 -- from C (trace:idle_breakdown, trace:launch_stats, trace:queue_length,
--- trace:memcpy_summary, trace:memory_timeline; the idle_breakdown,
--- launch_stats, memcpy_summary and memory_peak sheets). Thresholds and
--- wording: docs/analyzers.md "GPU feed and memory".
+-- trace:memcpy_summary, trace:memory_timeline), or the same figures from
+-- the perf report's idle_breakdown, launch_stats, memcpy_summary and
+-- memory_peak sheets when the caller has them. Thresholds and wording:
+-- docs/analyzers.md "GPU feed and memory".
 local md = require "tracelens.md"
 local kname = require "tracelens.kernel_name"
 
@@ -20,22 +21,112 @@ M.PAGEABLE_MIN_MS = 1     -- pageable copies' time, and
 M.PAGEABLE_MIN_SHARE = 0.01 -- of the streams' spans
 M.MEMORY_SHARE = 0.90     -- of the device's memory
 
---- The figures the section needs from a trace (arch: the arch table or nil).
---- Any error leaves the section out (nil, error text).
-function M.data(trace, arch)
+-- The sheets hold the accessors' figures in other units: a time in ms is
+-- ns / 1e6 of a whole number of ns, which gives the ns back exactly below
+-- 2^51 ns, and then the accessors' µs (ns / 1000); bytes in MiB are bytes /
+-- 2^20, exact below 2^53. So the section reads the same numbers either way;
+-- a sheet with a figure beyond these is not used (nil: the accessor is).
+local function us_of_ms(v)
+  local ns = v * 1e6
+  if not (math.abs(ns) < 2 ^ 51) then return nil end
+  return math.floor(ns + 0.5) / 1000
+end
+local EXACT = 2 ^ 53
+local function bytes_of_mib(v) return v and math.tointeger(v * 1048576) end
+
+-- trace:idle_breakdown() and the deepest launch queue (trace:queue_length())
+-- from the idle_breakdown sheet: one row per stream, in the same order, then
+-- the `all` row; every stream with launches has a row and its queue figures
+local function idle_of(tb)
+  local streams, all, maxq = {}, nil, 0
+  for _, r in tb:rows() do
+    local s = { span_us = us_of_ms(r.span_ms), busy_us = us_of_ms(r.busy_time_ms), idle_us = us_of_ms(r.idle_time_ms) }
+    if r.stream == "all" then
+      all = s
+    else
+      s.device, s.stream, s.host_wait_us = r.device, math.tointeger(tonumber(r.stream)), us_of_ms(r.host_wait_ms)
+      if not s.host_wait_us then return nil end
+      streams[#streams + 1] = s
+      maxq = math.max(maxq, r.max_queue_length or 0)
+    end
+    if not (s.span_us and s.busy_us and s.idle_us) then return nil end
+  end
+  return streams, all, maxq
+end
+
+-- what delay_line reads of trace:launch_stats() from the launch_stats sheet
+-- (row 1: all launches, then one row per kernel name); nil when the largest
+-- delay is the largest of more than one name (the first in GPU event order
+-- is the accessor's)
+local function launch_of(tb)
+  local all, worst = tb:row(1), nil
+  local max = all.launch_delay_max_us
+  for i, r in tb:rows() do
+    if i > 1 and all.delay_outliers > 0 and r.launch_delay_max_us == max then
+      if worst then return nil end
+      worst = { launch_delay_us = max, name = r.name }
+    end
+  end
+  return { all = { count = all.count, launch_delay = { median = all.launch_delay_median_us } },
+    outlier_threshold_us = all.outlier_threshold_us, outlier_count = all.delay_outliers, worst = worst }
+end
+
+local function copies_of(tb)
+  local out = {}
+  for _, r in tb:rows() do
+    out[#out + 1] = { direction = r.direction, host_memory = r.host_memory, count = r.count,
+      time_us = us_of_ms(r.time_ms) }
+    if not out[#out].time_us then return nil end
+  end
+  return out
+end
+
+-- the GPU devices of trace:memory_timeline() from the memory_peak sheet (its
+-- labels cuda:N and hip:N); nil when a peak is too large to be exact
+local DEVICE_TYPES = { cuda = 1, hip = 6 }
+local function memory_of(tb)
+  local out = {}
+  for _, r in tb:rows() do
+    local kind, id = tostring(r.device):match("^(%a+):(-?%d+)$")
+    if DEVICE_TYPES[kind] then
+      local m = { device_type = DEVICE_TYPES[kind], device_id = math.tointeger(tonumber(id)),
+        peak_allocated = bytes_of_mib(r.peak_allocated_mib), peak_reserved = bytes_of_mib(r.peak_reserved_mib),
+        -- a cell holding a whole number is read as one: tostring gives its text back
+        peak_allocated_op = r.peak_allocated_op and tostring(r.peak_allocated_op),
+        peak_reserved_op = r.peak_reserved_op and tostring(r.peak_reserved_op) }
+      if not m.peak_allocated or math.abs(m.peak_allocated) >= EXACT
+          or m.peak_reserved and math.abs(m.peak_reserved) >= EXACT then
+        return nil
+      end
+      out[#out + 1] = m
+    end
+  end
+  return out
+end
+
+--- The figures the section needs from a trace (arch: the arch table or nil;
+--- sheets: the trace's perf report, or nil: what it holds is read from its
+--- sheets instead of being computed again). Any error leaves the section out
+--- (nil, error text).
+function M.data(trace, arch, sheets)
+  sheets = sheets or {}
   local ok, d = pcall(function()
-    local streams, all = trace:idle_breakdown()
-    local ls = trace:launch_stats()
-    local maxq = 0
-    for _, q in ipairs(trace:queue_length()) do maxq = math.max(maxq, q.max_length or 0) end
-    local copies = trace:memcpy_summary{ platform = "none" }
+    local streams, all, maxq
+    if sheets.idle_breakdown then streams, all, maxq = idle_of(sheets.idle_breakdown) end
+    if not streams then
+      streams, all = trace:idle_breakdown()
+      maxq = 0
+      for _, q in ipairs(trace:queue_length()) do maxq = math.max(maxq, q.max_length or 0) end
+    end
+    local ls = sheets.launch_stats and launch_of(sheets.launch_stats) or trace:launch_stats()
+    local copies = sheets.memcpy_summary and copies_of(sheets.memcpy_summary) or trace:memcpy_summary{ platform = "none" }
+    local memory = sheets.memory_peak and memory_of(sheets.memory_peak) or trace:memory_timeline{ samples = 1 }
     local props = {}
     for _, p in ipairs(trace:info().device_properties or {}) do
       if type(p) == "table" and math.tointeger(p.id) then props[math.tointeger(p.id)] = p end
     end
     return { streams = streams, all = all, launch = ls, max_queue = maxq, copies = copies,
-      memory = trace:memory_timeline{ samples = 1 }, props = props,
-      memory_gb = arch and tonumber(arch.memory_gb) or nil }
+      memory = memory, props = props, memory_gb = arch and tonumber(arch.memory_gb) or nil }
   end)
   if ok then return d end
   return nil, tostring(d)
@@ -68,16 +159,20 @@ end
 local function delay_line(d)
   local ls = d.launch or {}
   local all = ls.all
-  if not all or (all.count or 0) == 0 or #(ls.outliers or {}) == 0 then return nil end
-  local worst = ls.outliers[1]
-  for _, o in ipairs(ls.outliers) do
-    if o.launch_delay_us > worst.launch_delay_us then worst = o end
+  -- the outliers: their count and the largest, the first of equals (from the
+  -- sheet: outlier_count and worst)
+  local n, worst = ls.outlier_count or #(ls.outliers or {}), ls.worst
+  if not all or (all.count or 0) == 0 or n == 0 then return nil end
+  if not worst then
+    worst = ls.outliers[1]
+    for _, o in ipairs(ls.outliers) do
+      if o.launch_delay_us > worst.launch_delay_us then worst = o end
+    end
   end
   local med = all.launch_delay.median
   if worst.launch_delay_us < M.MIN_DELAY_US or worst.launch_delay_us < M.DELAY_RATIO * math.max(med, 1) then
     return nil
   end
-  local n = #ls.outliers
   return string.format("- **Launch delay outliers**: a kernel starts a median %.1f µs after its launch call; %d "
     .. "launch%s wait%s more than the p95 (%.1f µs), up to %s (%s). At most %d GPU operation%s %s queued on a stream, "
     .. "launched and not yet finished (`max_queue_length` in `idle_breakdown`; a graph launch queues all its kernels "

@@ -49,8 +49,7 @@ static void push_edge(lua_State *L, tl_trace *t, const tl_cpath *p, const tl_cp_
     lua_createtable(L, 0, nrec);
     push_node_end(L, t, p, e->from, "from", "from_start", "from_ts");
     push_node_end(L, t, p, e->to, "to", "to_start", "to_ts");
-    lua_pushstring(L, tl_cp_edge_type_name(e->type));
-    lua_setfield(L, -2, "type");
+    tl_lset_str(L, "type", tl_cp_edge_type_name(e->type));
     tl_lset_us(L, "weight_us", (double)e->weight);
 }
 
@@ -116,8 +115,7 @@ int tl_l_trace_critical_path(lua_State *L)
         const tl_cp_edge *e = &p->path_edges[i];
         push_edge(L, t, p, e, 10);
         if (e->type != TL_CPE_DEPENDENCY && e->type != TL_CPE_SYNC) {
-            lua_pushstring(L, CAT_KEY[e->cat]);
-            lua_setfield(L, -2, "category");
+            tl_lset_str(L, "category", CAT_KEY[e->cat]);
         }
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
@@ -137,7 +135,6 @@ int tl_l_trace_critical_path(lua_State *L)
     /* the bound: GPU when the GPU's own work (compute + communication) holds
      * at least as much of the path as the CPU ops and runtime calls */
     int64_t gpu = p->by_cat[TL_CPC_GPU_COMPUTE] + p->by_cat[TL_CPC_COMM];
-    lua_pushstring(L, gpu >= p->by_cat[TL_CPC_CPU] && gpu > 0 ? "GPU" : "CPU");
-    lua_setfield(L, -2, "bound");
+    tl_lset_str(L, "bound", gpu >= p->by_cat[TL_CPC_CPU] && gpu > 0 ? "GPU" : "CPU");
     return 1;
 }

@@ -11,6 +11,12 @@ static inline void tl_lset_int(lua_State *L, const char *k, lua_Integer v)
     lua_setfield(L, -2, k);
 }
 
+static inline void tl_lset_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
 static inline void tl_lset_num(lua_State *L, const char *k, double v)
 {
     lua_pushnumber(L, (lua_Number)v);

@@ -72,8 +72,7 @@ int tl_l_trace_queue_length(lua_State *L)
         tl_lset_int(L, "stream", x->stream);
         tl_lset_int(L, "launches", (lua_Integer)x->n_launches);
         tl_lset_int(L, "max_length", (lua_Integer)x->max_len);
-        lua_pushnumber(L, x->mean_len);
-        lua_setfield(L, -2, "mean_length");
+        tl_lset_num(L, "mean_length", x->mean_len);
         tl_lset_us(L, "start", (double)x->start);
         tl_lset_us(L, "end", (double)x->end);
         tl_lset_us(L, "full_queue_us", (double)x->full_ns);
@@ -117,8 +116,7 @@ static void push_group(lua_State *L, const tl_trace *t, const tl_launch_group *g
 {
     lua_createtable(L, 0, 6);
     if (g->name != UINT32_MAX) {
-        lua_pushstring(L, tl_strpool_get(&t->es.names, g->name));
-        lua_setfield(L, -2, "name");
+        tl_lset_str(L, "name", tl_strpool_get(&t->es.names, g->name));
     }
     tl_lset_int(L, "count", (lua_Integer)g->n);
     tl_lset_int(L, "outliers", (lua_Integer)g->n_outliers);
@@ -132,8 +130,7 @@ static void push_launch(lua_State *L, const tl_trace *t, const tl_launch *l)
     lua_createtable(L, 0, 7);
     tl_lset_int(L, "uid", l->gpu);
     tl_lset_int(L, "call", l->call);
-    lua_pushstring(L, tl_es_name(&t->es, l->gpu));
-    lua_setfield(L, -2, "name");
+    tl_lset_str(L, "name", tl_es_name(&t->es, l->gpu));
     tl_lset_us(L, "ts", (double)t->es.ts[l->gpu]);
     tl_lset_us(L, "cpu_launch_us", (double)l->cpu);
     tl_lset_us(L, "launch_delay_us", (double)l->delay);
@@ -194,8 +191,7 @@ int tl_l_trace_annotation_times(lua_State *L)
     for (size_t i = 0; i < a.n; i++) {
         const tl_annot_time *x = &a.v[i];
         lua_createtable(L, 0, 7);
-        lua_pushstring(L, tl_strpool_get(&t->es.names, x->name));
-        lua_setfield(L, -2, "name");
+        tl_lset_str(L, "name", tl_strpool_get(&t->es.names, x->name));
         tl_lset_int(L, "cpu_count", (lua_Integer)x->n_cpu);
         tl_lset_us(L, "cpu_us", (double)x->cpu_ns);
         tl_lset_int(L, "gpu_annotation_count", (lua_Integer)x->n_gpu_ann);

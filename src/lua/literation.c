@@ -1,4 +1,4 @@
-#include "lfields.h"
+/* literation.c — see literation.h. */
 #include "literation.h"
 
 #include <lauxlib.h>
@@ -6,10 +6,9 @@
 
 #include "../trace/iteration.h"
 #include "../util/vec.h"
+#include "lfields.h"
 #include "lopts.h"
 #include "ltrace.h"
-
-static double us(int64_t ns) { return (double)ns / 1000.0; }
 
 static void push_iteration(lua_State *L, const tl_trace *t, const tl_iteration *it)
 {
@@ -19,16 +18,14 @@ static void push_iteration(lua_State *L, const tl_trace *t, const tl_iteration *
     tl_iter_details d;
     tl_iter_details_of(a, &d);
     lua_createtable(L, 0, 32);
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "name");
+    tl_lset_str(L, "name", name);
     tl_lset_int(L, "uid", it->uid);
     tl_lset_int(L, "tier", it->tier);
-    tl_lset_num(L, "ts_us", us(it->ts));
-    tl_lset_num(L, "dur_us", us(it->dur));
+    tl_lset_us(L, "ts_us", (double)it->ts);
+    tl_lset_us(L, "dur_us", (double)it->dur);
     const char *f = tl_iter_format_name(a->format);
     if (f) {
-        lua_pushstring(L, f);
-        lua_setfield(L, -2, "format");
+        tl_lset_str(L, "format", f);
     }
     /* the request counts of iter_details (an unmatched annotation is one
      * decode-equivalent step), the aggregates of the annotation */
@@ -48,14 +45,13 @@ static void push_iteration(lua_State *L, const tl_trace *t, const tl_iteration *
     lua_setfield(L, -2, "has_sqsk");
     const char *ph = tl_phase_name(tl_iter_phase(&d));
     if (ph) {
-        lua_pushstring(L, ph);
-        lua_setfield(L, -2, "phase");
+        tl_lset_str(L, "phase", ph);
     }
-    tl_lset_num(L, "gpu_busy_us", us(it->gpu_busy));
+    tl_lset_us(L, "gpu_busy_us", (double)it->gpu_busy);
     tl_lset_int(L, "num_gpu_events", (int64_t)it->n_gpu);
     if (it->n_gpu) {
-        tl_lset_num(L, "gpu_start_us", us(it->gpu_first));
-        tl_lset_num(L, "gpu_end_us", us(it->gpu_last));
+        tl_lset_us(L, "gpu_start_us", (double)it->gpu_first);
+        tl_lset_us(L, "gpu_end_us", (double)it->gpu_last);
     }
     lua_createtable(L, 0, 4);
     if (a->has_ctx) {
@@ -174,8 +170,7 @@ int tl_l_steady_state(lua_State *L)
     tl_ss_info info;
     int found = tl_steady_state_window(d, n, reg, nr, &o, &win, &info);
     lua_createtable(L, 0, 12);
-    lua_pushstring(L, mode);
-    lua_setfield(L, -2, "mode");
+    tl_lset_str(L, "mode", mode);
     lua_createtable(L, (int)nr, 0);
     for (size_t i = 0; i < nr; i++) {
         push_region(L, reg[i]);

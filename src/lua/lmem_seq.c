@@ -13,12 +13,6 @@
 #include "lopts.h"
 #include "ltrace.h"
 
-static void set_str(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* trace:kernel_sequences{min_len =, max_len =, top =, min_count =} -> array of
  * {device, stream, rank, kernels = {names}, count, gpu_us, max_kernel_us,
  * stream_kernel_us, first_uid} by (device, stream), then rank */
@@ -59,16 +53,6 @@ int tl_l_trace_kernel_sequences(lua_State *L)
     return 1;
 }
 
-/* opts[k] as a string (left on the stack, so it lives), NULL when nil */
-static const char *opt_str(lua_State *L, int idx, const char *k)
-{
-    if (!lua_istable(L, idx)) return NULL;
-    int ty = lua_getfield(L, idx, k);
-    if (ty == LUA_TNIL) return NULL;
-    if (ty != LUA_TSTRING) luaL_error(L, "memcpy_summary: %s must be a string, not a %s", k, lua_typename(L, ty));
-    return lua_tostring(L, -1);
-}
-
 /* trace:memcpy_summary{platform =, arch =} -> array of {direction,
  * host_memory, count, time_us, transfers_with_bytes, bytes, max_bytes,
  * achieved_gbps, judged_against, link, traffic_gbps, reference_gbps,
@@ -77,8 +61,8 @@ int tl_l_trace_memcpy_summary(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
     lua_settop(L, 2);
-    const char *platform = opt_str(L, 2, "platform");
-    const char *arch_path = opt_str(L, 2, "arch");
+    const char *platform = tl_lopt_str(L, 2, "platform", "memcpy_summary");
+    const char *arch_path = tl_lopt_str(L, 2, "arch", "memcpy_summary");
     if (!lua_checkstack(L, 8)) return luaL_error(L, "stack overflow (trace:memcpy_summary)");
     tl_arch arch;
     memset(&arch, 0, sizeof arch);
@@ -95,8 +79,8 @@ int tl_l_trace_memcpy_summary(lua_State *L)
             const tl_copy_group *g = &c.g[d][m];
             if (!g->count) continue;
             lua_createtable(L, 0, 14);
-            set_str(L, "direction", tl_copy_dir_name(d));
-            if (m) set_str(L, "host_memory", tl_hostmem_name(m));
+            tl_lset_str(L, "direction", tl_copy_dir_name(d));
+            if (m) tl_lset_str(L, "host_memory", tl_hostmem_name(m));
             tl_lset_int(L, "count", (lua_Integer)g->count);
             tl_lset_us(L, "time_us", (double)g->dur_ns);
             tl_lset_int(L, "transfers_with_bytes", (lua_Integer)g->n_bytes);
@@ -105,8 +89,8 @@ int tl_l_trace_memcpy_summary(lua_State *L)
             double mult, ref;
             const char *link;
             const char *against = tl_copy_reference(d, a, &mult, &ref, &link);
-            if (against) set_str(L, "judged_against", against);
-            if (link) set_str(L, "link", link);
+            if (against) tl_lset_str(L, "judged_against", against);
+            if (link) tl_lset_str(L, "link", link);
             if (ref > 0) tl_lset_num(L, "reference_gbps", ref);
             if (g->n_bytes && g->bytes_ns > 0) {
                 double gbps = (double)g->bytes / (double)g->bytes_ns;
@@ -124,7 +108,7 @@ int tl_l_trace_memcpy_summary(lua_State *L)
 
 static void set_op(lua_State *L, const tl_trace *t, const char *k, uint32_t op)
 {
-    if (op != TL_NOUID) set_str(L, k, tl_es_name(&t->es, op));
+    if (op != TL_NOUID) tl_lset_str(L, k, tl_es_name(&t->es, op));
 }
 
 /* trace:memory_timeline{samples =} -> array of devices {device_type,

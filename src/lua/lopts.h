@@ -63,4 +63,19 @@ static inline lua_Integer tl_lopt_int(lua_State *L, int idx, const char *k, lua_
     return v;
 }
 
+/* opts[k] (idx a table, or not) as an optional string, left on the stack so
+ * that it stays alive (an __index metamethod may return a fresh string):
+ * NULL when nil; a Lua error "FN: K must be a string" otherwise. */
+static inline const char *tl_lopt_str(lua_State *L, int idx, const char *k, const char *fn)
+{
+    if (!lua_istable(L, idx)) {
+        lua_pushnil(L);
+        return NULL;
+    }
+    int ty = lua_getfield(L, idx, k);
+    if (ty == LUA_TNIL) return NULL;
+    if (ty != LUA_TSTRING) luaL_error(L, "%s: %s must be a string, not a %s", fn, k, lua_typename(L, ty));
+    return lua_tostring(L, -1);
+}
+
 #endif

@@ -168,8 +168,7 @@ static int l_ranks(lua_State *L)
         lua_createtable(L, 0, 14);
         const tl_rank_stats *s = &rst[i];
         tl_lset_int(L, "rank", (lua_Integer)i);
-        lua_pushstring(L, ri[i].path);
-        lua_setfield(L, -2, "path");
+        tl_lset_str(L, "path", ri[i].path);
         tl_lset_int(L, "steps", (lua_Integer)s->n_steps_total);
         tl_lset_int(L, "collectives", (lua_Integer)ri[i].ncoll);
         if (s->n_steps_total) tl_lset_us(L, "step_time_us", (double)s->step_dur_sum / (double)s->n_steps_total);

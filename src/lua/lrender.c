@@ -81,6 +81,17 @@ static void read_segments(lua_State *L, int idx, lua_Integer n, const char *what
     }
 }
 
+/* The array at idx (1 to TL_CHART_MAX_ENTRIES entries) read into a new
+ * userdata left on the stack, so a Lua error frees it; *n its length. */
+static tl_chart_segment *segment_array(lua_State *L, int idx, const char *what, int need_value, size_t *n)
+{
+    lua_Integer k = array_len(L, idx, what, TL_CHART_MAX_ENTRIES);
+    tl_chart_segment *out = lua_newuserdatauv(L, (size_t)k * sizeof *out, 0);
+    read_segments(L, idx, k, what, need_value, out);
+    *n = (size_t)k;
+    return out;
+}
+
 /* spec.bars = {{label =, segments = {...}}, ...}: read into sp (the arrays
  * live in userdata on the stack, so a Lua error frees them). */
 static void read_bars(lua_State *L, int bars, tl_stacked_bar *sp)
@@ -149,20 +160,12 @@ static int l_stacked_bar(lua_State *L)
         read_bars(L, bars, &sp);
     } else {
         if (tsegs != LUA_TTABLE) return luaL_error(L, "stacked_bar: segments must be an array");
-        lua_Integer n = array_len(L, segs, "segments", TL_CHART_MAX_ENTRIES);
-        tl_chart_segment *seg = lua_newuserdatauv(L, (size_t)n * sizeof *seg, 0);
-        read_segments(L, segs, n, "segments", 1, seg);
-        sp.segments = seg;
-        sp.nsegments = (size_t)n;
+        sp.segments = segment_array(L, segs, "segments", 1, &sp.nsegments);
     }
     int tleg = field(L, 2, "legend"), leg = lua_gettop(L);
     if (tleg != LUA_TNIL) {
         if (tleg != LUA_TTABLE) return luaL_error(L, "stacked_bar: legend must be an array");
-        lua_Integer n = array_len(L, leg, "legend", TL_CHART_MAX_ENTRIES);
-        tl_chart_segment *entry = lua_newuserdatauv(L, (size_t)n * sizeof *entry, 0);
-        read_segments(L, leg, n, "legend", 0, entry);
-        sp.legend = entry;
-        sp.nlegend = (size_t)n;
+        sp.legend = segment_array(L, leg, "legend", 0, &sp.nlegend);
     }
     tl_error err;
     tl_chart_geometry geo;

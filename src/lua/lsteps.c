@@ -23,8 +23,7 @@ int tl_l_trace_steps(lua_State *L)
         lua_createtable(L, 0, 24);
         tl_lset_int(L, "number", s->number);
         tl_lset_int(L, "uid", s->uid);
-        lua_pushstring(L, tl_es_name(&t->es, s->uid));
-        lua_setfield(L, -2, "name");
+        tl_lset_str(L, "name", tl_es_name(&t->es, s->uid));
         tl_lset_us(L, "ts", s->ts);
         tl_lset_us(L, "wall_us", s->dur);
         tl_lset_int(L, "gpu_events", (lua_Integer)s->n_gpu);

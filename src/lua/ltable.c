@@ -473,21 +473,6 @@ void tl_ltable_register(lua_State *L)
 
 /* ------------------------------------------------- trace:report/table */
 
-/* opts[k] (idx a table, or not) as an optional string, left on the stack so
- * that it stays alive (an __index metamethod may return a fresh string):
- * NULL when nil; a Lua error "FN: K must be a string" otherwise. */
-static const char *opt_str(lua_State *L, int idx, const char *k, const char *fn)
-{
-    if (!lua_istable(L, idx)) {
-        lua_pushnil(L);
-        return NULL;
-    }
-    int ty = lua_getfield(L, idx, k);
-    if (ty == LUA_TNIL) return NULL;
-    if (ty != LUA_TSTRING) luaL_error(L, "%s: %s must be a string, not a %s", fn, k, lua_typename(L, ty));
-    return lua_tostring(L, -1);
-}
-
 /* trace:platform([opts]) -> {name=, path=, how=, host_link=, host_link_gbps=}
  * (the arch a report with these options would use: opts.platform, opts.arch,
  * else detection; the host link fields when the file has them), or {how=}
@@ -496,8 +481,8 @@ int tl_l_trace_platform(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
     lua_settop(L, 2);
-    const char *platform = opt_str(L, 2, "platform", "platform");
-    const char *arch_path = opt_str(L, 2, "arch", "platform");
+    const char *platform = tl_lopt_str(L, 2, "platform", "platform");
+    const char *arch_path = tl_lopt_str(L, 2, "arch", "platform");
     tl_arch arch;
     memset(&arch, 0, sizeof arch);
     tl_platform_choice pc;
@@ -533,13 +518,13 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
     const tl_trace *compare = NULL;
     lua_settop(L, idx);
     /* the string options stay on the stack (idx + 1 ..) while they are used */
-    const char *write_dir = opt_str(L, idx, "write", "report");
-    const char *platform = opt_str(L, idx, "platform", "report");
-    const char *arch_path = opt_str(L, idx, "arch", "report");
-    o.extension_path = opt_str(L, idx, "extension", "report");
+    const char *write_dir = tl_lopt_str(L, idx, "write", "report");
+    const char *platform = tl_lopt_str(L, idx, "platform", "report");
+    const char *arch_path = tl_lopt_str(L, idx, "arch", "report");
+    o.extension_path = tl_lopt_str(L, idx, "extension", "report");
     o.load_extension = tl_lua_extension_load;
     /* name = BASE: DIR/BASE_csvs/ and DIR/BASE.xlsx (default perf_report) */
-    o.name = opt_str(L, idx, "name", "report");
+    o.name = tl_lopt_str(L, idx, "name", "report");
     /* an extension runs in a Lua state of its own with every library, and
      * write = DIR writes files: neither from a rule or an analyzer */
     if (o.extension_path) tl_lua_refuse_in_sandbox(L, "trace:report{extension = ...}");

@@ -3,13 +3,11 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "../trace/copies.h"
 #include "../trace/kernel_ngrams.h"
 #include "../trace/mem_timeline.h"
-#include "../util/vec.h"
+#include "../util/sbuf.h"
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 static double mib(int64_t b) { return (double)b / 1048576.0; }
@@ -34,7 +32,8 @@ tl_table *tl_sheet_kernel_sequences(const tl_trace *t)
     size_t c_mean = tl_table_add_col(tb, "mean_kernel_us", TL_COL_F64);
     size_t c_max = tl_table_add_col(tb, "max_kernel_us", TL_COL_F64);
     size_t c_seq = tl_table_add_col(tb, "sequence", TL_COL_STR);
-    TL_VEC(char) buf = {0};
+    tl_sbuf buf;
+    tl_sb_init(&buf);
     for (size_t i = 0; i < k.n; i++) {
         const tl_ngram *g = &k.v[i];
         size_t r = tl_table_add_row(tb);
@@ -51,23 +50,14 @@ tl_table *tl_sheet_kernel_sequences(const tl_trace *t)
         tl_table_set_f64(tb, c_occ, r, (double)g->gpu_ns / 1e3 / (double)g->count);
         tl_table_set_f64(tb, c_mean, r, (double)g->gpu_ns / 1e3 / (double)(g->count * g->len));
         tl_table_set_f64(tb, c_max, r, (double)g->max_kernel_ns / 1e3);
-        buf.n = 0;
+        tl_sb_clear(&buf);
         for (unsigned j = 0; j < g->len; j++) {
-            const char *nm = tl_strpool_get(&t->es.names, k.names[g->name_off + j]);
-            size_t ln = strlen(nm);
-            TL_GROW(buf.v, buf.cap, buf.n + ln + 4);
-            if (j) {
-                memcpy(buf.v + buf.n, " | ", 3);
-                buf.n += 3;
-            }
-            memcpy(buf.v + buf.n, nm, ln);
-            buf.n += ln;
+            if (j) tl_sb_puts(&buf, " | ");
+            tl_sb_puts(&buf, tl_strpool_get(&t->es.names, k.names[g->name_off + j]));
         }
-        TL_GROW(buf.v, buf.cap, buf.n + 1);
-        buf.v[buf.n] = 0;
-        tl_table_set_str(tb, c_seq, r, buf.v);
+        tl_table_set_str(tb, c_seq, r, buf.s);
     }
-    free(buf.v);
+    tl_sb_free(&buf);
     tl_kernel_ngrams_free(&k);
     return tb;
 }
@@ -177,7 +167,6 @@ static int64_t origin(const tl_trace *t)
 
 static tl_table *memory_peak(const tl_trace *t, const tl_mem_timeline *mt, int64_t t0)
 {
-    const tl_mem_timeline m = *mt;
     tl_table *tb = tl_table_new("memory_peak");
     size_t c_dev = tl_table_add_col(tb, "device", TL_COL_STR);
     size_t c_n = tl_table_add_col(tb, "events", TL_COL_I64);
@@ -191,8 +180,8 @@ static tl_table *memory_peak(const tl_trace *t, const tl_mem_timeline *mt, int64
     size_t c_pro = tl_table_add_col(tb, "peak_reserved_op", TL_COL_STR);
     size_t c_ea = tl_table_add_col(tb, "end_allocated_mib", TL_COL_F64);
     size_t c_er = tl_table_add_col(tb, "end_reserved_mib", TL_COL_F64);
-    for (size_t i = 0; i < m.n; i++) {
-        const tl_mem_device *d = &m.v[i];
+    for (size_t i = 0; i < mt->n; i++) {
+        const tl_mem_device *d = &mt->v[i];
         size_t r = tl_table_add_row(tb);
         char lb[64];
         device_label(lb, sizeof lb, d->type, d->id);
@@ -216,19 +205,18 @@ static tl_table *memory_peak(const tl_trace *t, const tl_mem_timeline *mt, int64
 
 static tl_table *memory_timeline(const tl_mem_timeline *mt, int64_t t0)
 {
-    const tl_mem_timeline m = *mt;
     tl_table *tb = tl_table_new("memory_timeline");
     size_t c_dev = tl_table_add_col(tb, "device", TL_COL_STR);
     size_t c_k = tl_table_add_col(tb, "sample", TL_COL_I64);
     size_t c_t = tl_table_add_col(tb, "time_ms", TL_COL_F64);
     size_t c_a = tl_table_add_col(tb, "allocated_mib", TL_COL_F64);
     size_t c_r = tl_table_add_col(tb, "reserved_mib", TL_COL_F64);
-    for (size_t i = 0; i < m.n; i++) {
-        const tl_mem_device *d = &m.v[i];
+    for (size_t i = 0; i < mt->n; i++) {
+        const tl_mem_device *d = &mt->v[i];
         char lb[64];
         device_label(lb, sizeof lb, d->type, d->id);
         for (size_t k = 0; k < d->n_samples; k++) {
-            const tl_mem_sample *s = &m.s[d->sample_off + k];
+            const tl_mem_sample *s = &mt->s[d->sample_off + k];
             size_t r = tl_table_add_row(tb);
             tl_table_set_str(tb, c_dev, r, lb);
             tl_table_set_i64(tb, c_k, r, (int64_t)k);

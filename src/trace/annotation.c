@@ -20,12 +20,6 @@ static const char *const GRAMMARS[TL_G_COUNT] = {
     "^execute_diffusion_([0-9]+)_([0-9]+x[0-9]+)",
 };
 
-static int by_ts(void *ctx, size_t a, size_t b)
-{
-    const int64_t *ts = ctx;
-    return (ts[a] > ts[b]) - (ts[a] < ts[b]);
-}
-
 void tl_ann_grammars_init(tl_ann_grammars *g)
 {
     for (int i = 0; i < TL_G_COUNT; i++) regcomp(&g->re[i], GRAMMARS[i], REG_EXTENDED | REG_NOSUB);
@@ -50,7 +44,7 @@ void tl_annotations_init(tl_annotations *a, const tl_trace *t)
     TL_VEC(size_t) c = {0};
     for (size_t i = 0; i < es->n; i++)
         if (es->cat[i] == TL_CAT_USER_ANNOTATION && (es->flags[i] & TL_F_TS)) TL_PUSH(c, i);
-    tl_msort(c.v, c.n, by_ts, (void *)es->ts);
+    tl_msort(c.v, c.n, tl_idx_cmp_i64, (void *)es->ts);
     a->cands = tl_xmalloc((c.n + 1) * sizeof *a->cands);
     for (size_t i = 0; i < c.n; i++) a->cands[i] = (uint32_t)c.v[i];
     a->n = c.n;

@@ -269,12 +269,6 @@ static void copy_block(tl_event_store *es, uint32_t from, size_t n)
 
 /* ------------------------------------------------ capture roots */
 
-static int by_ts(void *ctx, size_t a, size_t b)
-{
-    const int64_t *ts = ctx;
-    return (ts[a] > ts[b]) - (ts[a] < ts[b]);
-}
-
 static void troot_free(troot *r)
 {
     if (!r) return;
@@ -335,15 +329,12 @@ static troot *make_template(merge *m, tl_trace *ct, uint32_t croot, const u32vec
     for (size_t h = 0; h < q.n; h++) seen[q.v[h]] = 0;
     size_t n = q.n;
     size_t *ix = tl_xmalloc(n * sizeof *ix);
-    int64_t *ts = tl_xmalloc(n * sizeof *ts);
-    for (size_t i = 0; i < n; i++) ts[i] = es->ts[q.v[i]];
-    for (size_t i = 0; i < n; i++) ix[i] = i;
-    tl_msort(ix, n, by_ts, ts);
+    for (size_t i = 0; i < n; i++) ix[i] = q.v[i];
+    tl_msort(ix, n, tl_idx_cmp_i64, (void *)es->ts);
     r->n = n;
     r->src = tl_xmalloc(n * sizeof *r->src);
-    for (size_t i = 0; i < n; i++) r->src[i] = q.v[ix[i]];
+    for (size_t i = 0; i < n; i++) r->src[i] = (uint32_t)ix[i];
     free(ix);
-    free(ts);
     free(q.v);
     for (size_t i = 0; i < n; i++) pos[r->src[i]] = (uint32_t)i;
     r->root_pos = pos[croot];
@@ -765,7 +756,7 @@ static int graft_pair(merge *m, troot *r, const ctree *c, uint32_t g)
     }
     size_t *ix = tl_xmalloc(kv.n * sizeof *ix);
     for (size_t i = 0; i < kv.n; i++) ix[i] = kv.v[i];
-    tl_msort(ix, kv.n, by_ts, es->ts);
+    tl_msort(ix, kv.n, tl_idx_cmp_i64, es->ts);
     kinfo K = {tl_xmalloc(kv.n * sizeof *K.k), tl_xmalloc(kv.n), kv.n};
     for (size_t i = 0; i < kv.n; i++) {
         K.k[i] = (uint32_t)ix[i];
@@ -777,26 +768,18 @@ static int graft_pair(merge *m, troot *r, const ctree *c, uint32_t g)
     free(kv.v);
     size_t cap = (K.n > r->nd ? K.n : r->nd) + 1, np = 0;
     uint32_t *pk = tl_xmalloc(cap * sizeof *pk), *pd = tl_xmalloc(cap * sizeof *pd);
-    int code = align(m, r, &K, pk, pd, &np, what);
+    int code = align(m, r, &K, pk, pd, &np, what), merged = 0;
     if (code <= 0) {
         if (code < 0) m->sum->failed = 1;
         else
             note(m, "%s: %zu capture dispatches do not align with %zu kernels; skipped", what, r->nd, K.n);
         m->sum->n_skipped++;
-        free(pk);
-        free(pd);
-        free(K.k);
-        free(K.fl);
-        return 0;
+        goto done;
     }
     if (m->es->n + r->n >= (size_t)UINT32_MAX - 1) { /* UIDs are 32-bit */
         note(m, "%s: the merged trace would pass 4294967294 events; skipped", what);
         m->sum->n_skipped++;
-        free(pk);
-        free(pd);
-        free(K.k);
-        free(K.fl);
-        return 0;
+        goto done;
     }
     uint32_t base = place(m, r, c, g);
     tl_event_store *mes = m->es;
@@ -820,11 +803,13 @@ static int graft_pair(merge *m, troot *r, const ctree *c, uint32_t g)
     m->sum->n_merged++;
     m->sum->n_kernels_linked += np;
     m->sum->n_events_added += r->n;
+    merged = 1;
+done:
     free(pk);
     free(pd);
     free(K.k);
     free(K.fl);
-    return 1;
+    return merged;
 }
 
 /* ------------------------------------------------------ final tree */
@@ -1011,7 +996,7 @@ tl_trace *tl_trace_merge_capture(const tl_trace *replay, const char *dir, const 
     for (size_t u = 0; u < es->n; u++)
         if (gname[es->name[u]] && (es->flags[u] & TL_F_TS)) TL_PUSH(gl, u);
     free(gname);
-    tl_msort(gl.v, gl.n, by_ts, es->ts);
+    tl_msort(gl.v, gl.n, tl_idx_cmp_i64, es->ts);
     sum->n_graph_launches = gl.n;
 
     /* execution roots: tier-1 annotations, else tier-2, by ts */

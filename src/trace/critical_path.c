@@ -199,6 +199,12 @@ static int is_launch(const cp *c, uint32_t e)
 
 /* ------------------------------------------------------------ window + nodes */
 
+static int step_wall_cmp(void *ctx, size_t a, size_t b)
+{
+    const tl_step *s = ctx;
+    return (s[a].dur > s[b].dur) - (s[a].dur < s[b].dur);
+}
+
 static int select_window(cp *c, const tl_trace *t, const tl_cp_opts *o, tl_cpath *out)
 {
     const tl_event_store *es = c->es;
@@ -219,16 +225,10 @@ static int select_window(cp *c, const tl_trace *t, const tl_cp_opts *o, tl_cpath
         free(st);
         return 0;
     }
-    if (ns) { /* the step of median wall time (the upper median) */
-        size_t k = 0;
-        for (size_t i = 0; i < ns; i++) {
-            size_t below = 0, same_before = 0;
-            for (size_t j = 0; j < ns; j++) {
-                if (st[j].dur < st[i].dur) below++;
-                else if (st[j].dur == st[i].dur && j < i) same_before++;
-            }
-            if (below + same_before == ns / 2) k = i;
-        }
+    if (ns) { /* the step of median wall time (the upper median; equal walls in start order) */
+        size_t *ix = tl_msort_order(ns, step_wall_cmp, st);
+        size_t k = ix[ns / 2];
+        free(ix);
         out->step = st[k].number;
         out->win_start = st[k].ts;
         out->win_end = st[k].ts + st[k].dur;
@@ -292,9 +292,7 @@ static void make_nodes(cp *c)
         TL_PUSH(v, s);
         TL_PUSH(v, f);
     }
-    size_t *idx = tl_xmalloc((v.n ? v.n : 1) * sizeof *idx);
-    for (size_t i = 0; i < v.n; i++) idx[i] = i;
-    tl_msort(idx, v.n, node_cmp, v.v);
+    size_t *idx = tl_msort_order(v.n, node_cmp, v.v);
     c->nodes = tl_xmalloc((v.n ? v.n : 1) * sizeof *c->nodes);
     c->nstart = tl_xmalloc((es->n ? es->n : 1) * sizeof *c->nstart);
     c->nend = tl_xmalloc((es->n ? es->n : 1) * sizeof *c->nend);
@@ -398,14 +396,12 @@ static void thread_stack(cp *c, const uint32_t *evs, size_t n)
 {
     const tl_event_store *es = c->es;
     bound *b = tl_xmalloc((2 * n + 1) * sizeof *b);
-    size_t *ix = tl_xmalloc((2 * n + 1) * sizeof *ix);
     for (size_t i = 0; i < n; i++) {
         uint32_t e = evs[i];
         b[2 * i] = (bound){e, es->ts[e], es->dur[e], 1};
         b[2 * i + 1] = (bound){e, tl_es_end(es, e), es->dur[e], -1};
-        ix[2 * i] = 2 * i, ix[2 * i + 1] = 2 * i + 1;
     }
-    tl_msort(ix, 2 * n, bound_cmp, b);
+    size_t *ix = tl_msort_order(2 * n, bound_cmp, b);
     /* the tree: parent, children in order (as positions in evs) */
     uint32_t *parent = tl_xmalloc((n + 1) * sizeof *parent);
     uint32_t *first_child = tl_xmalloc((n + 1) * sizeof *first_child);
@@ -490,9 +486,7 @@ static void call_stacks(cp *c)
         ev_thr x = {idval_key(es, es->pid[e]), idval_key(es, es->tid[e]), es->pid[e], es->tid[e], (uint32_t)e};
         TL_PUSH(v, x);
     }
-    size_t *ix = tl_xmalloc((v.n ? v.n : 1) * sizeof *ix);
-    for (size_t i = 0; i < v.n; i++) ix[i] = i;
-    tl_msort(ix, v.n, evthr_cmp, v.v);
+    size_t *ix = tl_msort_order(v.n, evthr_cmp, v.v);
     uint32_t *evs = tl_xmalloc((v.n ? v.n : 1) * sizeof *evs);
     for (size_t i = 0; i < v.n; i++) evs[i] = v.v[ix[i]].ev;
     for (size_t i = 0; i < v.n;) {
@@ -561,9 +555,7 @@ static void gpu_edges(cp *c)
     TL_VEC(launch) L = {0};
     for (size_t e = 0; e < n; e++)
         if (is_launch(c, (uint32_t)e)) TL_PUSH(L, ((launch){es->ts[e], (uint32_t)e, c->partner[e]}));
-    size_t *lix = tl_xmalloc((L.n ? L.n : 1) * sizeof *lix);
-    for (size_t i = 0; i < L.n; i++) lix[i] = i;
-    tl_msort(lix, L.n, launch_cmp, L.v);
+    size_t *lix = tl_msort_order(L.n, launch_cmp, L.v);
     launch *ls = tl_xmalloc((L.n ? L.n : 1) * sizeof *ls);
     for (size_t i = 0; i < L.n; i++) ls[i] = L.v[lix[i]];
     free(lix);
@@ -574,14 +566,12 @@ static void gpu_edges(cp *c)
     int32_t *ql = tl_xcalloc(n ? n : 1, sizeof *ql);
     {
         qitem *q = tl_xmalloc((2 * nl + 1) * sizeof *q);
-        size_t *qi = tl_xmalloc((2 * nl + 1) * sizeof *qi);
         for (size_t i = 0; i < nl; i++) {
             uint64_t sk = stream_key(c, ls[i].gpu);
             q[2 * i] = (qitem){es->ts[ls[i].rt], sk, ls[i].rt, 1};
             q[2 * i + 1] = (qitem){es->ts[ls[i].gpu], sk, ls[i].gpu, -1};
-            qi[2 * i] = 2 * i, qi[2 * i + 1] = 2 * i + 1;
         }
-        tl_msort(qi, 2 * nl, qitem_cmp, q);
+        size_t *qi = tl_msort_order(2 * nl, qitem_cmp, q);
         int32_t run = 0;
         for (size_t k = 0; k < 2 * nl; k++) {
             const qitem *x = &q[qi[k]];
@@ -613,9 +603,7 @@ static void gpu_edges(cp *c)
             if (tl_map_get(&rec_stream, (uint64_t)es->corr[e], 0) != NONE32)
                 TL_PUSH(recs, ((gk){es->ts[e], (uint32_t)e}));
         }
-        size_t *rix = tl_xmalloc((recs.n ? recs.n : 1) * sizeof *rix);
-        for (size_t i = 0; i < recs.n; i++) rix[i] = i;
-        tl_msort(rix, recs.n, gk_cmp, recs.v);
+        size_t *rix = tl_msort_order(recs.n, gk_cmp, recs.v);
         tl_map last_on_stream; /* (GPU pid, stream) -> the latest launch so far */
         tl_map_init(&last_on_stream, 64);
         size_t li = 0;
@@ -640,9 +628,7 @@ static void gpu_edges(cp *c)
         if (c->kind[e] == K_GPU) TL_PUSH(K, ((gk){es->ts[e], (uint32_t)e}));
         else if (c->kind[e] == K_SYNC && c->name_sync[es->name[e]]) TL_PUSH(K, ((gk){tl_es_end(es, e), (uint32_t)e}));
     }
-    size_t *kix = tl_xmalloc((K.n ? K.n : 1) * sizeof *kix);
-    for (size_t i = 0; i < K.n; i++) kix[i] = i;
-    tl_msort(kix, K.n, gk_cmp, K.v);
+    size_t *kix = tl_msort_order(K.n, gk_cmp, K.v);
 
     /* each Stream Wait Event of the window -> the GPU event of the first
      * launch at or after its cudaStreamWaitEvent, on that call's thread, to
@@ -656,9 +642,7 @@ static void gpu_edges(cp *c)
             if (c->kind[e] == K_SYNC && c->name_sync[es->name[e]] == SY_WAIT)
                 TL_PUSH(W, ((gk){es->ts[c->partner[e]], e}));
         }
-        size_t *wix = tl_xmalloc((W.n ? W.n : 1) * sizeof *wix);
-        for (size_t i = 0; i < W.n; i++) wix[i] = i;
-        tl_msort(wix, W.n, gk_cmp, W.v);
+        size_t *wix = tl_msort_order(W.n, gk_cmp, W.v);
         tl_map next_on; /* (thread, stream) -> the earliest launch from the sweep point on */
         tl_map_init(&next_on, 64);
         size_t lj = nl;

@@ -433,12 +433,6 @@ void tl_phase_from_window(const tl_iter_details *d, size_t n, tl_phase_window *o
 
 /* ------------------------------------------------------------ roots */
 
-static int by_ts(void *ctx, size_t a, size_t b)
-{
-    const int64_t *ts = ctx;
-    return (ts[a] > ts[b]) - (ts[a] < ts[b]);
-}
-
 static int by_start(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;
@@ -527,7 +521,7 @@ static void measure_all(const tl_trace *t, tl_iteration *v, size_t n)
         if ((es->cat[i] == TL_CAT_CUDA_RUNTIME || es->cat[i] == TL_CAT_CUDA_DRIVER) && (es->flags[i] & TL_F_TS) &&
             t->tree.gpu_off[i + 1] > t->tree.gpu_off[i])
             TL_PUSH(l, i);
-    tl_msort(l.v, l.n, by_ts, (void *)es->ts);
+    tl_msort(l.v, l.n, tl_idx_cmp_i64, (void *)es->ts);
     int64_t *buf = NULL;
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) measure(t, l.v, l.n, &v[i], &buf, &cap);
@@ -547,9 +541,8 @@ int tl_repeating_period(const uint32_t *names, size_t n, size_t *start, size_t *
     /* A period p can repeat only if names[s + p] == names[s], and 3
      * repeats need 3p <= m: so only the later occurrences of names[s]
      * within m / 3 are tried, in increasing p (the reference's order). */
-    size_t *idx = tl_xmalloc((n ? n : 1) * sizeof *idx), *next = tl_xmalloc((n ? n : 1) * sizeof *next);
-    for (size_t i = 0; i < n; i++) idx[i] = i;
-    tl_msort(idx, n, by_name_then_index, (void *)names);
+    size_t *idx = tl_msort_order(n, by_name_then_index, (void *)names);
+    size_t *next = tl_xmalloc((n ? n : 1) * sizeof *next);
     for (size_t i = 0; i < n; i++)
         next[idx[i]] = i + 1 < n && names[idx[i + 1]] == names[idx[i]] ? idx[i + 1] : SIZE_MAX;
     free(idx);
@@ -582,7 +575,7 @@ size_t tl_trace_generic_iterations(const tl_trace *t, tl_iteration **out)
         if (tr->in_tree[i] == 1 && tr->parent[i] == TL_NOUID && !tl_is_gpu_cat(es->cat[i]) &&
             (es->flags[i] & TL_F_TS))
             TL_PUSH(roots, i);
-    tl_msort(roots.v, roots.n, by_ts, (void *)es->ts);
+    tl_msort(roots.v, roots.n, tl_idx_cmp_i64, (void *)es->ts);
     TL_VEC(uint32_t) queue = {0}; /* breadth first: the whole queue is kept, head advances */
     for (size_t i = 0; i < roots.n; i++) TL_PUSH(queue, (uint32_t)roots.v[i]);
     free(roots.v);

@@ -655,19 +655,13 @@ static uint32_t ancestor_named(const work *w, uint32_t u, const char *name)
     return TL_NOUID;
 }
 
-static int by_ts(void *ctx, size_t a, size_t b)
-{
-    const int64_t *ts = ctx;
-    return (ts[a] > ts[b]) - (ts[a] < ts[b]);
-}
-
 /* Sorts UIDs by ts, stably. */
 static void sort_uids_by_ts(const work *w, uint32_t *v, size_t n)
 {
     if (n < 2) return;
     size_t *idx = tl_xmalloc(n * sizeof *idx);
     for (size_t i = 0; i < n; i++) idx[i] = v[i];
-    tl_msort(idx, n, by_ts, w->es->ts);
+    tl_msort(idx, n, tl_idx_cmp_i64, w->es->ts);
     for (size_t i = 0; i < n; i++) v[i] = (uint32_t)idx[i];
     free(idx);
 }

@@ -1,5 +1,6 @@
 /* steps.c — see steps.h. */
 #include "steps.h"
+#include "launch_stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,8 +152,7 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     int64_t *walls = tl_xmalloc(steps.n * sizeof *walls);
     for (size_t s = 0; s < steps.n; s++) walls[s] = steps.v[s].dur;
     qsort(walls, steps.n, sizeof *walls, cmp_i64);
-    double median = steps.n % 2 ? (double)walls[steps.n / 2]
-                                : ((double)walls[steps.n / 2 - 1] + (double)walls[steps.n / 2]) / 2;
+    double median = tl_quantile_sorted(walls, steps.n, 0.5);
     for (size_t s = 0; s + 1 < steps.n && (double)steps.v[s].dur > 1.5 * median; s++) steps.v[s].warmup = 1;
     free(walls);
     free(fill);

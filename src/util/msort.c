@@ -35,3 +35,17 @@ void tl_msort(size_t *idx, size_t n, tl_idx_cmp cmp, void *ctx)
     rec(idx, tmp, n, cmp, ctx);
     free(tmp);
 }
+
+size_t *tl_msort_order(size_t n, tl_idx_cmp cmp, void *ctx)
+{
+    size_t *idx = tl_xmalloc((n ? n : 1) * sizeof *idx);
+    for (size_t i = 0; i < n; i++) idx[i] = i;
+    tl_msort(idx, n, cmp, ctx);
+    return idx;
+}
+
+int tl_idx_cmp_i64(void *ctx, size_t a, size_t b)
+{
+    const int64_t *v = ctx;
+    return (v[a] > v[b]) - (v[a] < v[b]);
+}
