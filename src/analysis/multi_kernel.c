@@ -117,7 +117,7 @@ void tl_multi_kernel_compute(const tl_trace *t, tl_multi_kernel *m)
     }
 
     tl_unions u;
-    tl_bucket_unions(es, bk, cnt, m->n_gpu, -1, &u);
+    tl_bucket_unions(es, bk, m->n_gpu, -1, &u);
     free(bk);
     m->total_ns = u.total;
     m->computation = (tl_mk_len){u.computation, u.n_comp};

@@ -20,6 +20,7 @@
 #include "trace/capture.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
+#include "trace/tree.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
@@ -272,10 +273,10 @@ static void *load_main(void *arg)
 static size_t count_graph_launches(const tl_trace *t)
 {
     const tl_event_store *es = &t->es;
-    uint8_t *is_gl = tl_es_names_containing_ci(es, "graphlaunch");
+    uint8_t *kind = tl_launch_kinds(es);
     size_t n = 0;
-    for (size_t i = 0; i < es->n; i++) n += is_gl[es->name[i]];
-    free(is_gl);
+    for (size_t i = 0; i < es->n; i++) n += kind[es->name[i]] == TL_LAUNCH_GRAPH;
+    free(kind);
     return n;
 }
 

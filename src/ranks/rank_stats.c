@@ -55,7 +55,7 @@ int tl_rank_stats_compute(const tl_trace *t, uint32_t rank, tl_rank_stats *out, 
         if (bk[u] == TL_B_COMP && es->cat[u] == TL_CAT_GPU_MEMSET) bk[u] = TL_B_MEMCPY, cnt[TL_B_COMP]--, cnt[TL_B_MEMCPY]++;
     if (ngpu) {
         tl_unions u;
-        tl_bucket_unions(es, bk, cnt, ngpu, -1, &u);
+        tl_bucket_unions(es, bk, ngpu, -1, &u);
         out->flags |= TL_RS_HAS_GPU;
         out->busy = u.busy;
         out->compute = u.computation;

@@ -68,12 +68,6 @@ const char *tl_category_of(tl_category_memo *m, const tl_event_store *es, uint32
 
 /* --------------------------------------------------------- launchers */
 
-static int by_ts(void *ctx, size_t a, size_t b)
-{
-    const int64_t *ts = ctx;
-    return (ts[a] > ts[b]) - (ts[a] < ts[b]);
-}
-
 typedef struct lsort {
     const tl_event_store *es;
     const tl_launcher *v;
@@ -136,7 +130,7 @@ void tl_launchers_build_ext(const tl_trace *t, const tl_extension *ext, tl_launc
         uint32_t *k = out->kernels + L->first_k;
         TL_GROW(idx, cap, L->nk);
         for (uint32_t j = 0; j < L->nk; j++) idx[j] = k[j];
-        tl_msort(idx, L->nk, by_ts, (void *)es->ts);
+        tl_msort(idx, L->nk, tl_idx_cmp_i64, (void *)es->ts);
         for (uint32_t j = 0; j < L->nk; j++) k[j] = (uint32_t)idx[j];
         L->direct_ns = tl_busy_time(es, k, L->nk);
         uint32_t gn = tr->gpu_off[L->uid + 1] - tr->gpu_off[L->uid];

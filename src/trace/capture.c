@@ -991,11 +991,11 @@ tl_trace *tl_trace_merge_capture(const tl_trace *replay, const char *dir, const 
     const tl_event_store *es = &T->es;
 
     /* graph launches, by ts */
-    uint8_t *gname = tl_es_names_containing_ci(es, "graphlaunch");
+    uint8_t *kind = tl_launch_kinds(es);
     TL_VEC(size_t) gl = {0};
     for (size_t u = 0; u < es->n; u++)
-        if (gname[es->name[u]] && (es->flags[u] & TL_F_TS)) TL_PUSH(gl, u);
-    free(gname);
+        if (kind[es->name[u]] == TL_LAUNCH_GRAPH && (es->flags[u] & TL_F_TS)) TL_PUSH(gl, u);
+    free(kind);
     tl_msort(gl.v, gl.n, tl_idx_cmp_i64, es->ts);
     sum->n_graph_launches = gl.n;
 

@@ -363,10 +363,3 @@ void tl_es_copy(tl_event_store *dst, const tl_event_store *src)
     dst->file_bytes = src->file_bytes;
     dst->gzip = src->gzip;
 }
-
-uint8_t *tl_es_names_containing_ci(const tl_event_store *es, const char *needle)
-{
-    uint8_t *f = tl_xcalloc(es->names.n + 1, 1);
-    for (uint32_t id = 0; id < es->names.n; id++) f[id] = (uint8_t)tl_contains_ci(tl_strpool_get(&es->names, id), needle);
-    return f;
-}

@@ -207,11 +207,6 @@ static inline uint64_t tl_get_varint(const uint8_t **pp)
     return v;
 }
 
-/* Per names id (es->names.n + 1 entries, the caller frees): 1 when the name
- * contains needle, ASCII case ignored. Name tests done once per distinct
- * name instead of once per event. */
-uint8_t *tl_es_names_containing_ci(const tl_event_store *es, const char *needle);
-
 /* Metadata lookup (§9.3 of the trace-format spec): the raw JSON value of the
  * M event `name` at (pid, tid), last one in file order; UINT32_MAX if none. */
 uint32_t tl_es_meta(const tl_event_store *es, uint32_t pid, uint32_t tid, const char *name);

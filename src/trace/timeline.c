@@ -214,10 +214,9 @@ void tl_unions_of(const tl_event_store *es, const uint32_t *uids, const uint8_t 
     for (int b = 0; b < 3; b++) free(lists[b]);
 }
 
-void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t cnt[3], size_t n,
+void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, size_t n,
                       int64_t micro_thresh_ns, tl_unions *u)
 {
-    (void)cnt;
     uint32_t *uids = tl_xmalloc((n ? n : 1) * sizeof *uids);
     size_t m = 0;
     for (size_t i = 0; i < es->n && m < n; i++)
@@ -238,7 +237,7 @@ int tl_timeline_compute_subset(const tl_event_store *es, const tl_tree *t, int i
         return -1;
     }
     tl_unions u;
-    tl_bucket_unions(es, bk, cnt, nall, micro_idle_thresh_ns, &u);
+    tl_bucket_unions(es, bk, nall, micro_idle_thresh_ns, &u);
     free(bk);
     out->computation = u.computation;
     out->total_comm = u.total_comm;

@@ -53,7 +53,7 @@ typedef struct tl_unions {
 
 /* The unions of the n events bucketed in bk (tl_gpu_buckets); micro_thresh_ns
  * < 0 skips the idle split. All zero when n is 0. */
-void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, const size_t cnt[3], size_t n,
+void tl_bucket_unions(const tl_event_store *es, const uint8_t *bk, size_t n,
                       int64_t micro_thresh_ns, tl_unions *u);
 
 /* The same unions over the GPU events uids[0..n) (each with a bucket in
