@@ -140,6 +140,12 @@ static void float_repr(void)
         {0.30000000000000004, "0.30000000000000004"}, {1.0 / 3, "0.3333333333333333"}, {1e16, "1e+16"},
         {123.4567891, "123.4567891"}, {-0.000123, "-0.000123"}, {2.675, "2.675"}, {1e-7, "1e-07"},
         {100.0, "100.0"}, {0.5, "0.5"}, {-0.0, "-0.0"}, {12345.678901234, "12345.678901234"},
+        /* powers of two: the shortest text lies on the wider side of the
+         * interval, not where printf's rounding puts it */
+        {5.9604644775390625e-08, "5.960464477539063e-08"}, {0x1p-1074, "5e-324"}, {0x1p60, "1.152921504606847e+18"},
+        {0x1p-20, "9.5367431640625e-07"}, {1125899906842624.25, "1125899906842624.2"},
+        {2251799813685247.5, "2251799813685247.5"}, {0.1 + 0.7, "0.7999999999999999"}, {1.5e-4, "0.00015"},
+        {123456.78901234567, "123456.78901234567"}, {9007199254740993.0, "9007199254740992.0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char buf[40];
@@ -148,9 +154,51 @@ static void float_repr(void)
     }
 }
 
+/* The same definition checked on many values: the text reads back as x,
+ * and no text with fewer significant digits does (for values that are not
+ * powers of two, where printf's correctly rounded "%.{p}e" is the nearest
+ * p-digit text, so trying each p in turn is the definition itself). */
+static void float_repr_random(void)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ULL;
+    int bad = 0;
+    for (int i = 0; i < 200000 && bad < 5; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        double x;
+        switch (i % 4) {
+        case 0: memcpy(&x, &s, sizeof x); break;                                   /* any bit pattern */
+        case 1: x = (double)(s >> 11) * 0x1p-53 * pow(10, (int)(s % 24) - 6); break; /* 1e-6 .. 1e17 */
+        case 2: x = (double)(s % 100000000) / pow(10, (int)(s % 9)); break;          /* short decimals */
+        default: x = (double)(int64_t)(s % 2000000001) / 1000.0; break;             /* microseconds */
+        }
+        if (!isfinite(x) || x == 0) continue;
+        int ex;
+        if (fabs(frexp(x, &ex)) == 0.5) continue;
+        char got[40], want[40];
+        tl_pyfloat_repr(got, sizeof got, x);
+        int p;
+        for (p = 0; p < 17; p++) {
+            snprintf(want, sizeof want, "%.*e", p, x);
+            if (strtod(want, NULL) == x) break;
+        }
+        char dig[40];
+        int nd = 0;
+        for (const char *c = got; *c && *c != 'e'; c++)
+            if (*c >= '0' && *c <= '9' && (nd || *c != '0')) dig[nd++] = *c; /* no leading zeros */
+        while (nd > 0 && dig[nd - 1] == '0') nd--;                         /* nor trailing ones */
+        int sig = nd;
+        if (strtod(got, NULL) != x || sig != p + 1) {
+            fprintf(stderr, "repr(%a): got %s, %d digits; the shortest has %d\n", x, got, sig, p + 1);
+            bad++;
+        }
+    }
+    CHECK_I64(bad, 0);
+}
+
 void suite_table(void)
 {
     float_repr();
+    float_repr_random();
     group_sorted();
     group_appearance();
     sorting_and_text();
