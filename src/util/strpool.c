@@ -123,15 +123,8 @@ uint32_t tl_strpool_intern(tl_strpool *p, const char *s, size_t len)
     return id;
 }
 
-uint32_t tl_strpool_intern_cached(tl_strpool *p, tl_icache *c, const char *s, size_t len)
+uint32_t tl_strpool_intern_miss(tl_strpool *p, tl_icache *c, uint32_t slot, const char *s, size_t len)
 {
-    uint64_t head = 0, tail = 0;
-    memcpy(&head, s, len < 8 ? len : 8);
-    if (len > 8) memcpy(&tail, s + len - 8, 8);
-    uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xbf58476d1ce4e5b9ull) ^ (len * 0x94d049bb133111ebull);
-    uint32_t slot = (uint32_t)(h >> 52) & (TL_ICACHE_SIZE - 1);
-    uint32_t id = c->id[slot];
-    if (id && p->len[id - 1] == len && memcmp(p->arena + p->off[id - 1], s, len) == 0) return id - 1;
     uint32_t got = tl_strpool_intern(p, s, len);
     c->id[slot] = got + 1;
     return got;

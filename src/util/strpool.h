@@ -39,7 +39,48 @@ enum { TL_ICACHE_SIZE = 4096 };
 typedef struct tl_icache {
     uint32_t id[TL_ICACHE_SIZE]; /* id + 1, 0 = empty */
 } tl_icache;
-uint32_t tl_strpool_intern_cached(tl_strpool *p, tl_icache *c, const char *s, size_t len);
 uint32_t tl_hash_bytes(const char *s, size_t len);
+
+/* Two words that, with the length, determine a string of up to 16 bytes
+ * (longer ones: its first and last 8 bytes); reads only s[0..len). */
+static inline void tl_str_words(const char *s, size_t len, uint64_t *head, uint64_t *tail)
+{
+    if (len >= 8) {
+        memcpy(head, s, 8);
+        memcpy(tail, s + len - 8, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        *head = a | (uint64_t)b << 32;
+        *tail = 0;
+    } else {
+        const unsigned char *u = (const unsigned char *)s;
+        *head = len ? u[0] | (uint64_t)u[len / 2] << 8 | (uint64_t)u[len - 1] << 16 : 0;
+        *tail = 0;
+    }
+}
+
+uint32_t tl_strpool_intern_miss(tl_strpool *p, tl_icache *c, uint32_t slot, const char *s, size_t len);
+
+__attribute__((always_inline)) static inline uint32_t tl_strpool_intern_cached(tl_strpool *p, tl_icache *c, const char *s, size_t len)
+{
+    uint64_t head, tail;
+    tl_str_words(s, len, &head, &tail);
+    uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xbf58476d1ce4e5b9ull) ^ (len * 0x94d049bb133111ebull);
+    uint32_t slot = (uint32_t)(h >> 52) & (TL_ICACHE_SIZE - 1);
+    uint32_t id = c->id[slot];
+    if (id && p->len[id - 1] == len) {
+        const char *a = p->arena + p->off[id - 1];
+        if (len <= 16) {
+            uint64_t ah, at;
+            tl_str_words(a, len, &ah, &at);
+            if (ah == head && at == tail) return id - 1;
+        } else if (memcmp(a, s, len) == 0) {
+            return id - 1;
+        }
+    }
+    return tl_strpool_intern_miss(p, c, slot, s, len);
+}
 
 #endif
