@@ -1,5 +1,6 @@
 #include "event_store.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "../util/bigmem.h"
@@ -237,6 +238,39 @@ static void move_column(void *dst, size_t at, void **src, size_t n, size_t width
     }
 }
 
+/* The fixed-width columns of an append: copied, or remapped to dst's ids
+ * (names, categories, pid/tid), each source column released once copied
+ * when consuming. */
+typedef struct column_job {
+    tl_event_store *dst, *src;
+    size_t base, n;
+    int consume;
+    const uint32_t *names, *cats, *idv;
+} column_job;
+
+static void *column_job_main(void *arg)
+{
+    column_job *j = arg;
+    tl_event_store *dst = j->dst, *src = j->src;
+    size_t base = j->base, n = j->n;
+    int consume = j->consume;
+    move_column(dst->ts, base, (void **)&src->ts, n, sizeof *dst->ts, consume);
+    move_column(dst->dur, base, (void **)&src->dur, n, sizeof *dst->dur, consume);
+    move_column(dst->corr, base, (void **)&src->corr, n, sizeof *dst->corr, consume);
+    move_column(dst->cat, base, (void **)&src->cat, n, 1, consume);
+    move_column(dst->ph, base, (void **)&src->ph, n, 1, consume);
+    move_column(dst->flags, base, (void **)&src->flags, n, 1, consume);
+    for (size_t i = 0; i < n; i++) dst->name[base + i] = j->names[src->name[i]];
+    if (consume) tl_big_free(src->name), src->name = NULL;
+    for (size_t i = 0; i < n; i++) dst->cat_id[base + i] = j->cats[src->cat_id[i]];
+    if (consume) tl_big_free(src->cat_id), src->cat_id = NULL;
+    for (size_t i = 0; i < n; i++) dst->pid[base + i] = j->idv[src->pid[i]];
+    if (consume) tl_big_free(src->pid), src->pid = NULL;
+    for (size_t i = 0; i < n; i++) dst->tid[base + i] = j->idv[src->tid[i]];
+    if (consume) tl_big_free(src->tid), src->tid = NULL;
+    return NULL;
+}
+
 /* Appends every event of src after those of dst (ids remapped), with its
  * metadata and top-level keys; with `consume` src's columns are released as
  * they are copied and its top-level texts are taken over. */
@@ -255,22 +289,6 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
     size_t base = dst->n, n = src->n;
     /* geometric, for the many small appends of a segmented scan */
     if (base + n > dst->cap) tl_es_grow(dst, base + n > dst->cap + dst->cap / 4 ? base + n : dst->cap + dst->cap / 4);
-    /* one column at a time */
-    move_column(dst->ts, base, (void **)&src->ts, n, sizeof *dst->ts, consume);
-    move_column(dst->dur, base, (void **)&src->dur, n, sizeof *dst->dur, consume);
-    move_column(dst->corr, base, (void **)&src->corr, n, sizeof *dst->corr, consume);
-    move_column(dst->cat, base, (void **)&src->cat, n, 1, consume);
-    move_column(dst->ph, base, (void **)&src->ph, n, 1, consume);
-    move_column(dst->flags, base, (void **)&src->flags, n, 1, consume);
-    for (size_t i = 0; i < n; i++) dst->name[base + i] = names[src->name[i]];
-    if (consume) tl_big_free(src->name), src->name = NULL;
-    for (size_t i = 0; i < n; i++) dst->cat_id[base + i] = cats[src->cat_id[i]];
-    if (consume) tl_big_free(src->cat_id), src->cat_id = NULL;
-    for (size_t i = 0; i < n; i++) dst->pid[base + i] = idv[src->pid[i]];
-    if (consume) tl_big_free(src->pid), src->pid = NULL;
-    for (size_t i = 0; i < n; i++) dst->tid[base + i] = idv[src->tid[i]];
-    if (consume) tl_big_free(src->tid), src->tid = NULL;
-
     /* args blobs: re-encoded, as key and value ids may change width; an
      * argument takes >= 3 bytes and grows by <= 2, so 2x is a safe bound
      * (untouched reserve costs address space, not memory) */
@@ -280,6 +298,12 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
         dst->blob = tl_big_realloc(dst->blob, need);
         dst->blob_cap = need;
     }
+    /* the columns and the args touch disjoint memory: a large append does
+     * them at once, the columns in a second thread */
+    column_job cj = {dst, src, base, n, consume, names, cats, idv};
+    pthread_t th;
+    int threaded = n >= 100000 && pthread_create(&th, NULL, column_job_main, &cj) == 0;
+    if (!threaded) column_job_main(&cj);
     for (size_t i = 0; i < n; i++) {
         tl_arg_iter it;
         tl_arg a;
@@ -300,6 +324,7 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
         tl_big_free(src->blob), src->blob = NULL;
         tl_big_free(src->args_off), src->args_off = NULL;
     }
+    if (threaded) pthread_join(th, NULL);
     dst->n = base + n;
 
     for (size_t i = 0; i < src->n_seq; i++) {
