@@ -1069,7 +1069,7 @@ static void rebuild_csr(work *w)
 {
     relist r = {w, tl_xcalloc(w->es->n + 1, 1)};
     for (size_t s = 0; s < w->over.cap; s++)
-        if (w->over.val[s] != UINT32_MAX) r.changed[w->over.k1[s]] = 1;
+        if (w->over.slot[s].val != UINT32_MAX) r.changed[w->over.slot[s].k1] = 1;
     tl_tree_relist(w->t, w->es, list_of, &r);
     free(r.changed);
 }

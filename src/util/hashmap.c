@@ -19,17 +19,13 @@ void tl_map_init(tl_map *m, size_t expected)
     while (cap < expected * 2) cap *= 2;
     m->cap = cap;
     m->n = 0;
-    m->k1 = tl_xmalloc(cap * sizeof *m->k1);
-    m->k2 = tl_xmalloc(cap * sizeof *m->k2);
-    m->val = tl_xmalloc(cap * sizeof *m->val);
-    memset(m->val, 0xff, cap * sizeof *m->val);
+    m->slot = tl_xmalloc(cap * sizeof *m->slot);
+    for (size_t i = 0; i < cap; i++) m->slot[i].val = UINT32_MAX;
 }
 
 void tl_map_free(tl_map *m)
 {
-    free(m->k1);
-    free(m->k2);
-    free(m->val);
+    free(m->slot);
     memset(m, 0, sizeof *m);
 }
 
@@ -38,7 +34,7 @@ static void grow(tl_map *m)
     tl_map old = *m;
     tl_map_init(m, old.cap); /* doubles: init sizes to 2 * expected */
     for (size_t i = 0; i < old.cap; i++)
-        if (old.val[i] != UINT32_MAX) tl_map_put(m, old.k1[i], old.k2[i], old.val[i]);
+        if (old.slot[i].val != UINT32_MAX) tl_map_put(m, old.slot[i].k1, old.slot[i].k2, old.slot[i].val);
     tl_map_free(&old);
 }
 
@@ -46,24 +42,26 @@ void tl_map_put(tl_map *m, uint64_t k1, uint64_t k2, uint32_t v)
 {
     if ((m->n + 1) * 4 > m->cap * 3) grow(m);
     size_t i = slot_of(m, k1, k2);
-    while (m->val[i] != UINT32_MAX) {
-        if (m->k1[i] == k1 && m->k2[i] == k2) {
-            m->val[i] = v;
+    tl_map_slot *sl = m->slot;
+    while (sl[i].val != UINT32_MAX) {
+        if (sl[i].k1 == k1 && sl[i].k2 == k2) {
+            sl[i].val = v;
             return;
         }
         i = (i + 1) & (m->cap - 1);
     }
-    m->k1[i] = k1;
-    m->k2[i] = k2;
-    m->val[i] = v;
+    sl[i].k1 = k1;
+    sl[i].k2 = k2;
+    sl[i].val = v;
     m->n++;
 }
 
 uint32_t tl_map_get(const tl_map *m, uint64_t k1, uint64_t k2)
 {
     size_t i = slot_of(m, k1, k2);
-    while (m->val[i] != UINT32_MAX) {
-        if (m->k1[i] == k1 && m->k2[i] == k2) return m->val[i];
+    const tl_map_slot *sl = m->slot;
+    while (sl[i].val != UINT32_MAX) {
+        if (sl[i].k1 == k1 && sl[i].k2 == k2) return sl[i].val;
         i = (i + 1) & (m->cap - 1);
     }
     return UINT32_MAX;

@@ -7,9 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct tl_map_slot {
+    uint64_t k1, k2;
+    uint32_t val;    /* UINT32_MAX = empty slot */
+} tl_map_slot;       /* one slot, keys and value together: a lookup reads one cache line */
 typedef struct tl_map {
-    uint64_t *k1, *k2;
-    uint32_t *val;   /* UINT32_MAX = empty slot */
+    tl_map_slot *slot;
     size_t cap, n;   /* cap is a power of two */
 } tl_map;
 
