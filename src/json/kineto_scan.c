@@ -397,9 +397,6 @@ static int expect_lit(scanner *s, const char **pp, const char *lit)
     return OK;
 }
 
-/* Number token: validates JSON grammar (plus NaN/Infinity/-Infinity, which
- * Python's reader accepts). Sets *is_int when it is a plain integer that
- * fits int64, with the value in *iv. */
 /* The run of up to 8 decimal digits at p (8 bytes readable) and its value,
  * a word at a time: a byte is a digit when its high nibble is 3 and its low
  * nibble at most 9; the digits, moved to the top of the word (zeros, that
@@ -425,6 +422,9 @@ static inline size_t digit_run8(const char *p, uint64_t *val)
 
 static int scan_number_slow(scanner *s, const char **pp, int *is_int, int64_t *iv);
 
+/* Number token: validates JSON grammar (plus NaN/Infinity/-Infinity, which
+ * Python's reader accepts). Sets *is_int when it is a plain integer that
+ * fits int64, with the value in *iv. */
 static inline int scan_number(scanner *s, const char **pp, int *is_int, int64_t *iv)
 {
     /* fast path: an integer of 1 to 18 digits without a leading zero,
