@@ -464,8 +464,92 @@ static void nul_escapes(void)
     tl_es_free(&es);
 }
 
+/* One args value through the scanner: an integer that fits int64 is
+ * stored as one (want_int), anything else as its exact text (want_raw), an
+ * invalid token is an error (want_err). Each document is also scanned from a
+ * file in reads of 1..64 bytes (scan_both), so the word-at-a-time fast paths
+ * meet the end of the buffered data at every offset. */
+static void arg_value(const char *tok, int want_int, long long iv, const char *want_raw, const char *want_err)
+{
+    char doc[512];
+    snprintf(doc, sizeof doc,
+             "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"n\",\"pid\":1,\"tid\":1,"
+             "\"ts\":1,\"args\":{\"v\":%s,\"w\":3}}]}",
+             tok);
+    tl_event_store es;
+    tl_error err = {{0}};
+    int rc = scan_both(doc, &es, &err);
+    if (want_err) {
+        CHECK_I64(rc, -1);
+        if (rc == -1 && !strstr(err.msg, want_err)) {
+            tl_test_state.failures++;
+            fprintf(stderr, "error for %s: \"%s\" lacks \"%s\"\n", tok, err.msg, want_err);
+        }
+        tl_es_free(&es);
+        return;
+    }
+    CHECK_I64(rc, 0);
+    if (rc != 0) {
+        fprintf(stderr, "unexpected error for %s: %s\n", tok, err.msg);
+        tl_es_free(&es);
+        return;
+    }
+    uint32_t k = tl_strpool_find(&es.keys, "v", 1), w = tl_strpool_find(&es.keys, "w", 1);
+    int64_t got = 0, wv = 0;
+    int isint = 0;
+    uint32_t raw = tl_es_arg_raw(&es, 0, k, &isint);
+    if (want_int) {
+        if (!tl_es_arg_int(&es, 0, k, &got) || got != iv) {
+            tl_test_state.failures++;
+            fprintf(stderr, "%s: expected the integer %lld\n", tok, iv);
+        }
+    } else if (isint || raw == UINT32_MAX || strcmp(tl_strpool_get(&es.values, raw), want_raw) != 0) {
+        tl_test_state.failures++;
+        fprintf(stderr, "%s: expected the text %s\n", tok, want_raw);
+    }
+    CHECK(tl_es_arg_int(&es, 0, w, &wv) && wv == 3); /* the scan went on after it */
+    tl_es_free(&es);
+}
+
+static void number_forms(void)
+{
+    arg_value("0", 1, 0, NULL, NULL);
+    arg_value("-0", 1, 0, NULL, NULL);
+    arg_value("7", 1, 7, NULL, NULL);
+    arg_value("12345678", 1, 12345678, NULL, NULL);
+    arg_value("123456789", 1, 123456789, NULL, NULL);
+    arg_value("-123456789012345678", 1, -123456789012345678LL, NULL, NULL);
+    arg_value("1234567890123456789", 1, 1234567890123456789LL, NULL, NULL);
+    arg_value("9223372036854775807", 1, 9223372036854775807LL, NULL, NULL);
+    arg_value("-9223372036854775807", 1, -9223372036854775807LL, NULL, NULL);
+    arg_value("9223372036854775808", 0, 0, "9223372036854775808", NULL);
+    arg_value("-9223372036854775808", 0, 0, "-9223372036854775808", NULL);
+    arg_value("12345678901234567890", 0, 0, "12345678901234567890", NULL);
+    arg_value("1.5", 0, 0, "1.5", NULL);
+    arg_value("12345678.25", 0, 0, "12345678.25", NULL);
+    arg_value("1e5", 0, 0, "1e5", NULL);
+    arg_value("-12E+3", 0, 0, "-12E+3", NULL);
+    arg_value("[[5309440,1024,1],[]]", 0, 0, "[[5309440,1024,1],[]]", NULL);
+    arg_value("[]", 0, 0, "[]", NULL);
+    arg_value("[[],[[]]]", 0, 0, "[[],[[]]]", NULL);
+    arg_value("[-1,0,10,-0]", 0, 0, "[-1,0,10,-0]", NULL);
+    arg_value("[1.5,2]", 0, 0, "[1.5,2]", NULL);
+    arg_value("[1, 2]", 0, 0, "[1, 2]", NULL);
+    arg_value("[[1],\"a\",{\"b\":[2]}]", 0, 0, "[[1],\"a\",{\"b\":[2]}]", NULL);
+    arg_value("01", 0, 0, NULL, "expected ',' or '}' in args");
+    arg_value("[01]", 0, 0, NULL, "expected ',' or ']' in an array");
+    arg_value("[1,]", 0, 0, NULL, "expected a JSON value");
+    arg_value("[,1]", 0, 0, NULL, "expected a JSON value");
+    arg_value("[-]", 0, 0, NULL, "invalid number");
+    arg_value("[1 2]", 0, 0, NULL, "expected ',' or ']' in an array");
+    arg_value("[[1]", 0, 0, NULL, "expected ',' or ']' in an array");
+    arg_value("1.", 0, 0, NULL, "invalid number");
+    arg_value("-", 0, 0, NULL, "invalid number");
+}
+
 void suite_scan(void)
 {
+    number_forms();
     parallel_parts();
     time_parsing();
     awkward_input();
