@@ -401,7 +401,7 @@ static int expect_lit(scanner *s, const char **pp, const char *lit)
  * a word at a time: a byte is a digit when its high nibble is 3 and its low
  * nibble at most 9; the digits, moved to the top of the word (zeros, that
  * is leading zeros, below), are combined in pairs, fours and eights. */
-static inline size_t digit_run8(const char *p, uint64_t *val)
+__attribute__((always_inline)) static inline size_t digit_run8(const char *p, uint64_t *val)
 {
     uint64_t w;
     memcpy(&w, p, 8);
@@ -516,13 +516,14 @@ __attribute__((noinline)) static int scan_number_slow(scanner *s, const char **p
     return OK;
 }
 
-/* An array holding only integers and arrays of them, without whitespace
- * (Kineto's "Input Dims" and "Input Strides"), skipped in one tight loop
- * that checks the grammar as it goes. p is at '['. Returns the end, or NULL
- * for the general path: any other content (strings, fractions, spaces,
- * deep nesting), every error and the end of the buffered data (the zero
- * sentinel matches nothing). */
-static const char *skip_int_array(const char *p)
+/* An array holding only integers, plain strings (no escape, no byte
+ * >= 0x80) and arrays of them, without whitespace (Kineto's "Input Dims",
+ * "Input Strides", "Input type", "Concrete Inputs"), skipped in one tight
+ * loop that checks the grammar as it goes. p is at '['. Returns the end, or
+ * NULL for the general path: any other content (escapes, fractions, spaces,
+ * objects, deep nesting), every error and the end of the buffered data (the
+ * zero sentinel matches nothing, and ends a string's fast scan). */
+static const char *skip_simple_array(scanner *s, const char *p)
 {
     int depth = 0;
     for (;;) {
@@ -533,6 +534,10 @@ static const char *skip_int_array(const char *p)
             if (*p != ']') continue;
             p++;
             depth--;
+        } else if (*p == '"') {
+            p = scan_str(s, p + 1);
+            if (*p != '"') return NULL;
+            p++;
         } else {
             if (*p == '-') p++;
             if ((unsigned)(*p - '1') < 9) {
@@ -575,7 +580,7 @@ static int skip_value(scanner *s, const char **pp)
             if ((st = skip_string(s, &p)) != OK) return st;
             break;
         case '[': {
-            const char *end = skip_int_array(p);
+            const char *end = skip_simple_array(s, p);
             if (end) {
                 p = end;
                 break;
@@ -817,8 +822,31 @@ static uint32_t intern_cat(scanner *s, const char *c, size_t n)
     return id;
 }
 
-/* pid / tid: int, string or null (7 and "7" are different identities). */
-static int parse_idval(scanner *s, const char **pp, uint32_t *out)
+static int parse_idval_slow(scanner *s, const char **pp, uint32_t *out);
+
+static inline unsigned idv_slot(int64_t iv) { return (unsigned)((uint64_t)iv * 0x9E3779B97F4A7C15ull >> 60); }
+
+/* pid / tid: int, string or null (7 and "7" are different identities).
+ * Inline: a positive integer of up to 8 digits already in the cache. */
+static inline int parse_idval(scanner *s, const char **pp, uint32_t *out)
+{
+    const char *p = *pp;
+    if ((unsigned)(*p - '1') < 9) {
+        uint64_t v;
+        const char *q = p + digit_run8(p, &v);
+        char c = *q;
+        unsigned slot = idv_slot((int64_t)v);
+        if (!((unsigned)(c - '0') < 10) && c != '.' && c != 'e' && c != 'E' && c != 0 && (s->idv_valid >> slot & 1) &&
+            s->idv_cache[slot].v == (int64_t)v) {
+            *out = s->idv_cache[slot].id;
+            *pp = q;
+            return OK;
+        }
+    }
+    return parse_idval_slow(s, pp, out);
+}
+
+__attribute__((noinline)) static int parse_idval_slow(scanner *s, const char **pp, uint32_t *out)
 {
     const char *p = *pp;
     int st;
@@ -840,7 +868,7 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
         else st = skip_value(s, &p);
         if (st != OK) return st;
         if (isint) {
-            unsigned slot = (unsigned)((uint64_t)iv * 0x9E3779B97F4A7C15ull >> 60);
+            unsigned slot = idv_slot(iv);
             if ((s->idv_valid >> slot & 1) && s->idv_cache[slot].v == iv) {
                 *out = s->idv_cache[slot].id;
             } else {
@@ -870,53 +898,69 @@ static int parse_idval(scanner *s, const char **pp, uint32_t *out)
     return OK;
 }
 
+/* Kineto's form of a time: up to 15 integer digits (no leading zero), up to
+ * 3 fraction digits, then a delimiter. Returns 1 with the value in ns, the
+ * end and whether it was a plain integer; 0 for anything else (the general
+ * path decides). */
+__attribute__((always_inline)) static inline int time_kineto_form(const char *p, int64_t *v, const char **end, int *isint)
+{
+    const char *q = p + (*p == '-');
+    const char *d0 = q;
+    uint64_t ip, fp = 0;
+    size_t ni = digit_run8(q, &ip), nf = 0;
+    q += ni;
+    if (ni == 8) {
+        uint64_t more;
+        size_t n2 = digit_run8(q, &more);
+        ip = ip * pow10u[n2] + more;
+        ni += n2;
+        q += n2;
+    }
+    *isint = 1;
+    if (*q == '.') {
+        nf = digit_run8(++q, &fp);
+        q += nf;
+        *isint = 0;
+    }
+    char c = *q;
+    if (!(ni >= 1 && ni <= 15 && !(ni > 1 && *d0 == '0') && (*isint || (nf >= 1 && nf <= 3)) &&
+          (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t')))
+        return 0;
+    static const uint64_t scale[4] = {1000, 100, 10, 1};
+    *v = (int64_t)(ip * 1000 + fp * scale[nf]);
+    if (*p == '-') *v = -*v;
+    *end = q;
+    return 1;
+}
+
+static int parse_time_slow(scanner *s, const char **pp, int is_dur, int64_t *out, int *present);
+
 /* ts / dur: exact microseconds -> int64 ns, within the bounds of
  * kineto_scan.h. Non-numbers leave the field absent (the value is still
  * validated). *present: 0 absent, 1 a number, 2 a plain JSON integer (the
  * reference then computes with Python ints). */
-static int parse_time(scanner *s, const char **pp, int is_dur, int64_t *out, int *present)
+/* Kineto's form in range inline; the rest (and every error) out of line. */
+__attribute__((always_inline)) static inline int parse_time(scanner *s, const char **pp, int is_dur, int64_t *out, int *present)
+{
+    int64_t v;
+    const char *end;
+    int isint;
+    if (time_kineto_form(*pp, &v, &end, &isint) &&
+        (is_dur ? v >= -TL_DUR_MAX_NS && v <= TL_DUR_MAX_NS : v >= TL_TS_MIN_NS && v <= TL_TS_MAX_NS)) {
+        *out = v;
+        *present = isint ? 2 : 1;
+        *pp = end;
+        return OK;
+    }
+    return parse_time_slow(s, pp, is_dur, out, present);
+}
+
+__attribute__((noinline)) static int parse_time_slow(scanner *s, const char **pp, int is_dur, int64_t *out,
+                                                     int *present)
 {
     const char *start = *pp, *p = start;
     int st;
     *present = 0;
-    {
-        /* fast path, Kineto's form: up to 15 integer digits, up to 3
-         * fraction digits, then a delimiter; anything else (and every
-         * error) takes the general path below */
-        const char *q = p + (*p == '-');
-        const char *d0 = q;
-        uint64_t ip, fp = 0;
-        size_t ni = digit_run8(q, &ip), nf = 0;
-        q += ni;
-        if (ni == 8) {
-            uint64_t more;
-            size_t n2 = digit_run8(q, &more);
-            ip = ip * pow10u[n2] + more;
-            ni += n2;
-            q += n2;
-        }
-        int isint = 1;
-        if (*q == '.') {
-            nf = digit_run8(++q, &fp);
-            q += nf;
-            isint = 0;
-        }
-        char c = *q;
-        if (ni >= 1 && ni <= 15 && !(ni > 1 && *d0 == '0') && (isint || (nf >= 1 && nf <= 3)) &&
-            (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
-            static const uint64_t scale[4] = {1000, 100, 10, 1};
-            int64_t v = (int64_t)(ip * 1000 + fp * scale[nf]);
-            if (*p == '-') v = -v;
-            if (is_dur ? v < -TL_DUR_MAX_NS || v > TL_DUR_MAX_NS : v < TL_TS_MIN_NS || v > TL_TS_MAX_NS)
-                return fail_seen(s, start, q,
-                                 is_dur ? "dur out of range (a duration must lie within -1e15..1e15 us)"
-                                        : "ts out of range (a timestamp must lie within -1e15..4e15 us)");
-            *out = v;
-            *present = isint ? 2 : 1;
-            *pp = q;
-            return OK;
-        }
-    }
     if (*p == '-' || (*p >= '0' && *p <= '9')) {
         int isint;
         int64_t iv;
@@ -982,8 +1026,11 @@ static int parse_args(scanner *s, const char **pp)
         const char *vstart = p;
         int isint = 0;
         int64_t iv = 0;
+        const char *arr_end;
         if (*p == '-' || (*p >= '0' && *p <= '9')) {
             if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
+        } else if (*p == '[' && (arr_end = skip_simple_array(s, p)) != NULL) {
+            p = arr_end;
         } else {
             if ((st = skip_value(s, &p)) != OK) return st;
         }
