@@ -2431,6 +2431,7 @@ int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts,
         rc = finish(&s, rc);
     }
     tl_source_close(src);
+    if (rc == 0) tl_es_trim(es);
     return rc;
 }
 

@@ -57,6 +57,23 @@ void tl_es_grow(tl_event_store *es, size_t nc)
     es->cap = nc;
 }
 
+void tl_es_trim(tl_event_store *es)
+{
+    size_t n = es->n;
+    tl_big_trim(es->ts, n * sizeof *es->ts);
+    tl_big_trim(es->dur, n * sizeof *es->dur);
+    tl_big_trim(es->corr, n * sizeof *es->corr);
+    tl_big_trim(es->name, n * sizeof *es->name);
+    tl_big_trim(es->cat_id, n * sizeof *es->cat_id);
+    tl_big_trim(es->cat, n);
+    tl_big_trim(es->ph, n);
+    tl_big_trim(es->flags, n);
+    tl_big_trim(es->pid, n * sizeof *es->pid);
+    tl_big_trim(es->tid, n * sizeof *es->tid);
+    tl_big_trim(es->args_off, (n + 1) * sizeof *es->args_off);
+    tl_big_trim(es->blob, es->blob_len);
+}
+
 void tl_es_free(tl_event_store *es)
 {
     tl_big_free(es->ts);

@@ -146,6 +146,10 @@ void tl_es_clear(tl_event_store *es);
 void tl_es_copy(tl_event_store *dst, const tl_event_store *src);
 /* Grows every column to hold nc events (the scanner's append path). */
 void tl_es_grow(tl_event_store *es, size_t nc);
+/* Returns the memory past the events (unused capacity, the rest of the
+ * huge pages the columns end in) to the kernel; the store stays usable and
+ * can grow again. */
+void tl_es_trim(tl_event_store *es);
 
 uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i);
 /* Finds without inserting; UINT32_MAX when absent. */

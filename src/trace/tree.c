@@ -423,6 +423,14 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     free(edges.v);
     free(gpu_pairs.v);
     link_fwd_bwd(t, es);
+    /* the rest of the huge pages each array ends in */
+    size_t n = es->n;
+    tl_big_trim(t->parent, n * sizeof *t->parent);
+    tl_big_trim(t->in_tree, n);
+    tl_big_trim(t->child_off, (n + 1) * sizeof *t->child_off);
+    tl_big_trim(t->child, t->child_off[n] * sizeof *t->child);
+    tl_big_trim(t->gpu_off, (n + 1) * sizeof *t->gpu_off);
+    tl_big_trim(t->gpu, t->gpu_off[n] * sizeof *t->gpu);
 }
 
 void tl_tree_free(tl_tree *t)

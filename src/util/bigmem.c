@@ -39,6 +39,14 @@ void *tl_big_realloc(void *p, size_t bytes)
     return base + HDR;
 }
 
+void tl_big_trim(void *p, size_t used)
+{
+    if (!p) return;
+    char *base = (char *)p - HDR;
+    size_t have = *(size_t *)base, keep = (HDR + used + 4095) / 4096 * 4096;
+    if (keep < have) madvise(base + keep, have - keep, MADV_DONTNEED);
+}
+
 void tl_big_free(void *p)
 {
     if (!p) return;

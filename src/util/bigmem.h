@@ -12,5 +12,9 @@
  * new memory is zero-filled. */
 void *tl_big_realloc(void *p, size_t bytes);
 void tl_big_free(void *p);
+/* Gives back to the kernel the pages of p past its first `used` bytes
+ * (the unused capacity of a grown column, and the rest of the transparent
+ * huge page its data ends in); they read as zeros again if touched. */
+void tl_big_trim(void *p, size_t used);
 
 #endif

@@ -16,7 +16,7 @@ static inline size_t slot_of(const tl_map *m, uint64_t k1, uint64_t k2)
 void tl_map_init(tl_map *m, size_t expected)
 {
     size_t cap = 64;
-    while (cap < expected * 2) cap *= 2;
+    while (cap * 3 < expected * 4) cap *= 2; /* room for `expected` at the 3/4 load that put() keeps */
     m->cap = cap;
     m->n = 0;
     m->slot = tl_xmalloc(cap * sizeof *m->slot);
@@ -32,7 +32,7 @@ void tl_map_free(tl_map *m)
 static void grow(tl_map *m)
 {
     tl_map old = *m;
-    tl_map_init(m, old.cap); /* doubles: init sizes to 2 * expected */
+    tl_map_init(m, old.cap); /* doubles: room for old.cap at 3/4 load */
     for (size_t i = 0; i < old.cap; i++)
         if (old.slot[i].val != UINT32_MAX) tl_map_put(m, old.slot[i].k1, old.slot[i].k2, old.slot[i].val);
     tl_map_free(&old);
