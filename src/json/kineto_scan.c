@@ -1978,10 +1978,14 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
  * likely event start in it (find_cut_mem) by whichever worker claims it,
  * into a store of its own, until an event starts exactly at the cut of a
  * later segment: the rule of the parts of a plain file, so the joined result
- * (events, errors and their event numbers) is that of a sequential scan. At
- * most SEG_POOL segments are held at once; a segment goes back to the pool
- * once no worker can read it again, so memory stays bounded whatever the
- * size of the file. */
+ * (events, errors and their event numbers) is that of a sequential scan.
+ * SEG_POOL segments are held at once, more only while a single stretch
+ * without a usable cut (one long value) is longer than the pool: a segment
+ * goes back to the pool once no worker can read it again, and a worker that
+ * needs a segment waits for one to come back, unless every other worker is
+ * waiting too (then nothing would come back: a new buffer is made, freed
+ * when it is released). Memory stays bounded by the pool and the longest
+ * value, whatever the size of the file. */
 enum { SEG_BYTES = 2 << 20, SEG_POOL = 8 };
 #define GZ_PARALLEL_MIN_BYTES ((uint64_t)8 << 20) /* compressed */
 
@@ -2035,6 +2039,7 @@ typedef struct seg_pool {
     size_t seg_bytes;
     char *free_buf[SEG_POOL];
     int n_free;
+    int live, waiting;        /* workers in seg_worker_run, and of them waiting for a buffer */
     size_t next_claim, low;
     seg_worker *w;
     int nw;
@@ -2114,7 +2119,8 @@ static void seg_release(seg_pool *P)
         if (P->w[k].active && P->w[k].cur < low) low = P->w[k].cur;
     for (; P->low < low && P->low < P->n_segs; P->low++) {
         seg_info *g = &P->segs[P->low];
-        if (g->data) P->free_buf[P->n_free++] = g->data;
+        if (g->data && P->n_free < SEG_POOL) P->free_buf[P->n_free++] = g->data;
+        else free(g->data);
         g->data = NULL;
     }
     pthread_cond_broadcast(&P->cv);
@@ -2127,12 +2133,16 @@ static int seg_ensure(seg_pool *P, size_t j)
 {
     while (j >= P->n_segs) {
         if (P->failed || P->eof) return 0;
-        if (P->filling || P->n_free == 0) {
+        if (P->filling || (P->n_free == 0 && P->waiting + 1 < P->live)) {
+            P->waiting += !P->filling;
+            int counted = !P->filling;
             pthread_cond_wait(&P->cv, &P->mu);
+            P->waiting -= counted;
             continue;
         }
         P->filling = 1;
-        char *buf = P->free_buf[--P->n_free];
+        /* no free buffer and every other worker waits for one: a new one */
+        char *buf = P->n_free ? P->free_buf[--P->n_free] : tl_xmalloc(P->seg_bytes);
         size_t k = P->n_segs;
         uint64_t start = k ? P->segs[k - 1].start + P->segs[k - 1].len : 0;
         pthread_mutex_unlock(&P->mu);
@@ -2153,7 +2163,8 @@ static int seg_ensure(seg_pool *P, size_t j)
         pthread_mutex_lock(&P->mu);
         P->filling = 0;
         if (n <= 0) {
-            P->free_buf[P->n_free++] = buf;
+            if (P->n_free < SEG_POOL) P->free_buf[P->n_free++] = buf;
+            else free(buf);
             if (n < 0) {
                 P->failed = 1;
                 P->read_err = e;
@@ -2237,6 +2248,7 @@ static void seg_worker_run(seg_worker *w)
 {
     seg_pool *P = w->P;
     pthread_mutex_lock(&P->mu);
+    P->live++;
     for (;;) {
         size_t i = P->next_claim++;
         w->cur = i;
@@ -2300,6 +2312,8 @@ static void seg_worker_run(seg_worker *w)
         seg_join(P, 0);
         pthread_mutex_lock(&P->mu);
     }
+    P->live--;
+    pthread_cond_broadcast(&P->cv); /* one fewer to wait for */
     pthread_mutex_unlock(&P->mu);
 }
 
