@@ -367,19 +367,33 @@ end
 
 -- The perf report(s). Comparative: trace 1's with the TraceDiff columns and
 -- diff_stats, trace 2's plain, both with the one platform, built side by side.
-local function perf_reports(trace, trace2, ro)
-  if not trace2 then return trace:report(ro) end
+-- Returns a function that waits for them: the standalone report (without an
+-- extension) builds in the background meanwhile; the others are built here.
+local function start_perf_reports(trace, trace2, ro)
+  if not trace2 then
+    if ro.extension then
+      local sheets = trace:report(ro)
+      return function() return sheets end
+    end
+    local job = trace:report(with(ro, { background = true }))
+    return function() return job:wait() end
+  end
   -- an extension runs in a Lua state of its own, which tasks may not
   -- start: with one, the two reports are built one after the other here
-  if ro.extension then return trace:report(with(ro, { compare = trace2 })), trace2:report(ro) end
-  local code = "local t, o = ...; return t:report(o)"
-  local o1 = with(ro, { compare = trace2 })
-  local r = tl.parallel({ { code = code, args = { trace, o1 }, name = "report trace 1" },
-    { code = code, args = { trace2, ro }, name = "report trace 2" } }, { jobs = 2 })
-  for i = 1, 2 do
-    if not r[i].ok then fail(task_error(r[i]), 1) end
+  local s1, s2
+  if ro.extension then
+    s1, s2 = trace:report(with(ro, { compare = trace2 })), trace2:report(ro)
+  else
+    local code = "local t, o = ...; return t:report(o)"
+    local o1 = with(ro, { compare = trace2 })
+    local r = tl.parallel({ { code = code, args = { trace, o1 }, name = "report trace 1" },
+      { code = code, args = { trace2, ro }, name = "report trace 2" } }, { jobs = 2 })
+    for i = 1, 2 do
+      if not r[i].ok then fail(task_error(r[i]), 1) end
+    end
+    s1, s2 = r[1].value, r[2].value
   end
-  return r[1].value, r[2].value
+  return function() return s1, s2 end
 end
 
 -- The perf report files (perf_report_csvs/ + perf_report.xlsx; comparative:
@@ -510,12 +524,6 @@ local function main(argv)
     progress(opts, "rank %d is analysed in full (%s)", rep.rank, how)
   end
   local trace, trace2 = timed("load", function() return load_traces(opts) end)
-  -- the trace health check (docs/check.md) and the steps, for the Warnings and Steps sections
-  local health_checks, steps = timed("trace health", function()
-    return require("tracelens.health").checks(trace), trace:steps()
-  end)
-  -- the critical path of the representative step, for the Critical Path line (issue 16)
-  local cpath = timed("critical path", function() return require("tracelens.critical_path_md").data(trace, steps) end)
   local pok, plat = pcall(trace.platform, trace, { platform = opts.platform, arch = opts.arch })
   if not pok then fail(tostring(plat), 2) end
   -- No arch file for the trace's GPU (or --platform none): the analysis runs
@@ -537,7 +545,37 @@ local function main(argv)
   if opts.inference then -- the inference report (spec §1.6), op sheets by parent module
     report_opts.inference, report_opts.group_by_parent_module = true, true
   end
-  local sheets, sheets2 = timed("perf report", function() return perf_reports(trace, trace2, report_opts) end)
+  -- the perf report builds on threads of its own while the trace's own
+  -- figures below are computed (both only read the trace)
+  local report_wait = start_perf_reports(trace, trace2, report_opts)
+  -- the trace health check (docs/check.md) and the steps, for the Warnings and Steps sections
+  local health_checks, steps = timed("trace health", function()
+    return require("tracelens.health").checks(trace), trace:steps()
+  end)
+  -- the critical path of the representative step, for the Critical Path line (issue 16)
+  local cpath = timed("critical path", function() return require("tracelens.critical_path_md").data(trace, steps) end)
+  -- copies are judged against the host link (the arch file's host_link_gbps, read
+  -- by the C loader) and device-to-device ones against HBM
+  local link = { name = plat.host_link, gbps = plat.host_link_gbps, hbm_gbps = arch and arch.mem_bw_gbps,
+    source = arch and type(arch.figure_sources) == "table" and arch.figure_sources.host_link_gbps or nil }
+  -- more of the trace's own figures while the report builds; their errors
+  -- are raised where the figures are used, after the report's own
+  local early = {}
+  local function ahead(name, fn)
+    early[name] = timed(name, function() return table.pack(pcall(fn)) end)
+  end
+  local function use(name)
+    local r = early[name]
+    if not r[1] then error(r[2], 0) end
+    return table.unpack(r, 2, r.n)
+  end
+  ahead("multi-kernel data", function() return multi_kernel.data(trace, link) end)
+  if not trace2 then
+    ahead("kernel sequences", function() return trace:kernel_sequences() end)
+    ahead("fusion walks", function() return fusion.walks(trace) end)
+  end
+  ahead("unlinked GPU work", function() return prepare.unlinked_gpu(trace) end)
+  local sheets, sheets2 = timed("perf report", report_wait)
   -- said even with --quiet (the report's figures depend on it), once the
   -- report is built: a trace without GPU work gets only its one-line error
   if no_arch_note then io.stderr:write("tracelens: note: ", (no_arch_note:gsub("%c", " ")), "\n") end
@@ -563,26 +601,22 @@ local function main(argv)
   local platform2 = trace2 and (opts.platform2 or trace2:platform().name or "Trace 2")
 
   -- Steps 2-5: category data
-  -- copies are judged against the host link (the arch file's host_link_gbps, read
-  -- by the C loader) and device-to-device ones against HBM
-  local link = { name = plat.host_link, gbps = plat.host_link_gbps, hbm_gbps = arch and arch.mem_bw_gbps,
-    source = arch and type(arch.figure_sources) == "table" and arch.figure_sources.host_link_gbps or nil }
-  local mk_data, copy_bw = timed("multi-kernel data", function() return multi_kernel.data(trace, link) end)
+  local mk_data, copy_bw = use("multi-kernel data")
   write_json(work .. "/category_data/memcpy_bandwidth.json", copy_bw)
   local candidates = timed("fusion candidates", function()
     if trace2 then return fusion.candidates_comparative(trace, sheets.diff_stats) end
-    return fusion.candidates(trace, sheets.unified_perf_summary)
+    return fusion.candidates(trace, sheets.unified_perf_summary, use("fusion walks"))
   end)
   -- issue 16: the GPU feed and memory lines (their figures from the perf
   -- report's sheets), and repeated short-kernel sequences as a fusion hint
   local feed, seq_hints = timed("gpu feed and kernel sequences", function()
-    local lines = not trace2 and fusion.sequence_hints(trace:kernel_sequences(), candidates)
+    local lines = not trace2 and fusion.sequence_hints(use("kernel sequences"), candidates)
     return require("tracelens.gpu_feed").data(trace, arch, sheets), lines or nil
   end)
   local prep = timed("category data", function()
     return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,
       arch = arch, scope = scope, sheets = sheets, sheets2 = sheets2, multi_kernel_data = mk_data, trace = trace,
-      trace2 = trace2, fusion_candidates = candidates, log = function(msg, level)
+      trace2 = trace2, unlinked = use("unlinked GPU work"), fusion_candidates = candidates, log = function(msg, level)
         if level == "warn" then progress(opts, "%s", msg) else detail(opts, "%s", msg) end
       end })
   end)

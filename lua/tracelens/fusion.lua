@@ -59,11 +59,13 @@ M.compute_data_in_out = lookup.compute_data_in_out
 --- dedup_by_kernel_set(cands, field) (§3.6)
 M.dedup_by_kernel_set = dedup.dedup_by_kernel_set
 
---- candidates(trace, unified) -> the array of category_data/fusion_candidates.json
+--- candidates(trace, unified [, walks]) -> the array of category_data/fusion_candidates.json
 --- (standalone extraction, §3.6). unified: the unified_perf_summary Table, nil
 --- when there is none (no post-processing then). Any error gives [] (the
 --- reference writes "[]"); the error text is the second result.
 M.candidates = candidates.candidates
+--- walks(trace): the candidates' walks over the trace, taken ahead (candidates(trace, unified, walks))
+M.walks = candidates.walks
 
 --- candidates_comparative(trace1, diff_stats) -> the comparative
 --- fusion_candidates.json array (§3.6, Case A) from trace 1's tree and the

@@ -93,11 +93,16 @@ end
 
 -- Python float repr: the shortest digits that read back to x, positional for
 -- 1e-4 <= |x| < 1e16, else d.ddde+XX.
+local c_repr = tl and tl.float_repr -- C (util/pyfmt.c); absent outside tracelens
 local function repr_float(x)
   if x ~= x then return "NaN" end
   if x == math.huge then return "Infinity" end
   if x == -math.huge then return "-Infinity" end
   if x == 0 then return (1 / x < 0) and "-0.0" or "0.0" end
+  if c_repr then
+    local s = c_repr(x) -- nil for a power of two: the search below, as before
+    if s then return s end
+  end
   local s
   for p = 0, 16 do
     s = string.format("%." .. p .. "e", x)
@@ -134,6 +139,8 @@ local escapes = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r"
   ["\b"] = "\\b", ["\f"] = "\\f" }
 
 local function encode_string(s)
+  -- printable ASCII without a quote or a backslash is written as it is
+  if not s:find('[%c"\\\128-\255]') then return '"' .. s .. '"' end
   local out, n = {}, 0
   local ok = pcall(function()
     for _, c in utf8.codes(s) do
@@ -271,7 +278,9 @@ end
 local function utf8_char(c) return utf8.char(c) end
 
 local function decode_string(text, pos)
-  -- pos is at the opening quote
+  -- pos is at the opening quote; a string without escapes is one slice
+  local q = text:find('["\\]', pos + 1)
+  if q and text:byte(q) == 34 then return text:sub(pos + 1, q - 1), q + 1 end
   local out, i = {}, pos + 1
   while true do
     local j = text:find('["\\]', i)

@@ -124,27 +124,14 @@ end
 --- unique among them: tracelens.kernel_name), cat, category, count, us, min,
 --- max}} in order of first appearance}.
 function M.unlinked_gpu(trace)
+  -- the walk over the GPU events is trace:unlinked_gpu() (src/trace/health.c):
   -- sums in integer ns (exact), read as µs at the end
-  local r = { total_us = 0, unlinked_us = 0, count = 0, kernels = {} }
-  local by_key = {}
-  for _, cat in ipairs(GPU_CATS) do
-    for e in trace:events({ cat = cat }) do
-      local d = math.max(0, e.dur_ns or 0)
-      r.total_us = r.total_us + d
-      if not e:launcher() then
-        r.unlinked_us, r.count = r.unlinked_us + d, r.count + 1
-        local key = cat .. "\0" .. tostring(e.name)
-        local k = by_key[key]
-        if not k then
-          k = { name = tostring(e.name), cat = cat, category = M.unlinked_category(e.name, cat), count = 0, us = 0,
-            min = d, max = d, stream = e.args and e.args.stream }
-          by_key[key] = k
-          r.kernels[#r.kernels + 1] = k
-        end
-        k.count, k.us = k.count + 1, k.us + d
-        k.min, k.max = math.min(k.min, d), math.max(k.max, d)
-      end
-    end
+  local u = trace:unlinked_gpu()
+  local r = { total_us = u.total_ns, unlinked_us = u.unlinked_ns, count = u.count, kernels = {} }
+  for i, g in ipairs(u.groups) do
+    local args = trace:node(g.first).args
+    r.kernels[i] = { name = g.name, cat = g.cat, category = M.unlinked_category(g.name, g.cat), count = g.count,
+      us = g.sum_ns, min = g.min_ns, max = g.max_ns, stream = args and args.stream }
   end
   r.total_us, r.unlinked_us = r.total_us / 1000, r.unlinked_us / 1000
   -- each kernel's short display name, unique among them (the full name can
@@ -365,10 +352,27 @@ local function rename_synthetic(ops, map)
   return changed and ops:with_column("name", out) or ops
 end
 
+-- The rows of t as Lua tables holding the cells time_breakdown reads (the
+-- columns it names, and the kernel details copy_time_us reads), a column
+-- at a time; the set of t's columns.
+local BREAKDOWN_COLS = { "Kernel Time (µs)_sum", "total_duration_us", "total_direct_kernel_time_ms",
+  "Duration (µs)_sum", "name", "kernel_details_summary" }
 local function lua_rows(t)
-  local rows, cols = {}, {}
-  for _, c in ipairs(t:columns()) do cols[c] = true end
-  for i, row in t:rows() do rows[i] = row end
+  local rows, cols, seen = {}, {}, {}
+  for _, c in ipairs(t:columns()) do
+    cols[c] = true
+    seen[c] = (seen[c] or 0) + 1
+  end
+  local n = #t
+  for i = 1, n do rows[i] = {} end
+  for _, c in ipairs(BREAKDOWN_COLS) do
+    if seen[c] == 1 then
+      local v = t:column(c)
+      for i = 1, n do rows[i][c] = v[i] end
+    elseif seen[c] then -- a name given twice: the row's last cell, as t:rows() gives it
+      for i, row in t:rows() do rows[i][c] = row[c] end
+    end
+  end
   return rows, cols
 end
 
@@ -381,7 +385,8 @@ end
 --- Runs Steps 2-5.5. inp = {out_dir, trace_path, platform, arch (the decoded
 --- arch file), scope, sheets (trace:report tables), multi_kernel_data
 --- (json.obj or nil), fusion_candidates (json.arr or nil), trace (trace 1's
---- handle: its unlinked GPU events; optional), log (fn),
+--- handle: its unlinked GPU events; optional), unlinked (M.unlinked_gpu(trace)
+--- when already computed; optional), log (fn),
 --- record_dir (the output directory the files name, when out_dir is a
 --- staging directory that becomes it; default out_dir)}.
 --- Returns {manifest, util, compute = {{name, display, ops (Table), metadata}}, paths}.
@@ -395,7 +400,7 @@ function M.run(inp)
   local util = M.gpu_utilization(inp.sheets.gpu_timeline)
   -- unlinked GPU work (trace 1): the utilisation over every GPU event, and
   -- its kernels in the categories
-  local unlinked = inp.trace and M.unlinked_gpu(inp.trace)
+  local unlinked = inp.unlinked or (inp.trace and M.unlinked_gpu(inp.trace))
   local unlinked_sentence, unlinked_diag, unlinked_pct = M.unlinked_text(unlinked)
   if unlinked_diag then util = utilization_all(inp.trace) or util end
   -- the quality notes are details; unlinked GPU work is a warning

@@ -5,12 +5,14 @@
 #include <lauxlib.h>
 #include <lua-cjson.h>
 #include <lualib.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lanalysis.h"
 #include "lfs.h"
 #include "literation.h"
 #include "limits.h"
@@ -27,6 +29,7 @@
 #include "../io/outfile.h"
 #include "../util/clock.h"
 #include "../util/datadir.h"
+#include "../util/pyfmt.h"
 #include "../util/vec.h"
 
 int luaopen_cjson(lua_State *L);
@@ -142,9 +145,31 @@ static int l_cores(lua_State *L)
     return 1;
 }
 
+/* tl.float_repr(x): Python's repr of a float (util/pyfmt.h), e.g. "0.1",
+ * "1e-05", "1e+16", as tracelens.json writes one; nil for 0, NaN, the
+ * infinities and the powers of two (the fraction bits all zero), which
+ * tracelens.json writes itself: its printf search gives a longer text than
+ * the shortest at some powers of two (2^-24), and outputs keep that text. */
+static int l_float_repr(lua_State *L)
+{
+    double x = luaL_checknumber(L, 1);
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    if (x == 0 || x != x || x - x != 0 || (bits & ((UINT64_C(1) << 52) - 1)) == 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    char buf[64];
+    int n = tl_pyfloat_repr(buf, sizeof buf, x);
+    lua_pushlstring(L, buf, (size_t)n);
+    return 1;
+}
+
 static const luaL_Reg tl_funcs[] = {{"load", tl_l_load}, {"parallel", tl_l_parallel}, {"version", l_version},
                                     {"now", l_now},      {"cores", l_cores},
-                                    {"steady_state", tl_l_steady_state},         {NULL, NULL}};
+                                    {"steady_state", tl_l_steady_state},         {"uid_repeats", tl_l_uid_repeats},
+                                    {"uid_claims", tl_l_uid_claims},             {"join_ints", tl_l_join_ints},
+                                    {"float_repr", l_float_repr},                {NULL, NULL}};
 
 /* Added to tl.fs in full states only (sandboxed tasks touch no files). */
 static const luaL_Reg fs_funcs[] = {

@@ -2,6 +2,7 @@
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "../report/perf_eval.h"
 #include "../report/sheets_perf.h"
 #include "../util/bigmem.h"
+#include "../util/hashmap.h"
 #include "../util/vec.h"
 #include "lfields.h"
 #include "ltable.h"
@@ -523,4 +525,229 @@ int tl_l_trace_fusion_diff_nodes(lua_State *L)
     lua_setfield(L, -3, "gpu_op_uid");
     lua_setfield(L, -2, "lca_id");
     return 2;
+}
+
+/* trace:kernel_slices(nodes, from, lo, hi) -> {uid, ...}: for each node
+ * nodes[from], nodes[from + 1], ... (up to the first nil), the GPU events
+ * of category "kernel" among its kernels (node:kernels(), in that order)
+ * at positions lo..hi (1-based; a node with fewer gives what it has), node
+ * after node: the GPU events a fusion candidate claims in its instances
+ * (lua/tracelens/fusion/overlap.lua). */
+int tl_l_trace_kernel_slices(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_Integer from = luaL_checkinteger(L, 3), lo = luaL_checkinteger(L, 4), hi = luaL_checkinteger(L, 5);
+    const tl_event_store *es = &t->es;
+    const tl_tree *tr = &t->tree;
+    uint32_t kcat = tl_strpool_find(&es->cats, "kernel", 6);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    for (lua_Integer i = from;; i++) {
+        if (lua_geti(L, 2, i) == LUA_TNIL) {
+            lua_pop(L, 1);
+            break;
+        }
+        lua_Integer node = luaL_checkinteger(L, -1);
+        lua_pop(L, 1);
+        if (node < 0 || (size_t)node >= es->n) return luaL_error(L, "kernel_slices: no event %d", (int)node);
+        if (lo < 1) continue; /* position lo holds nothing: the slice stops at once */
+        lua_Integer pos = 0;  /* position among the node's kernel-category events */
+        for (uint32_t k = tr->gpu_off[node]; k < tr->gpu_off[node + 1] && pos < hi; k++) {
+            uint32_t g = tr->gpu[k];
+            if (kcat == UINT32_MAX || es->cat_id[g] != kcat || es->cat[g] == TL_CAT_NONE) continue;
+            if (++pos < lo) continue;
+            lua_pushinteger(L, g);
+            lua_rawseti(L, -2, ++n);
+        }
+    }
+    return 1;
+}
+
+/* trace:dur_us(uid) -> what trace:node(uid).dur or 0 gives: the duration
+ * in µs (a float) of an event that has one, else the integer 0. */
+int tl_l_trace_dur_us(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    lua_Integer u = luaL_checkinteger(L, 2);
+    const tl_event_store *es = &t->es;
+    if (u < 0 || (size_t)u >= es->n) return luaL_error(L, "dur_us: no event %d", (int)u);
+    if (es->flags[u] & TL_F_DUR) lua_pushnumber(L, (double)es->dur[u] / 1000.0);
+    else lua_pushinteger(L, 0);
+    return 1;
+}
+
+/* The uids of list i (the table at stack index idx) into *v, as ipairs
+ * reads it: integers, or floats with an integer value (the same table
+ * key); 0 when an entry is anything else. */
+static int read_uid_list(lua_State *L, int idx, int64_t **v, size_t *n, size_t *cap)
+{
+    *n = 0;
+    for (lua_Integer i = 1;; i++) {
+        int ty = lua_geti(L, idx, i);
+        if (ty == LUA_TNIL) {
+            lua_pop(L, 1);
+            return 1;
+        }
+        int ok = 0;
+        lua_Integer u = ty == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+        lua_pop(L, 1);
+        if (!ok) return 0;
+        TL_GROW(*v, *cap, *n + 1);
+        (*v)[(*n)++] = u;
+    }
+}
+
+/* tl.uid_repeats(lists) -> list_of, uid: every uid met again after its
+ * first time, in order over lists[1], lists[2], ... (each as ipairs reads
+ * it), with the number of the list it is in; nil when a list holds
+ * something other than integers (lua/tracelens/fusion/overlap.lua's
+ * union_time_us). */
+int tl_l_uid_repeats(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    lua_newtable(L); /* 2: list numbers */
+    lua_newtable(L); /* 3: uids */
+    tl_map seen;
+    tl_map_init(&seen, 1024);
+    int64_t *v = NULL;
+    size_t n, cap = 0;
+    lua_Integer out = 0, nl = 0;
+    int ok = 1;
+    for (lua_Integer li = 1; ok; li++) {
+        if (lua_geti(L, 1, li) != LUA_TTABLE) {
+            ok = lua_isnil(L, -1);
+            lua_pop(L, 1);
+            break;
+        }
+        nl = li;
+        ok = read_uid_list(L, lua_gettop(L), &v, &n, &cap);
+        lua_pop(L, 1);
+        for (size_t i = 0; ok && i < n; i++) {
+            if (tl_map_get(&seen, (uint64_t)v[i], 0) == UINT32_MAX) {
+                tl_map_put(&seen, (uint64_t)v[i], 0, 1);
+                continue;
+            }
+            out++;
+            lua_pushinteger(L, li);
+            lua_rawseti(L, 2, out);
+            lua_pushinteger(L, v[i]);
+            lua_rawseti(L, 3, out);
+        }
+    }
+    (void)nl;
+    free(v);
+    tl_map_free(&seen);
+    if (!ok) {
+        lua_pushnil(L);
+        return 1;
+    }
+    return 2;
+}
+
+/* tl.uid_claims(lists) -> by, hits: lists taken in order; list k claims
+ * its uids unless one of them is claimed already, in which case by[k] is
+ * the list holding the most of its uids (the first to get ahead, counting
+ * repeats) and hits[k] that count; by[k] = 0 when list k claims. nil when
+ * a list holds something other than integers (overlap.lua's resolve). */
+int tl_l_uid_claims(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    size_t nl = (size_t)luaL_len(L, 1);
+    lua_createtable(L, (int)nl, 0); /* 2: by */
+    lua_createtable(L, (int)nl, 0); /* 3: hits */
+    tl_map owner; /* uid -> claiming list (1-based) */
+    tl_map_init(&owner, 1024);
+    uint32_t *cnt = tl_xcalloc(nl + 1, sizeof *cnt), *touched = tl_xmalloc((nl + 1) * sizeof *touched);
+    int64_t *v = NULL;
+    size_t n, cap = 0;
+    int ok = 1;
+    for (size_t k = 1; ok && k <= nl; k++) {
+        if (lua_geti(L, 1, (lua_Integer)k) != LUA_TTABLE) {
+            ok = 0;
+            lua_pop(L, 1);
+            break;
+        }
+        ok = read_uid_list(L, lua_gettop(L), &v, &n, &cap);
+        lua_pop(L, 1);
+        if (!ok) break;
+        size_t nt = 0;
+        uint32_t by = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t o = tl_map_get(&owner, (uint64_t)v[i], 0);
+            if (o == UINT32_MAX) continue;
+            if (cnt[o]++ == 0) touched[nt++] = o;
+            if (by == 0 || cnt[o] > cnt[by]) by = o;
+        }
+        lua_pushinteger(L, by);
+        lua_rawseti(L, 2, (lua_Integer)k);
+        lua_pushinteger(L, by ? cnt[by] : 0);
+        lua_rawseti(L, 3, (lua_Integer)k);
+        for (size_t i = 0; i < nt; i++) cnt[touched[i]] = 0;
+        if (!by)
+            for (size_t i = 0; i < n; i++) tl_map_put(&owner, (uint64_t)v[i], 0, (uint32_t)k);
+    }
+    free(v);
+    free(cnt);
+    free(touched);
+    tl_map_free(&owner);
+    if (!ok) {
+        lua_pushnil(L);
+        return 1;
+    }
+    return 2;
+}
+
+/* trace:durs_us(uids) -> {trace:dur_us(uid), ...} for a list of uids (as
+ * ipairs reads it). */
+int tl_l_trace_durs_us(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const tl_event_store *es = &t->es;
+    lua_newtable(L);
+    for (lua_Integer i = 1;; i++) {
+        if (lua_geti(L, 2, i) == LUA_TNIL) {
+            lua_pop(L, 1);
+            break;
+        }
+        int ok = 0;
+        lua_Integer u = lua_tointegerx(L, -1, &ok);
+        lua_pop(L, 1);
+        if (!ok || u < 0 || (size_t)u >= es->n) return luaL_error(L, "durs_us: no event at position %d", (int)i);
+        if (es->flags[u] & TL_F_DUR) lua_pushnumber(L, (double)es->dur[u] / 1000.0);
+        else lua_pushinteger(L, 0);
+        lua_rawseti(L, -2, i);
+    }
+    return 1;
+}
+
+/* tl.join_ints(list, sep) -> the integers of list (as ipairs reads it) in
+ * decimal, joined by sep (table.concat's text); nil when an entry is not
+ * an integer. */
+int tl_l_join_ints(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    size_t nsep;
+    const char *sep = luaL_checklstring(L, 2, &nsep);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (lua_Integer i = 1;; i++) {
+        int ty = lua_geti(L, 1, i);
+        if (ty == LUA_TNIL) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!lua_isinteger(L, -1)) return 0; /* nothing pushed after the buffer: returns nil */
+        lua_Integer v = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        char num[32];
+        int len = snprintf(num, sizeof num, LUA_INTEGER_FMT, (LUAI_UACINT)v);
+        if (i > 1) luaL_addlstring(&b, sep, nsep);
+        luaL_addlstring(&b, num, (size_t)len);
+    }
+    luaL_pushresult(&b);
+    return 1;
 }

@@ -16,5 +16,16 @@ int tl_l_trace_fusion_modules(lua_State *L);
 int tl_l_trace_fusion_siblings(lua_State *L);
 /* trace:fusion_diff_nodes(diff_stats, max_n1) */
 int tl_l_trace_fusion_diff_nodes(lua_State *L);
+/* trace:kernel_slices(nodes, from, lo, hi), trace:dur_us(uid): the GPU
+ * events fusion candidates claim, and their durations */
+int tl_l_trace_kernel_slices(lua_State *L);
+int tl_l_trace_dur_us(lua_State *L);
+/* tl.uid_repeats(lists), tl.uid_claims(lists): the GPU events fusion
+ * candidates share (lua/tracelens/fusion/overlap.lua) */
+int tl_l_uid_repeats(lua_State *L);
+int tl_l_uid_claims(lua_State *L);
+/* trace:durs_us(uids): trace:dur_us of each; tl.join_ints(list, sep) */
+int tl_l_trace_durs_us(lua_State *L);
+int tl_l_join_ints(lua_State *L);
 
 #endif

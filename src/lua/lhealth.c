@@ -55,3 +55,31 @@ int tl_l_trace_check(lua_State *L)
     tl_lset_int(L, "memset_calls_without_gpu", (lua_Integer)h.n_memsets_orphan);
     return 1;
 }
+
+int tl_l_trace_unlinked_gpu(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    const tl_event_store *es = &t->es;
+    tl_unlinked_gpu u;
+    tl_unlinked_gpu_compute(t, &u);
+    lua_createtable(L, 0, 4);
+    tl_lset_int(L, "total_ns", u.total_ns);
+    tl_lset_int(L, "unlinked_ns", u.unlinked_ns);
+    tl_lset_int(L, "count", (lua_Integer)u.count);
+    lua_createtable(L, (int)u.ng, 0);
+    for (size_t i = 0; i < u.ng; i++) {
+        const tl_unlinked_group *g = &u.g[i];
+        lua_createtable(L, 0, 7);
+        tl_lset_int(L, "first", g->first);
+        tl_lset_str(L, "name", tl_strpool_get(&es->names, g->name));
+        tl_lset_str(L, "cat", tl_strpool_get(&es->cats, g->cat_id));
+        tl_lset_int(L, "count", (lua_Integer)g->count);
+        tl_lset_int(L, "sum_ns", g->sum_ns);
+        tl_lset_int(L, "min_ns", g->min_ns);
+        tl_lset_int(L, "max_ns", g->max_ns);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "groups");
+    tl_unlinked_gpu_free(&u);
+    return 1;
+}

@@ -2,6 +2,7 @@
 
 #include <lauxlib.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -509,8 +510,116 @@ int tl_l_trace_platform(lua_State *L)
     return 1;
 }
 
+/* trace:report{background = true}: the report built on a thread of its
+ * own (it only reads the trace, which the job keeps alive) while the
+ * caller's Lua state goes on; job:wait() returns what trace:report would,
+ * or raises its error. */
+#define REPORT_JOB_MT "tracelens.report_build_job"
+
+typedef struct report_job {
+    tl_trace *t; /* retained */
+    tl_report_opts o;
+    tl_arch arch;
+    int have_arch;
+    char how[sizeof ((tl_platform_choice *)0)->how];
+    pthread_t th;
+    int threaded, done, rc, handed; /* handed: the sheets went to Lua */
+    tl_error err;
+    tl_sheets s;
+} report_job;
+
+typedef struct lreport_job {
+    report_job *j;
+} lreport_job;
+
+static void *report_job_main(void *arg)
+{
+    report_job *j = arg;
+    j->rc = tl_report_build(j->t, &j->o, &j->s, &j->err);
+    return NULL;
+}
+
+/* Waits for the build (once). */
+static void report_job_join(report_job *j)
+{
+    if (j->done) return;
+    if (j->threaded) pthread_join(j->th, NULL);
+    j->done = 1;
+}
+
+static void report_job_free(report_job *j)
+{
+    if (!j) return;
+    report_job_join(j);
+    if (j->rc == 0 && !j->handed) tl_sheets_free(&j->s);
+    if (j->have_arch) tl_arch_free(&j->arch);
+    tl_trace_release(j->t);
+    free(j);
+}
+
+static int report_job_gc(lua_State *L)
+{
+    lreport_job *u = luaL_checkudata(L, 1, REPORT_JOB_MT);
+    report_job_free(u->j);
+    u->j = NULL;
+    return 0;
+}
+
+/* job:wait() -> the sheets table (the same table on every call). */
+static int report_job_wait(lua_State *L)
+{
+    lreport_job *u = luaL_checkudata(L, 1, REPORT_JOB_MT);
+    if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) return 1;
+    lua_pop(L, 1);
+    report_job *j = u->j;
+    if (!j) return luaL_error(L, "report: the job is closed");
+    report_job_join(j);
+    if (j->rc != 0) return luaL_error(L, "%s", j->err.msg);
+    if (j->handed) return luaL_error(L, "report: the job's sheets are gone (out of memory)");
+    j->handed = 1; /* tl_lreport_push_sheets frees them, also when it fails */
+    tl_lreport_push_sheets(L, &j->s);
+    lua_pushstring(L, j->how);
+    lua_setfield(L, -2, "__platform");
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, 1, 1);
+    return 1;
+}
+
+/* Pushes a job box (its job allocated, not started): what it holds is
+ * freed by the collector, also when a Lua error comes before the start. */
+static report_job *new_report_job(lua_State *L)
+{
+    lreport_job *u = lua_newuserdatauv(L, sizeof *u, 1);
+    u->j = NULL;
+    if (luaL_newmetatable(L, REPORT_JOB_MT)) {
+        static const luaL_Reg methods[] = {{"wait", report_job_wait}, {NULL, NULL}};
+        luaL_newlib(L, methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, report_job_gc);
+        lua_setfield(L, -2, "__gc");
+        tl_lua_protect_metatable(L, REPORT_JOB_MT);
+    }
+    lua_setmetatable(L, -2);
+    u->j = tl_xcalloc(1, sizeof *u->j);
+    return u->j;
+}
+
+/* Starts the build of o on t (j->arch resolved when have_arch). */
+static void start_report_job(report_job *j, tl_trace *t, const tl_report_opts *o, int have_arch, const char *how)
+{
+    j->t = t;
+    tl_trace_retain(t);
+    j->o = *o;
+    j->have_arch = have_arch;
+    j->o.arch = have_arch ? &j->arch : NULL;
+    snprintf(j->how, sizeof j->how, "%s", how);
+    j->threaded = pthread_create(&j->th, NULL, report_job_main, j) == 0;
+    if (!j->threaded) report_job_main(j);
+}
+
 /* Builds every sheet with the options at idx (a table or nil); returns a
- * Lua table name -> Table, plus the platform description. */
+ * Lua table name -> Table, plus the platform description; with
+ * background = true, a job whose :wait() returns them. */
 static int build_report(lua_State *L, tl_trace *t, int idx)
 {
     tl_report_opts o;
@@ -529,7 +638,9 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
      * write = DIR writes files: neither from a rule or an analyzer */
     if (o.extension_path) tl_lua_refuse_in_sandbox(L, "trace:report{extension = ...}");
     if (write_dir) tl_lua_refuse_in_sandbox(L, "trace:report{write = ...}");
+    int background = 0;
     if (lua_istable(L, idx)) {
+        background = tl_lopt_bool(L, idx, "background", 0);
         /* write = DIR: also write DIR/perf_report_csvs/ and (xlsx ~= false) DIR/perf_report.xlsx */
         o.xlsx = tl_lopt_bool(L, idx, "xlsx", 1);
         o.include_unlinked = tl_lopt_bool(L, idx, "include_unlinked", 0);
@@ -570,10 +681,21 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
             if (!compare) return luaL_error(L, "report: compare must be a trace (tl.load)");
         }
     }
-    tl_arch arch;
-    memset(&arch, 0, sizeof arch);
+    /* the job holds no Lua string: nothing that writes, loads a module or
+     * builds a second trace's TraceDiff */
+    if (background && (write_dir || o.extension_path || compare))
+        return luaL_error(L, "report: background cannot be combined with write, extension or compare");
     tl_platform_choice pc;
     tl_error err;
+    if (background) {
+        report_job *j = new_report_job(L);
+        if (tl_platform_resolve(t, platform, arch_path, &j->arch, &pc, &err) != 0) return luaL_error(L, "%s", err.msg);
+        o.name = NULL;
+        start_report_job(j, t, &o, pc.have_arch, pc.how);
+        return 1;
+    }
+    tl_arch arch;
+    memset(&arch, 0, sizeof arch);
     if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) return luaL_error(L, "%s", err.msg);
     o.arch = pc.have_arch ? &arch : NULL;
     tl_sheets s;

@@ -9,6 +9,7 @@
 #include "../trace/timeline.h"
 #include "../util/hashmap.h"
 #include "../util/msort.h"
+#include "../util/numsort.h"
 #include "../util/vec.h"
 
 void tl_event_cols_add(tl_table *t, tl_event_cols *c, int list_form)
@@ -202,12 +203,6 @@ typedef struct kstat {
     double total, mean, median, std, min, max;
 } kstat;
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct kst_sort {
     const kstat *k;
     const tl_event_store *es;
@@ -257,7 +252,7 @@ static long kstats_compute(const tl_trace *t, const tl_krow *rows, size_t n, kst
         double ss = 0;
         for (size_t i = 0; i < k->n; i++) ss += (k->durs[i] - k->mean) * (k->durs[i] - k->mean);
         k->std = k->n ? sqrt(ss / (double)k->n) : NAN;
-        qsort(k->durs, k->n, sizeof(double), cmp_d);
+        tl_sort_f64(k->durs, k->n);
         k->min = k->n ? k->durs[0] : NAN;
         k->max = k->n ? k->durs[k->n - 1] : NAN;
         k->median = !k->n ? NAN : k->n % 2 ? k->durs[k->n / 2] : (k->durs[k->n / 2 - 1] + k->durs[k->n / 2]) / 2;

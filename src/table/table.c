@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../util/msort.h"
+#include "../util/numsort.h"
 #include "../util/pyfmt.h"
 #include "../util/vec.h"
 
@@ -159,16 +160,6 @@ size_t tl_table_add_rows(tl_table *t, size_t n)
     return first;
 }
 
-int tl_table_is_null(const tl_table *t, size_t col, size_t row)
-{
-    const tl_col *c = &t->cols[col];
-    switch (c->type) {
-    case TL_COL_STR: return c->v.s[row] == TL_NULL_STR;
-    case TL_COL_F64: return isnan(c->v.f[row]);
-    default: return c->null[row];
-    }
-}
-
 int tl_table_copy_cell(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr)
 {
     if (tl_table_is_null(src, sc, sr)) return 0;
@@ -184,13 +175,6 @@ const char *tl_table_str(const tl_table *t, size_t col, size_t row)
     const tl_col *c = &t->cols[col];
     if (c->type != TL_COL_STR || c->v.s[row] == TL_NULL_STR) return NULL;
     return tl_strpool_get(&t->pool, c->v.s[row]);
-}
-
-double tl_table_num(const tl_table *t, size_t col, size_t row)
-{
-    const tl_col *c = &t->cols[col];
-    if (tl_table_is_null(t, col, row) || c->type == TL_COL_STR) return NAN;
-    return c->type == TL_COL_F64 ? c->v.f[row] : (double)c->v.i[row];
 }
 
 /* ----------------------------------------------------------- compare */
@@ -363,7 +347,7 @@ void tl_table_move(tl_table *t, const char *name, size_t pos)
 
 typedef struct group {
     size_t first;          /* first row */
-    size_t *v;             /* the group's rows, in row order */
+    size_t *v;             /* the group's rows, in row order (a part of one array) */
     size_t n, cap;
 } group;
 
@@ -372,12 +356,6 @@ static int rows_same_key(const tl_table *t, const size_t *kc, size_t nk, size_t 
     for (size_t k = 0; k < nk; k++)
         if (!cell_eq(t, kc[k], a, b)) return 0;
     return 1;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 double tl_sum_compensated(const double *x, size_t n)
@@ -478,7 +456,7 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
         break;
     case TL_AGG_MEDIAN:
         if (n) {
-            qsort(buf, n, sizeof *buf, cmp_double);
+            tl_sort_f64(buf, n);
             tl_table_set_f64(dst, oc, orow, n % 2 ? buf[n / 2] : (buf[n / 2 - 1] + buf[n / 2]) / 2);
         }
         break;
@@ -538,6 +516,8 @@ tl_table *tl_table_group(const tl_table *src, const char *name, const tl_groupby
     size_t *slots = tl_xmalloc(nslots * sizeof *slots);
     memset(slots, 0xff, nslots * sizeof *slots);
     TL_VEC(group) groups = {0};
+    size_t *gid = tl_xmalloc((src->nrows + 1) * sizeof *gid); /* each row's group (SIZE_MAX: dropped) */
+    size_t kept = 0;
     for (size_t r = 0; r < src->nrows; r++) {
         int skip = 0;
         uint64_t h = 0x12345;
@@ -545,6 +525,7 @@ tl_table *tl_table_group(const tl_table *src, const char *name, const tl_groupby
             if (g->dropna && tl_table_is_null(src, kc[k], r)) skip = 1;
             h = (h ^ cell_hash(src, kc[k], r)) * 0xbf58476d1ce4e5b9ull;
         }
+        gid[r] = SIZE_MAX;
         if (skip) continue;
         size_t s = (size_t)(h ^ (h >> 31)) & (nslots - 1);
         while (slots[s] != SIZE_MAX && !rows_same_key(src, kc, nk, groups.v[slots[s]].first, r))
@@ -554,10 +535,25 @@ tl_table *tl_table_group(const tl_table *src, const char *name, const tl_groupby
             slots[s] = groups.n;
             TL_PUSH(groups, ng);
         }
-        group *gr = &groups.v[slots[s]];
-        TL_PUSH(*gr, r);
+        gid[r] = slots[s];
+        groups.v[slots[s]].n++;
+        kept++;
     }
     free(slots);
+    /* the groups' rows, in row order, in one array */
+    size_t *members = tl_xmalloc((kept + 1) * sizeof *members);
+    size_t off = 0;
+    for (size_t i = 0; i < groups.n; i++) {
+        groups.v[i].v = members + off;
+        off += groups.v[i].n;
+        groups.v[i].n = 0;
+    }
+    for (size_t r = 0; r < src->nrows; r++) {
+        if (gid[r] == SIZE_MAX) continue;
+        group *gr = &groups.v[gid[r]];
+        gr->v[gr->n++] = r;
+    }
+    free(gid);
     size_t ng = groups.n;
     size_t *order = tl_xmalloc((ng + 1) * sizeof *order);
     for (size_t i = 0; i < ng; i++) order[i] = i;
@@ -588,7 +584,7 @@ tl_table *tl_table_group(const tl_table *src, const char *name, const tl_groupby
     }
     free(buf);
     free(acol);
-    for (size_t i = 0; i < ng; i++) free(groups.v[i].v);
+    free(members);
     free(groups.v);
     free(order);
     return dst;

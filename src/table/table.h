@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "../util/sbuf.h"
@@ -83,13 +84,28 @@ void tl_table_reserve(tl_table *t, size_t n);
  * of the first. */
 size_t tl_table_add_rows(tl_table *t, size_t n);
 
-int tl_table_is_null(const tl_table *t, size_t col, size_t row);
+/* (inline: every aggregate and comparison asks it per cell) */
+static inline int tl_table_is_null(const tl_table *t, size_t col, size_t row)
+{
+    const tl_col *c = &t->cols[col];
+    switch (c->type) {
+    case TL_COL_STR: return c->v.s[row] == TL_NULL_STR;
+    case TL_COL_F64: return c->v.f[row] != c->v.f[row]; /* NaN */
+    default: return c->null[row];
+    }
+}
 /* Copies cell (sc, sr) of src into cell (dc, dr) of dst (columns of the
  * same type); returns 0, leaving dst's cell alone, when the source is null. */
 int tl_table_copy_cell(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr);
 const char *tl_table_str(const tl_table *t, size_t col, size_t row); /* NULL when missing */
 /* Numeric value of any non-string cell (NaN when missing). */
-double tl_table_num(const tl_table *t, size_t col, size_t row);
+static inline double tl_table_num(const tl_table *t, size_t col, size_t row)
+{
+    const tl_col *c = &t->cols[col];
+    if (c->type == TL_COL_STR) return (double)NAN;
+    if (c->type == TL_COL_F64) return c->v.f[row] != c->v.f[row] ? (double)NAN : c->v.f[row];
+    return c->null[row] ? (double)NAN : (double)c->v.i[row];
+}
 
 /* ---- group-by ---- */
 typedef enum tl_aggfn {

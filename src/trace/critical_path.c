@@ -7,6 +7,7 @@
 #include "steps.h"
 #include "../util/hashmap.h"
 #include "../util/msort.h"
+#include "../util/numsort.h"
 #include "../util/vec.h"
 
 #define NONE32 UINT32_MAX
@@ -270,14 +271,6 @@ static void clip(cp *c, int64_t ws, int64_t we)
     }
 }
 
-static int node_cmp(void *ctx, size_t a, size_t b)
-{
-    const tl_cp_node *n = ctx;
-    if (n[a].ts != n[b].ts) return n[a].ts < n[b].ts ? -1 : 1;
-    if (n[a].ev != n[b].ev) return n[a].ev < n[b].ev ? -1 : 1;
-    return (int)n[b].is_start - (int)n[a].is_start;
-}
-
 static void make_nodes(cp *c)
 {
     const tl_event_store *es = c->es;
@@ -292,7 +285,15 @@ static void make_nodes(cp *c)
         TL_PUSH(v, s);
         TL_PUSH(v, f);
     }
-    size_t *idx = tl_msort_order(v.n, node_cmp, v.v);
+    /* by (ts, event, start before end): node_cmp's order, without comparator calls */
+    int64_t *k = tl_xmalloc(3 * (v.n ? v.n : 1) * sizeof *k);
+    for (size_t i = 0; i < v.n; i++) {
+        k[i] = v.v[i].ts;
+        k[v.n + i] = v.v[i].ev;
+        k[2 * v.n + i] = !v.v[i].is_start;
+    }
+    size_t *idx = tl_order_by_keys(v.n, k, k + v.n, k + 2 * v.n, NULL);
+    free(k);
     c->nodes = tl_xmalloc((v.n ? v.n : 1) * sizeof *c->nodes);
     c->nstart = tl_xmalloc((es->n ? es->n : 1) * sizeof *c->nstart);
     c->nend = tl_xmalloc((es->n ? es->n : 1) * sizeof *c->nend);

@@ -5,21 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/hashmap.h"
+#include "../util/idset.h"
+#include "../util/numsort.h"
 #include "../util/vec.h"
 
 typedef struct sev {
     int64_t stream, ts, end;
     uint32_t dev;
 } sev;
-
-static int cmp_sev(const void *a, const void *b)
-{
-    const sev *x = a, *y = b;
-    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
 
 void tl_health_compute(const tl_trace *t, tl_health *h)
 {
@@ -43,9 +36,8 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     free(sv);
     uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
     TL_VEC(sev) gpu = {0};
-    tl_map corr_seen, corr_launch; /* correlations of GPU events, of launch calls */
-    tl_map_init(&corr_seen, 1024);
-    tl_map_init(&corr_launch, 1024);
+    /* correlations of GPU events, of launch calls: listed in pass 1, sets for pass 2 */
+    TL_VEC(int64_t) seen_ids = {0}, launch_ids = {0};
     int64_t last_gpu_start = INT64_MIN;
     /* pass 1: ranges, counts, steps, GPU events */
     for (size_t u = 0; u < es->n; u++) {
@@ -58,24 +50,21 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
         }
         if (c == TL_CAT_CPU_OP) {
             h->n_cpu_ops++;
-            int isint;
-            int64_t v;
-            if (tl_es_arg_raw(es, u, TL_K_INPUT_DIMS, &isint) != UINT32_MAX ||
-                tl_es_arg_int(es, u, TL_K_INPUT_DIMS, &v))
-                h->n_cpu_ops_shapes++;
+            int isint; /* Input Dims present, whatever its value (one walk of the args) */
+            if (tl_es_arg_raw(es, u, TL_K_INPUT_DIMS, &isint) != UINT32_MAX || isint) h->n_cpu_ops_shapes++;
             if (es->dur[u] == 0 && !(es->flags[u] & TL_F_NEGDUR)) h->n_zero_dur_cpu_ops++;
         } else if (c == TL_CAT_PYTHON_FUNCTION) {
             h->n_python++;
         }
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] == TL_LAUNCH_GRAPH) h->n_graph_launches++;
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && es->corr[u] != INT64_MIN)
-            tl_map_put(&corr_launch, (uint64_t)es->corr[u], 0, 1);
+            TL_PUSH(launch_ids, es->corr[u]);
         if (!tl_is_gpu_cat(c) || !(es->flags[u] & TL_F_TS)) continue;
         h->n_gpu++;
         h->gpu_ns += es->dur[u];
         if (es->dur[u] == 0 && !(es->flags[u] & TL_F_NEGDUR)) h->n_zero_dur_gpu++;
         if (es->ts[u] > last_gpu_start) last_gpu_start = es->ts[u];
-        if (es->corr[u] != INT64_MIN) tl_map_put(&corr_seen, (uint64_t)es->corr[u], 0, 1);
+        if (es->corr[u] != INT64_MIN) TL_PUSH(seen_ids, es->corr[u]);
         uint32_t rt = tr->parent[u];
         if (rt == TL_NOUID) {
             h->n_gpu_unlinked++;
@@ -92,19 +81,32 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
                 if (early > h->max_gpu_before_launch_ns) h->max_gpu_before_launch_ns = early;
             }
         }
+        /* stream and device in one walk of the args: each the value of
+         * the key's last integer occurrence, as tl_es_arg_int leaves it */
         int64_t stream = INT64_MIN, dev = INT64_MIN;
-        tl_es_arg_int(es, u, TL_K_STREAM, &stream);
-        if (dev_key != UINT32_MAX) tl_es_arg_int(es, u, dev_key, &dev);
+        tl_arg_iter it;
+        tl_arg a;
+        tl_es_args_begin(es, u, &it);
+        while (tl_es_args_next(&it, &a)) {
+            if (a.tag != TL_AV_INT) continue;
+            if (a.key == TL_K_STREAM) stream = a.i;
+            else if (a.key == dev_key) dev = a.i;
+        }
         /* the device from args, else the process (kept apart by the top bit) */
         uint32_t where = dev == INT64_MIN ? 0x80000000u | es->pid[u] : (uint32_t)dev & 0x7fffffffu;
         sev s = {stream, es->ts[u], tl_es_end(es, u), where};
         TL_PUSH(gpu, s);
     }
+    tl_idset corr_seen, corr_launch;
+    tl_idset_build(&corr_seen, seen_ids.v, seen_ids.n);
+    tl_idset_build(&corr_launch, launch_ids.v, launch_ids.n);
+    free(seen_ids.v);
+    free(launch_ids.v);
     /* pass 2: launches without GPU work, GPU work outside the steps */
     for (size_t u = 0; u < es->n; u++) {
         uint8_t c = es->cat[u];
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && es->corr[u] != INT64_MIN) {
-            int found = tl_map_get(&corr_seen, (uint64_t)es->corr[u], 0) != UINT32_MAX;
+            int found = tl_idset_has(&corr_seen, es->corr[u]);
             if (kind[es->name[u]] == TL_LAUNCH_MEMSET) {
                 h->n_memsets++;
                 h->n_memsets_orphan += !found;
@@ -117,7 +119,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
             }
         }
         if (tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS) && tr->parent[u] == TL_NOUID && es->corr[u] != INT64_MIN &&
-            tl_map_get(&corr_launch, (uint64_t)es->corr[u], 0) != UINT32_MAX) {
+            tl_idset_has(&corr_launch, es->corr[u])) {
             h->n_gpu_unlinked_launched++;
             h->gpu_unlinked_launched_ns += es->dur[u];
         }
@@ -133,7 +135,20 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     }
     /* streams: events of one (device, stream) must not overlap */
     if (gpu.n) {
-        qsort(gpu.v, gpu.n, sizeof *gpu.v, cmp_sev);
+        /* by (device, stream, ts); equal ones keep their order (UIDs) */
+        int64_t *k = tl_xmalloc(3 * gpu.n * sizeof *k);
+        for (size_t i = 0; i < gpu.n; i++) {
+            k[i] = gpu.v[i].dev;
+            k[gpu.n + i] = gpu.v[i].stream;
+            k[2 * gpu.n + i] = gpu.v[i].ts;
+        }
+        size_t *o = tl_order_by_keys(gpu.n, k, k + gpu.n, k + 2 * gpu.n, NULL);
+        sev *sorted = tl_xmalloc(gpu.n * sizeof *sorted);
+        for (size_t i = 0; i < gpu.n; i++) sorted[i] = gpu.v[o[i]];
+        free(o);
+        free(k);
+        free(gpu.v);
+        gpu.v = sorted;
         int64_t end = INT64_MIN;
         for (size_t i = 0; i < gpu.n; i++) {
             int first = i == 0 || gpu.v[i].dev != gpu.v[i - 1].dev || gpu.v[i].stream != gpu.v[i - 1].stream;
@@ -154,6 +169,48 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     if (!h->n_steps) h->steps_t0 = h->steps_t1 = 0;
     free(gpu.v);
     free(kind);
-    tl_map_free(&corr_seen);
-    tl_map_free(&corr_launch);
+    tl_idset_free(&corr_seen);
+    tl_idset_free(&corr_launch);
+}
+
+void tl_unlinked_gpu_compute(const tl_trace *t, tl_unlinked_gpu *u)
+{
+    const tl_event_store *es = &t->es;
+    memset(u, 0, sizeof *u);
+    static const char *const cats[3] = {"kernel", "gpu_memcpy", "gpu_memset"};
+    uint32_t cid[3];
+    for (int c = 0; c < 3; c++) cid[c] = tl_strpool_find(&es->cats, cats[c], strlen(cats[c]));
+    tl_map groups; /* (category, name) -> group */
+    tl_map_init(&groups, 64);
+    size_t cap = 0;
+    for (int c = 0; c < 3; c++) {
+        if (cid[c] == UINT32_MAX) continue;
+        for (size_t e = 0; e < es->n; e++) {
+            if (es->cat_id[e] != cid[c]) continue;
+            int64_t d = es->dur[e] > 0 ? es->dur[e] : 0;
+            u->total_ns += d;
+            if (tl_is_gpu_cat(es->cat[e]) && t->tree.parent[e] != TL_NOUID) continue;
+            u->unlinked_ns += d;
+            u->count++;
+            uint32_t gi = tl_map_get(&groups, cid[c], es->name[e]);
+            if (gi == UINT32_MAX) {
+                TL_GROW(u->g, cap, u->ng + 1);
+                gi = (uint32_t)u->ng++;
+                u->g[gi] = (tl_unlinked_group){(uint32_t)e, cid[c], es->name[e], 0, 0, d, d};
+                tl_map_put(&groups, cid[c], es->name[e], gi);
+            }
+            tl_unlinked_group *g = &u->g[gi];
+            g->count++;
+            g->sum_ns += d;
+            if (d < g->min_ns) g->min_ns = d;
+            if (d > g->max_ns) g->max_ns = d;
+        }
+    }
+    tl_map_free(&groups);
+}
+
+void tl_unlinked_gpu_free(tl_unlinked_gpu *u)
+{
+    free(u->g);
+    memset(u, 0, sizeof *u);
 }

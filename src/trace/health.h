@@ -2,7 +2,8 @@
  * trace:check()): what in the trace limits what an analysis can say, and
  * what looks broken. Computed in one pass over the store and the tree;
  * the verdicts and the advice are written from these figures in Lua
- * (lua/tracelens/health.lua). Owns nothing: a value type. */
+ * (lua/tracelens/health.lua). tl_health owns nothing (a value type);
+ * tl_unlinked_gpu owns its group array. */
 #ifndef TL_HEALTH_H
 #define TL_HEALTH_H
 
@@ -57,5 +58,27 @@ typedef struct tl_health {
 } tl_health;
 
 void tl_health_compute(const tl_trace *t, tl_health *h);
+
+/* The GPU events no launch links to (tree parent none), grouped by
+ * (category, name): the events whose category text is exactly "kernel",
+ * "gpu_memcpy" or "gpu_memset", taken category by category in that order
+ * and in UID order within one; durations below 0 count as 0. Groups in
+ * order of first appearance. Owns its group array (tl_unlinked_gpu_free). */
+typedef struct tl_unlinked_group {
+    uint32_t first;          /* UID of the group's first event */
+    uint32_t cat_id, name;   /* ids in es.cats, es.names */
+    size_t count;
+    int64_t sum_ns, min_ns, max_ns;
+} tl_unlinked_group;
+
+typedef struct tl_unlinked_gpu {
+    int64_t total_ns, unlinked_ns; /* over every such event; over the unlinked ones */
+    size_t count;                  /* unlinked events */
+    tl_unlinked_group *g;
+    size_t ng;
+} tl_unlinked_gpu;
+
+void tl_unlinked_gpu_compute(const tl_trace *t, tl_unlinked_gpu *u);
+void tl_unlinked_gpu_free(tl_unlinked_gpu *u);
 
 #endif

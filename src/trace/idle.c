@@ -5,16 +5,8 @@
 #include <string.h>
 
 #include "timeline.h"
+#include "../util/numsort.h"
 #include "../util/vec.h"
-
-static int cmp_gpu_at(const void *a, const void *b)
-{
-    const tl_gpu_at *x = a, *y = b;
-    if (x->device != y->device) return x->device < y->device ? -1 : 1;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return (x->uid > y->uid) - (x->uid < y->uid);
-}
 
 static void add_gap(tl_idle_stream *s, int64_t gap, int64_t micro_ns)
 {
@@ -42,7 +34,22 @@ tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n)
         tl_idle_where(es, dev_key, u, &e.device, &e.stream);
         TL_PUSH(g, e);
     }
-    if (g.n) qsort(g.v, g.n, sizeof *g.v, cmp_gpu_at);
+    if (g.n > 1) {
+        /* by (device, stream, ts), then uid: the order they were taken in */
+        int64_t *k = tl_xmalloc(3 * g.n * sizeof *k);
+        for (size_t i = 0; i < g.n; i++) {
+            k[i] = g.v[i].device;
+            k[g.n + i] = g.v[i].stream;
+            k[2 * g.n + i] = g.v[i].ts;
+        }
+        size_t *o = tl_order_by_keys(g.n, k, k + g.n, k + 2 * g.n, NULL);
+        tl_gpu_at *v = tl_xmalloc(g.n * sizeof *v);
+        for (size_t i = 0; i < g.n; i++) v[i] = g.v[o[i]];
+        free(o);
+        free(k);
+        free(g.v);
+        g.v = v;
+    }
     *n = g.n;
     return g.v;
 }
@@ -130,16 +137,6 @@ typedef struct qev {
     uint32_t call;           /* +1: the launch call */
 } qev;
 
-static int cmp_qev(const void *a, const void *b)
-{
-    const qev *x = a, *y = b;
-    if (x->device != y->device) return x->device < y->device ? -1 : 1;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    if (x->delta != y->delta) return x->delta < y->delta ? -1 : 1; /* ends first */
-    return (x->call > y->call) - (x->call < y->call);
-}
-
 void tl_queue_compute(const tl_trace *t, size_t full, int with_series, tl_queue *out)
 {
     const tl_event_store *es = &t->es;
@@ -161,7 +158,24 @@ void tl_queue_compute(const tl_trace *t, size_t full, int with_series, tl_queue 
         TL_PUSH(q, b);
     }
     if (!q.n) return;
-    qsort(q.v, q.n, sizeof *q.v, cmp_qev);
+    {
+        /* by (device, stream, t), the ends first, then the call (the rest
+         * keep their order) */
+        int64_t *k = tl_xmalloc(4 * q.n * sizeof *k);
+        for (size_t i = 0; i < q.n; i++) {
+            k[i] = q.v[i].device;
+            k[q.n + i] = q.v[i].stream;
+            k[2 * q.n + i] = q.v[i].t;
+            k[3 * q.n + i] = q.v[i].delta > 0 ? ((int64_t)1 << 32) | q.v[i].call : 0;
+        }
+        size_t *o = tl_order_by_keys(q.n, k, k + q.n, k + 2 * q.n, k + 3 * q.n);
+        qev *v = tl_xmalloc(q.n * sizeof *v);
+        for (size_t i = 0; i < q.n; i++) v[i] = q.v[o[i]];
+        free(o);
+        free(k);
+        free(q.v);
+        q.v = v;
+    }
     TL_VEC(tl_queue_stream) st = {0};
     TL_VEC(tl_queue_point) pts = {0};
     for (size_t a = 0; a < q.n;) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/numsort.h"
 #include "../util/vec.h"
 
 double tl_quantile_sorted(const int64_t *v, size_t n, double q)
@@ -16,18 +17,12 @@ double tl_quantile_sorted(const int64_t *v, size_t n, double q)
     return (double)v[lo] + ((double)v[lo + 1] - (double)v[lo]) * frac;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* sorts v in place */
 static void dist_of(int64_t *v, size_t n, tl_dist *d)
 {
     memset(d, 0, sizeof *d);
     if (!n) return;
-    qsort(v, n, sizeof *v, cmp_i64);
+    tl_sort_i64(v, n);
     for (size_t i = 0; i < n; i++) d->sum += v[i];
     d->mean = (double)d->sum / (double)n;
     d->median = tl_quantile_sorted(v, n, 0.5);

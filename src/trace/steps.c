@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../util/hashmap.h"
+#include "../util/idset.h"
 #include "../util/vec.h"
 
 /* N of "ProfilerStep#N", or -1. */
@@ -51,9 +52,12 @@ size_t tl_steps_find(const tl_trace *t, tl_step **out)
 {
     const tl_event_store *es = &t->es;
     TL_VEC(tl_step) steps = {0};
+    /* the step number of each distinct name, read once */
+    long *num = tl_xmalloc((es->names.n + 1) * sizeof *num);
+    for (uint32_t i = 0; i < es->names.n; i++) num[i] = step_number(tl_strpool_get(&es->names, i));
     for (size_t u = 0; u < es->n; u++) {
         if (es->ph[u] != 'X' || !(es->flags[u] & TL_F_TS) || es->cat[u] == TL_CAT_GPU_USER_ANNOTATION) continue;
-        long n = step_number(tl_es_name(es, u));
+        long n = num[es->name[u]];
         if (n < 0) continue;
         tl_step s;
         memset(&s, 0, sizeof s);
@@ -63,6 +67,7 @@ size_t tl_steps_find(const tl_trace *t, tl_step **out)
         s.dur = es->dur[u];
         TL_PUSH(steps, s);
     }
+    free(num);
     if (steps.n) qsort(steps.v, steps.n, sizeof *steps.v, cmp_step);
     /* one per N: the first in start order */
     tl_map seen;
@@ -99,12 +104,11 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     tl_gpu_buckets(es, tr, 1, NULL, 0, bk, cnt);
     size_t *of = tl_xmalloc((es->n ? es->n : 1) * sizeof *of);
     size_t *count = tl_xcalloc(steps.n + 1, sizeof *count);
-    tl_map corr;
-    tl_map_init(&corr, 1024);
+    TL_VEC(int64_t) corr_ids = {0}; /* the GPU events' correlations */
     for (size_t u = 0; u < es->n; u++) {
         of[u] = SIZE_MAX;
         if (bk[u] == 0xff) continue;
-        if (es->corr[u] != INT64_MIN) tl_map_put(&corr, (uint64_t)es->corr[u], 0, 1);
+        if (es->corr[u] != INT64_MIN) TL_PUSH(corr_ids, es->corr[u]);
         uint32_t rt = tr->parent[u];
         int64_t key = rt == TL_NOUID ? es->ts[u] : es->ts[rt];
         size_t s = step_at(steps.v, steps.n, key);
@@ -118,11 +122,14 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
         steps.v[s].n_unlinked += rt == TL_NOUID;
     }
     /* launch calls whose GPU work is not in the trace */
+    tl_idset corr;
+    tl_idset_build(&corr, corr_ids.v, corr_ids.n);
+    free(corr_ids.v);
     for (size_t u = 0; u < es->n; u++) {
         if ((es->cat[u] != TL_CAT_CUDA_RUNTIME && es->cat[u] != TL_CAT_CUDA_DRIVER) || es->corr[u] == INT64_MIN)
             continue;
         uint8_t k = kind[es->name[u]];
-        if ((k != TL_LAUNCH_GRAPH && k != TL_LAUNCH_WORK) || tl_map_get(&corr, (uint64_t)es->corr[u], 0) != UINT32_MAX)
+        if ((k != TL_LAUNCH_GRAPH && k != TL_LAUNCH_WORK) || tl_idset_has(&corr, es->corr[u]))
             continue;
         size_t s = step_at(steps.v, steps.n, es->ts[u]);
         if (s != SIZE_MAX) steps.v[s].n_launches_missing++;
@@ -161,7 +168,7 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     free(count);
     free(of);
     free(bk);
-    tl_map_free(&corr);
+    tl_idset_free(&corr);
     free(kind);
     out->v = steps.v;
     out->n = steps.n;

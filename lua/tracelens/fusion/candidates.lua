@@ -271,10 +271,21 @@ local function candidate_object(trace, c)
     "base_instance_count", other_sequences(c))
 end
 
-local function extract_standalone(trace, unified)
+-- Step 3's walks (module entries, sibling sequences): they read only the
+-- trace. {ok =, list = the light candidates} or {ok = false, err =}.
+local function walks(trace)
   local light = {}
-  module_candidates(trace, light)
-  sibling_candidates(trace, light)
+  local ok, err = pcall(function()
+    module_candidates(trace, light)
+    sibling_candidates(trace, light)
+  end)
+  return { ok = ok, list = light, err = err }
+end
+
+local function extract_standalone(trace, unified, pre)
+  pre = pre or walks(trace)
+  if not pre.ok then error(pre.err, 0) end
+  local light = pre.list
   local lookup
   if unified ~= nil then
     lookup = lookups.data_lookup(unified)
@@ -312,12 +323,19 @@ local function extract_standalone(trace, unified)
   return common.stable_sort_desc(cands, function(c) return c.total_kernel_time_us end)
 end
 
---- candidates(trace, unified) -> the array of category_data/fusion_candidates.json
+--- candidates(trace, unified [, walks]) -> the array of category_data/fusion_candidates.json
 --- (standalone extraction, §3.6). unified: the unified_perf_summary Table, nil
---- when there is none (no post-processing then). Any error gives [] (the
---- reference writes "[]"); the error text is the second result.
-function M.candidates(trace, unified)
-  return common.candidates_or_empty(extract_standalone, trace, unified)
+--- when there is none (no post-processing then). walks: M.walks(trace) when
+--- taken ahead (used once). Any error gives [] (the reference writes "[]");
+--- the error text is the second result.
+function M.candidates(trace, unified, pre)
+  return common.candidates_or_empty(extract_standalone, trace, unified, pre)
 end
+
+--- walks(trace) -> step 3's walks over the trace alone (C: trace:fusion_modules(),
+--- trace:fusion_siblings()), for candidates(trace, unified, walks) once the
+--- report is built: the orchestrator runs them while it builds. An error is
+--- kept and raised by candidates (which then gives []).
+M.walks = walks
 
 return M

@@ -16,6 +16,7 @@ local r, truthy = common.r, common.truthy
 local M = {}
 
 local claimed = setmetatable({}, { __mode = "k" }) -- estimate -> GPU event uids
+local join_ints = tl and tl.join_ints -- absent outside tracelens
 
 --- The GPU events each reported estimate claims, in estimate order, as the
 --- text of category_data/kernel_fusion_gpu_events.json:
@@ -25,10 +26,17 @@ local claimed = setmetatable({}, { __mode = "k" }) -- estimate -> GPU event uids
 function M.gpu_events_file(metrics)
   local parts = {}
   for i, e in ipairs(metrics.impact_estimates or {}) do
-    local uids = {}
-    for k, u in ipairs(claimed[e] or {}) do uids[k] = string.format("%d", u) end
+    -- integers joined in C (tl.join_ints: "%d", as string.format); a list
+    -- with anything else through string.format, as before
+    local list = claimed[e] or {}
+    local text = join_ints and join_ints(list, ", ")
+    if not text then
+      local uids = {}
+      for k, u in ipairs(list) do uids[k] = string.format("%d", u) end
+      text = table.concat(uids, ", ")
+    end
     parts[i] = string.format('{"operation": %s, "gpu_event_uids": [%s]}', json.encode(e.operation or json.null),
-      table.concat(uids, ", "))
+      text)
   end
   return '{"estimates": [' .. table.concat(parts, ",\n  ") .. ']}\n'
 end

@@ -20,6 +20,13 @@ local M = {}
 
 local claims = setmetatable({}, { __mode = "k" })
 
+-- durations read from the trace when asked for: durs table -> its trace
+local lazy_durs = setmetatable({}, { __mode = "k" })
+
+-- C helpers over the uid lists (src/lua/lanalysis.c); absent outside tracelens
+local uid_repeats = tl and tl.uid_repeats
+local uid_claims = tl and tl.uid_claims
+
 --- register(candidate, claim): how to list the candidate's GPU events.
 --- claim = {trace =, first = {uid, ...} (the first instance's kernels, all of
 --- them), lo =, hi = (the slice the candidate keeps, positions in every
@@ -28,15 +35,6 @@ local claims = setmetatable({}, { __mode = "k" })
 --- kernels, instance after instance)}, or {parts = {claim, ...}} (records of
 --- one base merged into one candidate: the union of their claims).
 function M.register(candidate, claim) claims[candidate] = claim end
-
--- a node's kernel-category GPU events (as the C module walk lists them)
-local function node_kernels(trace, uid)
-  local out = {}
-  for _, k in ipairs(trace:node(uid):kernels()) do
-    if k.cat == "kernel" then out[#out + 1] = k.uid end
-  end
-  return out
-end
 
 local function slice_into(out, list, first, lo, hi)
   for i = lo, hi do
@@ -70,9 +68,12 @@ function M.gpu_events(c)
   end
   local function claimed(part)
     if part.nodes then
-      for i, node in ipairs(part.nodes) do
-        if i == 1 then slice_into(uids, part.first, 1, part.lo, part.hi)
-        else slice_into(uids, node_kernels(part.trace, node), 1, part.lo, part.hi) end
+      -- the first instance's kernels as listed, then the slice of every other
+      -- instance node's kernel-category GPU events (as the C module walk lists them)
+      if part.nodes[1] ~= nil then
+        slice_into(uids, part.first, 1, part.lo, part.hi)
+        local rest = part.trace:kernel_slices(part.nodes, 2, part.lo, part.hi)
+        table.move(rest, 1, #rest, #uids + 1, uids)
       end
     elseif part.inst_len then
       local at = 1
@@ -91,10 +92,11 @@ function M.gpu_events(c)
   -- events claimed twice): one event view per kernel costs on large traces
   local trace = cl.trace or cl.parts[1].trace
   setmetatable(durs, { __index = function(t, u)
-    local d = trace:node(u).dur or 0
+    local d = trace:dur_us(u) -- trace:node(u).dur or 0
     rawset(t, u, d)
     return d
   end })
+  lazy_durs[durs] = trace
   events_memo[c] = { uids, durs }
   return uids, durs
 end
@@ -116,11 +118,32 @@ end
 --- the candidates cover. Without a shared event it is exactly Σ time_of(c).
 function M.union_time_us(cands, time_of)
   local total, seen, extra = 0, {}, 0
-  for _, c in ipairs(cands) do
+  -- the events met again, found in C (tl.uid_repeats) when the lists hold integers
+  local lists, durss = {}, {}
+  for i, c in ipairs(cands) do
     total = total + (time_of(c) or 0)
-    local uids, durs = M.gpu_events(c)
-    for _, u in ipairs(uids) do
-      if seen[u] then extra = extra + durs[u] else seen[u] = true end
+    lists[i], durss[i] = M.gpu_events(c)
+  end
+  local list_of, rep
+  if uid_repeats then list_of, rep = uid_repeats(lists) end
+  if list_of then
+    -- every duration from one trace: read at once (trace:durs_us), added in order
+    local trace = lazy_durs[durss[1]]
+    for _, d in ipairs(durss) do
+      if lazy_durs[d] ~= trace then trace = nil break end
+    end
+    if trace then
+      local d = trace:durs_us(rep)
+      for k = 1, #rep do extra = extra + d[k] end
+    else
+      for k, u in ipairs(rep) do extra = extra + durss[list_of[k]][u] end
+    end
+  else
+    for i, uids in ipairs(lists) do
+      local durs = durss[i]
+      for _, u in ipairs(uids) do
+        if seen[u] then extra = extra + durs[u] else seen[u] = true end
+      end
     end
   end
   if extra == 0 then return total end
@@ -161,14 +184,26 @@ function M.resolve(items)
   end)
   local owner = {} -- GPU event uid -> the kept item claiming it
   local keep, dropped = {}, {}
-  for _, it in ipairs(order) do
-    local uids = M.gpu_events(it.candidate)
+  -- the claims worked out in C (tl.uid_claims) when the lists hold integers
+  local lists = {}
+  for k, it in ipairs(order) do lists[k] = M.gpu_events(it.candidate) end
+  local by_k, hits_k
+  if uid_claims then by_k, hits_k = uid_claims(lists) end
+  for k, it in ipairs(order) do
+    local uids = lists[k]
     local hits, by = {}, nil
-    for _, u in ipairs(uids) do
-      local o = owner[u]
-      if o then
-        hits[o] = (hits[o] or 0) + 1
-        if by == nil or (hits[o] > hits[by]) then by = o end
+    if by_k then
+      if by_k[k] > 0 then
+        by = order[by_k[k]]
+        hits[by] = hits_k[k]
+      end
+    else
+      for _, u in ipairs(uids) do
+        local o = owner[u]
+        if o then
+          hits[o] = (hits[o] or 0) + 1
+          if by == nil or (hits[o] > hits[by]) then by = o end
+        end
       end
     end
     if by then
@@ -181,7 +216,9 @@ function M.resolve(items)
         "shared_gpu_events", hits[by], "gpu_events", #uids, "reason", reason)
     else
       keep[it] = true
-      for _, u in ipairs(uids) do owner[u] = it end
+      if not by_k then
+        for _, u in ipairs(uids) do owner[u] = it end
+      end
     end
   end
   local kept = {}

@@ -384,12 +384,20 @@ function M.check_fusion(m, rel)
   local msgs = {}
   if type(m) ~= "table" or type(m.impact_estimates) ~= "table" then return msgs end
   local owner, sum, n = {}, 0, 0
+  -- no uid listed twice (tl.uid_repeats, in C): no event can be claimed twice
+  local lists = {}
+  for _, e in ipairs(m.impact_estimates) do
+    if type(e) == "table" then lists[#lists + 1] = type(e.gpu_event_uids) == "table" and e.gpu_event_uids or {} end
+  end
+  local _, rep
+  if tl and tl.uid_repeats then _, rep = tl.uid_repeats(lists) end
+  local none_twice = rep ~= nil and #rep == 0
   for i, e in ipairs(m.impact_estimates) do
     if type(e) == "table" then
       local name = tostring(e.operation or ("estimate " .. i))
       sum = sum + (num(e.time_ms) or 0)
       n = n + 1
-      for _, u in ipairs(type(e.gpu_event_uids) == "table" and e.gpu_event_uids or {}) do
+      for _, u in ipairs((not none_twice and type(e.gpu_event_uids) == "table") and e.gpu_event_uids or {}) do
         local o = owner[u]
         if o and o ~= name then
           msgs[#msgs + 1] = string.format("%s: GPU event %s claimed by two fusion candidates: %s and %s", rel,

@@ -1,0 +1,28 @@
+/* numsort.h — sorting without comparator calls, faster than qsort: plain
+ * arrays of doubles or int64 in place, and the order of items by up to four
+ * int64 keys. A stable LSD radix sort on the values' ordered bit patterns
+ * (insertion sort for short arrays); the result is what qsort's stable merge
+ * sort gives with the comparator (x > y) - (x < y) (for doubles: -0.0 and
+ * +0.0 are equal and keep their input order). Owns nothing (scratch memory
+ * is allocated and freed per call). */
+#ifndef TL_NUMSORT_H
+#define TL_NUMSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sorts v[0..n) ascending. An array holding a NaN, for which that comparator
+ * is no order, is sorted by qsort with it, as before. */
+void tl_sort_f64(double *v, size_t n);
+
+/* Sorts v[0..n) ascending. */
+void tl_sort_i64(int64_t *v, size_t n);
+
+/* The stable order of n items by the keys (k1[i], k2[i], k3[i], k4[i])
+ * ascending, k1 first (any key may be NULL: not a key): a new array of the
+ * item numbers 0..n-1 in that order (the caller frees). Items with equal
+ * keys keep their order, as qsort's merge sort does with a comparator of
+ * those keys. */
+size_t *tl_order_by_keys(size_t n, const int64_t *k1, const int64_t *k2, const int64_t *k3, const int64_t *k4);
+
+#endif
