@@ -142,13 +142,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
             k[gpu.n + i] = gpu.v[i].stream;
             k[2 * gpu.n + i] = gpu.v[i].ts;
         }
-        size_t *o = tl_order_by_keys(gpu.n, k, k + gpu.n, k + 2 * gpu.n, NULL);
-        sev *sorted = tl_xmalloc(gpu.n * sizeof *sorted);
-        for (size_t i = 0; i < gpu.n; i++) sorted[i] = gpu.v[o[i]];
-        free(o);
-        free(k);
-        free(gpu.v);
-        gpu.v = sorted;
+        tl_sort_rows_by_keys(gpu.v, gpu.n, sizeof *gpu.v, k, 3);
         int64_t end = INT64_MIN;
         for (size_t i = 0; i < gpu.n; i++) {
             int first = i == 0 || gpu.v[i].dev != gpu.v[i - 1].dev || gpu.v[i].stream != gpu.v[i - 1].stream;

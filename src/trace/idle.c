@@ -42,13 +42,7 @@ tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n)
             k[g.n + i] = g.v[i].stream;
             k[2 * g.n + i] = g.v[i].ts;
         }
-        size_t *o = tl_order_by_keys(g.n, k, k + g.n, k + 2 * g.n, NULL);
-        tl_gpu_at *v = tl_xmalloc(g.n * sizeof *v);
-        for (size_t i = 0; i < g.n; i++) v[i] = g.v[o[i]];
-        free(o);
-        free(k);
-        free(g.v);
-        g.v = v;
+        tl_sort_rows_by_keys(g.v, g.n, sizeof *g.v, k, 3);
     }
     *n = g.n;
     return g.v;
@@ -168,13 +162,7 @@ void tl_queue_compute(const tl_trace *t, size_t full, int with_series, tl_queue 
             k[2 * q.n + i] = q.v[i].t;
             k[3 * q.n + i] = q.v[i].delta > 0 ? ((int64_t)1 << 32) | q.v[i].call : 0;
         }
-        size_t *o = tl_order_by_keys(q.n, k, k + q.n, k + 2 * q.n, k + 3 * q.n);
-        qev *v = tl_xmalloc(q.n * sizeof *v);
-        for (size_t i = 0; i < q.n; i++) v[i] = q.v[o[i]];
-        free(o);
-        free(k);
-        free(q.v);
-        q.v = v;
+        tl_sort_rows_by_keys(q.v, q.n, sizeof *q.v, k, 4);
     }
     TL_VEC(tl_queue_stream) st = {0};
     TL_VEC(tl_queue_point) pts = {0};

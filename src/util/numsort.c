@@ -162,3 +162,15 @@ size_t *tl_order_by_keys(size_t n, const int64_t *k1, const int64_t *k2, const i
         if (keys[j]) radix_idx(idx, n, keys[j]);
     return idx;
 }
+
+void tl_sort_rows_by_keys(void *rows, size_t n, size_t size, int64_t *k, int nkeys)
+{
+    size_t *o = tl_order_by_keys(n, k, nkeys > 1 ? k + n : NULL, nkeys > 2 ? k + 2 * n : NULL,
+                                 nkeys > 3 ? k + 3 * n : NULL);
+    char *sorted = tl_xmalloc((n ? n : 1) * size);
+    for (size_t i = 0; i < n; i++) memcpy(sorted + i * size, (char *)rows + o[i] * size, size);
+    memcpy(rows, sorted, n * size);
+    free(sorted);
+    free(o);
+    free(k);
+}

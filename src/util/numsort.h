@@ -25,4 +25,9 @@ void tl_sort_i64(int64_t *v, size_t n);
  * those keys. */
 size_t *tl_order_by_keys(size_t n, const int64_t *k1, const int64_t *k2, const int64_t *k3, const int64_t *k4);
 
+/* Reorders n rows of `size` bytes in place by their keys (row i's are
+ * k[i], k[n + i], ... k[(nkeys - 1) n + i], most significant first; 1 to 4
+ * of them), equal keys keeping their order; k is freed. */
+void tl_sort_rows_by_keys(void *rows, size_t n, size_t size, int64_t *k, int nkeys);
+
 #endif
