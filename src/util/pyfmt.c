@@ -5,76 +5,87 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Python's float repr: shortest round-tripping digits ("%.{p}e" for the
- * smallest p that round-trips), then fixed notation when -4 <= exp < 16,
- * scientific otherwise, with at least one fraction digit in fixed form. */
-/* The common case fast: a value between 1e-4 and 2^51 whose shortest text
- * has d decimals, written as k / 10^d. Let u be the spacing of doubles at
- * x. When 10^d * u < 1/3 and x * 10^d < 2^53: if some integer n reads back
- * as x (n / 10^d rounds to x), then |n - x*10^d| <= 10^d*u/2 and the
- * rounded product fl(x*10^d) is within 10^d*u of x*10^d, so it lies within
- * 1.5*10^d*u < 1/2 of n and rounds to n; and k / 10^d, both operands exact,
- * is the correctly rounded double of the decimal k*10^-d, so the test below
- * is exact. The interval of decimals reading back as x is narrower than 1/3
- * at scale 10^d, so n is the only candidate, and the smallest such d is the
- * shortest text (Python's repr: fixed notation in this range). Returns the
- * length, or 0 to take the slow path. */
-static int short_decimal(char *buf, size_t cap, double x)
+/* Python's float repr: the fewest significant digits that read back as x
+ * (among those, the nearest to x), then fixed notation when the decimal
+ * exponent is in -4..15, scientific otherwise, with at least one fraction
+ * digit in fixed form. */
+
+/* The common case fast, in integer arithmetic: x's shortest text as k /
+ * 10^d. Let u be the spacing of doubles at x. When 10^d * u < 1/3 and
+ * x * 10^d < 2^53: if some integer n reads back as x (n / 10^d rounds to
+ * x), then |n - x*10^d| <= 10^d*u/2 and the rounded product fl(x*10^d) is
+ * within 10^d*u of x*10^d, so it lies within 1.5*10^d*u < 1/2 of n and
+ * rounds to n; and k / 10^d, both operands exact, is the correctly rounded
+ * double of the decimal k*10^-d, so the test below is exact. The interval
+ * of decimals reading back as x is narrower than 1/3 at scale 10^d, so n
+ * is the only candidate, and the smallest such d is the shortest text.
+ * Returns 1 with x's digits (no trailing zero) and decimal exponent; else
+ * 0 with *min_p, the smallest "%.{p}e" precision that can read back (every
+ * text with fewer decimals was ruled out). */
+static int short_decimal(double ax, char *digits, int *nd, int *exp10, int *min_p)
 {
-    static const double P10[] = {1,    1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
-                                 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
-    static const unsigned long long P10U[] = {1ULL,
-                                              10ULL,
-                                              100ULL,
-                                              1000ULL,
-                                              10000ULL,
-                                              100000ULL,
-                                              1000000ULL,
-                                              10000000ULL,
-                                              100000000ULL,
-                                              1000000000ULL,
-                                              10000000000ULL,
-                                              100000000000ULL,
-                                              1000000000000ULL,
-                                              10000000000000ULL,
-                                              100000000000000ULL,
-                                              1000000000000000ULL,
-                                              10000000000000000ULL,
-                                              100000000000000000ULL,
-                                              1000000000000000000ULL,
-                                              10000000000000000000ULL};
-    double ax = fabs(x);
-    if (!(ax >= 1e-4 && ax < 2251799813685248.0) || cap < 32) return 0;
-    int e;
+    static const double P10[] = {1,    1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    int e, d;
     frexp(ax, &e);
     double u = ldexp(1.0, e - 53); /* the spacing of doubles at ax */
-    for (int d = 0; d < (int)(sizeof P10 / sizeof *P10); d++) {
-        if (u * P10[d] >= 1.0 / 3) return 0;
+    for (d = 0; d < (int)(sizeof P10 / sizeof *P10); d++) {
+        if (u * P10[d] >= 1.0 / 3) break;
         double m = ax * P10[d];
-        if (m >= 9007199254740992.0) return 0;
+        if (m >= 9007199254740992.0) break;
         double k = nearbyint(m);
         if (k / P10[d] != ax) continue;
-        unsigned long long kk = (unsigned long long)k, ip = kk / P10U[d], fp = kk % P10U[d];
-        char tmp[32];
+        unsigned long long kk = (unsigned long long)k;
+        char tmp[24];
         int n = 0;
         do {
-            tmp[n++] = (char)('0' + ip % 10);
-            ip /= 10;
-        } while (ip);
-        int o = 0;
-        if (x < 0) buf[o++] = '-';
-        while (n) buf[o++] = tmp[--n];
-        buf[o++] = '.';
-        if (d == 0) buf[o++] = '0';
-        for (int i = d - 1; i >= 0; i--) {
-            buf[o + i] = (char)('0' + fp % 10);
-            fp /= 10;
-        }
-        o += d;
-        buf[o] = 0;
-        return o;
+            tmp[n++] = (char)('0' + kk % 10);
+            kk /= 10;
+        } while (kk);
+        *exp10 = n - 1 - d;
+        int z = 0;
+        while (z < n - 1 && tmp[z] == '0') z++; /* trailing zeros of k */
+        *nd = n - z;
+        for (int i = 0; i < *nd; i++) digits[i] = tmp[n - 1 - i];
+        return 1;
     }
+    /* no text with fewer than d decimals (none ruled out when d = 0): at
+     * least d + e10 + 1 significant digits, e10 = floor(log10 ax) (taken one
+     * lower, for log10's rounding) */
+    int p = d ? d + (int)floor(log10(ax)) - 1 : 0;
+    *min_p = p < 0 ? 0 : p > 16 ? 16 : p;
     return 0;
+}
+
+/* Python's text from significant digits (no trailing zero) and exponent. */
+static int format_digits(char *buf, size_t cap, int neg, const char *digits, int nd, int exp10)
+{
+    char out[64];
+    int o = 0;
+    if (neg) out[o++] = '-';
+    if (exp10 >= -4 && exp10 < 16) {
+        if (exp10 < 0) {
+            out[o++] = '0';
+            out[o++] = '.';
+            for (int i = -1; i > exp10; i--) out[o++] = '0';
+            for (int i = 0; i < nd; i++) out[o++] = digits[i];
+        } else {
+            int i;
+            for (i = 0; i <= exp10; i++) out[o++] = i < nd ? digits[i] : '0';
+            out[o++] = '.';
+            if (i >= nd) out[o++] = '0';
+            for (; i < nd; i++) out[o++] = digits[i];
+        }
+    } else {
+        out[o++] = digits[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            for (int i = 1; i < nd; i++) out[o++] = digits[i];
+        }
+        o += snprintf(out + o, sizeof out - (size_t)o, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    }
+    out[o] = 0;
+    return snprintf(buf, cap, "%s", out);
 }
 
 /* e = "[-]D[.DDD]e[+-]XX": moves it one unit of its last digit away from
@@ -126,9 +137,10 @@ static int step_last_digit(char *e, size_t cap, int up)
  * two, the decimals reading back as x form an interval symmetric about x,
  * and the correctly rounded text with p+1 digits is at least as close to x
  * as the p-digit one padded with a zero, so round-tripping is monotone in p
- * and a binary search finds the smallest. At a power of two the interval
+ * and a binary search finds the smallest (from min_p, below which none
+ * reads back). At a power of two the interval
  * is narrower below x, so every p is tried in turn. */
-static void shortest_exp(char *e, size_t cap, double x)
+static void shortest_exp(char *e, size_t cap, double x, int min_p)
 {
     int ex;
     if (fabs(frexp(x, &ex)) == 0.5) {
@@ -142,7 +154,7 @@ static void shortest_exp(char *e, size_t cap, double x)
         snprintf(e, cap, "%.16e", x);
         return;
     }
-    int lo = 0, hi = 16;
+    int lo = min_p, hi = 16;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
         snprintf(e, cap, "%.*e", mid, x);
@@ -157,49 +169,18 @@ int tl_pyfloat_repr(char *buf, size_t cap, double x)
     if (isnan(x)) return snprintf(buf, cap, "nan");
     if (isinf(x)) return snprintf(buf, cap, x < 0 ? "-inf" : "inf");
     if (x == 0) return snprintf(buf, cap, signbit(x) ? "-0.0" : "0.0");
-    int n = short_decimal(buf, cap, x);
-    if (n) return n;
+    char digits[24];
+    int nd, exp10, min_p;
+    if (short_decimal(fabs(x), digits, &nd, &exp10, &min_p)) return format_digits(buf, cap, x < 0, digits, nd, exp10);
 
     char e[40];
-    shortest_exp(e, sizeof e, x);
+    shortest_exp(e, sizeof e, x, min_p);
     /* e = [-]D[.DDD]e[+-]XX */
-    char digits[24];
-    int nd = 0, neg = 0;
-    const char *s = e;
-    if (*s == '-') { neg = 1; s++; }
-    while (*s && *s != 'e') {
+    nd = 0;
+    const char *s = e + (e[0] == '-');
+    for (; *s && *s != 'e'; s++)
         if (*s != '.') digits[nd++] = *s;
-        s++;
-    }
-    int exp10 = atoi(s + 1);
+    exp10 = atoi(s + 1);
     while (nd > 1 && digits[nd - 1] == '0') nd--;
-    digits[nd] = 0;
-
-    char out[64];
-    int o = 0;
-    if (neg) out[o++] = '-';
-    if (exp10 >= -4 && exp10 < 16) {
-        if (exp10 < 0) {
-            out[o++] = '0';
-            out[o++] = '.';
-            for (int i = -1; i > exp10; i--) out[o++] = '0';
-            for (int i = 0; i < nd; i++) out[o++] = digits[i];
-        } else {
-            int i;
-            for (i = 0; i <= exp10; i++) out[o++] = i < nd ? digits[i] : '0';
-            out[o++] = '.';
-            if (i >= nd) out[o++] = '0';
-            for (; i < nd; i++) out[o++] = digits[i];
-        }
-    } else {
-        out[o++] = digits[0];
-        if (nd > 1) {
-            out[o++] = '.';
-            for (int i = 1; i < nd; i++) out[o++] = digits[i];
-        }
-        o += snprintf(out + o, sizeof out - (size_t)o, "e%c%02d", exp10 < 0 ? '-' : '+',
-                      exp10 < 0 ? -exp10 : exp10);
-    }
-    out[o] = 0;
-    return snprintf(buf, cap, "%s", out);
+    return format_digits(buf, cap, x < 0, digits, nd, exp10);
 }
