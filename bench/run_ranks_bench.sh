@@ -24,7 +24,13 @@
 #       time and memory alone.
 #   (c) `mpirun -np 2` (and -np <cores> when more) against the single process
 #       (-j 1) on ranks32 and ranks1024: wall time, CPU time (user + sys of all
-#       processes) and each process's peak RSS.
+#       processes) and each process's peak RSS. On ranks1024 in paired runs
+#       (one process, then mpirun, TRACELENS_BENCH_RUNS times; medians and the
+#       median of the per-pair ratios), CSVs only and with the workbook.
+#       Open MPI's UCX PML probes for InfiniBand at MPI_Init (~0.2 s on a node
+#       without it): unless OMPI_MCA_pml is set, the mpirun runs get
+#       OMPI_MCA_pml=ob1 (said on stderr) and are also measured without it.
+#       tracelens itself sets no MCA parameter (a cluster's own settings win).
 #   (d) the per-GB CPU cost of the per-rank pass and the reduce cost per
 #       collective record, for the projection in bench/README.md.
 # Environment: TRACELENS_BENCH_RUNS (default 3), TRACELENS_BENCH_BIG (1024).
@@ -79,16 +85,29 @@ timed() {
   echo "$best"
 }
 
-# mpi_timed NP ARGS...: one run; "wall cpu_all max_rss_mb max_cpu" (per-process
-# /usr/bin/time; max_cpu: the busiest process's user + sys, what the wall time
-# would be on idle cores)
+# Open MPI on one node: its UCX PML probes for InfiniBand devices at
+# MPI_Init (~0.2 s here, where there are none); ob1 (shared memory, TCP)
+# does not. Set for the mpirun runs only when the user has not chosen a PML.
+PML=user
+if [ $MPI = 1 ] && [ -z "${OMPI_MCA_pml+x}" ]; then
+  PML=ob1
+  echo "run_ranks_bench: mpirun runs with OMPI_MCA_pml=ob1 (single node, no InfiniBand: Open MPI's UCX PML probes for it, ~0.2 s at MPI_Init); the default PML is measured too" >&2
+fi
+
+# mpi_timed PML NP ARGS...: one run; "wall cpu_all max_rss_mb max_cpu"
+# (per-process /usr/bin/time; max_cpu: the busiest process's user + sys, what
+# the wall time would be on idle cores). PML: ob1 (OMPI_MCA_pml=ob1), default
+# (OMPI_MCA_pml unset) or user (the environment as it is).
 mpi_timed() {
-  local np=$1
-  shift
+  local pml=$1 np=$2
+  shift 2
+  local envv=()
+  [ "$pml" = ob1 ] && envv=(OMPI_MCA_pml=ob1)
+  [ "$pml" = default ] && envv=(-u OMPI_MCA_pml)
   rm -rf "$T/out" "$T"/mt.*
   local t0 t1
   t0=$(date +%s.%N)
-  mpirun --oversubscribe --allow-run-as-root -np "$np" bash -c \
+  env "${envv[@]}" mpirun --oversubscribe --allow-run-as-root -np "$np" bash -c \
     '/usr/bin/time -f "%e %U %S %M" -o "'"$T"'/mt.$OMPI_COMM_WORLD_RANK" "$0" "$@"' "$BIN" "$@" >/dev/null 2>"$T/err" ||
     { cat "$T/err" >&2; die "mpirun failed"; }
   t1=$(date +%s.%N)
@@ -126,22 +145,51 @@ printf '| (b) summarize x %s (xargs -P %s) | %s ranks | %.2f s | | |\n' "$BIG" "
 read -r rw rc rm_ <<<"$(timed 1 "$BIN" ranks reduce -q "$T"/tls/*.tls --no-xlsx -o "$T/out")"
 row "(b) reduce of the $BIG .tls" "$(du -cb "$T"/tls/*.tls | tail -1 | awk '{printf "%.1f MB .tls", $1 / 1e6}')" "$rw" "$rc" "$rm_"
 NREC=$(awk 'END {print NR - 1}' "$T/out/collective_report_csvs/nccl_long.csv" 2>/dev/null || echo 0)
+# med FILE COL: the median of column COL of FILE
+med() { sort -g -k"$2,$2" "$1" | awk -v c="$2" '{v[NR] = $c} END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 if [ $MPI = 1 ]; then
-  read -r mw mc mm mx <<<"$(mpi_timed 2 ranks -q "$A" --no-xlsx -o "$T/out")"
+  read -r mw mc mm mx <<<"$(mpi_timed "$PML" 2 ranks -q "$A" --no-xlsx -o "$T/out")"
   row "(c) mpirun -np 2 ranks (busiest process: $mx s CPU)" "32 ranks" "$mw" "$mc" "$mm"
-  read -r mbw mbc mbm mbx <<<"$(mpi_timed 2 ranks -q "$Bd" --no-xlsx -o "$T/out")"
-  row "(c) mpirun -np 2 ranks (busiest process: $mbx s CPU)" "$BIG ranks" "$mbw" "$mbc" "$mbm"
+  # paired runs on the big set: one process (-j 1), then mpirun -np 2 (and
+  # without ob1 when the script chose it); CSVs only, then with the workbook
+  PMLS=$PML
+  : >"$T/ratios"
+  [ "$PML" = ob1 ] && PMLS="ob1 default"
+  for X in csv xlsx; do
+    xo=()
+    [ $X = csv ] && xo=(--no-xlsx)
+    : >"$T/pair.single"
+    for p in $PMLS; do : >"$T/pair.$p"; done
+    for _ in $(seq "$RUNS"); do
+      timed 1 "$BIN" ranks -q -j 1 "$Bd" "${xo[@]}" -o "$T/out" >>"$T/pair.single"
+      for p in $PMLS; do
+        mpi_timed "$p" 2 ranks -q "$Bd" "${xo[@]}" -o "$T/out" >>"$T/pair.$p"
+        echo >>"$T/pair.$p"
+      done
+    done
+    lbl=$([ $X = csv ] && echo "--no-xlsx" || echo "with the xlsx")
+    row "(c) ranks -j 1, $lbl (median of $RUNS)" "$BIG ranks" "$(med "$T/pair.single" 1)" "$(med "$T/pair.single" 2)" \
+      "$(sort -g -k3,3 "$T/pair.single" | tail -1 | cut -d' ' -f3)"
+    for p in $PMLS; do
+      pl=$([ "$p" = ob1 ] && echo "OMPI_MCA_pml=ob1" || { [ "$p" = default ] && echo "default PML" || echo "OMPI_MCA_pml=${OMPI_MCA_pml:-unset}"; })
+      row "(c) mpirun -np 2 ranks, $lbl, $pl (median of $RUNS; busiest process $(med "$T/pair.$p" 4) s CPU)" "$BIG ranks" \
+        "$(med "$T/pair.$p" 1)" "$(med "$T/pair.$p" 2)" "$(sort -g -k3,3 "$T/pair.$p" | tail -1 | cut -d' ' -f3)"
+      paste -d' ' "$T/pair.single" "$T/pair.$p" | awk '{print $1 / $4, $2 / $5}' >"$T/ratio.$X.$p"
+      echo "    $lbl, $pl: $(med "$T/ratio.$X.$p" 1)x (best $(sort -g "$T/ratio.$X.$p" | tail -1 | cut -d' ' -f1 | xargs printf '%.2f')x); CPU $(med "$T/ratio.$X.$p" 2)x" >>"$T/ratios"
+    done
+  done
   if [ "$CORES" -gt 2 ]; then
-    read -r mpw mpc mpm mpx <<<"$(mpi_timed "$CORES" ranks -q "$Bd" --no-xlsx -o "$T/out")"
+    read -r mpw mpc mpm mpx <<<"$(mpi_timed "$PML" "$CORES" ranks -q "$Bd" --no-xlsx -o "$T/out")"
     row "(c) mpirun -np $CORES ranks (busiest process: $mpx s CPU)" "$BIG ranks" "$mpw" "$mpc" "$mpm"
   fi
 fi
 echo
 awk -v w="$wa" -v w1="$w1" 'BEGIN {printf "(a) vs the reference (~4 s, quoted; not runnable here): %.1fx (default), %.1fx (-j 1)\n", 4 / w, 4 / w1}'
 if [ $MPI = 1 ]; then
-  awk -v s="$w1" -v m="$mw" -v sb="$bw1" -v mb="$mbw" -v cs="$c1" -v cm="$mx" -v cbs="$bc1" -v cbm="$mbx" 'BEGIN {
-    printf "(c) mpirun -np 2 vs one process (-j 1), wall: %.2fx (32 ranks), %.2fx (big)\n", s / m, sb / mb
-    printf "    on idle cores (single CPU time / busiest MPI process CPU time): %.2fx (32 ranks), %.2fx (big)\n", cs / cm, cbs / cbm }'
+  awk -v s="$w1" -v m="$mw" -v cs="$c1" -v cm="$mx" 'BEGIN {
+    printf "(c) mpirun -np 2 vs one process (-j 1) on 32 ranks: %.2fx wall; on idle cores (single CPU time / busiest MPI process CPU time) %.2fx\n", s / m, cs / cm }'
+  echo "(c) mpirun -np 2 vs one process (-j 1) on $BIG ranks, paired runs (wall single / wall mpirun: median, best; CPU single / CPU of every MPI process: median):"
+  cat "$T/ratios"
 fi
 awk -v c="$bc1" -v mb="$B_MB" -v rc="$rc" -v n="$NREC" 'BEGIN {
   printf "(d) per-rank pass: %.2f CPU s per GB of JSON (%.0f MB/s per core); reduce: %.0f CPU ns per collective record (%d records)\n",

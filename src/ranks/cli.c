@@ -521,7 +521,9 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
                         .agg = agg ? agg : default_agg,
                         .nagg = agg ? nagg : 4,
                         .strict_metadata = strict,
-                        .per_rank_long = layout < 0 ? world > 64 : layout};
+                        .per_rank_long = layout < 0 ? world > 64 : layout,
+                        .allow_missing = allow_missing,
+                        .present = allow_missing ? seen : NULL};
     tl_sheets sheets = {0};
     tl_error err;
     if (tl_ranks_report_build(&cs, &ro, &sheets, &err) != 0 ||

@@ -8,10 +8,15 @@
  * at most INT_MAX / P bytes), which decodes them in the single-process order
  * and builds and writes the report itself, so the output is the same bytes
  * as a single-process run. Every process exits with process 0's status
- * (a broadcast). Waits never spin (wait_idle). Owns the MPI session (MPI_Init .. MPI_Finalize) for the
+ * (a broadcast). Waits never spin (wait_idle). Once the gather is done,
+ * process 0 widens its CPU affinity to the CPUs of all the job's processes
+ * on its node (node_cpus): mpirun may bind each process to one core (Open
+ * MPI does for up to 2 processes), and the report's writer threads would
+ * otherwise share that core while the other processes sleep. Owns the MPI session (MPI_Init .. MPI_Finalize) for the
  * command's duration; no state outside the call. */
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,24 +60,38 @@ static void bcast_idle(void *buf, int n, MPI_Datatype type)
 typedef struct mpi_ctx {
     int me, np;
     int planned;          /* process 0: the plan went out */
-    uint8_t **pbuf;       /* process 0: the bytes gathered from each process */
+    uint8_t *all;         /* process 0: the bytes gathered, process by process */
+    uint8_t **pbuf;       /* process 0: each process's bytes (into all) */
     const uint8_t **img;  /* process 0: file i's image (into pbuf) */
     size_t *len;
     size_t n;
 } mpi_ctx;
 
-/* Scan threads per process: the node's cores shared by its processes. */
-static int threads_per_process(void)
+/* The CPUs this node's processes are bound to, together: each process's
+ * affinity mask ORed over the node's communicator (every process of the
+ * node calls this). Process 0 takes it once the gather is done: the other
+ * processes then only wait (asleep) for the report, so the threads process
+ * 0 starts from there on (the report's CSV and workbook writers) may use
+ * their cores too, not only the one core mpirun bound process 0 to. The
+ * job's own CPUs, not every CPU of the node: a taskset, a rankfile or
+ * another job's processes on the node keep theirs. NULL when unknown. */
+static cpu_set_t *node_cpus(MPI_Comm node, size_t *size)
 {
-    MPI_Comm node;
-    int local = 1;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_size(node, &local);
-        MPI_Comm_free(&node);
+    long conf = sysconf(_SC_NPROCESSORS_CONF);
+    int ncpu = conf > CPU_SETSIZE ? (int)conf : CPU_SETSIZE;
+    size_t sz = CPU_ALLOC_SIZE(ncpu);
+    cpu_set_t *mine = tl_xcalloc(sz, 1), *all = tl_xcalloc(sz, 1);
+    if (sched_getaffinity(0, sz, mine) != 0) memset(mine, 0, sz); /* adds nothing */
+    MPI_Request r;
+    MPI_Iallreduce(mine, all, (int)sz, MPI_BYTE, MPI_BOR, node, &r);
+    wait_idle(&r);
+    free(mine);
+    if (CPU_COUNT_S(sz, all) == 0) {
+        free(all);
+        return NULL;
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    long t = cores > 0 ? cores / (local > 0 ? local : 1) : 1;
-    return t < 1 ? 1 : (int)t;
+    *size = sz;
+    return all;
 }
 
 /* The per-rank pass of this process's files (owner[i] == me, in `order`),
@@ -82,7 +101,18 @@ static void run_share(mpi_ctx *ctx, const char *const *paths, const long *name_r
 {
     tl_load_opts lo;
     memset(&lo, 0, sizeof lo);
-    lo.threads = threads_per_process();
+    /* scan threads: the node's cores shared by its processes */
+    MPI_Comm node;
+    int local = 1;
+    cpu_set_t *cpus = NULL;
+    size_t cpusz = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        cpus = node_cpus(node, &cpusz);
+        MPI_Comm_free(&node);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), t = cores > 0 ? cores / (local > 0 ? local : 1) : 1;
+    lo.threads = t < 1 ? 1 : (int)t;
     tl_sbuf mine;
     tl_sb_init(&mine);
     for (size_t k = 0; k < n; k++) {
@@ -103,11 +133,21 @@ static void run_share(mpi_ctx *ctx, const char *const *paths, const long *name_r
     for (int p = 0; p < ctx->np; p++)
         if (lens[p] > maxlen) maxlen = lens[p];
     int *counts = tl_xmalloc((size_t)ctx->np * sizeof *counts), *displs = tl_xmalloc((size_t)ctx->np * sizeof *displs);
+    /* one round (every process's bytes fit a chunk, so their sum fits an
+     * int): straight into place; more: through tmp, a round at a time */
+    int direct = maxlen <= chunk;
     uint8_t *tmp = NULL;
     if (ctx->me == 0) {
+        uint64_t total = 0;
+        for (int p = 0; p < ctx->np; p++) total += lens[p];
+        ctx->all = tl_xmalloc((size_t)total + 1);
         ctx->pbuf = tl_xcalloc((size_t)ctx->np, sizeof *ctx->pbuf);
-        for (int p = 0; p < ctx->np; p++) ctx->pbuf[p] = tl_xmalloc(lens[p] + 1);
-        tmp = tl_xmalloc((size_t)(chunk * (uint64_t)ctx->np) + 1);
+        total = 0;
+        for (int p = 0; p < ctx->np; p++) {
+            ctx->pbuf[p] = ctx->all + total;
+            total += lens[p];
+        }
+        if (!direct) tmp = tl_xmalloc((size_t)(chunk * (uint64_t)ctx->np) + 1);
     }
     for (uint64_t off = 0; off < maxlen; off += chunk) {
         int total = 0;
@@ -117,9 +157,10 @@ static void run_share(mpi_ctx *ctx, const char *const *paths, const long *name_r
             displs[p] = total;
             total += counts[p];
         }
-        MPI_Gatherv(counts[ctx->me] ? mine.s + off : NULL, counts[ctx->me], MPI_BYTE, tmp, counts, displs, MPI_BYTE, 0,
-                    MPI_COMM_WORLD);
-        if (ctx->me == 0)
+        /* direct: counts are the whole lengths, so displs are the offsets in all */
+        MPI_Gatherv(counts[ctx->me] ? mine.s + off : NULL, counts[ctx->me], MPI_BYTE, direct ? ctx->all : tmp, counts,
+                    displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (ctx->me == 0 && !direct)
             for (int p = 0; p < ctx->np; p++)
                 if (counts[p]) memcpy(ctx->pbuf[p] + off, tmp + displs[p], (size_t)counts[p]);
     }
@@ -127,6 +168,8 @@ static void run_share(mpi_ctx *ctx, const char *const *paths, const long *name_r
     free(counts);
     free(displs);
     tl_sb_free(&mine);
+    if (ctx->me == 0 && cpus) (void)sched_setaffinity(0, cpusz, cpus); /* a refusal keeps the binding */
+    free(cpus);
     if (ctx->me == 0) {
         /* the k-th image of process p is its k-th file in `order` */
         ctx->n = n;
@@ -298,8 +341,7 @@ int tl_ranks_mpi_cli(int argc, char **argv)
             int64_t head[3] = {-1, rc, 0};
             bcast_idle(head, 3, MPI_INT64_T);
         } else bcast_idle(&rc, 1, MPI_INT);
-        if (ctx.pbuf)
-            for (int p = 0; p < ctx.np; p++) free(ctx.pbuf[p]);
+        free(ctx.all);
         free(ctx.pbuf);
         free(ctx.img);
         free(ctx.len);

@@ -321,6 +321,12 @@ static void check_membership(const ctx *c)
         int64_t *pr;
         long np = parse_int_list(pstr(c, meta_of(c, c->by_grp[g->start])->text[TL_CM_PG_RANKS]), &pr);
         if (np < 0) continue;
+        if (c->o->present) { /* ranks left out (--allow-missing-ranks) have no records to match */
+            long kept = 0;
+            for (long x = 0; x < np; x++)
+                if (pr[x] < 0 || pr[x] >= (int64_t)c->o->world_size || c->o->present[pr[x]]) pr[kept++] = pr[x];
+            np = kept;
+        }
         if (np > 1) qsort(pr, (size_t)np, sizeof *pr, cmp_i64);
         int same = (size_t)np == g->n;
         for (size_t x = 0; same && x < g->n; x++) same = pr[x] == c->cs->rec[c->by_grp[g->start + x]].rank;
@@ -338,6 +344,34 @@ static void check_membership(const ctx *c)
                 "tracelens: warning: %zu collective(s) whose ranks are not their Process Group Ranks (first: %s): a rank "
                 "probably missed a collective in its profiling window, which shifts its later matches\n",
                 bad, first);
+}
+
+/* The number of ranks of collective k's Process Group Ranks that are not
+ * among its members (spec §11.4, --allow-missing-ranks); without a rank
+ * list, Group size minus the members (simplified mode: the world size);
+ * -1 when neither is known. */
+static int64_t missing_members(const ctx *c, size_t k)
+{
+    const grp *g = &c->g[k];
+    if (c->simplified) return g->n < c->o->world_size ? (int64_t)(c->o->world_size - g->n) : 0;
+    const tl_coll_meta *m = meta_of(c, c->by_grp[g->start]);
+    int64_t *pr;
+    long np = parse_int_list(pstr(c, m->text[TL_CM_PG_RANKS]), &pr);
+    if (np < 0) {
+        int64_t gs = m->num[TL_CM_GROUP_SIZE];
+        return gs == TL_NONE ? -1 : gs > (int64_t)g->n ? gs - (int64_t)g->n : 0;
+    }
+    if (np > 1) qsort(pr, (size_t)np, sizeof *pr, cmp_i64);
+    /* members ascend by rank: a merge of the two sorted lists */
+    int64_t miss = 0;
+    size_t x = 0;
+    for (long i = 0; i < np; i++) {
+        if (i && pr[i] == pr[i - 1]) continue; /* a rank listed twice counts once */
+        while (x < g->n && (int64_t)c->cs->rec[c->by_grp[g->start + x]].rank < pr[i]) x++;
+        if (x == g->n || (int64_t)c->cs->rec[c->by_grp[g->start + x]].rank != pr[i]) miss++;
+    }
+    free(pr);
+    return miss;
 }
 
 /* ---------------------------------------------------- table helpers */
@@ -553,6 +587,7 @@ static tl_table *build_implicit_sync(const ctx *c, strag *st, tl_table **src_out
     static const int check[] = {TL_CM_PG_RANKS, TL_CM_COLL_NAME, TL_CM_GROUP_SIZE, TL_CM_DTYPE, TL_CM_IN_NELEMS,
                                 TL_CM_OUT_NELEMS};
     long *cts = new_slots(c->nranks), *cdur = new_slots(c->nranks), *cwait = new_slots(c->nranks);
+    size_t c_miss = c->o->allow_missing ? tl_table_add_col(t, "missing_ranks", TL_COL_I64) : 0;
     long *wseq = new_slots(c->nranks); /* first-appearance order of the wait columns */
     long nseq = 0;
     int64_t *wait = tl_xmalloc((c->nranks + 1) * sizeof *wait);
@@ -622,6 +657,10 @@ static tl_table *build_implicit_sync(const ctx *c, strag *st, tl_table **src_out
         if (!isnan(algo) && m->num[TL_CM_GROUP_SIZE] != TL_NONE) bus = algo * bus_factor(ty, m->num[TL_CM_GROUP_SIZE]);
         set_f64(t, 16, row, algo);
         set_f64(t, 17, row, bus);
+        if (c->o->allow_missing) {
+            int64_t miss = missing_members(c, k);
+            if (miss >= 0) tl_table_set_i64(t, c_miss, row, miss);
+        }
         for (size_t x = 0; x < g->n && !narrow; x++) {
             const tl_coll_rec *r = &c->cs->rec[c->by_grp[g->start + x]];
             size_t a = rank_col(t, cts, r->rank, "ts", TL_COL_F64);
@@ -853,6 +892,7 @@ static tl_table *build_all2allv(const ctx *c, tl_table **ranks_out, tl_error *er
     for (size_t i = 0; i < 19; i++) tl_table_add_col(t, gen[i], gty[i]);
     size_t c_last = narrow ? tl_table_add_col(t, "last arrival rank", TL_COL_I64) : 0;
     size_t c_num = narrow ? tl_table_add_col(t, "num_ranks", TL_COL_I64) : 0;
+    size_t c_miss = c->o->allow_missing ? tl_table_add_col(t, "missing_ranks", TL_COL_I64) : 0;
     size_t *grps = tl_xmalloc((c->ng + 1) * sizeof *grps), ngrps = 0;
     long *slots[10];
     for (int i = 0; i < 10; i++) slots[i] = new_slots(c->nranks);
@@ -880,6 +920,10 @@ static tl_table *build_all2allv(const ctx *c, tl_table **ranks_out, tl_error *er
         set_i64_or_null(t, 4, row, m->num[TL_CM_GROUP_SIZE]);
         set_str_or_null(t, 5, row, pstr(c, m->text[TL_CM_DTYPE]));
         set_i64_or_null(t, 6, row, m->num[TL_CM_STREAM]);
+        if (c->o->allow_missing) {
+            int64_t miss = missing_members(c, k);
+            if (miss >= 0) tl_table_set_i64(t, c_miss, row, miss);
+        }
         int64_t lstart = INT64_MIN, estart = INT64_MAX, eend = INT64_MAX, lend = INT64_MIN;
         int64_t maxd = INT64_MIN, mind = INT64_MAX, sumd = 0, tot_n = 0;
         double tot_mb = 0, max_mb = -INFINITY, max_tp = NAN, min_tp = NAN;
@@ -1117,8 +1161,18 @@ static void add_node_columns(tl_table *t, int gpn)
             if (!tl_table_is_null(t, (size_t)rc, r)) tl_table_set_i64(t, c, r, t->cols[rc].v.i[r] / gpn);
     }
     if (pc >= 0) {
+        static const char *const SPAN[] = {"unknown", "intra_node", "inter_node"};
+        /* one span per distinct rank list (a table text), not per row: the
+         * lists of a 256-rank group repeat on every row of nccl_long */
+        size_t npool = t->pool.n;
+        uint8_t *span = tl_xcalloc(npool + 1, 1); /* 1 + SPAN index; 0: not yet */
         size_t c = tl_table_add_col(t, "node_span", TL_COL_STR);
         for (size_t r = 0; r < t->nrows; r++) {
+            uint32_t id = t->cols[pc].v.s[r];
+            if (id < npool && span[id]) {
+                tl_table_set_str(t, c, r, SPAN[span[id] - 1]);
+                continue;
+            }
             const char *s = tl_table_str(t, (size_t)pc, r);
             /* the digit runs of the rank list */
             int64_t node = -1;
@@ -1134,9 +1188,22 @@ static void add_node_columns(tl_table *t, int gpn)
                     any = 1;
                 } else p++;
             }
-            tl_table_set_str(t, c, r, !any ? "unknown" : mixed ? "inter_node" : "intra_node");
+            int k = !any ? 0 : mixed ? 2 : 1;
+            if (id < npool) span[id] = (uint8_t)(k + 1);
+            tl_table_set_str(t, c, r, SPAN[k]);
         }
+        free(span);
     }
+}
+
+/* Moves column `name` (when t has it) after every other column. */
+static void move_col_last(tl_table *t, const char *name)
+{
+    long c = t ? tl_table_col(t, name) : -1;
+    if (c < 0) return;
+    tl_col keep = t->cols[c];
+    memmove(&t->cols[c], &t->cols[c + 1], (t->ncols - (size_t)c - 1) * sizeof *t->cols);
+    t->cols[t->ncols - 1] = keep;
 }
 
 /* ------------------------------------------------------------- build */
@@ -1205,6 +1272,7 @@ int tl_ranks_report_build(tl_coll_set *cs, const tl_ranks_opts *o, tl_sheets *ou
         if (!all[i]) continue;
         if (detail[i] && !o->detailed) continue;
         add_node_columns(all[i], o->gpus_per_node);
+        move_col_last(all[i], "missing_ranks"); /* last, after the per-rank and node columns */
         push_sheet(out, all[i]);
         all[i] = NULL;
     }

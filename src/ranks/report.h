@@ -24,6 +24,11 @@ typedef struct tl_ranks_opts {
     int per_rank_long;        /* narrow layout (§11.2): nccl_implicit_sync / nccl_all2allv keep their
                                  general columns plus `last arrival rank` and `num_ranks`; the
                                  per-rank values go to nccl_implicit_sync_ranks / nccl_all2allv_ranks */
+    int allow_missing;        /* --allow-missing-ranks (spec §11.4): nccl_implicit_sync and nccl_all2allv
+                                 end with `missing_ranks`, the number of ranks of a collective's Process
+                                 Group Ranks that are not among its members */
+    const uint8_t *present;   /* optional, world_size entries: 1 = rank r's trace was read; ranks left out
+                                 are not counted as a membership mismatch (check_membership's warning) */
 } tl_ranks_opts;
 
 /* Is `name` an aggregation --agg_metrics accepts? */
