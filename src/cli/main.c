@@ -22,8 +22,6 @@
 #include "trace/trace.h"
 #include "trace/tree.h"
 
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
-
 static const char *const MAIN_HELP =
     "usage: tracelens COMMAND [ARGS...]\n"
     "\n"
@@ -214,7 +212,7 @@ static int usage_error(const char *msg, const char *help)
         fprintf(stderr, "tracelens: %s (see `tracelens %.*s --help`)\n", msg, n, u);
     else
         fprintf(stderr, "tracelens: %s (see `tracelens --help`)\n", msg);
-    return EXIT_USAGE;
+    return TL_EXIT_USAGE;
 }
 
 static int wants_help(int argc, char **argv)
@@ -484,7 +482,7 @@ static int cmd_report(int argc, char **argv)
         if (tl_platform_resolve(NULL, platform, arch_path, &a, &pc0, &perr) != 0) {
             if (platform) return usage_error(perr.msg, REPORT_HELP);
             fprintf(stderr, "tracelens: %s\n", perr.msg);
-            return EXIT_INPUT;
+            return TL_EXIT_INPUT;
         }
         if (pc0.have_arch) tl_arch_free(&a);
     }
@@ -511,7 +509,7 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "tracelens: %s\n", !t ? err.msg : cj.err.msg);
         if (t) tl_trace_release(t);
         if (cj.t) tl_trace_release(cj.t);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     if (ro.inference) {
         int mrc = 0;
@@ -521,7 +519,7 @@ static int cmd_report(int argc, char **argv)
             fprintf(stderr, "tracelens: %s\n", err.msg);
             tl_trace_release(t);
             if (cj.t) tl_trace_release(cj.t);
-            return EXIT_INPUT;
+            return TL_EXIT_INPUT;
         }
         size_t ngl = capture ? 0 : count_graph_launches(t);
         if (ngl)
@@ -539,7 +537,7 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "tracelens: %s\n", err.msg);
         tl_trace_release(t);
         if (cj.t) tl_trace_release(cj.t);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     if (!quiet) fprintf(stderr, "tracelens: roofline: %s\n", pc.how);
     ro.arch = pc.have_arch ? &arch : NULL;
@@ -551,10 +549,10 @@ static int cmd_report(int argc, char **argv)
         tl_diff_beside_init(&db, cj.t, ro.pseudo_ops);
         ro.unified_hook = (tl_report_unified_hook){&db, tl_diff_beside_begin, tl_diff_beside_end, "diff_stats"};
     }
-    int rc = tl_report_build(t, &ro, &sheets, &err) == 0 ? 0 : EXIT_INPUT;
+    int rc = tl_report_build(t, &ro, &sheets, &err) == 0 ? 0 : TL_EXIT_INPUT;
     if (cj.t) tl_diff_beside_free(&db);
     if (pc.have_arch) tl_arch_free(&arch);
-    if (!rc && tl_report_write(&sheets, out, &ro, &err) != 0) rc = EXIT_INPUT;
+    if (!rc && tl_report_write(&sheets, out, &ro, &err) != 0) rc = TL_EXIT_INPUT;
     if (rc) fprintf(stderr, "tracelens: %s\n", err.msg);
     else if (!quiet) fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);
     if (!rc || sheets.v) tl_sheets_free(&sheets);
@@ -614,7 +612,7 @@ static int cmd_lua(const char *name, int argc, char **argv)
     char dir[2048], path[4096];
     if (tl_host_lua_dir(dir, sizeof dir) != 0) {
         fprintf(stderr, "tracelens: %s: the tracelens lua/ directory was not found\n", name);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     snprintf(path, sizeof path, "%s/%s_cmd.lua", dir, name);
     tl_host_opts ho = {0};
@@ -642,7 +640,7 @@ int main(int argc, char **argv)
     malloc_huge_pages(argv);
     if (argc < 2) {
         fputs(MAIN_HELP, stderr);
-        return EXIT_USAGE;
+        return TL_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {

@@ -5,12 +5,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/error.h"
 #include "../util/str.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 #include "compare.h"
-
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char *const COMPARE_HELP =
     "usage: tracelens compare REPORT1 REPORT2 [REPORT...] [-o OUT] [options]\n"
@@ -50,11 +49,7 @@ static const char *const COMPARE_HELP =
     "\n"
     "Exit status: 0 success, 1 input error, 2 usage error.\n";
 
-static int usage_error(const char *msg)
-{
-    fprintf(stderr, "tracelens: compare: %s (see `tracelens compare --help`)\n", msg);
-    return EXIT_USAGE;
-}
+static int usage_error(const char *msg) { return tl_usage_error("compare", msg); }
 
 int tl_compare_cli(int argc, char **argv)
 {
@@ -143,9 +138,9 @@ int tl_compare_cli(int argc, char **argv)
     tl_compare_opts o = {reports.v, reports.n, have_names ? names.v : NULL, have_sheets ? sheets : TL_CMP_ALL, quiet};
     tl_sheets s;
     tl_error err = {{0}};
-    rc = tl_compare_build(&o, &s, &err) == 0 ? 0 : EXIT_INPUT;
+    rc = tl_compare_build(&o, &s, &err) == 0 ? 0 : TL_EXIT_INPUT;
     if (!rc) {
-        if (tl_compare_write(&s, &co, &err) != 0) rc = EXIT_INPUT;
+        if (tl_compare_write(&s, &co, &err) != 0) rc = TL_EXIT_INPUT;
         else if (!quiet) {
             fprintf(stderr, "tracelens: compare: %zu sheet%s", s.n, s.n == 1 ? "" : "s");
             if (co.csv_dir) fprintf(stderr, " in %s", co.csv_dir);

@@ -1026,11 +1026,8 @@ static int parse_args(scanner *s, const char **pp)
         const char *vstart = p;
         int isint = 0;
         int64_t iv = 0;
-        const char *arr_end;
         if (*p == '-' || (*p >= '0' && *p <= '9')) {
             if ((st = scan_number(s, &p, &isint, &iv)) != OK) return st;
-        } else if (*p == '[' && (arr_end = skip_simple_array(s, p)) != NULL) {
-            p = arr_end;
         } else {
             if ((st = skip_value(s, &p)) != OK) return st;
         }
@@ -2134,8 +2131,8 @@ static int seg_ensure(seg_pool *P, size_t j)
     while (j >= P->n_segs) {
         if (P->failed || P->eof) return 0;
         if (P->filling || (P->n_free == 0 && P->waiting + 1 < P->live)) {
-            P->waiting += !P->filling;
-            int counted = !P->filling;
+            int counted = !P->filling; /* waits for a buffer, not for the reader */
+            P->waiting += counted;
             pthread_cond_wait(&P->cv, &P->mu);
             P->waiting -= counted;
             continue;

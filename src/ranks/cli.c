@@ -23,8 +23,6 @@
 #include "report.h"
 #include "summary_file.h"
 
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
-
 static const char *const RANKS_HELP =
     "usage: tracelens ranks (DIR | --trace_pattern P | --trace_glob G [--rank_regex R])\n"
     "                       [--world_size N] [--gpus_per_node G] [--all2allv_heatmap] -o OUT\n"
@@ -77,7 +75,7 @@ static const char *const RANKS_HELP =
 static int usage(const char *msg)
 {
     fprintf(stderr, "tracelens: %s\n\n%s", msg, RANKS_HELP);
-    return EXIT_USAGE;
+    return TL_EXIT_USAGE;
 }
 
 static int file_exists(const char *p)
@@ -334,7 +332,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
     }
     /* ---- resolve the files (§2) */
     rlist files = {0};
-    int rc = EXIT_INPUT;
+    int rc = TL_EXIT_INPUT;
     if (reduce) {
         /* the rank of each .tls from its header; world: highest + 1 */
         long maxr = -1;

@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/error.h"
 #include "../trace/critical_path.h"
 #include "../util/clock.h"
 #include "../util/vec.h"
 #include "split.h"
-
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char *const CP_HELP =
     "usage: tracelens critical-path TRACE -o OUT.json.gz [--step N | --all]\n"
@@ -40,12 +39,6 @@ static const char *const CP_HELP =
     "Exit status: 0 success, 1 input error (unreadable trace, no such step,\n"
     "nothing to analyse), 2 usage error.\n";
 
-static int usage(const char *msg)
-{
-    fprintf(stderr, "tracelens: critical-path: %s (see `tracelens critical-path --help`)\n", msg);
-    return EXIT_USAGE;
-}
-
 static void print_summary(const tl_cpath *p, const char *out, double secs)
 {
     if (p->step >= 0) printf("critical path of ProfilerStep#%ld", p->step);
@@ -59,6 +52,8 @@ static void print_summary(const tl_cpath *p, const char *out, double secs)
     }
     printf("overlaid trace: %s\n", out);
 }
+
+static int usage(const char *msg) { return tl_usage_error("critical-path", msg); }
 
 int tl_critical_path_cli(int argc, char **argv)
 {
@@ -103,7 +98,7 @@ int tl_critical_path_cli(int argc, char **argv)
     tl_trace *t = tl_trace_load(trace, &lo, &err);
     if (!t) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     tl_cpath p;
     double t0 = tl_now_s();
@@ -112,7 +107,7 @@ int tl_critical_path_cli(int argc, char **argv)
     if (cprc != 0) {
         fprintf(stderr, "tracelens: %s: %s\n", trace, err.msg);
         tl_trace_release(t);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     uint8_t *mark = tl_xcalloc(t->es.n ? t->es.n : 1, 1);
     for (size_t i = 0; i < p.n_events; i++) mark[p.events[i]] = 1;
@@ -128,5 +123,5 @@ int tl_critical_path_cli(int argc, char **argv)
     }
     tl_cpath_free(&p);
     tl_trace_release(t);
-    return rc != 0 ? EXIT_INPUT : 0;
+    return rc != 0 ? TL_EXIT_INPUT : 0;
 }

@@ -10,12 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/error.h"
 #include "../io/outfile.h"
 #include "../util/sbuf.h"
 #include "../util/vec.h"
 #include "split.h"
-
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char *const MATCH_HELP =
     "usage: tracelens match-blocks TRACE_A TRACE_B -o OUT [--phases P[,P...]] [--num-steps N]\n"
@@ -38,12 +37,6 @@ static const char *const MATCH_HELP =
     "  -h, --help             this help\n"
     "\n"
     "Exit status: 0 success, 1 input error, 2 usage error.\n";
-
-static int usage(const char *msg)
-{
-    fprintf(stderr, "tracelens: match-blocks: %s (see `tracelens match-blocks --help`)\n", msg);
-    return EXIT_USAGE;
-}
 
 typedef struct block {
     int phase;
@@ -448,6 +441,8 @@ static int run(side *sa, side *sb, const int *phases, int n_phases, long num_ste
     return rc;
 }
 
+static int usage(const char *msg) { return tl_usage_error("match-blocks", msg); }
+
 int tl_match_cli(int argc, char **argv)
 {
     const char *paths[2] = {NULL, NULL}, *out = NULL, *phases_arg = "decode_only,prefilldecode";
@@ -511,7 +506,7 @@ int tl_match_cli(int argc, char **argv)
     free_side(&sb);
     if (rc) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     return 0;
 }

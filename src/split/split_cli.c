@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/error.h"
 #include "../util/clock.h"
 #include "split.h"
-
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char *const SPLIT_HELP =
     "usage: tracelens split TRACE -o DIR [-i all|N|START:END] [--store-single-iteration]\n"
@@ -49,12 +48,6 @@ static const char *const SPLIT_HELP =
     "\n"
     "Exit status: 0 success, 1 input error (unreadable trace, nothing to split,\n"
     "an empty range), 2 usage error.\n";
-
-static int usage(const char *msg)
-{
-    fprintf(stderr, "tracelens: split: %s (see `tracelens split --help`)\n", msg);
-    return EXIT_USAGE;
-}
 
 static int parse_size(const char *s, size_t *out)
 {
@@ -101,6 +94,8 @@ static int parse_iterations(const char *s, tl_split_opts *o)
     o->range = 1, o->start = x, o->end = y;
     return 0;
 }
+
+static int usage(const char *msg) { return tl_usage_error("split", msg); }
 
 int tl_split_cli(int argc, char **argv)
 {
@@ -167,7 +162,7 @@ int tl_split_cli(int argc, char **argv)
     size_t tl = strlen(trace);
     if (tl >= 4 && !strcmp(trace + tl - 4, ".zip")) {
         fprintf(stderr, "tracelens: %s: .zip traces are not supported by split (unzip it and give the .json)\n", trace);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     tl_load_opts lo = {.with_python = 1};
     tl_error err = {{0}};
@@ -175,14 +170,14 @@ int tl_split_cli(int argc, char **argv)
     tl_trace *t = tl_trace_load(trace, &lo, &err);
     if (!t) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     size_t n = 0;
     int rc = tl_split_run(t, trace, &o, &n, &err);
     tl_trace_release(t);
     if (rc != 0) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        return EXIT_INPUT;
+        return TL_EXIT_INPUT;
     }
     if (!o.quiet && !o.range && !o.store_single && !o.find_steady_state && !o.divide_phases)
         printf("split: no selection given (-i, --store-single-iteration, --find-steady-state, --divide-phases): "

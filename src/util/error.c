@@ -10,3 +10,9 @@ void tl_error_set(tl_error *err, const char *fmt, ...)
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
 }
+
+int tl_usage_error(const char *cmd, const char *msg)
+{
+    fprintf(stderr, "tracelens: %s: %s (see `tracelens %s --help`)\n", cmd, msg, cmd);
+    return TL_EXIT_USAGE;
+}
