@@ -369,6 +369,8 @@ end
 -- diff_stats, trace 2's plain, both with the one platform, built side by side.
 -- Returns a function that waits for them: the standalone report (without an
 -- extension) builds in the background meanwhile; the others are built here.
+-- The background report also gives its kernel sequences (the second
+-- function: trace:kernel_sequences() without computing them again).
 local function start_perf_reports(trace, trace2, ro)
   if not trace2 then
     if ro.extension then
@@ -376,7 +378,7 @@ local function start_perf_reports(trace, trace2, ro)
       return function() return sheets end
     end
     local job = trace:report(with(ro, { background = true }))
-    return function() return job:wait() end
+    return function() return job:wait() end, function() return job:kernel_sequences() end
   end
   -- an extension runs in a Lua state of its own, which tasks may not
   -- start: with one, the two reports are built one after the other here
@@ -547,7 +549,7 @@ local function main(argv)
   end
   -- the perf report builds on threads of its own while the trace's own
   -- figures below are computed (both only read the trace)
-  local report_wait = start_perf_reports(trace, trace2, report_opts)
+  local report_wait, report_sequences = start_perf_reports(trace, trace2, report_opts)
   -- the trace health check (docs/check.md) and the steps, for the Warnings and Steps sections
   local health_checks, steps = timed("trace health", function()
     return require("tracelens.health").checks(trace), trace:steps()
@@ -571,7 +573,9 @@ local function main(argv)
   end
   ahead("multi-kernel data", function() return multi_kernel.data(trace, link) end)
   if not trace2 then
-    ahead("kernel sequences", function() return trace:kernel_sequences() end)
+    if not report_sequences then -- else the report's, once it is built
+      ahead("kernel sequences", function() return trace:kernel_sequences() end)
+    end
     ahead("fusion walks", function() return fusion.walks(trace) end)
   end
   ahead("unlinked GPU work", function() return prepare.unlinked_gpu(trace) end)
@@ -610,7 +614,8 @@ local function main(argv)
   -- issue 16: the GPU feed and memory lines (their figures from the perf
   -- report's sheets), and repeated short-kernel sequences as a fusion hint
   local feed, seq_hints = timed("gpu feed and kernel sequences", function()
-    local lines = not trace2 and fusion.sequence_hints(use("kernel sequences"), candidates)
+    local seqs = not trace2 and (report_sequences and report_sequences() or use("kernel sequences"))
+    local lines = not trace2 and fusion.sequence_hints(seqs, candidates)
     return require("tracelens.gpu_feed").data(trace, arch, sheets), lines or nil
   end)
   local prep = timed("category data", function()

@@ -74,6 +74,11 @@ function M.section(d)
     line = line .. " The trace records no synchronisation events (`cuda_sync`, written by PyTorch 2.1 and later on "
       .. "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it: host work after "
       .. "such a wait is missing from the path, which may then be shorter than the step's real critical path."
+    local cover = d.wall_us > 0 and d.length_us / d.wall_us or 1
+    if cover < 0.6 then
+      line = line .. string.format(" Here the path covers %.0f%% of the step's wall time, so the %s-bound verdict "
+        .. "describes that part of the step only.", cover * 100, d.bound)
+    end
   end
   return { "## Critical Path", "", line, "" }
 end

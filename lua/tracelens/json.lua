@@ -414,8 +414,14 @@ local function decode_value(text, pos)
   end
 end
 
+local c_decode = tl and tl.json_decode -- C (src/lua/ljson.c): the same tables; nil where it leaves the text to us
+
 --- json.decode(text): the value; objects are ordered (json.obj), arrays json.arr.
 function M.decode(text)
+  if c_decode and type(text) == "string" then
+    local v = c_decode(text, OBJ, ARR, key_lists, M.null)
+    if v ~= nil then return v end
+  end
   local v, pos = decode_value(text, 1)
   pos = skip_ws(text, pos)
   if pos <= #text then decode_error(text, pos, "trailing text") end

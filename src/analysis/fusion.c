@@ -202,13 +202,14 @@ void tl_fusion_modules(tl_fusion *f, const tl_trace *t)
     for (size_t i = 0; i < es->n; i++) {
         uint32_t u = (uint32_t)i;
         if (skipped_cat(es->cat[u])) continue;
-        uint32_t g0 = tr->gpu_off[u], g1 = tr->gpu_off[u + 1];
+        tl_span gs = tl_tree_gpu_span(tr, u);
+        uint32_t g0 = gs.b, g1 = gs.e;
         if (g1 - g0 < 2) continue;
         uint32_t base = base_of(f, &ni, es, u);
         if (base == UINT32_MAX) continue;
         ks.n = 0;
         for (uint32_t k = g0; k < g1; k++)
-            if (es->cat[tr->gpu[k]] == TL_CAT_KERNEL) TL_PUSH(ks, tr->gpu[k]);
+            if (es->cat[tr->gpus.v[k]] == TL_CAT_KERNEL) TL_PUSH(ks, tr->gpus.v[k]);
         if (ks.n < 2) continue;
         uint64_t h = seq_hash(es, ks.v, ks.n);
         uint32_t r = rec_chain_first(&rec, base, h);
@@ -277,8 +278,10 @@ void tl_fusion_siblings(tl_fusion *f, const tl_trace *t, const tl_unified_row *r
         if (synthetic) {
             kernel = rows[i].kernel;
         } else {
-            if (tr->gpu_off[ev + 1] - tr->gpu_off[ev] != 1) continue;
-            kernel = tr->gpu[tr->gpu_off[ev]];
+            size_t ng;
+            const uint32_t *gv = tl_tree_gpus(tr, ev, &ng);
+            if (ng != 1) continue;
+            kernel = gv[0];
         }
         if (es->cat[kernel] != TL_CAT_KERNEL) continue;
         uint32_t p = tr->parent[ev]; /* a synthetic op copies its parent event's parent */
@@ -571,8 +574,9 @@ void tl_fusion_diff_nodes(tl_fusion_diff *d, const tl_trace *t, const tl_fusion_
         uint8_t c = es->cat[u];
         if (tl_is_gpu_cat(c) || c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) continue;
         size_t n1 = 0;
-        for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1] && n1 <= max_n1; k++) {
-            uint32_t g = tr->gpu[k];
+        tl_span gs = tl_tree_gpu_span(tr, u);
+        for (uint32_t k = gs.b; k < gs.e && n1 <= max_n1; k++) {
+            uint32_t g = tr->gpus.v[k];
             if (!bit_get(m.mapped, g) || bit_get(seen, g)) continue;
             bit_set(seen, g);
             hits[n1++] = g;

@@ -626,11 +626,19 @@ static int cmd_lua(const char *name, int argc, char **argv)
  * faults ~500-fold: 40% less system time and ~10% less wall time on a
  * two-trace comparison. The command re-executes itself once with the tunable
  * unless GLIBC_TUNABLES is set already (the user's value wins; an empty one
- * turns this off). When the re-execution fails it goes on as it is. */
+ * turns this off). When the re-execution fails it goes on as it is.
+ * The same string fixes malloc's mmap threshold (1 MiB): left dynamic, glibc
+ * raises it (and its trim threshold with it) after the first large block
+ * is freed, so the analysis's large scratch arrays of three threads (the
+ * report's two and the main state's) and the 2 MiB segments of a gzip scan
+ * stay in their arenas once freed; fixed, they go back to the kernel: peak
+ * RSS of the standalone analysis of the 614 MB tile 359 -> 285 MB (8 MiB:
+ * 296 MB) and of loading the 626 MB gzip tile 0.34x the JSON (8 MiB: 0.375x),
+ * with no measurable change in time. */
 static void malloc_huge_pages(char **argv)
 {
     if (getenv("GLIBC_TUNABLES")) return;
-    if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) != 0) return;
+    if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1048576", 1) != 0) return;
     execv("/proc/self/exe", argv);
     unsetenv("GLIBC_TUNABLES");
 }

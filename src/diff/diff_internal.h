@@ -130,7 +130,7 @@ typedef struct ctx {
 /* Every walk reads a tree through these (the overlay applied). */
 static inline int tl_diff_is_gpu_path(const side *s, uint32_t u)
 {
-    return tl_is_gpu_cat(s->es->cat[u]) || s->tr->gpu_off[u + 1] > s->tr->gpu_off[u];
+    return tl_is_gpu_cat(s->es->cat[u]) || tl_tree_has_gpus(s->tr, u);
 }
 
 static inline int tl_diff_is_dispatch(const side *s, uint32_t u)
@@ -153,8 +153,7 @@ static inline const uint32_t *tl_diff_kids_of(const side *s, uint32_t u, size_t 
         uint32_t c = tl_map_get(&s->ov->kids_of, u, 0);
         if (c != UINT32_MAX) u = c;
     }
-    *n = s->tr->child_off[u + 1] - s->tr->child_off[u];
-    return s->tr->child + s->tr->child_off[u];
+    return tl_tree_children(s->tr, u, n);
 }
 
 static inline uint32_t tl_diff_parent_of(const side *s, uint32_t u)

@@ -146,7 +146,8 @@ static int stats_enter(sctx *x, uint32_t mid, uint32_t parent)
                         const tl_merged_node *ch = &d->nodes[kids[k]];
                         uint32_t u = sd == 0 ? ch->uid1 : ch->uid2;
                         if (ch->type == TL_MERGED_COMBINED || u == NONE || !tl_diff_is_gpu_path(s, u)) continue;
-                        for (uint32_t q = s->tr->gpu_off[u]; q < s->tr->gpu_off[u + 1]; q++) TL_PUSH(x->g, s->tr->gpu[q]);
+                        tl_span gs = tl_tree_gpu_span(s->tr, u);
+                        for (uint32_t q = gs.b; q < gs.e; q++) TL_PUSH(x->g, s->tr->gpus.v[q]);
                         if (tl_diff_is_kernel(s, u)) TL_PUSH(x->g, u);
                     }
                     uint32_t e = sd == 0 ? e1 : e2;
@@ -175,8 +176,8 @@ static int stats_enter(sctx *x, uint32_t mid, uint32_t parent)
             name = lca_name(x, sd, sd == 0 ? pn->uid1 : pn->uid2, NONE);
             lca = parent;
         }
-        const uint32_t *g = s->tr->gpu + s->tr->gpu_off[e];
-        size_t n = s->tr->gpu_off[e + 1] - s->tr->gpu_off[e];
+        size_t n;
+        const uint32_t *g = tl_tree_gpus(s->tr, e, &n);
         add_rows(x, sd, g, n, lca == NONE ? UINT32_MAX : lca, name, busy_of(x, s->es, g, n));
     }
     x->visited[mid] = 1;

@@ -351,7 +351,7 @@ static uint64_t tree_text(const tl_trace_diff *d, int prune_non_gpu, tl_sbuf *ou
                 uint32_t u = s == 0 ? nd->uid1 : nd->uid2;
                 if (u == NONE) continue;
                 const tl_trace *t = d->t[s];
-                gpu = tl_is_gpu_cat(t->es.cat[u]) || t->tree.gpu_off[u + 1] > t->tree.gpu_off[u];
+                gpu = tl_is_gpu_cat(t->es.cat[u]) || tl_tree_has_gpus(&t->tree, u);
             }
             if (!gpu) continue;
         }

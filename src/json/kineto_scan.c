@@ -11,6 +11,7 @@
 #include "structix.h"
 #include "../util/bigmem.h"
 #include "../util/clock.h"
+#include "../util/memstat.h"
 #include "../util/vec.h"
 
 enum { PAD = 64, INITIAL_BUF = 4 << 20, READ_CHUNK = 256 << 10, PROGRESS_STEP = 64 << 20 };
@@ -1123,10 +1124,10 @@ static void commit_event(scanner *s)
     es->pid[i] = s->e_pid;
     es->tid[i] = s->e_tid;
     if (s->e_ph == 's' || s->e_ph == 'f') {
-        es->corr[i] = s->e_id;
+        tl_es_set_corr(es, i, s->e_id);
         if (s->e_corr != TL_NONE) tb_put_int(s, TL_K_CORRELATION, s->e_corr);
     } else {
-        es->corr[i] = s->e_corr;
+        tl_es_set_corr(es, i, s->e_corr);
     }
     if (s->e_has_seq) {
         if (es->n_seq == es->cap_seq) {
@@ -1161,7 +1162,7 @@ static void commit_event(scanner *s)
         memcpy(es->blob + es->blob_len, s->tb, s->tb_len);
         es->blob_len += s->tb_len;
     }
-    es->args_off[i + 1] = es->blob_len;
+    tl_es_set_args_end(es, i + 1, es->blob_len);
     es->n++;
 }
 
@@ -1954,7 +1955,12 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
     }
     if (rc == 0) es->bytes = tl_source_file_size(src0);
     if (stages_wanted())
-        fprintf(stderr, "tracelens: stage join parts: %.3f s (%d parts joined)\n", tl_now_s() - t_join, es->parts_joined);
+    {
+        double rss, peak;
+        tl_mem_status(&rss, &peak);
+        fprintf(stderr, "tracelens: stage join parts: %.3f s (%d parts joined), RSS %.1f MB, peak so far %.1f MB\n",
+                tl_now_s() - t_join, es->parts_joined, rss, peak);
+    }
     for (int j = 0; j < nparts; j++) {
         part *pt = &parts[j];
         if (j) {
@@ -2358,9 +2364,12 @@ static int scan_gzip_segments(const char *path, tl_event_store *es, const tl_sca
     int rc = P.rc;
     *dur_sum = P.dur_sum;
     if (rc == 0) es->bytes = P.n_segs ? P.segs[P.n_segs - 1].start + P.segs[P.n_segs - 1].len : 0;
-    if (stages_wanted())
-        fprintf(stderr, "tracelens: stage join segments: %.3f s after the scan (%d joined, most while scanning)\n",
-                tl_now_s() - t_join, es->parts_joined);
+    if (stages_wanted()) {
+        double rss, peak;
+        tl_mem_status(&rss, &peak);
+        fprintf(stderr, "tracelens: stage join segments: %.3f s after the scan (%d joined, most while scanning), "
+                "RSS %.1f MB, peak so far %.1f MB\n", tl_now_s() - t_join, es->parts_joined, rss, peak);
+    }
     for (size_t j = 0; j < P.cap_res; j++) {
         seg_result *r = P.res[j];
         if (!r) continue;

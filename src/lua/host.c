@@ -14,6 +14,7 @@
 
 #include "lanalysis.h"
 #include "lfs.h"
+#include "ljson.h"
 #include "literation.h"
 #include "limits.h"
 #include "lpattern.h"
@@ -169,7 +170,8 @@ static const luaL_Reg tl_funcs[] = {{"load", tl_l_load}, {"parallel", tl_l_paral
                                     {"now", l_now},      {"cores", l_cores},
                                     {"steady_state", tl_l_steady_state},         {"uid_repeats", tl_l_uid_repeats},
                                     {"uid_claims", tl_l_uid_claims},             {"join_ints", tl_l_join_ints},
-                                    {"float_repr", l_float_repr},                {NULL, NULL}};
+                                    {"float_repr", l_float_repr},                {"json_decode", tl_l_json_decode},
+                                    {NULL, NULL}};
 
 /* Added to tl.fs in full states only (sandboxed tasks touch no files). */
 static const luaL_Reg fs_funcs[] = {

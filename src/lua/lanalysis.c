@@ -553,8 +553,9 @@ int tl_l_trace_kernel_slices(lua_State *L)
         if (node < 0 || (size_t)node >= es->n) return luaL_error(L, "kernel_slices: no event %d", (int)node);
         if (lo < 1) continue; /* position lo holds nothing: the slice stops at once */
         lua_Integer pos = 0;  /* position among the node's kernel-category events */
-        for (uint32_t k = tr->gpu_off[node]; k < tr->gpu_off[node + 1] && pos < hi; k++) {
-            uint32_t g = tr->gpu[k];
+        tl_span gs = tl_tree_gpu_span(tr, (uint32_t)node);
+        for (uint32_t k = gs.b; k < gs.e && pos < hi; k++) {
+            uint32_t g = tr->gpus.v[k];
             if (kcat == UINT32_MAX || es->cat_id[g] != kcat || es->cat[g] == TL_CAT_NONE) continue;
             if (++pos < lo) continue;
             lua_pushinteger(L, g);

@@ -29,6 +29,15 @@ int tl_l_trace_kernel_sequences(lua_State *L)
     if (!lua_checkstack(L, 8)) return luaL_error(L, "stack overflow (trace:kernel_sequences)");
     tl_kernel_ngrams k;
     tl_kernel_ngrams_compute(t, &o, &k);
+    tl_l_push_kernel_ngrams(L, t, &k);
+    tl_kernel_ngrams_free(&k);
+    return 1;
+}
+
+void tl_l_push_kernel_ngrams(lua_State *L, const tl_trace *t, const tl_kernel_ngrams *kp)
+{
+    const tl_kernel_ngrams k = *kp; /* read only */
+    luaL_checkstack(L, 8, "kernel_sequences");
     lua_createtable(L, (int)k.n, 0);
     for (size_t i = 0; i < k.n; i++) {
         const tl_ngram *g = &k.v[i];
@@ -49,8 +58,6 @@ int tl_l_trace_kernel_sequences(lua_State *L)
         tl_lset_int(L, "first_uid", g->first_uid);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    tl_kernel_ngrams_free(&k);
-    return 1;
 }
 
 /* trace:memcpy_summary{platform =, arch =} -> array of {direction,

@@ -10,11 +10,13 @@
 #include "limits.h"
 #include "lextension.h"
 #include "lopts.h"
+#include "lmem_seq.h"
 #include "lreport.h"
 #include "../diff/diff_beside.h"
 #include "../io/outfile.h"
 #include "../report/platform.h"
 #include "../report/report.h"
+#include "../trace/kernel_ngrams.h"
 #include "../util/msort.h"
 #include "../util/vec.h"
 #include "ltrace.h"
@@ -526,6 +528,7 @@ typedef struct report_job {
     int threaded, done, rc, handed; /* handed: the sheets went to Lua */
     tl_error err;
     tl_sheets s;
+    tl_kernel_ngrams ngrams; /* the kernel_sequences sheet's sequences (job:kernel_sequences()) */
 } report_job;
 
 typedef struct lreport_job {
@@ -552,6 +555,7 @@ static void report_job_free(report_job *j)
     if (!j) return;
     report_job_join(j);
     if (j->rc == 0 && !j->handed) tl_sheets_free(&j->s);
+    tl_kernel_ngrams_free(&j->ngrams);
     if (j->have_arch) tl_arch_free(&j->arch);
     tl_trace_release(j->t);
     free(j);
@@ -585,6 +589,22 @@ static int report_job_wait(lua_State *L)
     return 1;
 }
 
+/* job:kernel_sequences() -> what trace:kernel_sequences() (default options)
+ * returns, from the sequences the report computed for its sheet (computed
+ * here when it did not: the sheet turned off). Waits for the build; raises
+ * its error. */
+static int report_job_kernel_sequences(lua_State *L)
+{
+    lreport_job *u = luaL_checkudata(L, 1, REPORT_JOB_MT);
+    report_job *j = u->j;
+    if (!j) return luaL_error(L, "report: the job is closed");
+    report_job_join(j);
+    if (j->rc != 0) return luaL_error(L, "%s", j->err.msg);
+    if (!j->ngrams.opts.min_len) tl_kernel_ngrams_compute(j->t, NULL, &j->ngrams);
+    tl_l_push_kernel_ngrams(L, j->t, &j->ngrams);
+    return 1;
+}
+
 /* Pushes a job box (its job allocated, not started): what it holds is
  * freed by the collector, also when a Lua error comes before the start. */
 static report_job *new_report_job(lua_State *L)
@@ -592,7 +612,8 @@ static report_job *new_report_job(lua_State *L)
     lreport_job *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->j = NULL;
     if (luaL_newmetatable(L, REPORT_JOB_MT)) {
-        static const luaL_Reg methods[] = {{"wait", report_job_wait}, {NULL, NULL}};
+        static const luaL_Reg methods[] = {
+            {"wait", report_job_wait}, {"kernel_sequences", report_job_kernel_sequences}, {NULL, NULL}};
         luaL_newlib(L, methods);
         lua_setfield(L, -2, "__index");
         lua_pushcfunction(L, report_job_gc);
@@ -612,6 +633,7 @@ static void start_report_job(report_job *j, tl_trace *t, const tl_report_opts *o
     j->o = *o;
     j->have_arch = have_arch;
     j->o.arch = have_arch ? &j->arch : NULL;
+    j->o.ngrams_out = &j->ngrams;
     snprintf(j->how, sizeof j->how, "%s", how);
     j->threaded = pthread_create(&j->th, NULL, report_job_main, j) == 0;
     if (!j->threaded) report_job_main(j);

@@ -612,8 +612,8 @@ static void push_args(lua_State *L, const tl_trace *t, uint32_t uid)
 {
     const tl_event_store *es = &t->es;
     lua_newtable(L);
-    if (es->corr[uid] != TL_NONE && es->ph[uid] != 's' && es->ph[uid] != 'f') {
-        lua_pushinteger(L, es->corr[uid]);
+    if (tl_es_corr(es, uid) != TL_NONE && es->ph[uid] != 's' && es->ph[uid] != 'f') {
+        lua_pushinteger(L, tl_es_corr(es, uid));
         lua_setfield(L, -2, "correlation");
     }
     tl_arg_iter it;
@@ -648,16 +648,18 @@ static int ev_parent(lua_State *L)
 static int ev_children(lua_State *L)
 {
     levent *e = check_event(L, 1);
-    const tl_tree *tr = &e->t->tree;
-    push_uid_list(L, e->t, tr->child + tr->child_off[e->uid], tr->child_off[e->uid + 1] - tr->child_off[e->uid]);
+    size_t n;
+    const uint32_t *v = tl_tree_children(&e->t->tree, e->uid, &n);
+    push_uid_list(L, e->t, v, n);
     return 1;
 }
 
 static int ev_kernels(lua_State *L)
 {
     levent *e = check_event(L, 1);
-    const tl_tree *tr = &e->t->tree;
-    push_uid_list(L, e->t, tr->gpu + tr->gpu_off[e->uid], tr->gpu_off[e->uid + 1] - tr->gpu_off[e->uid]);
+    size_t n;
+    const uint32_t *v = tl_tree_gpus(&e->t->tree, e->uid, &n);
+    push_uid_list(L, e->t, v, n);
     return 1;
 }
 
@@ -758,7 +760,7 @@ static int event_index(lua_State *L)
         if (es->flags[u] & TL_F_ARGS) push_args(L, e->t, u);
         else lua_pushnil(L);
     } else if (!strcmp(k, "id")) {
-        if ((es->ph[u] == 's' || es->ph[u] == 'f') && es->corr[u] != TL_NONE) lua_pushinteger(L, es->corr[u]);
+        if ((es->ph[u] == 's' || es->ph[u] == 'f') && tl_es_corr(es, u) != TL_NONE) lua_pushinteger(L, tl_es_corr(es, u));
         else lua_pushnil(L);
     } else {
         lua_getmetatable(L, 1);

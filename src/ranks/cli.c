@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../report/report.h"
+#include "../util/clock.h"
 #include "../util/msort.h"
 #include "../util/vec.h"
 #include "mapreduce.h"
@@ -208,6 +210,37 @@ static void glob_files(const char *g, strv *out)
 
 /* ------------------------------------------------------------ command */
 
+/* TRACELENS_RANKS_STAGES=1: each stage's wall and CPU time (the process's,
+ * all threads) on stderr, "tracelens: ranks stage NAME wall W s cpu C s". */
+typedef struct stages {
+    int on;
+    double wall, cpu;
+} stages;
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void stage_start(stages *s)
+{
+    const char *e = getenv("TRACELENS_RANKS_STAGES");
+    s->on = e && *e && strcmp(e, "0") != 0;
+    s->wall = tl_now_s();
+    s->cpu = cpu_s();
+}
+
+static void stage(stages *s, const char *name)
+{
+    if (!s->on) return;
+    double w = tl_now_s(), c = cpu_s();
+    fprintf(stderr, "tracelens: ranks stage %s wall %.3f s cpu %.3f s\n", name, w - s->wall, c - s->cpu);
+    s->wall = w;
+    s->cpu = c;
+}
+
 /* `tracelens ranks`, or with reduce `tracelens ranks reduce` (argv after
  * "reduce"; the inputs are .tls rank summaries, collected into tlsv, which
  * has room for argc entries); src, when not NULL, gives the per-rank
@@ -215,6 +248,8 @@ static void glob_files(const char *g, strv *out)
 static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, const char **tlsv)
 {
     size_t ntls = 0;
+    stages stg;
+    stage_start(&stg);
     const char *dir = NULL, *pattern = NULL, *gpat = NULL, *out = NULL, *xlsx_path = NULL;
     const char *rank_regex = "rank[\\[\\-_/]?(?P<rank>\\d+)";
     long world = -1, gpn = -1;
@@ -442,6 +477,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
             fprintf(stderr, "tracelens: %s\n", err.msg);
             goto out_cs;
         }
+        stage(&stg, "map");
     }
     for (size_t i = 0; i < files.n; i++) {
         tl_error err;
@@ -505,6 +541,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
     }
     /* records rank-major (file order within a rank) whatever the load order */
     tl_coll_set_sort_by_rank(&cs);
+    stage(&stg, "summaries");
     if (gpn < 0) {
         gpn = detected_gpn;
         if (gpn > 0 && !quiet) fprintf(stderr, "tracelens: gpus_per_node %ld (rank 0's deviceProperties)\n", gpn);
@@ -530,6 +567,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
         tl_sheets_free(&sheets);
         goto out_cs;
     }
+    stage(&stg, "build");
     tl_report_opts wo;
     tl_report_opts_default(&wo);
     wo.name = "collective_report";
@@ -541,7 +579,9 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
                     sheets.v[i].name, sheets.v[i].table->nrows, sheets.v[i].table->ncols);
             wo.xlsx = 0;
         }
-    if (tl_report_write(&sheets, out, &wo, &err) != 0) fprintf(stderr, "tracelens: %s\n", err.msg);
+    int wrc = tl_report_write(&sheets, out, &wo, &err);
+    stage(&stg, "write");
+    if (wrc != 0) fprintf(stderr, "tracelens: %s\n", err.msg);
     else {
         if (!quiet) fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);
         rc = 0;

@@ -90,7 +90,7 @@ size_t tl_coll_extract(tl_coll_set *cs, const tl_trace *t, uint32_t rank)
     for (size_t k = 0; k < es->n; k++) {
         if (es->cat[k] != TL_CAT_KERNEL || !tl_tree_is_comm(&t->tree, es, (uint32_t)k)) continue;
         /* linked: args.correlation or args["External id"] not null */
-        int linked = es->corr[k] != TL_NONE;
+        int linked = tl_es_corr(es, k) != TL_NONE;
         if (!linked && ext != UINT32_MAX) {
             int64_t iv;
             int is_int;

@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,27 +494,37 @@ static tl_table *build_long(const ctx *c)
     size_t cts = tl_table_add_col(t, "ts", TL_COL_F64);
     size_t cdur = tl_table_add_col(t, "dur", TL_COL_F64);
     tl_table_add_rows(t, cs->n);
+    /* each distinct text interned once: the metadata texts through a memo
+     * from cs->pool, the collective ids per collective (a 256-rank list is
+     * 1 KB to hash on each of its rows) */
+    tl_str_memo memo = {0};
+    uint32_t *cid_id = tl_xmalloc((c->ng + 1) * sizeof *cid_id);
+    memset(cid_id, 0xff, (c->ng + 1) * sizeof *cid_id);
     for (size_t i = 0; i < cs->n; i++) {
         const tl_coll_rec *r = &cs->rec[i];
         const tl_coll_meta *m = &cs->meta[r->meta];
-        tl_table_set_str(t, ccid, i, c->cid[c->grp_of_rec[i]]);
+        uint32_t g = c->grp_of_rec[i];
+        if (cid_id[g] == UINT32_MAX) cid_id[g] = tl_strpool_intern(&t->pool, c->cid[g], strlen(c->cid[g]));
+        tl_table_set_str_id(t, ccid, i, cid_id[g]);
         tl_table_set_i64(t, cidx, i, r->index);
         tl_table_set_i64(t, crank, i, r->rank);
-        tl_table_set_str(t, cpg, i, pstr(c, c->pg_of_meta[r->meta]));
-        set_str_or_null(t, cpr, i, pstr(c, m->text[TL_CM_PG_RANKS]));
-        set_str_or_null(t, cname, i, pstr(c, m->text[TL_CM_COLL_NAME]));
+        tl_table_set_str_memo(t, cpg, i, &memo, &cs->pool, c->pg_of_meta[r->meta]);
+        tl_table_set_str_memo(t, cpr, i, &memo, &cs->pool, m->text[TL_CM_PG_RANKS]);
+        tl_table_set_str_memo(t, cname, i, &memo, &cs->pool, m->text[TL_CM_COLL_NAME]);
         set_i64_or_null(t, cgs, i, m->num[TL_CM_GROUP_SIZE]);
-        set_str_or_null(t, cdt, i, pstr(c, m->text[TL_CM_DTYPE]));
+        tl_table_set_str_memo(t, cdt, i, &memo, &cs->pool, m->text[TL_CM_DTYPE]);
         set_i64_or_null(t, cin, i, m->num[TL_CM_IN_NELEMS]);
         set_f64(t, cinmb, i, c->in_mb[r->meta]);
         set_i64_or_null(t, cout, i, m->num[TL_CM_OUT_NELEMS]);
         set_f64(t, coutmb, i, c->out_mb[r->meta]);
-        set_str_or_null(t, cis, i, pstr(c, m->text[TL_CM_IN_SPLIT]));
-        set_str_or_null(t, cos, i, pstr(c, m->text[TL_CM_OUT_SPLIT]));
+        tl_table_set_str_memo(t, cis, i, &memo, &cs->pool, m->text[TL_CM_IN_SPLIT]);
+        tl_table_set_str_memo(t, cos, i, &memo, &cs->pool, m->text[TL_CM_OUT_SPLIT]);
         set_i64_or_null(t, cst, i, m->num[TL_CM_STREAM]);
         tl_table_set_f64(t, cts, i, us(r->ts));
         tl_table_set_f64(t, cdur, i, us(r->dur));
     }
+    tl_str_memo_free(&memo);
+    free(cid_id);
     return t;
 }
 
@@ -1167,10 +1178,14 @@ static void add_node_columns(tl_table *t, int gpn)
         size_t npool = t->pool.n;
         uint8_t *span = tl_xcalloc(npool + 1, 1); /* 1 + SPAN index; 0: not yet */
         size_t c = tl_table_add_col(t, "node_span", TL_COL_STR);
+        uint32_t span_id[3];
+        for (int k = 0; k < 3; k++) span_id[k] = UINT32_MAX;
         for (size_t r = 0; r < t->nrows; r++) {
             uint32_t id = t->cols[pc].v.s[r];
             if (id < npool && span[id]) {
-                tl_table_set_str(t, c, r, SPAN[span[id] - 1]);
+                int k = span[id] - 1;
+                if (span_id[k] == UINT32_MAX) span_id[k] = tl_strpool_intern(&t->pool, SPAN[k], strlen(SPAN[k]));
+                tl_table_set_str_id(t, c, r, span_id[k]);
                 continue;
             }
             const char *s = tl_table_str(t, (size_t)pc, r);
@@ -1208,6 +1223,9 @@ static void move_col_last(tl_table *t, const char *name)
 
 /* ------------------------------------------------------------- build */
 
+/* records from which nccl_long is built on a thread of its own */
+enum { LONG_THREAD_FROM = 4096 };
+
 static void push_sheet(tl_sheets *s, tl_table *t)
 {
     TL_GROW(s->v, s->cap, s->n + 1);
@@ -1215,6 +1233,22 @@ static void push_sheet(tl_sheets *s, tl_table *t)
     s->v[s->n].table = t;
     s->v[s->n].write_empty_as_newline = 0;
     s->n++;
+}
+
+/* nccl_long and nccl_summary_long on a thread of their own while the other
+ * sheets are built: both only read the context (set up by prepare) and
+ * the records. */
+typedef struct long_job {
+    const ctx *c;
+    tl_table *longt, *sum;
+} long_job;
+
+static void *long_thread(void *arg)
+{
+    long_job *j = arg;
+    j->longt = build_long(j->c);
+    j->sum = build_summary_long(j->longt);
+    return NULL;
 }
 
 int tl_ranks_report_build(tl_coll_set *cs, const tl_ranks_opts *o, tl_sheets *out, tl_error *err)
@@ -1236,13 +1270,20 @@ int tl_ranks_report_build(tl_coll_set *cs, const tl_ranks_opts *o, tl_sheets *ou
     for (size_t i = 0; i < cs->n; i++) st.dur_ns[cs->rec[i].rank] += cs->rec[i].dur;
     tl_table *isrc = NULL, *longt = NULL, *a2a = NULL, *isync_rk = NULL, *a2a_rk = NULL;
     int rc = -1, failed = 0;
+    long_job lj = {&c, NULL, NULL};
+    pthread_t lth;
+    int lthreaded = cs->n >= LONG_THREAD_FROM && pthread_create(&lth, NULL, long_thread, &lj) == 0;
     tl_table *isync = build_implicit_sync(&c, &st, &isrc, &isync_rk, err);
-    if (!isync) goto done;
-    a2a = build_all2allv(&c, &a2a_rk, err, &failed);
-    if (failed) goto done;
-    longt = build_long(&c);
+    if (isync) a2a = build_all2allv(&c, &a2a_rk, err, &failed);
+    if (lthreaded) pthread_join(lth, NULL);
+    else if (isync && !failed) long_thread(&lj);
+    longt = lj.longt;
+    if (!isync || failed) {
+        tl_table_free(lj.sum);
+        goto done;
+    }
     tl_table *sum_is = build_summary_implicit(&c, isrc);
-    tl_table *sum_long = build_summary_long(longt);
+    tl_table *sum_long = lj.sum;
     tl_table *sum_a2a = a2a->nrows ? build_summary_all2allv(&c, a2a) : NULL;
     tl_table *heat = NULL;
     if (o->heatmap && a2a->nrows) {

@@ -264,7 +264,15 @@ int tl_tls_decode(const uint8_t *buf, size_t len, const char *name, tl_coll_set 
         }
         if (c.bad) break;
         size_t kn = 0;
-        for (int f = 0; f < TL_CM_N; f++) kn += (size_t)snprintf(key + kn, sizeof key - kn, "%x,", cm.text[f]);
+        for (int f = 0; f < TL_CM_N; f++) { /* "%x," each, as records.c's keys */
+            char rev[8];
+            int nd = 0;
+            uint32_t v = cm.text[f];
+            do rev[nd++] = "0123456789abcdef"[v & 15], v >>= 4;
+            while (v);
+            while (nd) key[kn++] = rev[--nd];
+            key[kn++] = ',';
+        }
         uint32_t before = cs->keys.n;
         uint32_t id = tl_strpool_intern(&cs->keys, key, kn);
         if (id == before) {

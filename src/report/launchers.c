@@ -134,8 +134,9 @@ void tl_launchers_build_ext(const tl_trace *t, const tl_extension *ext, tl_launc
         tl_msort(idx, L->nk, tl_idx_cmp_i64, (void *)es->ts);
         for (uint32_t j = 0; j < L->nk; j++) k[j] = (uint32_t)idx[j];
         L->direct_ns = tl_busy_time(es, k, L->nk);
-        uint32_t gn = tr->gpu_off[L->uid + 1] - tr->gpu_off[L->uid];
-        L->subtree_ns = gn ? tl_busy_time(es, tr->gpu + tr->gpu_off[L->uid], gn) : 0;
+        size_t gn;
+        const uint32_t *gv = tl_tree_gpus(tr, L->uid, &gn);
+        L->subtree_ns = gn ? tl_busy_time(es, gv, gn) : 0;
         L->category = tl_category_of(&cats, es, L->uid, L->nk ? k[0] : TL_NOUID);
     }
     tl_category_memo_free(&cats);
@@ -252,10 +253,8 @@ static long kstats_compute(const tl_trace *t, const tl_krow *rows, size_t n, kst
         double ss = 0;
         for (size_t i = 0; i < k->n; i++) ss += (k->durs[i] - k->mean) * (k->durs[i] - k->mean);
         k->std = k->n ? sqrt(ss / (double)k->n) : NAN;
-        tl_sort_f64(k->durs, k->n);
-        k->min = k->n ? k->durs[0] : NAN;
-        k->max = k->n ? k->durs[k->n - 1] : NAN;
-        k->median = !k->n ? NAN : k->n % 2 ? k->durs[k->n / 2] : (k->durs[k->n / 2 - 1] + k->durs[k->n / 2]) / 2;
+        k->min = k->max = k->median = NAN;
+        if (k->n) tl_stats_f64(k->durs, k->n, &k->min, &k->max, &k->median);
     }
     size_t *order = tl_xmalloc(m * sizeof *order);
     for (size_t p = 0; p < m; p++) order[p] = p;

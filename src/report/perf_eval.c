@@ -110,11 +110,13 @@ size_t tl_perf_kernels(const tl_trace *t, const uint32_t *ops, size_t nops, uint
 {
     const tl_tree *tr = &t->tree;
     size_t total = 0;
-    for (size_t i = 0; i < nops; i++) total += tr->gpu_off[ops[i] + 1] - tr->gpu_off[ops[i]];
+    for (size_t i = 0; i < nops; i++) total += tl_csr_len(&tr->gpus, ops[i]);
     size_t *idx = tl_xmalloc((total + 1) * sizeof *idx);
     size_t n = 0;
-    for (size_t i = 0; i < nops; i++)
-        for (uint32_t k = tr->gpu_off[ops[i]]; k < tr->gpu_off[ops[i] + 1]; k++) idx[n++] = tr->gpu[k];
+    for (size_t i = 0; i < nops; i++) {
+        tl_span gs = tl_tree_gpu_span(tr, ops[i]);
+        for (uint32_t k = gs.b; k < gs.e; k++) idx[n++] = tr->gpus.v[k];
+    }
     tl_msort(idx, n, by_ts_then_uid, (void *)t->es.ts);
     uint32_t *o = tl_xmalloc((n + 1) * sizeof *o);
     size_t m = 0;
@@ -142,7 +144,8 @@ size_t tl_perf_bwd_ops(const tl_trace *t, uint32_t ev, uint32_t **out)
             for (size_t i = 0; i < res.n && !seen; i++) seen = res.v[i] == b;
             if (!seen) TL_PUSH(res, b);
         }
-        for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) TL_PUSH(stack, tr->child[k]);
+        tl_span ch = tl_tree_child_span(tr, u);
+        for (uint32_t k = ch.b; k < ch.e; k++) TL_PUSH(stack, tr->children.v[k]);
     }
     free(stack.v);
     *out = res.v;
@@ -220,8 +223,8 @@ static void args_json(const tl_event_store *es, uint32_t ev, const char *annotat
         json_str(b, annotation);
         first = 0;
     }
-    if (es->corr[ev] != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
-        tl_sb_printf(b, "\"correlation\":%lld", (long long)es->corr[ev]);
+    if (tl_es_corr(es, ev) != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
+        tl_sb_printf(b, "\"correlation\":%lld", (long long)tl_es_corr(es, ev));
         first = 0;
     }
     tl_arg_iter it;

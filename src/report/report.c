@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../trace/idle.h"
+#include "../trace/kernel_ngrams.h"
 #include "../trace/timeline.h"
 #include "../util/vec.h"
 #include "extension.h"
@@ -135,12 +137,14 @@ static void *perf_job_main(void *arg)
 int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (o->ngrams_out) memset(o->ngrams_out, 0, sizeof *o->ngrams_out);
     if (o->pseudo_ops == 1 && !t->opts.pseudo_ops) {
         /* pseudo ops for this report only: a private copy of the trace gets
          * them; the shared trace is never changed */
         tl_trace *d = tl_trace_with_pseudo_ops(t);
         tl_report_opts od = *o;
         od.pseudo_ops = -1;
+        od.ngrams_out = NULL; /* the copy's, not the trace's */
         int rc = tl_report_build(d, &od, out, err);
         tl_trace_release(d);
         return rc;
@@ -247,11 +251,23 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
     if (o->coll_analysis && !gpu_only) add_sheet(&kernels, "coll_analysis", tl_sheet_coll_analysis(t), 0);
     /* tracelens's own sheets, after the reference's (none when the trace has no steps) */
     if (o->step_breakdown) add_sheet(&kernels, "step_breakdown", tl_sheet_step_breakdown(t), 0);
+    /* the GPU events by (device, stream, ts): listed once for the idle
+     * breakdown and the kernel sequences */
+    size_t n_gpu_at = 0;
+    tl_gpu_at *gpu_at = o->idle_breakdown || o->kernel_sequences ? tl_idle_gpu_events(&t->es, &n_gpu_at) : NULL;
     if (o->idle_breakdown)
-        add_sheet(&kernels, "idle_breakdown", tl_sheet_idle_breakdown(t, o->micro_idle_ns), 0);
+        add_sheet(&kernels, "idle_breakdown", tl_sheet_idle_breakdown_with(t, o->micro_idle_ns, gpu_at, n_gpu_at), 0);
     if (o->launch_stats) add_sheet(&kernels, "launch_stats", tl_sheet_launch_stats(t), 0);
     if (o->user_annotations) add_sheet(&kernels, "user_annotations", tl_sheet_user_annotations(t), 0);
-    if (o->kernel_sequences) add_sheet(&kernels, "kernel_sequences", tl_sheet_kernel_sequences(t), 0);
+    if (o->kernel_sequences) {
+        /* computed once: the caller may take them too (ngrams_out) */
+        tl_kernel_ngrams ng;
+        tl_kernel_ngrams_compute_with(t, NULL, gpu_at, n_gpu_at, &ng);
+        add_sheet(&kernels, "kernel_sequences", tl_sheet_kernel_sequences_of(t, &ng), 0);
+        if (o->ngrams_out) *o->ngrams_out = ng;
+        else tl_kernel_ngrams_free(&ng);
+    }
+    free(gpu_at);
     if (o->memcpy_summary) add_sheet(&kernels, "memcpy_summary", tl_sheet_memcpy_summary(t, o->arch), 0);
     if (o->memory_timeline) {
         tl_table *peak, *timeline;

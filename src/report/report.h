@@ -77,6 +77,11 @@ typedef struct tl_report_opts {
                                   NCCL ops in unified_perf_summary when coll_analysis is on */
     int group_by_parent_module; /* with inference: parent_module (+ call_stack) in the op sheets
                                   (the trace must have python functions in its tree) */
+    struct tl_kernel_ngrams *ngrams_out; /* non-NULL: the kernel sequences of the kernel_sequences
+                                  sheet (default options, on the trace itself) are handed over
+                                  here (the caller frees them); left zeroed (opts.min_len 0) when
+                                  the report did not compute them (sheet off, a private copy of
+                                  the trace, an error before) */
 } tl_report_opts;
 
 void tl_report_opts_default(tl_report_opts *o);

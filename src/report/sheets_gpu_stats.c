@@ -2,6 +2,7 @@
 #include "sheets_gpu_stats.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../trace/annot_times.h"
 #include "../trace/idle.h"
@@ -12,8 +13,17 @@ static double us(double ns) { return ns / 1e3; }
 
 tl_table *tl_sheet_idle_breakdown(const tl_trace *t, int64_t micro_ns)
 {
+    size_t ng;
+    tl_gpu_at *g = tl_idle_gpu_events(&t->es, &ng);
+    tl_table *tb = tl_sheet_idle_breakdown_with(t, micro_ns, g, ng);
+    free(g);
+    return tb;
+}
+
+tl_table *tl_sheet_idle_breakdown_with(const tl_trace *t, int64_t micro_ns, const tl_gpu_at *g, size_t ng)
+{
     tl_idle b;
-    tl_idle_compute(t, TL_IDLE_KERNEL_WAIT_NS, micro_ns >= 0 ? micro_ns : TL_IDLE_MICRO_NS, &b);
+    tl_idle_compute_with(t, TL_IDLE_KERNEL_WAIT_NS, micro_ns >= 0 ? micro_ns : TL_IDLE_MICRO_NS, g, ng, &b);
     if (!b.all.n_events) {
         tl_idle_free(&b);
         return NULL;

@@ -12,6 +12,11 @@
 
 /* micro_ns < 0: the default micro/macro threshold (TL_IDLE_MICRO_NS). */
 tl_table *tl_sheet_idle_breakdown(const tl_trace *t, int64_t micro_ns);
+/* The same from t's GPU events as tl_idle_gpu_events lists them (the
+ * caller's, read only: the report lists them once for this sheet and the
+ * kernel sequences). */
+struct tl_gpu_at;
+tl_table *tl_sheet_idle_breakdown_with(const tl_trace *t, int64_t micro_ns, const struct tl_gpu_at *g, size_t ng);
 tl_table *tl_sheet_launch_stats(const tl_trace *t);
 tl_table *tl_sheet_user_annotations(const tl_trace *t);
 

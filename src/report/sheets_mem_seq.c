@@ -16,10 +16,15 @@ tl_table *tl_sheet_kernel_sequences(const tl_trace *t)
 {
     tl_kernel_ngrams k;
     tl_kernel_ngrams_compute(t, NULL, &k);
-    if (!k.n) {
-        tl_kernel_ngrams_free(&k);
-        return NULL;
-    }
+    tl_table *tb = tl_sheet_kernel_sequences_of(t, &k);
+    tl_kernel_ngrams_free(&k);
+    return tb;
+}
+
+tl_table *tl_sheet_kernel_sequences_of(const tl_trace *t, const tl_kernel_ngrams *kp)
+{
+    const tl_kernel_ngrams k = *kp; /* read only */
+    if (!k.n) return NULL;
     tl_table *tb = tl_table_new("kernel_sequences");
     size_t c_dev = tl_table_add_col(tb, "device", TL_COL_I64);
     size_t c_str = tl_table_add_col(tb, "stream", TL_COL_STR);
@@ -58,7 +63,6 @@ tl_table *tl_sheet_kernel_sequences(const tl_trace *t)
         tl_table_set_str(tb, c_seq, r, buf.s);
     }
     tl_sb_free(&buf);
-    tl_kernel_ngrams_free(&k);
     return tb;
 }
 

@@ -12,6 +12,10 @@
 #include "../trace/trace.h"
 
 tl_table *tl_sheet_kernel_sequences(const tl_trace *t);
+/* The same, from the sequences of t already computed with the default
+ * options (tl_kernel_ngrams_compute(t, NULL, k)); k stays the caller's. */
+struct tl_kernel_ngrams;
+tl_table *tl_sheet_kernel_sequences_of(const tl_trace *t, const struct tl_kernel_ngrams *k);
 /* arch NULL: no reference columns filled. */
 tl_table *tl_sheet_memcpy_summary(const tl_trace *t, const tl_arch *arch);
 /* Both memory sheets from one pass (NULL, NULL without `[memory]` events). */

@@ -161,7 +161,7 @@ static tl_table *build_rows(tl_perf_eval *pe, const tl_launchers *l, const uint3
         tl_event_cols_set(tb, &ec, r, at, ev);
         set_metrics(tb, &m, r, e, busy_us(t, k, nk), pe->arch);
         tl_sb_clear(&buf);
-        tl_sb_printf(&buf, "%zu", nk);
+        tl_sb_i64(&buf, (long long)nk); /* "%zu" without a printf per row */
         tl_table_set_str(tb, c_nk, r, buf.s);
         if (l->recompute) tl_table_set_bool(tb, xc.rc, r, l->recompute[ev]);
         if (l->ov && l->index_of[ev] != UINT32_MAX)
@@ -429,7 +429,7 @@ void tl_perf_sheets(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, con
 
 /* One node of the unified visit whose children are being visited. */
 struct visit_frame {
-    uint32_t u, k;    /* the node, its next child (index into tree.child) */
+    uint32_t u, k, e; /* the node, its next child and the end of its children (in tree.children.v) */
     uint8_t only;     /* only the modelled, launching cpu_op children */
     uint8_t popframe; /* a call-stack frame was pushed for it */
 };
@@ -494,7 +494,7 @@ static void collect(unified *U, uint32_t u)
     TL_PUSH(U->base_off, U->bases.n);
 }
 
-static int launches(const tl_trace *t, uint32_t u) { return t->tree.gpu_off[u + 1] > t->tree.gpu_off[u]; }
+static int launches(const tl_trace *t, uint32_t u) { return tl_tree_has_gpus(&t->tree, u); }
 
 static int has_model(unified *U, uint32_t u)
 {
@@ -518,8 +518,9 @@ static int leaf_search(const tl_trace *t, uint32_t u, int depth)
 {
     if (depth > 10) return 0;
     const tl_tree *tr = &t->tree;
-    for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1]; k++) {
-        uint32_t c = tr->child[k];
+    tl_span ch = tl_tree_child_span(tr, u);
+    for (uint32_t k = ch.b; k < ch.e; k++) {
+        uint32_t c = tr->children.v[k];
         if (is_gpu(t, c)) return 1;
         uint8_t cat = t->es.cat[c];
         if ((cat == TL_CAT_CUDA_RUNTIME || cat == TL_CAT_PYTHON_FUNCTION) && leaf_search(t, c, depth + 1)) return 1;
@@ -542,29 +543,33 @@ static int desc_has_model(unified *U, uint32_t u)
     if (U->desc_memo[u] >= 0) return U->desc_memo[u];
     const tl_tree *tr = &U->t->tree;
     U->dstack.n = 0;
+    tl_span ch = tl_tree_child_span(tr, u);
     TL_PUSH(U->dstack, u);
-    TL_PUSH(U->dstack, tr->child_off[u]);
-    while (U->dstack.n) {
-        size_t top = U->dstack.n - 2;
+    TL_PUSH(U->dstack, ch.b);
+    TL_PUSH(U->dstack, ch.e);
+    while (U->dstack.n) { /* (node, next child, end of its children) */
+        size_t top = U->dstack.n - 3;
         uint32_t v = U->dstack.v[top], k = U->dstack.v[top + 1];
-        if (k == tr->child_off[v + 1]) { /* no child of v has one */
+        if (k == U->dstack.v[top + 2]) { /* no child of v has one */
             U->desc_memo[v] = 0;
             U->dstack.n = top;
             continue;
         }
         U->dstack.v[top + 1] = k + 1;
-        uint32_t c = tr->child[k];
+        uint32_t c = tr->children.v[k];
         uint8_t cat = U->t->es.cat[c];
         if (cat != TL_CAT_CPU_OP && cat != TL_CAT_PYTHON_FUNCTION) continue;
         int hit = cat == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c);
         if (!hit && U->desc_memo[c] < 0) { /* ask c first */
+            tl_span cc = tl_tree_child_span(tr, c);
             TL_PUSH(U->dstack, c);
-            TL_PUSH(U->dstack, tr->child_off[c]);
+            TL_PUSH(U->dstack, cc.b);
+            TL_PUSH(U->dstack, cc.e);
             continue;
         }
         if (!hit && !U->desc_memo[c]) continue;
         /* a hit below v: v and every node under which it was asked have one */
-        for (size_t i = 0; i < U->dstack.n; i += 2) U->desc_memo[U->dstack.v[i]] = 1;
+        for (size_t i = 0; i < U->dstack.n; i += 3) U->desc_memo[U->dstack.v[i]] = 1;
         U->dstack.n = 0;
     }
     return U->desc_memo[u];
@@ -580,8 +585,9 @@ static size_t count_named(const tl_trace *t, uint32_t u, const char *main)
     TL_PUSH(st, u);
     while (st.n) {
         uint32_t v = st.v[--st.n];
-        for (uint32_t k = tr->child_off[v]; k < tr->child_off[v + 1]; k++) {
-            uint32_t c = tr->child[k];
+        tl_span ch = tl_tree_child_span(tr, v);
+        for (uint32_t k = ch.b; k < ch.e; k++) {
+            uint32_t c = tr->children.v[k];
             if (t->es.cat[c] != TL_CAT_CPU_OP) continue;
             if (launches(t, c) && (!main || !strcmp(tl_es_name(&t->es, c), main))) n++;
             TL_PUSH(st, c);
@@ -617,8 +623,9 @@ static uint32_t sole_bwd(unified *U, uint32_t u)
 static int launches_comm(const tl_trace *t, uint32_t u)
 {
     const tl_tree *tr = &t->tree;
-    for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1]; k++)
-        if (tl_tree_is_comm(tr, &t->es, tr->gpu[k])) return 1;
+    tl_span gs = tl_tree_gpu_span(tr, u);
+    for (uint32_t k = gs.b; k < gs.e; k++)
+        if (tl_tree_is_comm(tr, &t->es, tr->gpus.v[k])) return 1;
     return 0;
 }
 
@@ -642,8 +649,9 @@ static int visit_node(unified *U, uint32_t u)
     if (is_leaf(t, u)) {
         const tl_tree *tr = &t->tree;
         int direct_model = 0;
-        for (uint32_t k = tr->child_off[u]; k < tr->child_off[u + 1] && !direct_model; k++) {
-            uint32_t c = tr->child[k];
+        tl_span ch = tl_tree_child_span(tr, u);
+        for (uint32_t k = ch.b; k < ch.e && !direct_model; k++) {
+            uint32_t c = tr->children.v[k];
             direct_model = t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(t, c);
         }
         if (direct_model) return 1;
@@ -671,7 +679,8 @@ static void visit_enter(unified *U, uint32_t u)
         if (f != UINT32_MAX) U->stack.n--;
         return;
     }
-    struct visit_frame fr = {u, U->t->tree.child_off[u], (uint8_t)only, f != UINT32_MAX};
+    tl_span ch = tl_tree_child_span(&U->t->tree, u);
+    struct visit_frame fr = {u, ch.b, ch.e, (uint8_t)only, f != UINT32_MAX};
     TL_PUSH(U->walk, fr);
 }
 
@@ -684,12 +693,12 @@ static void visit(unified *U, uint32_t root)
     visit_enter(U, root);
     while (U->walk.n) {
         struct visit_frame *fr = &U->walk.v[U->walk.n - 1];
-        if (fr->k == tr->child_off[fr->u + 1]) {
+        if (fr->k == fr->e) {
             if (fr->popframe) U->stack.n--;
             U->walk.n--;
             continue;
         }
-        uint32_t c = tr->child[fr->k++];
+        uint32_t c = tr->children.v[fr->k++];
         if (fr->only && !(U->t->es.cat[c] == TL_CAT_CPU_OP && has_model(U, c) && launches(U->t, c))) continue;
         visit_enter(U, c); /* may grow the stack: fr is not used after */
     }
@@ -1120,7 +1129,8 @@ static void unified_rows(unified *U, urows *rows)
         uint32_t u = U->collected.v[i];
         urow r = {u, TL_NOUID};
         TL_PUSH(*rows, r);
-        for (uint32_t k = tr->gpu_off[u]; k < tr->gpu_off[u + 1]; k++) covered[tr->gpu[k]] = 1;
+        tl_span gs = tl_tree_gpu_span(tr, u);
+        for (uint32_t k = gs.b; k < gs.e; k++) covered[tr->gpus.v[k]] = 1;
     }
     TL_VEC(urow) orphans = {0}, withop = {0};
     for (size_t g = 0; g < es->n; g++) {
@@ -1301,9 +1311,9 @@ void tl_sheets_unified(tl_perf_eval *pe, const tl_launchers *l, tl_argtext *at, 
             gk[0] = ur->kernel;
             ng = 1;
         } else {
-            ng = tr->gpu_off[u + 1] - tr->gpu_off[u];
+            const uint32_t *gv = tl_tree_gpus(tr, u, &ng);
             gk = tl_xmalloc((ng + 1) * sizeof *gk);
-            memcpy(gk, tr->gpu + tr->gpu_off[u], ng * sizeof *gk);
+            if (ng) memcpy(gk, gv, ng * sizeof *gk);
         }
         int own = !synthetic && has_model(&U, u);
         uint32_t fwd = !synthetic && !own ? sole_bwd(&U, u) : TL_NOUID;

@@ -4,18 +4,28 @@
 #include <isa-l/igzip_lib.h>
 #include <minizip/unzip.h>
 #include <minizip/zip.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/vec.h"
 
 enum { OUT_BUF = 1 << 18, COPY_BUF = 1 << 16, NAME_MAX_LEN = 1024 };
+/* An entry whose text may pass this many bytes is deflated on a thread of
+ * its own while the caller writes the text (a queue of at most QUEUE_LEN
+ * blocks); a smaller one in line. */
+enum { THREAD_FROM = 1 << 20, QUEUE_LEN = 8 };
 /* An entry that may pass 4 GiB (compressed or not) needs ZIP64 fields
  * (overridable so that a test can make every entry a ZIP64 one). */
 #ifndef TL_XLSX_ZIP32_LIMIT
 #define TL_XLSX_ZIP32_LIMIT 0xF0000000ull
 #endif
 static const uint64_t ZIP32_LIMIT = TL_XLSX_ZIP32_LIMIT;
+
+typedef struct block {
+    char *p;
+    size_t n;
+} block;
 
 struct tl_xlsx_entry {
     zipFile zf;
@@ -24,6 +34,14 @@ struct tl_xlsx_entry {
     uint32_t crc;
     uint64_t size;
     int failed;
+    /* threaded: the deflate thread takes the text's blocks from q (a ring;
+     * a block with p == NULL ends the text) and sets failed, under mu */
+    int threaded;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t more, room;
+    block q[QUEUE_LEN];
+    size_t head, count;
 };
 
 /* Feeds n bytes (all of them, or the end of the stream when last) to the
@@ -44,17 +62,75 @@ static int deflate_feed(tl_xlsx_entry *e, const uint8_t *p, uint32_t n, int last
     }
 }
 
-int tl_xlsx_entry_write(void *entry, const char *p, size_t n)
+/* The text's bytes into the entry: CRC, size, deflate. */
+static int deflate_text(tl_xlsx_entry *e, const char *p, size_t n)
 {
-    tl_xlsx_entry *e = entry;
-    while (n && !e->failed) {
+    while (n) {
         uint32_t k = n > (1u << 30) ? 1u << 30 : (uint32_t)n;
         e->crc = crc32_gzip_refl(e->crc, (const unsigned char *)p, k);
         e->size += k;
-        if (deflate_feed(e, (const uint8_t *)p, k, 0) != 0) e->failed = 1;
+        if (deflate_feed(e, (const uint8_t *)p, k, 0) != 0) return -1;
         p += k;
         n -= k;
     }
+    return 0;
+}
+
+/* The deflate thread: the blocks in order until the end block, then the end
+ * of the deflate stream. After a failure it only frees what comes. */
+static void *deflate_thread(void *arg)
+{
+    tl_xlsx_entry *e = arg;
+    int failed = 0;
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        while (!e->count) pthread_cond_wait(&e->more, &e->mu);
+        block b = e->q[e->head];
+        e->head = (e->head + 1) % QUEUE_LEN;
+        e->count--;
+        pthread_cond_signal(&e->room);
+        pthread_mutex_unlock(&e->mu);
+        if (!b.p) break;
+        if (!failed && deflate_text(e, b.p, b.n) != 0) {
+            failed = 1;
+            pthread_mutex_lock(&e->mu);
+            e->failed = 1;
+            pthread_mutex_unlock(&e->mu);
+        }
+        free(b.p);
+    }
+    if (!failed && deflate_feed(e, NULL, 0, 1) != 0) {
+        pthread_mutex_lock(&e->mu);
+        e->failed = 1;
+        pthread_mutex_unlock(&e->mu);
+    }
+    return NULL;
+}
+
+/* Hands a block to the deflate thread (b.p == NULL: the end); 0, or -1
+ * once the thread has failed. */
+static int enqueue(tl_xlsx_entry *e, block b)
+{
+    pthread_mutex_lock(&e->mu);
+    while (e->count == QUEUE_LEN) pthread_cond_wait(&e->room, &e->mu);
+    e->q[(e->head + e->count) % QUEUE_LEN] = b;
+    e->count++;
+    pthread_cond_signal(&e->more);
+    int failed = e->failed;
+    pthread_mutex_unlock(&e->mu);
+    return failed ? -1 : 0;
+}
+
+int tl_xlsx_entry_write(void *entry, const char *p, size_t n)
+{
+    tl_xlsx_entry *e = entry;
+    if (e->threaded) {
+        if (!n) return 0;
+        char *copy = tl_xmalloc(n);
+        memcpy(copy, p, n);
+        return enqueue(e, (block){copy, n});
+    }
+    if (!e->failed && deflate_text(e, p, n) != 0) e->failed = 1;
     return e->failed ? -1 : 0;
 }
 
@@ -111,7 +187,9 @@ static int write_replaced(zipFile zf, unzFile uf, const tl_xlsx_replace *r, size
     uint64_t bound = r->bound(ctx, i, old, old_len) + old_len;
     zip_fileinfo zi;
     file_info(&ui, &zi);
-    tl_xlsx_entry e = {.zf = zf};
+    tl_xlsx_entry e;
+    memset(&e, 0, sizeof e);
+    e.zf = zf;
     isal_deflate_init(&e.z);
     e.z.level = 1;
     e.z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
@@ -124,7 +202,27 @@ static int write_replaced(zipFile zf, unzFile uf, const tl_xlsx_replace *r, size
                                 bound + bound / 64 + 4096 >= ZIP32_LIMIT) != ZIP_OK) {
         tl_error_set(err, "%s: cannot add %s to the workbook", path, r->name);
     } else {
-        int filled = r->fill(ctx, i, old, old_len, &e) == 0 && !e.failed && deflate_feed(&e, NULL, 0, 1) == 0;
+        /* a large text is deflated on a thread while fill writes it */
+        if (bound >= THREAD_FROM) {
+            pthread_mutex_init(&e.mu, NULL);
+            pthread_cond_init(&e.more, NULL);
+            pthread_cond_init(&e.room, NULL);
+            e.threaded = pthread_create(&e.th, NULL, deflate_thread, &e) == 0;
+            if (!e.threaded) {
+                pthread_cond_destroy(&e.room);
+                pthread_cond_destroy(&e.more);
+                pthread_mutex_destroy(&e.mu);
+            }
+        }
+        int filled = r->fill(ctx, i, old, old_len, &e) == 0;
+        if (e.threaded) {
+            (void)enqueue(&e, (block){NULL, 0});
+            pthread_join(e.th, NULL);
+            pthread_cond_destroy(&e.room);
+            pthread_cond_destroy(&e.more);
+            pthread_mutex_destroy(&e.mu);
+            filled = filled && !e.failed;
+        } else filled = filled && !e.failed && deflate_feed(&e, NULL, 0, 1) == 0;
         int closed = zipCloseFileInZipRaw64(zf, e.size, e.crc) == ZIP_OK;
         if (filled && closed) rc = 0;
         else tl_error_set(err, "%s: cannot write %s of the workbook (disk full?)", path, r->name);

@@ -2,9 +2,12 @@
  * skeleton workbook are copied as they are (still compressed), except the
  * ones named, whose new text is produced by the caller and deflated as it
  * comes (ISA-L, fast level) into the new zip (minizip; ZIP64 where an entry
- * may pass 4 GiB).
+ * may pass 4 GiB); a large entry (over 1 MB of text) is deflated on a thread
+ * of its own while the caller writes the text, in the same blocks, so the
+ * bytes are the same.
  *
- * Owns the two zip handles, the deflate stream and its buffers for one call.
+ * Owns the two zip handles, the deflate stream and its buffers, and the
+ * deflate thread for one call.
  * Replaced entries are written first, in the order given, then the others in
  * the skeleton's order. */
 #ifndef TL_XLSX_PACKAGE_H

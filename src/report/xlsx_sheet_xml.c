@@ -117,6 +117,17 @@ uint64_t tl_xlsx_rows_xml_bound(const tl_table *t, size_t r0, size_t r1)
     return rows * (ROW_BOUND + (uint64_t)t->ncols * CELL_BOUND);
 }
 
+/* The decimal text of v at p (no terminator); returns its length. */
+static int u64_text(char *p, unsigned long long v)
+{
+    char rev[24];
+    int n = 0;
+    do rev[n++] = (char)('0' + v % 10), v /= 10;
+    while (v);
+    for (int i = 0; i < n; i++) p[i] = rev[n - 1 - i];
+    return n;
+}
+
 /* The shared-string index of a text. */
 static uint32_t sst_index(tl_xlsx_sst *sst, const char *s, size_t n)
 {
@@ -184,59 +195,103 @@ int tl_xlsx_rows_xml(const tl_table *t, size_t r0, size_t r1, int hdr_xf, const 
         shared_string_cell(&w.b, cols[c], "1", hdr_xf, sst_index(sst, name, strlen(name)));
     }
     tl_sb_puts(&w.b, "</row>");
+    /* per column, what cell_open writes around the row number: the head
+     * `<c r="COL` and the tail `"[ s="N"][ t="T"]><v>` of its value cells
+     * (numbers in the column's style, texts as shared strings, booleans) */
+    typedef struct colfix {
+        char head[12], num[24];
+        uint8_t nhead, nnum;
+    } colfix;
+    colfix *fx = tl_xmalloc(t->ncols * sizeof *fx);
+    for (size_t c = 0; c < t->ncols; c++) {
+        int style = kind && xf ? xf[kind[c]] : -1;
+        fx[c].nhead = (uint8_t)snprintf(fx[c].head, sizeof fx[c].head, "<c r=\"%s", cols[c]);
+        if (style >= 0) fx[c].nnum = (uint8_t)snprintf(fx[c].num, sizeof fx[c].num, "\" s=\"%d\"><v>", style);
+        else fx[c].nnum = (uint8_t)snprintf(fx[c].num, sizeof fx[c].num, "\"><v>");
+    }
+    static const char STR_TAIL[] = "\" t=\"s\"><v>", BOOL_TAIL[] = "\" t=\"b\"><v>", CLOSE[] = "</v></c>";
+    enum { CELL_MAX = 12 + 24 + 24 + 32 + 8 }; /* head, row, tail, value (a float: 24), close */
+#define PUT(p, s, n) (memcpy((p), (s), (n)), (p) += (n))
     for (size_t r = r0; r < r1 && !w.failed; r++) {
-        snprintf(rowtxt, sizeof rowtxt, "%zu", r - r0 + 2);
-        tl_sb_puts(&w.b, "<row r=\"");
-        tl_sb_puts(&w.b, rowtxt);
-        tl_sb_puts(&w.b, "\">");
+        int nrow = 0;
+        {
+            char rev[24];
+            size_t v = r - r0 + 2;
+            do rev[nrow++] = (char)('0' + v % 10), v /= 10;
+            while (v);
+            for (int i = 0; i < nrow; i++) rowtxt[i] = rev[nrow - 1 - i];
+            rowtxt[nrow] = 0;
+        }
+        TL_GROW(w.b.s, w.b.cap, w.b.len + 32 + t->ncols * (size_t)CELL_MAX + 1);
+        char *o = w.b.s + w.b.len;
+        PUT(o, "<row r=\"", 8);
+        PUT(o, rowtxt, (size_t)nrow);
+        PUT(o, "\">", 2);
         for (size_t c = 0; c < t->ncols; c++) {
             if (tl_table_is_null(t, c, r)) continue;
             const tl_col *col = &t->cols[c];
-            int style = kind && xf ? xf[kind[c]] : -1;
             switch (col->type) {
             case TL_COL_STR: {
                 uint32_t id = col->v.s[r];
-                if (tl_strpool_len(&t->pool, id) == 0) break; /* an empty text is an empty cell */
-                if (kind && kind[c] == TL_XK_INT_TEXT) {
-                    cell_open(&w.b, cols[c], rowtxt, style, NULL);
-                    tl_sb_putn(&w.b, tl_strpool_get(&t->pool, id), tl_strpool_len(&t->pool, id));
-                    tl_sb_puts(&w.b, "</v></c>");
+                size_t n = tl_strpool_len(&t->pool, id);
+                if (n == 0) break; /* an empty text is an empty cell */
+                PUT(o, fx[c].head, fx[c].nhead);
+                PUT(o, rowtxt, (size_t)nrow);
+                if (kind && kind[c] == TL_XK_INT_TEXT) { /* a plain integer: at most 19 bytes */
+                    PUT(o, fx[c].num, fx[c].nnum);
+                    PUT(o, tl_strpool_get(&t->pool, id), n);
+                    PUT(o, CLOSE, 8);
                     break;
                 }
                 if (sid[id] == UINT32_MAX)
                     sid[id] = tl_strpool_intern(&sst->pool, tl_strpool_get(&t->pool, id), tl_strpool_len(&t->pool, id));
                 sst->refs++;
-                shared_string_cell(&w.b, cols[c], rowtxt, -1, sid[id]);
+                PUT(o, STR_TAIL, sizeof STR_TAIL - 1);
+                o += u64_text(o, sid[id]);
+                PUT(o, CLOSE, 8);
                 break;
             }
             case TL_COL_F64: {
                 double v = col->v.f[r];
+                PUT(o, fx[c].head, fx[c].nhead);
+                PUT(o, rowtxt, (size_t)nrow);
                 if (isinf(v)) {
-                    shared_string_cell(&w.b, cols[c], rowtxt, -1, sst_index(sst, v < 0 ? "-inf" : "inf", v < 0 ? 4 : 3));
+                    PUT(o, STR_TAIL, sizeof STR_TAIL - 1);
+                    o += u64_text(o, sst_index(sst, v < 0 ? "-inf" : "inf", v < 0 ? 4 : 3));
+                    PUT(o, CLOSE, 8);
                     break;
                 }
-                char num[40];
-                int n = tl_pyfloat_repr(num, sizeof num, v);
-                cell_open(&w.b, cols[c], rowtxt, style, NULL);
-                tl_sb_putn(&w.b, num, (size_t)n);
-                tl_sb_puts(&w.b, "</v></c>");
+                PUT(o, fx[c].num, fx[c].nnum);
+                o += tl_pyfloat_repr(o, 40, v);
+                PUT(o, CLOSE, 8);
                 break;
             }
-            case TL_COL_I64:
-                cell_open(&w.b, cols[c], rowtxt, style, NULL);
-                tl_sb_i64(&w.b, (long long)col->v.i[r]);
-                tl_sb_puts(&w.b, "</v></c>");
+            case TL_COL_I64: {
+                PUT(o, fx[c].head, fx[c].nhead);
+                PUT(o, rowtxt, (size_t)nrow);
+                PUT(o, fx[c].num, fx[c].nnum);
+                long long v = (long long)col->v.i[r];
+                if (v < 0) *o++ = '-';
+                o += u64_text(o, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
+                PUT(o, CLOSE, 8);
                 break;
+            }
             case TL_COL_BOOL:
-                cell_open(&w.b, cols[c], rowtxt, -1, "b");
-                tl_sb_putc(&w.b, col->v.i[r] ? '1' : '0');
-                tl_sb_puts(&w.b, "</v></c>");
+                PUT(o, fx[c].head, fx[c].nhead);
+                PUT(o, rowtxt, (size_t)nrow);
+                PUT(o, BOOL_TAIL, sizeof BOOL_TAIL - 1);
+                *o++ = col->v.i[r] ? '1' : '0';
+                PUT(o, CLOSE, 8);
                 break;
             }
         }
-        tl_sb_puts(&w.b, "</row>");
+        PUT(o, "</row>", 6);
+#undef PUT
+        w.b.len = (size_t)(o - w.b.s);
+        w.b.s[w.b.len] = 0;
         maybe_flush(&w, 0);
     }
+    free(fx);
     maybe_flush(&w, 1);
     free(sid);
     free(cols);

@@ -134,17 +134,17 @@ static void put_event(tl_sbuf *b, const tl_event_store *es, size_t e, int critic
         put_us(b, es->dur[e], (es->flags[e] & TL_F_DUR_INT) != 0);
     }
     int flow = es->ph[e] == 's' || es->ph[e] == 'f';
-    if (flow && es->corr[e] != TL_NONE) {
+    if (flow && tl_es_corr(es, e) != TL_NONE) {
         tl_sb_puts(b, ",\"id\":");
-        tl_sb_i64(b, es->corr[e]);
+        tl_sb_i64(b, tl_es_corr(es, e));
     }
     if (es->ph[e] == 'f') tl_sb_puts(b, ",\"bp\":\"e\"");
     if (es->flags[e] & TL_F_ARGS) {
         tl_sb_puts(b, ",\"args\":{");
         int afirst = 1;
-        if (!flow && es->corr[e] != TL_NONE) {
+        if (!flow && tl_es_corr(es, e) != TL_NONE) {
             tl_sb_puts(b, "\"correlation\":");
-            tl_sb_i64(b, es->corr[e]);
+            tl_sb_i64(b, tl_es_corr(es, e));
             afirst = 0;
         }
         tl_arg_iter it;
@@ -288,9 +288,9 @@ static void build_index(const tl_event_store *es, index_t *ix)
         }
         if (es->flags[i] & TL_F_DUR) TL_PUSH(timed, ((tev){es->pid[i], es->tid[i], es->ts[i], u}));
         if (es->ph[i] == 's' || es->ph[i] == 'f') {
-            if (es->corr[i] != TL_NONE) TL_PUSH(flow, ((pair){es->corr[i], u}));
-        } else if (is_gpu_cat(es->cat[i]) && es->corr[i] != TL_NONE) {
-            TL_PUSH(gpu, ((pair){es->corr[i], u}));
+            if (tl_es_corr(es, i) != TL_NONE) TL_PUSH(flow, ((pair){tl_es_corr(es, i), u}));
+        } else if (is_gpu_cat(es->cat[i]) && tl_es_corr(es, i) != TL_NONE) {
+            TL_PUSH(gpu, ((pair){tl_es_corr(es, i), u}));
         }
     }
     if (gpu.n) qsort(gpu.v, gpu.n, sizeof *gpu.v, by_key_uid);
@@ -402,7 +402,7 @@ static void extract_roots(const tl_event_store *es, const index_t *ix, const tl_
         for (size_t i = 0; i < in.n; i++) {
             uint32_t e = in.v[i];
             TL_PUSH(x->events, e);
-            if (es->ph[e] != 's' && es->ph[e] != 'f' && es->corr[e] != TL_NONE) TL_PUSH(corrs, es->corr[e]);
+            if (es->ph[e] != 's' && es->ph[e] != 'f' && tl_es_corr(es, e) != TL_NONE) TL_PUSH(corrs, tl_es_corr(es, e));
             if (x->batch[k] < 0 && batch_name(tl_es_name(es, e))) x->batch[k] = first_dim(es, e);
         }
         /* each correlation once (a set), ascending */

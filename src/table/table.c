@@ -404,8 +404,19 @@ static tl_coltype agg_type(const tl_table *src, long col, tl_aggfn fn)
     return TL_COL_F64;
 }
 
+/* A group's numbers of one column, as the numeric aggregates read them:
+ * filled once per (group, column) and kept in row order (the median
+ * selects on a copy), so the statistics of one column (mean, median, std,
+ * min, max, sum) read the rows once. */
+typedef struct agg_buf {
+    double *v, *scratch;
+    long col; /* the column v holds (-1: none yet for this group) */
+    size_t n;
+    int64_t isum, imin, imax;
+} agg_buf;
+
 static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow, const tl_agg *a, long col,
-                      const group *g, double *buf)
+                      const group *g, agg_buf *ab)
 {
     if (a->fn == TL_AGG_SIZE) {
         tl_table_set_i64(dst, oc, orow, (int64_t)g->n);
@@ -434,17 +445,25 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
         return;
     }
     if (c->type == TL_COL_STR) return; /* numeric aggregates of text: missing */
-    int64_t isum = 0, imin = INT64_MAX, imax = INT64_MIN;
-    for (size_t i = 0; i < g->n; i++) {
-        size_t r = g->v[i];
-        if (tl_table_is_null(src, (size_t)col, r)) continue;
-        if (c->type != TL_COL_F64) {
-            isum = (int64_t)((uint64_t)isum + (uint64_t)c->v.i[r]); /* wraps as numpy's int64 sum does, no UB */
-            if (c->v.i[r] < imin) imin = c->v.i[r];
-            if (c->v.i[r] > imax) imax = c->v.i[r];
+    if (ab->col != col) {
+        int64_t isum = 0, imin = INT64_MAX, imax = INT64_MIN;
+        for (size_t i = 0; i < g->n; i++) {
+            size_t r = g->v[i];
+            if (tl_table_is_null(src, (size_t)col, r)) continue;
+            if (c->type != TL_COL_F64) {
+                isum = (int64_t)((uint64_t)isum + (uint64_t)c->v.i[r]); /* wraps as numpy's int64 sum does, no UB */
+                if (c->v.i[r] < imin) imin = c->v.i[r];
+                if (c->v.i[r] > imax) imax = c->v.i[r];
+            }
+            ab->v[n++] = tl_table_num(src, (size_t)col, r);
         }
-        buf[n++] = tl_table_num(src, (size_t)col, r);
+        ab->col = col;
+        ab->n = n;
+        ab->isum = isum, ab->imin = imin, ab->imax = imax;
     }
+    n = ab->n;
+    const double *buf = ab->v;
+    int64_t isum = ab->isum, imin = ab->imin, imax = ab->imax;
     int int_out = dst->cols[oc].type == TL_COL_I64;
     switch (a->fn) {
     case TL_AGG_SUM:
@@ -456,8 +475,10 @@ static void aggregate(const tl_table *src, tl_table *dst, size_t oc, size_t orow
         break;
     case TL_AGG_MEDIAN:
         if (n) {
-            tl_sort_f64(buf, n);
-            tl_table_set_f64(dst, oc, orow, n % 2 ? buf[n / 2] : (buf[n / 2 - 1] + buf[n / 2]) / 2);
+            double med;
+            memcpy(ab->scratch, buf, n * sizeof *buf); /* buf stays in row order */
+            tl_stats_f64(ab->scratch, n, NULL, NULL, &med);
+            tl_table_set_f64(dst, oc, orow, med);
         }
         break;
     case TL_AGG_STD:
@@ -572,17 +593,20 @@ tl_table *tl_table_group(const tl_table *src, const char *name, const tl_groupby
     size_t maxn = 1;
     for (size_t i = 0; i < ng; i++)
         if (groups.v[i].n > maxn) maxn = groups.v[i].n;
-    double *buf = tl_xmalloc(maxn * sizeof *buf);
+    agg_buf ab = {0};
+    ab.v = tl_xmalloc(2 * maxn * sizeof *ab.v);
+    ab.scratch = ab.v + maxn;
     for (size_t oi = 0; oi < ng; oi++) {
         const group *gr = &groups.v[order[oi]];
         size_t row = tl_table_add_row(dst);
         for (size_t k = 0; k < nk; k++) tl_table_copy_cell(dst, k, row, src, kc[k], gr->first);
+        ab.col = -1; /* a new group */
         for (size_t a = 0; a < g->naggs; a++) {
             if (acol[a] < 0 && g->aggs[a].fn != TL_AGG_SIZE && g->aggs[a].fn != TL_AGG_CUSTOM) continue;
-            aggregate(src, dst, nk + a, row, &g->aggs[a], acol[a], gr, buf);
+            aggregate(src, dst, nk + a, row, &g->aggs[a], acol[a], gr, &ab);
         }
     }
-    free(buf);
+    free(ab.v);
     free(acol);
     free(members);
     free(groups.v);

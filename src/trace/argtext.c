@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args_walk.h"
 #include "../json/pyval.h"
 #include "../util/vec.h"
 
@@ -137,18 +138,21 @@ void tl_argtext_shape_ids(tl_argtext *a, uint32_t ev, int tuple, uint32_t ids[4]
 {
     /* one pass over the event's args for the four keys (the last
      * occurrence of a key wins, as in tl_es_arg_raw) */
-    static const uint32_t keys[4] = {TL_K_INPUT_DIMS, TL_K_INPUT_TYPE, TL_K_INPUT_STRIDES, TL_K_CONCRETE_INPUTS};
+    _Static_assert(TL_K_INPUT_TYPE == TL_K_INPUT_DIMS + 1 && TL_K_INPUT_STRIDES == TL_K_INPUT_DIMS + 2 &&
+                       TL_K_CONCRETE_INPUTS == TL_K_INPUT_DIMS + 3,
+                   "the four shape keys are consecutive ids");
     tl_arg found[4];
     int have[4] = {0, 0, 0, 0};
     tl_arg_iter it;
     tl_arg arg;
-    tl_es_args_begin(&a->t->es, ev, &it);
-    while (tl_es_args_next(&it, &arg))
-        for (int k = 0; k < 4; k++)
-            if (arg.key == keys[k]) {
-                found[k] = arg;
-                have[k] = 1;
-            }
+    tl_args_walk_begin(&a->t->es, ev, &it);
+    while (tl_args_walk_next(&it, &arg)) {
+        uint32_t k = arg.key - (uint32_t)TL_K_INPUT_DIMS;
+        if (k < 4) {
+            found[k] = arg;
+            have[k] = 1;
+        }
+    }
     for (int k = 0; k < 4; k++) {
         ids[k] = UINT32_MAX;
         if (have[k])

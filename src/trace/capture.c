@@ -179,7 +179,7 @@ static void copy_events(tl_event_store *dst, const tl_event_store *src, const ui
                        : ((map)[id] = tl_strpool_intern(&dst->pool, tl_strpool_get(&src->pool, id),             \
                                                         tl_strpool_len(&src->pool, id))))
     size_t base = dst->n, bytes = 64;
-    for (size_t i = 0; i < n; i++) bytes += 2 * (src->args_off[uids[i] + 1] - src->args_off[uids[i]]);
+    for (size_t i = 0; i < n; i++) bytes += 2 * (tl_es_args_at(src, uids[i] + 1) - tl_es_args_at(src, uids[i]));
     if (base + n > dst->cap) tl_es_grow(dst, base + n > dst->cap + dst->cap / 2 ? base + n : dst->cap + dst->cap / 2);
     if (dst->blob_len + bytes > dst->blob_cap) {
         size_t nc = dst->blob_len + bytes > dst->blob_cap * 3 / 2 ? dst->blob_len + bytes : dst->blob_cap * 3 / 2;
@@ -191,7 +191,7 @@ static void copy_events(tl_event_store *dst, const tl_event_store *src, const ui
         size_t j = base + i;
         dst->ts[j] = src->ts[u];
         dst->dur[j] = src->dur[u];
-        dst->corr[j] = src->corr[u];
+        tl_es_set_corr(dst, j, tl_es_corr(src, u));
         dst->cat[j] = src->cat[u];
         dst->ph[j] = src->ph[u];
         dst->flags[j] = src->flags[u];
@@ -225,7 +225,7 @@ static void copy_events(tl_event_store *dst, const tl_event_store *src, const ui
                 dst->n_seq++;
             }
         }
-        dst->args_off[j + 1] = dst->blob_len;
+        tl_es_set_args_end(dst, j + 1, dst->blob_len);
     }
 #undef MAPSTR
     dst->n = base + n;
@@ -241,7 +241,7 @@ static void copy_block(tl_event_store *es, uint32_t from, size_t n)
 {
     size_t base = es->n;
     if (base + n > es->cap) tl_es_grow(es, base + n > es->cap + es->cap / 2 ? base + n : es->cap + es->cap / 2);
-    size_t b0 = es->args_off[from], b1 = es->args_off[from + n];
+    uint64_t b0 = tl_es_args_at(es, from), b1 = tl_es_args_at(es, from + n);
     if (es->blob_len + (b1 - b0) > es->blob_cap) {
         size_t nc = es->blob_len + (b1 - b0);
         if (nc < es->blob_cap * 3 / 2) nc = es->blob_cap * 3 / 2;
@@ -251,7 +251,7 @@ static void copy_block(tl_event_store *es, uint32_t from, size_t n)
 #define COL(c) memcpy(es->c + base, es->c + from, n * sizeof *es->c)
     COL(ts);
     COL(dur);
-    COL(corr);
+    COL(corr_lo);
     COL(name);
     COL(cat_id);
     COL(cat);
@@ -260,9 +260,10 @@ static void copy_block(tl_event_store *es, uint32_t from, size_t n)
     COL(pid);
     COL(tid);
 #undef COL
-    size_t shift = es->blob_len - b0;
+    tl_es_copy_corr_big(es, base, es, from, n);
+    uint64_t shift = es->blob_len - b0;
     memcpy(es->blob + es->blob_len, es->blob + b0, b1 - b0);
-    for (size_t i = 0; i < n; i++) es->args_off[base + i + 1] = es->args_off[from + i + 1] + shift;
+    for (size_t i = 0; i < n; i++) tl_es_set_args_end(es, base + i + 1, tl_es_args_at(es, from + i + 1) + shift);
     es->blob_len += b1 - b0;
     es->n = base + n;
 }
@@ -293,10 +294,7 @@ static const uint32_t *children_of(const tl_tree *tr, uint32_t u, uint32_t croot
         *n = wroots->n;
         return wroots->v;
     }
-    if (u < tr->n) {
-        *n = tr->child_off[u + 1] - tr->child_off[u];
-        return tr->child + tr->child_off[u];
-    }
+    if (u < tr->n) return tl_tree_children(tr, u, n);
     *n = 0;
     return NULL;
 }
@@ -433,14 +431,14 @@ static void find_capture_roots(merge *m, ctree *c, const char *file)
         if (r == es->cap) tl_es_grow(es, es->cap + 16);
         es->ts[r] = ws;
         es->dur[r] = we > ws ? we - ws : 0;
-        es->corr[r] = TL_NONE;
+        tl_es_set_corr(es, r, TL_NONE);
         es->name[r] = nm_root;
         es->cat_id[r] = cat_rt;
         es->cat[r] = TL_CAT_CUDA_RUNTIME;
         es->ph[r] = 0;
         es->flags[r] = TL_F_TS | TL_F_DUR | TL_F_ARGS;
         es->pid[r] = es->tid[r] = absent;
-        es->args_off[r + 1] = es->blob_len;
+        tl_es_set_args_end(es, r + 1, es->blob_len);
         es->n = r + 1;
         for (size_t k = 0; k < wr.n; k++) ct->tree.parent[wr.v[k]] = (uint32_t)r;
         char label[600];
@@ -745,7 +743,8 @@ static int graft_pair(merge *m, troot *r, const ctree *c, uint32_t g)
     for (size_t h = 0; h < q.n; h++) {
         uint32_t u = q.v[h];
         if (tl_is_gpu_cat(es->cat[u])) TL_PUSH(kv, u);
-        for (uint32_t k = rt->child_off[u]; k < rt->child_off[u + 1]; k++) TL_PUSH(q, rt->child[k]);
+        tl_span ch = tl_tree_child_span(rt, u);
+        for (uint32_t k = ch.b; k < ch.e; k++) TL_PUSH(q, rt->children.v[k]);
     }
     free(q.v);
     if (!kv.n) {
@@ -794,7 +793,7 @@ static int graft_pair(merge *m, troot *r, const ctree *c, uint32_t g)
         uint32_t k = K.k[pk[i]], d = base + r->disp[pd[i]];
         tl_map_put(&m->over, d, 0, k);
         t->parent[k] = d;
-        mes->corr[k] = mes->ph[d] == 's' || mes->ph[d] == 'f' ? TL_NONE : mes->corr[d];
+        tl_es_set_corr(mes, k, mes->ph[d] == 's' || mes->ph[d] == 'f' ? TL_NONE : tl_es_corr(mes, d));
         for (uint32_t a = d; a != NONE; a = t->parent[a]) {
             edge e = {a, k};
             TL_PUSH(m->app, e);
@@ -850,8 +849,9 @@ static size_t list_fn(void *ctx, uint32_t u, int which, uint32_t *out)
             }
         }
         if (!g) {
-            size_t n = t->child_off[u + 1] - t->child_off[u];
-            if (out && n) memcpy(out, t->child + t->child_off[u], n * sizeof *out);
+            size_t n;
+            const uint32_t *ch = tl_tree_children(t, u, &n);
+            if (out && n) memcpy(out, ch, n * sizeof *out);
             return n;
         }
         size_t n = g->r->coff[j + 1] - g->r->coff[j];
@@ -861,8 +861,8 @@ static size_t list_fn(void *ctx, uint32_t u, int which, uint32_t *out)
     }
     size_t n = 0;
     if (u < m->n0) {
-        n = t->gpu_off[u + 1] - t->gpu_off[u];
-        if (out && n) memcpy(out, t->gpu + t->gpu_off[u], n * sizeof *out);
+        const uint32_t *gv = tl_tree_gpus(t, u, &n);
+        if (out && n) memcpy(out, gv, n * sizeof *out);
     }
     size_t a = m->app_off[u + 1] - m->app_off[u];
     if (out && a) memcpy(out + n, m->app_v + m->app_off[u], a * sizeof *out);

@@ -146,19 +146,19 @@ static void classify(cp *c)
     tl_map_init(&rest, 256);
     for (size_t e = 0; e < n; e++) {
         uint8_t k = c->kind[e];
-        if ((k != K_GPU && k != K_SYNC) || es->corr[e] == TL_NONE) continue;
+        if ((k != K_GPU && k != K_SYNC) || tl_es_corr(es, e) == TL_NONE) continue;
         uint32_t p = k == K_GPU && c->tree->parent ? c->tree->parent[e] : TL_NOUID;
-        if (p != TL_NOUID && c->kind[p] == K_RUNTIME && es->corr[p] == es->corr[e]) {
+        if (p != TL_NOUID && c->kind[p] == K_RUNTIME && tl_es_corr(es, p) == tl_es_corr(es, e)) {
             c->partner[e] = p;
             if (c->partner[p] == NONE32) c->partner[p] = (uint32_t)e;
-        } else if (tl_map_get(&rest, (uint64_t)es->corr[e], 0) == NONE32) {
-            tl_map_put(&rest, (uint64_t)es->corr[e], 0, (uint32_t)e);
+        } else if (tl_map_get(&rest, (uint64_t)tl_es_corr(es, e), 0) == NONE32) {
+            tl_map_put(&rest, (uint64_t)tl_es_corr(es, e), 0, (uint32_t)e);
         }
     }
     if (rest.n)
         for (size_t e = 0; e < n; e++) {
-            if (c->kind[e] != K_RUNTIME || c->partner[e] != NONE32 || es->corr[e] == TL_NONE) continue;
-            uint32_t g = tl_map_get(&rest, (uint64_t)es->corr[e], 0);
+            if (c->kind[e] != K_RUNTIME || c->partner[e] != NONE32 || tl_es_corr(es, e) == TL_NONE) continue;
+            uint32_t g = tl_map_get(&rest, (uint64_t)tl_es_corr(es, e), 0);
             if (g == NONE32) continue;
             c->partner[e] = g;
             if (c->partner[g] == NONE32) c->partner[g] = (uint32_t)e;
@@ -508,13 +508,6 @@ typedef struct launch {
     uint32_t rt, gpu;
 } launch;
 
-static int launch_cmp(void *ctx, size_t a, size_t b)
-{
-    const launch *v = ctx;
-    if (v[a].ts != v[b].ts) return v[a].ts < v[b].ts ? -1 : 1;
-    return v[a].rt < v[b].rt ? -1 : v[a].rt > v[b].rt;
-}
-
 typedef struct qitem {
     int64_t ts;
     uint64_t stream;
@@ -522,13 +515,19 @@ typedef struct qitem {
     int8_t d;
 } qitem;
 
-static int qitem_cmp(void *ctx, size_t a, size_t b)
+/* The order of the queue items by (stream, ts, launches first, event). */
+static size_t *qitem_order(const qitem *v, size_t n)
 {
-    const qitem *v = ctx;
-    if (v[a].stream != v[b].stream) return v[a].stream < v[b].stream ? -1 : 1;
-    if (v[a].ts != v[b].ts) return v[a].ts < v[b].ts ? -1 : 1;
-    if (v[a].d != v[b].d) return v[a].d > v[b].d ? -1 : 1; /* launches first */
-    return v[a].ev < v[b].ev ? -1 : v[a].ev > v[b].ev;
+    int64_t *k = tl_xmalloc((4 * n + 1) * sizeof *k);
+    for (size_t i = 0; i < n; i++) {
+        k[i] = (int64_t)(v[i].stream ^ ((uint64_t)1 << 63)); /* unsigned order as signed */
+        k[n + i] = v[i].ts;
+        k[2 * n + i] = -v[i].d;
+        k[3 * n + i] = v[i].ev;
+    }
+    size_t *ix = tl_order_by_keys(n, k, k + n, k + 2 * n, k + 3 * n);
+    free(k);
+    return ix;
 }
 
 typedef struct gk {
@@ -536,11 +535,18 @@ typedef struct gk {
     uint32_t ev;
 } gk;
 
-static int gk_cmp(void *ctx, size_t a, size_t b)
+/* The order of the items by (key, ev); with in_ev_order (the items were
+ * pushed by increasing ev) the stable order by key alone is that. */
+static size_t *gk_order(const gk *v, size_t n, int in_ev_order)
 {
-    const gk *v = ctx;
-    if (v[a].key != v[b].key) return v[a].key < v[b].key ? -1 : 1;
-    return v[a].ev < v[b].ev ? -1 : v[a].ev > v[b].ev;
+    int64_t *k = tl_xmalloc((2 * n + 1) * sizeof *k);
+    for (size_t i = 0; i < n; i++) {
+        k[i] = v[i].key;
+        k[n + i] = v[i].ev;
+    }
+    size_t *ix = tl_order_by_keys(n, k, in_ev_order ? NULL : k + n, NULL, NULL);
+    free(k);
+    return ix;
 }
 
 typedef struct last_on {
@@ -556,7 +562,11 @@ static void gpu_edges(cp *c)
     TL_VEC(launch) L = {0};
     for (size_t e = 0; e < n; e++)
         if (is_launch(c, (uint32_t)e)) TL_PUSH(L, ((launch){es->ts[e], (uint32_t)e, c->partner[e]}));
-    size_t *lix = tl_msort_order(L.n, launch_cmp, L.v);
+    /* by (ts, runtime call): pushed by increasing call, so stable by ts */
+    int64_t *lts = tl_xmalloc((L.n + 1) * sizeof *lts);
+    for (size_t i = 0; i < L.n; i++) lts[i] = L.v[i].ts;
+    size_t *lix = tl_order_by_keys(L.n, lts, NULL, NULL, NULL);
+    free(lts);
     launch *ls = tl_xmalloc((L.n ? L.n : 1) * sizeof *ls);
     for (size_t i = 0; i < L.n; i++) ls[i] = L.v[lix[i]];
     free(lix);
@@ -572,7 +582,7 @@ static void gpu_edges(cp *c)
             q[2 * i] = (qitem){es->ts[ls[i].rt], sk, ls[i].rt, 1};
             q[2 * i + 1] = (qitem){es->ts[ls[i].gpu], sk, ls[i].gpu, -1};
         }
-        size_t *qi = tl_msort_order(2 * nl, qitem_cmp, q);
+        size_t *qi = qitem_order(q, 2 * nl);
         int32_t run = 0;
         for (size_t k = 0; k < 2 * nl; k++) {
             const qitem *x = &q[qi[k]];
@@ -600,11 +610,11 @@ static void gpu_edges(cp *c)
         }
         TL_VEC(gk) recs = {0}; /* the records some sync event names, by start */
         for (size_t e = 0; e < n; e++) {
-            if (es->name[e] != rec_name || c->kind[e] != K_RUNTIME || es->corr[e] == TL_NONE) continue;
-            if (tl_map_get(&rec_stream, (uint64_t)es->corr[e], 0) != NONE32)
+            if (es->name[e] != rec_name || c->kind[e] != K_RUNTIME || tl_es_corr(es, e) == TL_NONE) continue;
+            if (tl_map_get(&rec_stream, (uint64_t)tl_es_corr(es, e), 0) != NONE32)
                 TL_PUSH(recs, ((gk){es->ts[e], (uint32_t)e}));
         }
-        size_t *rix = tl_msort_order(recs.n, gk_cmp, recs.v);
+        size_t *rix = gk_order(recs.v, recs.n, 1);
         tl_map last_on_stream; /* (GPU pid, stream) -> the latest launch so far */
         tl_map_init(&last_on_stream, 64);
         size_t li = 0;
@@ -612,9 +622,9 @@ static void gpu_edges(cp *c)
             uint32_t e = recs.v[rix[k]].ev;
             for (; li < nl && ls[li].ts <= es->ts[e]; li++)
                 tl_map_put(&last_on_stream, es->pid[ls[li].gpu], (uint64_t)stream_of(c, ls[li].gpu), (uint32_t)li);
-            uint32_t s = tl_map_get(&rec_stream, (uint64_t)es->corr[e], 0);
+            uint32_t s = tl_map_get(&rec_stream, (uint64_t)tl_es_corr(es, e), 0);
             uint32_t best = tl_map_get(&last_on_stream, es->pid[s], (uint64_t)arg_int(c, s, c->k_wait_stream, -1));
-            if (best != NONE32) tl_map_put(&rec_prev, (uint64_t)es->corr[e], 0, best);
+            if (best != NONE32) tl_map_put(&rec_prev, (uint64_t)tl_es_corr(es, e), 0, best);
         }
         tl_map_free(&last_on_stream);
         free(rix);
@@ -629,7 +639,7 @@ static void gpu_edges(cp *c)
         if (c->kind[e] == K_GPU) TL_PUSH(K, ((gk){es->ts[e], (uint32_t)e}));
         else if (c->kind[e] == K_SYNC && c->name_sync[es->name[e]]) TL_PUSH(K, ((gk){tl_es_end(es, e), (uint32_t)e}));
     }
-    size_t *kix = tl_msort_order(K.n, gk_cmp, K.v);
+    size_t *kix = gk_order(K.v, K.n, 1);
 
     /* each Stream Wait Event of the window -> the GPU event of the first
      * launch at or after its cudaStreamWaitEvent, on that call's thread, to
@@ -643,7 +653,7 @@ static void gpu_edges(cp *c)
             if (c->kind[e] == K_SYNC && c->name_sync[es->name[e]] == SY_WAIT)
                 TL_PUSH(W, ((gk){es->ts[c->partner[e]], e}));
         }
-        size_t *wix = tl_msort_order(W.n, gk_cmp, W.v);
+        size_t *wix = gk_order(W.v, W.n, 0);
         tl_map next_on; /* (thread, stream) -> the earliest launch from the sweep point on */
         tl_map_init(&next_on, 64);
         size_t lj = nl;

@@ -1,6 +1,7 @@
 #include "event_store.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/bigmem.h"
@@ -39,13 +40,86 @@ void tl_es_init(tl_event_store *es)
     es->n_idval_slots = 256;
     es->idval_slots = tl_xcalloc(es->n_idval_slots, sizeof *es->idval_slots);
     es->args_off = tl_big_realloc(NULL, sizeof *es->args_off);
+    es->args_off_bits = 32;
+    /* tests: wrap the offsets early, as a blob over 4 GiB would */
+    const char *bits = getenv("TRACELENS_ARGS_OFF_BITS");
+    if (bits && atoi(bits) >= 4 && atoi(bits) < 32) es->args_off_bits = (uint8_t)atoi(bits);
+    es->args_next_wrap = (uint64_t)1 << es->args_off_bits;
+}
+
+static size_t corr_big_find(const tl_event_store *es, size_t i)
+{
+    /* the first entry with uid >= i */
+    size_t lo = 0, hi = es->n_corr_big;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (es->corr_big[mid].uid < i) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int64_t tl_es_corr_big(const tl_event_store *es, size_t i)
+{
+    size_t k = corr_big_find(es, i);
+    return k < es->n_corr_big && es->corr_big[k].uid == i ? es->corr_big[k].v : TL_NONE;
+}
+
+void tl_es_set_corr_big(tl_event_store *es, size_t i, int64_t v)
+{
+    es->corr_lo[i] = TL_CORR_BIG;
+    size_t k = corr_big_find(es, i);
+    if (k < es->n_corr_big && es->corr_big[k].uid == i) {
+        es->corr_big[k].v = v;
+        return;
+    }
+    TL_GROW(es->corr_big, es->cap_corr_big, es->n_corr_big + 1);
+    memmove(es->corr_big + k + 1, es->corr_big + k, (es->n_corr_big - k) * sizeof *es->corr_big);
+    es->corr_big[k].uid = (uint32_t)i;
+    es->corr_big[k].v = v;
+    es->n_corr_big++;
+}
+
+void tl_es_copy_corr_big(tl_event_store *dst, size_t at, const tl_event_store *src, size_t from, size_t n)
+{
+    for (size_t k = corr_big_find(src, from); k < src->n_corr_big && src->corr_big[k].uid < from + n; k++) {
+        uint32_t u = src->corr_big[k].uid;
+        if (src->corr_lo[u] != TL_CORR_BIG) continue; /* since overwritten */
+        TL_GROW(dst->corr_big, dst->cap_corr_big, dst->n_corr_big + 1);
+        dst->corr_big[dst->n_corr_big].uid = (uint32_t)(at + (u - from));
+        dst->corr_big[dst->n_corr_big].v = src->corr_big[k].v;
+        dst->n_corr_big++;
+    }
+}
+
+uint64_t tl_es_args_wrapped(const tl_event_store *es, size_t i)
+{
+    /* the number of wraps at indices <= i */
+    uint32_t lo = 0, hi = es->n_args_wraps;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (es->args_wraps[mid] <= i) lo = mid + 1;
+        else hi = mid;
+    }
+    return es->args_off[i] + ((uint64_t)lo << es->args_off_bits);
+}
+
+void tl_es_args_wrap(tl_event_store *es, size_t i, uint64_t end)
+{
+    while (es->n_args_wraps < (end >> es->args_off_bits)) {
+        TL_GROW(es->args_wraps, es->cap_args_wraps, es->n_args_wraps + 1);
+        es->args_wraps[es->n_args_wraps++] = (uint32_t)i;
+    }
+    es->args_base = (uint64_t)es->n_args_wraps << es->args_off_bits;
+    es->args_next_wrap = es->args_base + ((uint64_t)1 << es->args_off_bits);
+    es->args_off[i] = (uint32_t)(end - es->args_base);
 }
 
 void tl_es_grow(tl_event_store *es, size_t nc)
 {
     es->ts = tl_big_realloc(es->ts, nc * sizeof *es->ts);
     es->dur = tl_big_realloc(es->dur, nc * sizeof *es->dur);
-    es->corr = tl_big_realloc(es->corr, nc * sizeof *es->corr);
+    es->corr_lo = tl_big_realloc(es->corr_lo, nc * sizeof *es->corr_lo);
     es->name = tl_big_realloc(es->name, nc * sizeof *es->name);
     es->cat_id = tl_big_realloc(es->cat_id, nc * sizeof *es->cat_id);
     es->cat = tl_big_realloc(es->cat, nc * sizeof *es->cat);
@@ -62,7 +136,7 @@ void tl_es_trim(tl_event_store *es)
     size_t n = es->n;
     tl_big_trim(es->ts, n * sizeof *es->ts);
     tl_big_trim(es->dur, n * sizeof *es->dur);
-    tl_big_trim(es->corr, n * sizeof *es->corr);
+    tl_big_trim(es->corr_lo, n * sizeof *es->corr_lo);
     tl_big_trim(es->name, n * sizeof *es->name);
     tl_big_trim(es->cat_id, n * sizeof *es->cat_id);
     tl_big_trim(es->cat, n);
@@ -78,7 +152,7 @@ void tl_es_free(tl_event_store *es)
 {
     tl_big_free(es->ts);
     tl_big_free(es->dur);
-    tl_big_free(es->corr);
+    tl_big_free(es->corr_lo);
     tl_big_free(es->name);
     tl_big_free(es->cat_id);
     tl_big_free(es->cat);
@@ -94,6 +168,8 @@ void tl_es_free(tl_event_store *es)
     tl_strpool_free(&es->values);
     free(es->idvals);
     free(es->idval_slots);
+    free(es->args_wraps);
+    free(es->corr_big);
     free(es->seq_pairs);
     free(es->meta);
     for (size_t i = 0; i < es->n_top; i++) free(es->top[i].raw);
@@ -104,15 +180,15 @@ void tl_es_free(tl_event_store *es)
 void tl_es_clear(tl_event_store *es)
 {
     /* keep the columns and the blob (their pages stay mapped and warm) */
-    void *keep[12] = {es->ts, es->dur, es->corr, es->name, es->cat_id, es->cat,
+    void *keep[12] = {es->ts, es->dur, es->corr_lo, es->name, es->cat_id, es->cat,
                       es->ph, es->flags, es->pid, es->tid, es->args_off, es->blob};
     size_t cap = es->cap, blob_cap = es->blob_cap;
-    es->ts = NULL, es->dur = NULL, es->corr = NULL, es->name = NULL, es->cat_id = NULL, es->cat = NULL;
+    es->ts = NULL, es->dur = NULL, es->corr_lo = NULL, es->name = NULL, es->cat_id = NULL, es->cat = NULL;
     es->ph = NULL, es->flags = NULL, es->pid = NULL, es->tid = NULL, es->args_off = NULL, es->blob = NULL;
     tl_es_free(es);
     tl_es_init(es);
     tl_big_free(es->args_off);
-    es->ts = keep[0], es->dur = keep[1], es->corr = keep[2], es->name = keep[3], es->cat_id = keep[4];
+    es->ts = keep[0], es->dur = keep[1], es->corr_lo = keep[2], es->name = keep[3], es->cat_id = keep[4];
     es->cat = keep[5], es->ph = keep[6], es->flags = keep[7], es->pid = keep[8], es->tid = keep[9];
     es->args_off = keep[10], es->blob = keep[11];
     es->cap = cap;
@@ -163,16 +239,6 @@ uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i)
     return id;
 }
 
-void tl_es_args_begin(const tl_event_store *es, size_t ev, tl_arg_iter *it)
-{
-    if (!es->blob) { /* no event has args yet */
-        it->p = it->end = NULL;
-        return;
-    }
-    it->p = es->blob + es->args_off[ev];
-    it->end = es->blob + es->args_off[ev + 1];
-}
-
 int tl_es_args_next(tl_arg_iter *it, tl_arg *a)
 {
     if (it->p >= it->end) return 0;
@@ -188,8 +254,8 @@ int tl_es_args_next(tl_arg_iter *it, tl_arg *a)
 
 int tl_es_arg_int(const tl_event_store *es, size_t ev, uint32_t key, int64_t *out)
 {
-    if (key == TL_K_CORRELATION && es->corr[ev] != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
-        *out = es->corr[ev];
+    if (key == TL_K_CORRELATION && tl_es_corr(es, ev) != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
+        *out = tl_es_corr(es, ev);
         return 1;
     }
     tl_arg_iter it;
@@ -207,7 +273,7 @@ int tl_es_arg_int(const tl_event_store *es, size_t ev, uint32_t key, int64_t *ou
 uint32_t tl_es_arg_raw(const tl_event_store *es, size_t ev, uint32_t key, int *is_int)
 {
     *is_int = 0;
-    if (key == TL_K_CORRELATION && es->corr[ev] != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
+    if (key == TL_K_CORRELATION && tl_es_corr(es, ev) != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {
         *is_int = 1;
         return UINT32_MAX;
     }
@@ -273,7 +339,8 @@ static void *column_job_main(void *arg)
     int consume = j->consume;
     move_column(dst->ts, base, (void **)&src->ts, n, sizeof *dst->ts, consume);
     move_column(dst->dur, base, (void **)&src->dur, n, sizeof *dst->dur, consume);
-    move_column(dst->corr, base, (void **)&src->corr, n, sizeof *dst->corr, consume);
+    tl_es_copy_corr_big(dst, base, src, 0, n);
+    move_column(dst->corr_lo, base, (void **)&src->corr_lo, n, sizeof *dst->corr_lo, consume);
     move_column(dst->cat, base, (void **)&src->cat, n, 1, consume);
     move_column(dst->ph, base, (void **)&src->ph, n, 1, consume);
     move_column(dst->flags, base, (void **)&src->flags, n, 1, consume);
@@ -335,7 +402,13 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
                 k += tl_put_varint(o + k, values[a.i]);
             dst->blob_len += k;
         }
-        dst->args_off[base + i + 1] = dst->blob_len;
+        tl_es_set_args_end(dst, base + i + 1, dst->blob_len);
+        /* what is re-encoded is given back as the copy goes (the peak of a
+         * join stays near the size of its result) */
+        if (consume && (i & 0xffff) == 0xffff) {
+            tl_big_release_front(src->blob, tl_es_args_at(src, i + 1));
+            tl_big_release_front(src->args_off, (i + 1) * sizeof *src->args_off);
+        }
     }
     if (consume) {
         tl_big_free(src->blob), src->blob = NULL;

@@ -93,14 +93,30 @@ typedef struct tl_top_entry {
 typedef struct tl_event_store {
     size_t n, cap;
     int64_t *ts, *dur;      /* ns; dur >= 0 (negative in file -> 0 + TL_F_NEGDUR) */
-    int64_t *corr;          /* args.correlation, or the flow `id` for ph s/f (integers; INT64_MIN stays raw) */
+    /* args.correlation, or the flow `id` for ph s/f (integers; INT64_MIN
+     * stays raw), read with tl_es_corr and written with tl_es_set_corr:
+     * values 0 .. 2^32-3 in corr_lo itself, TL_CORR_ABSENT for none, and
+     * TL_CORR_BIG for any other value, which corr_big holds (by uid, in uid
+     * order). */
+    uint32_t *corr_lo;
+    struct tl_corr_big { uint32_t uid; int64_t v; } *corr_big;
+    size_t n_corr_big, cap_corr_big;
     uint32_t *name;         /* names id */
     uint32_t *cat_id;       /* cats id (the category string) */
     uint8_t *cat;           /* tl_cat */
     uint8_t *ph;            /* the ph character, 0 when absent */
     uint8_t *flags;
     uint32_t *pid, *tid;    /* idvals index */
-    uint64_t *args_off;     /* n+1 offsets into blob */
+    /* args of event i: blob[tl_es_args_at(i) .. tl_es_args_at(i + 1)). The
+     * n+1 offsets are kept modulo 2^args_off_bits (32; fewer only when a test
+     * asks, TRACELENS_ARGS_OFF_BITS): args_wraps lists, in order, the event
+     * indices from which the offsets carry one more 2^args_off_bits (empty
+     * while the blob is under 4 GiB). Written only by tl_es_set_args_end. */
+    uint32_t *args_off;
+    uint32_t *args_wraps;
+    uint32_t n_args_wraps, cap_args_wraps;
+    uint8_t args_off_bits;
+    uint64_t args_base, args_next_wrap; /* the writer's window: n_args_wraps << bits, one wrap further */
 
     uint8_t *blob;
     size_t blob_len, blob_cap;
@@ -164,6 +180,43 @@ static inline int64_t tl_es_end(const tl_event_store *es, size_t ev)
     return es->ts[ev] + es->dur[ev];
 }
 
+/* The offset in the blob where the args of event i start (i == n: where
+ * they end). */
+uint64_t tl_es_args_wrapped(const tl_event_store *es, size_t i);
+static inline uint64_t tl_es_args_at(const tl_event_store *es, size_t i)
+{
+    if (__builtin_expect(es->n_args_wraps != 0, 0)) return tl_es_args_wrapped(es, i);
+    return es->args_off[i];
+}
+/* Records that the args of event i - 1 end at blob offset `end`: calls come
+ * in order (i and end never decrease; the last i may be written again). */
+void tl_es_args_wrap(tl_event_store *es, size_t i, uint64_t end);
+static inline void tl_es_set_args_end(tl_event_store *es, size_t i, uint64_t end)
+{
+    if (__builtin_expect(end < es->args_next_wrap, 1)) es->args_off[i] = (uint32_t)(end - es->args_base);
+    else tl_es_args_wrap(es, i, end);
+}
+
+enum { TL_CORR_BIG = 0xFFFFFFFEu, TL_CORR_ABSENT = 0xFFFFFFFFu };
+int64_t tl_es_corr_big(const tl_event_store *es, size_t i);
+void tl_es_set_corr_big(tl_event_store *es, size_t i, int64_t v);
+/* The correlation (or flow id) of event i, TL_NONE when it has none. */
+static inline int64_t tl_es_corr(const tl_event_store *es, size_t i)
+{
+    uint32_t v = es->corr_lo[i];
+    if (__builtin_expect(v < TL_CORR_BIG, 1)) return v;
+    return v == TL_CORR_ABSENT ? TL_NONE : tl_es_corr_big(es, i);
+}
+static inline void tl_es_set_corr(tl_event_store *es, size_t i, int64_t v)
+{
+    if (v >= 0 && v < (int64_t)TL_CORR_BIG) es->corr_lo[i] = (uint32_t)v;
+    else if (v == TL_NONE) es->corr_lo[i] = TL_CORR_ABSENT;
+    else tl_es_set_corr_big(es, i, v);
+}
+/* Appends to dst's corr_big the values of src's events [from, from + n)
+ * as those of dst's events from `at` on (after every uid dst has). */
+void tl_es_copy_corr_big(tl_event_store *dst, size_t at, const tl_event_store *src, size_t from, size_t n);
+
 /* Args lookup in the blob. Returns 1 and sets *out when the key holds an
  * integer; 0 otherwise. */
 int tl_es_arg_int(const tl_event_store *es, size_t ev, uint32_t key, int64_t *out);
@@ -180,7 +233,15 @@ typedef struct tl_arg {
     int tag;
     int64_t i;      /* TL_AV_INT value, or values id for TL_AV_RAW */
 } tl_arg;
-void tl_es_args_begin(const tl_event_store *es, size_t ev, tl_arg_iter *it);
+static inline void tl_es_args_begin(const tl_event_store *es, size_t ev, tl_arg_iter *it)
+{
+    if (!es->blob) { /* no event has args yet */
+        it->p = it->end = NULL;
+        return;
+    }
+    it->p = es->blob + tl_es_args_at(es, ev);
+    it->end = es->blob + tl_es_args_at(es, ev + 1);
+}
 int tl_es_args_next(tl_arg_iter *it, tl_arg *a);
 
 /* Varint helpers shared by the writer (scanner) and readers. */

@@ -1,6 +1,7 @@
 /* health.c — see health.h. */
 #include "health.h"
 #include "steps.h"
+#include "args_walk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,21 +51,21 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
         }
         if (c == TL_CAT_CPU_OP) {
             h->n_cpu_ops++;
-            int isint; /* Input Dims present, whatever its value (one walk of the args) */
-            if (tl_es_arg_raw(es, u, TL_K_INPUT_DIMS, &isint) != UINT32_MAX || isint) h->n_cpu_ops_shapes++;
+            /* Input Dims present, whatever its value */
+            if (tl_args_has(es, u, TL_K_INPUT_DIMS)) h->n_cpu_ops_shapes++;
             if (es->dur[u] == 0 && !(es->flags[u] & TL_F_NEGDUR)) h->n_zero_dur_cpu_ops++;
         } else if (c == TL_CAT_PYTHON_FUNCTION) {
             h->n_python++;
         }
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] == TL_LAUNCH_GRAPH) h->n_graph_launches++;
-        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && es->corr[u] != INT64_MIN)
-            TL_PUSH(launch_ids, es->corr[u]);
+        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && tl_es_corr(es, u) != INT64_MIN)
+            TL_PUSH(launch_ids, tl_es_corr(es, u));
         if (!tl_is_gpu_cat(c) || !(es->flags[u] & TL_F_TS)) continue;
         h->n_gpu++;
         h->gpu_ns += es->dur[u];
         if (es->dur[u] == 0 && !(es->flags[u] & TL_F_NEGDUR)) h->n_zero_dur_gpu++;
         if (es->ts[u] > last_gpu_start) last_gpu_start = es->ts[u];
-        if (es->corr[u] != INT64_MIN) TL_PUSH(seen_ids, es->corr[u]);
+        if (tl_es_corr(es, u) != INT64_MIN) TL_PUSH(seen_ids, tl_es_corr(es, u));
         uint32_t rt = tr->parent[u];
         if (rt == TL_NOUID) {
             h->n_gpu_unlinked++;
@@ -105,8 +106,8 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     /* pass 2: launches without GPU work, GPU work outside the steps */
     for (size_t u = 0; u < es->n; u++) {
         uint8_t c = es->cat[u];
-        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && es->corr[u] != INT64_MIN) {
-            int found = tl_idset_has(&corr_seen, es->corr[u]);
+        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && tl_es_corr(es, u) != INT64_MIN) {
+            int found = tl_idset_has(&corr_seen, tl_es_corr(es, u));
             if (kind[es->name[u]] == TL_LAUNCH_MEMSET) {
                 h->n_memsets++;
                 h->n_memsets_orphan += !found;
@@ -118,8 +119,8 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
                 }
             }
         }
-        if (tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS) && tr->parent[u] == TL_NOUID && es->corr[u] != INT64_MIN &&
-            tl_idset_has(&corr_launch, es->corr[u])) {
+        if (tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS) && tr->parent[u] == TL_NOUID && tl_es_corr(es, u) != INT64_MIN &&
+            tl_idset_has(&corr_launch, tl_es_corr(es, u))) {
             h->n_gpu_unlinked_launched++;
             h->gpu_unlinked_launched_ns += es->dur[u];
         }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args_walk.h"
 #include "timeline.h"
 #include "../util/numsort.h"
 #include "../util/vec.h"
@@ -17,11 +18,13 @@ static void add_gap(tl_idle_stream *s, int64_t gap, int64_t micro_ns)
 
 void tl_idle_where(const tl_event_store *es, uint32_t dev_key, size_t u, int64_t *device, int64_t *stream)
 {
-    if (dev_key == UINT32_MAX || !tl_es_arg_int(es, u, dev_key, device)) {
+    int has_dev, has_stream; /* both keys in one walk of the args */
+    tl_args_int2(es, u, dev_key, device, &has_dev, TL_K_STREAM, stream, &has_stream);
+    if (!has_dev) {
         const tl_idval *p = &es->idvals[es->pid[u]];
         *device = p->kind == 0 ? p->i : -1;
     }
-    if (!tl_es_arg_int(es, u, TL_K_STREAM, stream)) *stream = -1;
+    if (!has_stream) *stream = -1;
 }
 
 tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n)
@@ -50,14 +53,21 @@ tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n)
 
 void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, tl_idle *out)
 {
+    size_t ng;
+    tl_gpu_at *g = tl_idle_gpu_events(&t->es, &ng);
+    tl_idle_compute_with(t, kernel_wait_ns, micro_ns, g, ng, out);
+    free(g);
+}
+
+void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, const tl_gpu_at *g, size_t ng,
+                          tl_idle *out)
+{
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
     memset(out, 0, sizeof *out);
     out->kernel_wait_ns = kernel_wait_ns;
     out->micro_ns = micro_ns;
     out->all.device = out->all.stream = -1;
-    size_t ng;
-    tl_gpu_at *g = tl_idle_gpu_events(es, &ng);
     if (!ng) return;
     TL_VEC(tl_idle_stream) st = {0};
     tl_interval *all = tl_xmalloc(ng * sizeof *all);
@@ -113,7 +123,6 @@ void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns
     out->all.busy = tl_length(all, m);
     for (size_t i = 1; i < m; i++) add_gap(&out->all, all[i].s - all[i - 1].e, micro_ns);
     free(all);
-    free(g);
     out->v = st.v;
     out->n = st.n;
 }

@@ -49,6 +49,12 @@ typedef struct tl_idle {
 
 void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, tl_idle *out);
 void tl_idle_free(tl_idle *b);
+struct tl_gpu_at;
+/* The same from t's GPU events as tl_idle_gpu_events lists them (g, ng:
+ * the caller's, read only; a report builds the list once for this and the
+ * kernel sequences). */
+void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, const struct tl_gpu_at *g,
+                          size_t ng, tl_idle *out);
 
 /* The (device, stream) of GPU event u as above (dev_key: the keys id of
  * "device", or UINT32_MAX when no event has one). */

@@ -458,8 +458,9 @@ static void measure(const tl_trace *t, const size_t *launches, size_t nl, tl_ite
     for (size_t i = a; i < nl && es->ts[launches[i]] <= hi; i++) {
         size_t l = launches[i];
         if (es->pid[l] != es->pid[r] || es->tid[l] != es->tid[r] || tl_es_end(es, l) > hi) continue;
-        for (uint32_t k = tr->gpu_off[l]; k < tr->gpu_off[l + 1]; k++) {
-            uint32_t g = tr->gpu[k];
+        tl_span gs = tl_tree_gpu_span(tr, (uint32_t)l);
+        for (uint32_t k = gs.b; k < gs.e; k++) {
+            uint32_t g = tr->gpus.v[k];
             TL_GROW(*buf, *cap, 2 * (n + 1));
             (*buf)[2 * n] = es->ts[g];
             (*buf)[2 * n + 1] = tl_es_end(es, g);
@@ -519,7 +520,7 @@ static void measure_all(const tl_trace *t, tl_iteration *v, size_t n)
     TL_VEC(size_t) l = {0};
     for (size_t i = 0; i < es->n; i++)
         if ((es->cat[i] == TL_CAT_CUDA_RUNTIME || es->cat[i] == TL_CAT_CUDA_DRIVER) && (es->flags[i] & TL_F_TS) &&
-            t->tree.gpu_off[i + 1] > t->tree.gpu_off[i])
+            tl_tree_has_gpus(&t->tree, (uint32_t)i))
             TL_PUSH(l, i);
     tl_msort(l.v, l.n, tl_idx_cmp_i64, (void *)es->ts);
     int64_t *buf = NULL;
@@ -583,17 +584,17 @@ size_t tl_trace_generic_iterations(const tl_trace *t, tl_iteration **out)
     TL_VEC(tl_iteration) v = {0};
     for (size_t head = 0; head < queue.n && !v.n; head++) {
         uint32_t u = queue.v[head];
-        const uint32_t *ch = tr->child + tr->child_off[u];
-        size_t nc = tr->child_off[u + 1] - tr->child_off[u];
+        size_t nc;
+        const uint32_t *ch = tl_tree_children(tr, u, &nc);
         int gpu = 0;
-        for (size_t k = 0; k < nc && !gpu; k++) gpu = tr->gpu_off[ch[k] + 1] > tr->gpu_off[ch[k]];
+        for (size_t k = 0; k < nc && !gpu; k++) gpu = tl_tree_has_gpus(tr, ch[k]);
         if (!gpu) continue;
         names.n = 0;
         for (size_t k = 0; k < nc; k++) TL_PUSH(names, es->name[ch[k]]);
         size_t s, p;
         if (!tl_repeating_period(names.v, nc, &s, &p)) {
             for (size_t k = 0; k < nc; k++)
-                if (tr->gpu_off[ch[k] + 1] > tr->gpu_off[ch[k]]) TL_PUSH(queue, ch[k]);
+                if (tl_tree_has_gpus(tr, ch[k])) TL_PUSH(queue, ch[k]);
             continue;
         }
         /* the n-th occurrence (from start) of the first name to the n-th of the last */

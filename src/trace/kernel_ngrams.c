@@ -267,6 +267,15 @@ static void one_stream(const seq *s, int64_t device, int64_t stream, const tl_ng
 
 void tl_kernel_ngrams_compute(const tl_trace *t, const tl_ngram_opts *o, tl_kernel_ngrams *out)
 {
+    size_t ng;
+    tl_gpu_at *g = tl_idle_gpu_events(&t->es, &ng);
+    tl_kernel_ngrams_compute_with(t, o, g, ng, out);
+    free(g);
+}
+
+void tl_kernel_ngrams_compute_with(const tl_trace *t, const tl_ngram_opts *o, const tl_gpu_at *g, size_t ng,
+                                   tl_kernel_ngrams *out)
+{
     const tl_event_store *es = &t->es;
     memset(out, 0, sizeof *out);
     tl_ngram_opts op;
@@ -278,8 +287,6 @@ void tl_kernel_ngrams_compute(const tl_trace *t, const tl_ngram_opts *o, tl_kern
     if (op.top < 1) op.top = 1;
     if (op.min_count < 2) op.min_count = 2;
     out->opts = op;
-    size_t ng;
-    tl_gpu_at *g = tl_idle_gpu_events(es, &ng);
     if (!ng) return;
     ngram_vec res = {0};
     u32_vec names = {0};
@@ -324,7 +331,6 @@ void tl_kernel_ngrams_compute(const tl_trace *t, const tl_ngram_opts *o, tl_kern
     free(s.nbreak);
     free(s.pdur);
     free(s.mark);
-    free(g);
     out->v = res.v;
     out->n = res.n;
     out->names = names.v;

@@ -62,6 +62,11 @@ typedef struct tl_kernel_ngrams {
 void tl_ngram_opts_default(tl_ngram_opts *o);
 /* o NULL: the defaults. Options outside their ranges are clamped. */
 void tl_kernel_ngrams_compute(const tl_trace *t, const tl_ngram_opts *o, tl_kernel_ngrams *out);
+/* The same from t's GPU events as tl_idle_gpu_events lists them (g, ng:
+ * the caller's, read only). */
+struct tl_gpu_at;
+void tl_kernel_ngrams_compute_with(const tl_trace *t, const tl_ngram_opts *o, const struct tl_gpu_at *g, size_t ng,
+                                   tl_kernel_ngrams *out);
 void tl_kernel_ngrams_free(tl_kernel_ngrams *k);
 
 #endif

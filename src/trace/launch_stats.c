@@ -81,7 +81,7 @@ void tl_launch_stats_compute(const tl_trace *t, tl_launch_stats *out)
             out->n_unlinked++;
             continue;
         }
-        if (tr->gpu_off[rt + 1] - tr->gpu_off[rt] > 1) {
+        if (tl_csr_len(&tr->gpus, rt) > 1) {
             out->n_multi++;
             continue;
         }

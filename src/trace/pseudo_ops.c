@@ -240,10 +240,7 @@ static const uint32_t *children(const work *w, uint32_t u, size_t *n)
         *n = w->lists.v[li].n;
         return w->lists.v[li].v;
     }
-    if (u < w->n0) {
-        *n = w->t->child_off[u + 1] - w->t->child_off[u];
-        return w->t->child + w->t->child_off[u];
-    }
+    if (u < w->n0) return tl_tree_children(w->t, u, n);
     *n = 0;
     return NULL;
 }
@@ -268,10 +265,7 @@ static void set_children(work *w, uint32_t u, const uint32_t *v, size_t n)
 
 static const uint32_t *gpu_events(const work *w, uint32_t u, size_t *n)
 {
-    if (u < w->n0) {
-        *n = w->t->gpu_off[u + 1] - w->t->gpu_off[u];
-        return w->t->gpu + w->t->gpu_off[u];
-    }
+    if (u < w->n0) return tl_tree_gpus(w->t, u, n);
     *n = w->gpu_new.v[u - w->n0].n;
     return w->gpu_new.v[u - w->n0].v;
 }
@@ -338,7 +332,7 @@ static void put_arg(work *w, uint32_t ev, uint32_t key, int tag, int64_t v)
     o[k++] = (uint8_t)tag;
     k += tl_put_varint(o + k, tag == TL_AV_INT ? tl_zigzag(v) : (uint64_t)v);
     es->blob_len += k;
-    es->args_off[ev + 1] = es->blob_len;
+    tl_es_set_args_end(es, ev + 1, es->blob_len);
     if (key == TL_K_SEQUENCE_NUMBER && tag == TL_AV_INT) {
         TL_GROW(es->seq_pairs, es->cap_seq, es->n_seq + 1);
         es->seq_pairs[es->n_seq].seq = v;
@@ -393,7 +387,7 @@ static uint32_t new_op(work *w, const char *name, uint32_t who, uint32_t timed, 
     uint8_t tf = timed != TL_NOUID ? es->flags[timed] & (TL_F_TS | TL_F_DUR | TL_F_NEGDUR) : 0;
     es->ts[i] = timed != TL_NOUID ? es->ts[timed] : 0;
     es->dur[i] = timed != TL_NOUID ? es->dur[timed] : 0;
-    es->corr[i] = TL_NONE;
+    tl_es_set_corr(es, i, TL_NONE);
     es->name[i] = tl_strpool_intern(&es->names, name, strlen(name));
     es->cat_id[i] = w->cat_cpu_op;
     es->cat[i] = TL_CAT_CPU_OP;
@@ -401,7 +395,7 @@ static uint32_t new_op(work *w, const char *name, uint32_t who, uint32_t timed, 
     es->flags[i] = (uint8_t)(TL_F_ARGS | tf);
     es->pid[i] = es->pid[who];
     es->tid[i] = es->tid[who];
-    es->args_off[i + 1] = es->blob_len;
+    tl_es_set_args_end(es, i + 1, es->blob_len);
     es->n = i + 1;
     t->parent = tl_big_realloc(t->parent, es->n * sizeof *t->parent);
     t->in_tree = tl_big_realloc(t->in_tree, es->n);
@@ -459,7 +453,7 @@ static int inject(work *w, uint32_t kernel, const char *name, int64_t seq, uint3
     uint32_t orig = launch == TL_NOUID ? TL_NOUID : w->t->parent[launch];
     if (orig == TL_NOUID)
         return fail(w, "%s: the launch of kernel UID %u has no parent op", name, (unsigned)kernel);
-    if (es->corr[kernel] == TL_NONE)
+    if (tl_es_corr(es, kernel) == TL_NONE)
         return fail(w, "%s: kernel UID %u has no correlation id", name, (unsigned)kernel);
     size_t nc;
     const uint32_t *ch = children(w, orig, &nc);
@@ -470,7 +464,7 @@ static int inject(work *w, uint32_t kernel, const char *name, int64_t seq, uint3
         return fail(w, "%s: launch UID %u is no longer a child of UID %u", name, (unsigned)launch, (unsigned)orig);
     uint32_t p = new_op(w, name, orig, TL_NOUID, donor);
     put_int(w, p, "Sequence number", seq);
-    put_int(w, p, "External id", es->corr[kernel]);
+    put_int(w, p, "External id", tl_es_corr(es, kernel));
     put_bool(w, p, "Pseudo op", 1);
     put_extras(w, p, x);
     w->t->parent[p] = orig;
@@ -1060,7 +1054,7 @@ static size_t list_of(void *ctx, uint32_t u, int which, uint32_t *out)
     const uint32_t *v;
     if (which) v = gpu_events(r->w, u, &n);
     else if (r->changed[u] || u >= r->w->n0) v = children(r->w, u, &n);
-    else v = r->w->t->child + r->w->t->child_off[u], n = r->w->t->child_off[u + 1] - r->w->t->child_off[u];
+    else v = tl_tree_children(r->w->t, u, &n);
     if (out && n) memcpy(out, v, n * sizeof *out);
     return n;
 }

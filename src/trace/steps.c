@@ -108,7 +108,7 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     for (size_t u = 0; u < es->n; u++) {
         of[u] = SIZE_MAX;
         if (bk[u] == 0xff) continue;
-        if (es->corr[u] != INT64_MIN) TL_PUSH(corr_ids, es->corr[u]);
+        if (tl_es_corr(es, u) != INT64_MIN) TL_PUSH(corr_ids, tl_es_corr(es, u));
         uint32_t rt = tr->parent[u];
         int64_t key = rt == TL_NOUID ? es->ts[u] : es->ts[rt];
         size_t s = step_at(steps.v, steps.n, key);
@@ -126,10 +126,10 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     tl_idset_build(&corr, corr_ids.v, corr_ids.n);
     free(corr_ids.v);
     for (size_t u = 0; u < es->n; u++) {
-        if ((es->cat[u] != TL_CAT_CUDA_RUNTIME && es->cat[u] != TL_CAT_CUDA_DRIVER) || es->corr[u] == INT64_MIN)
+        if ((es->cat[u] != TL_CAT_CUDA_RUNTIME && es->cat[u] != TL_CAT_CUDA_DRIVER) || tl_es_corr(es, u) == INT64_MIN)
             continue;
         uint8_t k = kind[es->name[u]];
-        if ((k != TL_LAUNCH_GRAPH && k != TL_LAUNCH_WORK) || tl_idset_has(&corr, es->corr[u]))
+        if ((k != TL_LAUNCH_GRAPH && k != TL_LAUNCH_WORK) || tl_idset_has(&corr, tl_es_corr(es, u)))
             continue;
         size_t s = step_at(steps.v, steps.n, es->ts[u]);
         if (s != SIZE_MAX) steps.v[s].n_launches_missing++;

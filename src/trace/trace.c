@@ -8,6 +8,7 @@
 
 #include "../json/kineto_scan.h"
 #include "capture.h"
+#include "../util/memstat.h"
 #include "../util/vec.h"
 
 static double now(void)
@@ -95,10 +96,13 @@ tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *er
     t->load_seconds = t1 - t0;
     t->tree_seconds = now() - t1;
     const char *st = getenv("TRACELENS_SCAN_STAGES");
-    if (st && *st && strcmp(st, "0") != 0)
-        fprintf(stderr, "tracelens: stage load %.3f s (%.0f MB/s), tree%s %.3f s\n", t->load_seconds,
-                t->load_seconds > 0 ? t->es.bytes / 1e6 / t->load_seconds : 0.0,
-                t->opts.pseudo_ops ? " + pseudo ops" : "", t->tree_seconds);
+    if (st && *st && strcmp(st, "0") != 0) {
+        double rss, peak;
+        tl_mem_status(&rss, &peak);
+        fprintf(stderr, "tracelens: stage load %.3f s (%.0f MB/s), tree%s %.3f s, RSS %.1f MB, peak so far %.1f MB\n",
+                t->load_seconds, t->load_seconds > 0 ? t->es.bytes / 1e6 / t->load_seconds : 0.0,
+                t->opts.pseudo_ops ? " + pseudo ops" : "", t->tree_seconds, rss, peak);
+    }
     atomic_init(&t->refs, 1);
     return t;
 }

@@ -12,7 +12,7 @@
 enum { BLEED_NS = 1000 };
 
 typedef TL_VEC(uint32_t) u32vec;
-typedef struct { uint32_t p, c; } edge;
+typedef tl_edge edge;
 typedef TL_VEC(edge) edgevec;
 
 /* Stable LSD radix sort of uids by ts (ties keep UID order). */
@@ -86,8 +86,8 @@ static int is_host_cat(uint8_t c, int with_python)
 static int link_of(const tl_tree *t, const tl_event_store *es, size_t i, int64_t *out)
 {
     if (!t->link_by_external_id) {
-        if (es->corr[i] == TL_NONE || es->ph[i] == 's' || es->ph[i] == 'f') return 0;
-        *out = es->corr[i];
+        if (tl_es_corr(es, i) == TL_NONE || es->ph[i] == 's' || es->ph[i] == 'f') return 0;
+        *out = tl_es_corr(es, i);
         return 1;
     }
     return tl_es_arg_int(es, i, TL_K_EXTERNAL_ID, out);
@@ -106,15 +106,17 @@ static void choose_link_key(tl_tree *t, const tl_event_store *es)
         if (!has_launch) continue;
         int64_t v;
         int isint;
-        int has_corr = es->corr[i] != TL_NONE || tl_es_arg_raw(es, i, TL_K_CORRELATION, &isint) != UINT32_MAX ||
+        int has_corr = tl_es_corr(es, i) != TL_NONE || tl_es_arg_raw(es, i, TL_K_CORRELATION, &isint) != UINT32_MAX ||
                        isint || tl_es_arg_int(es, i, TL_K_CORRELATION, &v);
         t->link_by_external_id = !has_corr;
         return;
     }
 }
 
-/* §3.3: per-thread stacks over host events sorted by ts. */
-static void build_stacks(tl_tree *t, const tl_event_store *es, edgevec *edges)
+/* §3.3: per-thread stacks over host events sorted by ts. Returns in *kids
+ * the host events given a parent, in the order they were (the order of
+ * their parents' children lists). */
+static void build_stacks(tl_tree *t, const tl_event_store *es, u32vec *kids)
 {
     u32vec host = {0};
     for (size_t i = 0; i < es->n; i++)
@@ -124,6 +126,7 @@ static void build_stacks(tl_tree *t, const tl_event_store *es, edgevec *edges)
     tl_map thread_ix;
     tl_map_init(&thread_ix, 64);
     TL_VEC(u32vec) stacks = {0};
+    size_t nkids = 0;
     for (size_t k = 0; k < host.n; k++) {
         uint32_t u = host.v[k];
         t->in_tree[u] = 1;
@@ -148,17 +151,16 @@ static void build_stacks(tl_tree *t, const tl_event_store *es, edgevec *edges)
             }
         }
         if (st->n) {
-            uint32_t p = st->v[st->n - 1];
-            t->parent[u] = p;
-            edge e = {p, u};
-            TL_PUSH(*edges, e);
+            t->parent[u] = st->v[st->n - 1];
+            host.v[nkids++] = u; /* behind k: host is read no further back */
         }
         TL_PUSH(*st, u);
     }
     for (size_t i = 0; i < stacks.n; i++) free(stacks.v[i].v);
     free(stacks.v);
     tl_map_free(&thread_ix);
-    free(host.v);
+    host.n = nkids;
+    *kids = host;
 }
 
 static int is_graph_launch(const char *nm)
@@ -172,16 +174,43 @@ static int is_graph_launch(const char *nm)
  * entries, so it runs concurrently with build_stacks (host events). */
 static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
 {
-    tl_map flow_s, flow_f, pid_tid_link;
-    size_t nflow = 0, nlink = 0, ngraph = 0;
+    tl_map64 flow_s, flow_f;
+    tl_map pid_tid_link;
+    size_t nflow = 0, nflow_s = 0, nflow_f = 0, nlink = 0, ngraph = 0;
+    /* The link of a flow's end is looked up at the end's (pid, tid) only:
+     * with few pid/tid values, the events on threads where no flow ends are
+     * left out of that map (they would never be found). f_thread: (pid, tid)
+     * pairs where a flow ends; links: events with a link per pair. */
+    uint32_t ni = es->n_idvals, *links = NULL;
+    uint8_t *f_thread = NULL;
+    if (ni <= 256) {
+        f_thread = tl_xcalloc((size_t)ni * ni + 1, 1);
+        links = tl_xcalloc((size_t)ni * ni + 1, sizeof *links);
+    }
     for (size_t i = 0; i < es->n; i++) {
-        if (es->cat[i] == TL_CAT_AC2G) nflow++;
-        else if (es->corr[i] != TL_NONE) nlink++;
+        if (es->cat[i] == TL_CAT_AC2G) {
+            nflow++;
+            if (es->ph[i] == 's') nflow_s++;
+            else if (es->ph[i] == 'f') {
+                nflow_f++;
+                if (f_thread) f_thread[(size_t)es->pid[i] * ni + es->tid[i]] = 1;
+            }
+        } else if (tl_es_corr(es, i) != TL_NONE) {
+            nlink++;
+            if (links) links[(size_t)es->pid[i] * ni + es->tid[i]]++;
+        }
         if (es->cat[i] == TL_CAT_CUDA_RUNTIME && is_graph_launch(tl_es_name(es, i))) ngraph++;
     }
-    tl_map_init(&flow_s, nflow / 2 + 1);
-    tl_map_init(&flow_f, nflow / 2 + 1);
-    tl_map_init(&pid_tid_link, nlink + 1);
+    size_t nlink_f = nlink;
+    if (f_thread) {
+        nlink_f = 0;
+        for (size_t k = 0; k < (size_t)ni * ni; k++)
+            if (f_thread[k]) nlink_f += links[k];
+    }
+    free(links);
+    tl_map64_init(&flow_s, nflow_s + 1);
+    tl_map64_init(&flow_f, nflow_f + 1);
+    tl_map_init(&pid_tid_link, nlink_f + 1);
     tl_map gpu_first;            /* link -> first GPU event with it (graph launches) */
     uint32_t *gpu_next = NULL;   /* next GPU event with the same link, UID order */
     tl_map gpu_last;
@@ -193,15 +222,16 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
     for (size_t i = 0; i < es->n; i++) {
         uint8_t c = es->cat[i];
         if (c == TL_CAT_AC2G) {
-            if (es->corr[i] == TL_NONE) continue;
-            if (es->ph[i] == 's') tl_map_put(&flow_s, (uint64_t)es->corr[i], 0, (uint32_t)i);
-            else if (es->ph[i] == 'f') tl_map_put(&flow_f, (uint64_t)es->corr[i], 0, (uint32_t)i);
+            if (tl_es_corr(es, i) == TL_NONE) continue;
+            if (es->ph[i] == 's') tl_map64_put(&flow_s, (uint64_t)tl_es_corr(es, i), (uint32_t)i);
+            else if (es->ph[i] == 'f') tl_map64_put(&flow_f, (uint64_t)tl_es_corr(es, i), (uint32_t)i);
             continue;
         }
         if (!(es->flags[i] & TL_F_ARGS)) continue;
         int64_t link;
         if (!link_of(t, es, i, &link)) continue;
-        if (es->idvals[es->pid[i]].kind != 2 && es->idvals[es->tid[i]].kind != 2)
+        if (es->idvals[es->pid[i]].kind != 2 && es->idvals[es->tid[i]].kind != 2 &&
+            (!f_thread || f_thread[(size_t)es->pid[i] * ni + es->tid[i]]))
             tl_map_put(&pid_tid_link, (uint64_t)link, ((uint64_t)es->pid[i] << 32) | es->tid[i], (uint32_t)i);
         if (ngraph && tl_is_gpu_cat(c)) {
             gpu_next[i] = TL_NOUID;
@@ -257,11 +287,11 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
             t->n_linked_by_corr++;
             continue;
         }
-        if (tl_map_get(&flow_s, (uint64_t)link, 0) == UINT32_MAX) continue;
-        uint32_t f = tl_map_get(&flow_f, (uint64_t)link, 0);
+        if (tl_map64_get(&flow_s, (uint64_t)link) == UINT32_MAX) continue;
+        uint32_t f = tl_map64_get(&flow_f, (uint64_t)link);
         if (f == UINT32_MAX) continue;
         if (es->idvals[es->pid[f]].kind == 2 || es->idvals[es->tid[f]].kind == 2) continue;
-        uint32_t g = tl_map_get(&pid_tid_link, (uint64_t)es->corr[f], ((uint64_t)es->pid[f] << 32) | es->tid[f]);
+        uint32_t g = tl_map_get(&pid_tid_link, (uint64_t)tl_es_corr(es, f), ((uint64_t)es->pid[f] << 32) | es->tid[f]);
         /* only GPU-set events are linked (the reference does not check;
          * linking anything else could make a cycle) */
         if (g == UINT32_MAX || !tl_is_gpu_cat(es->cat[g])) continue;
@@ -273,9 +303,10 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         t->parent[e.c] = e.p;
         t->in_tree[e.c] = 1;
     }
-    tl_map_free(&flow_s);
-    tl_map_free(&flow_f);
+    tl_map64_free(&flow_s);
+    tl_map64_free(&flow_f);
     tl_map_free(&pid_tid_link);
+    free(f_thread);
     if (by_corr) {
         tl_map_free(&corr_gpu);
         tl_map_free(&corr_rt);
@@ -286,22 +317,6 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         tl_map_free(&gpu_last);
         free(gpu_next);
     }
-}
-
-/* Counting-sort edges into CSR, keeping their order per parent. */
-static void to_csr(size_t n, const edgevec *edges, uint32_t **off_out, uint32_t **arr_out)
-{
-    uint32_t *off = tl_big_realloc(NULL, (n + 1) * sizeof *off); /* zero-filled */
-    for (size_t k = 0; k < edges->n; k++) off[edges->v[k].p + 1]++;
-    for (size_t i = 0; i < n; i++) off[i + 1] += off[i];
-    uint32_t *arr = tl_big_realloc(NULL, (edges->n ? edges->n : 1) * sizeof *arr);
-    /* fill each bucket from its end (order kept): off[p + 1] walks down to
-     * the start of bucket p; one shift makes off[] the start offsets */
-    for (size_t k = edges->n; k-- > 0;) arr[--off[edges->v[k].p + 1]] = edges->v[k].c;
-    memmove(off, off + 1, n * sizeof *off);
-    off[n] = (uint32_t)edges->n;
-    *off_out = off;
-    *arr_out = arr;
 }
 
 /* gpu_events: each linked GPU event goes to its runtime and every ancestor,
@@ -316,7 +331,7 @@ static void build_gpu_events(tl_tree *t, const edgevec *gpu_pairs)
             TL_PUSH(all, e);
         }
     }
-    to_csr(t->n, &all, &t->gpu_off, &t->gpu);
+    tl_csr_from_edges(&t->gpus, t->n, all.v, all.n);
     free(all.v);
 }
 
@@ -378,6 +393,25 @@ static void link_fwd_bwd(tl_tree *t, const tl_event_store *es)
     free(sp);
 }
 
+/* The children lists' edges: the host events given a parent, then the
+ * linked GPU events (a GPU event's runtime parent comes from its pair: two
+ * runtime calls sharing a link both list it). */
+typedef struct child_edges {
+    const tl_tree *t;
+    const u32vec *kids;
+    const edgevec *gpu_pairs;
+} child_edges;
+
+static tl_edge child_edge(void *ctx, size_t k)
+{
+    const child_edges *ce = ctx;
+    if (k < ce->kids->n) {
+        uint32_t u = ce->kids->v[k];
+        return (tl_edge){ce->t->parent[u], u};
+    }
+    return ce->gpu_pairs->v[k - ce->kids->n];
+}
+
 typedef struct gpu_job {
     tl_tree *t;
     const tl_event_store *es;
@@ -388,6 +422,20 @@ static void *gpu_job_main(void *arg)
 {
     gpu_job *j = arg;
     link_gpu(j->t, j->es, &j->pairs);
+    return NULL;
+}
+
+typedef struct lists_job {
+    tl_tree *t;
+    const tl_event_store *es;
+    const edgevec *gpu_pairs;
+} lists_job;
+
+static void *lists_job_main(void *arg)
+{
+    lists_job *j = arg;
+    build_gpu_events(j->t, j->gpu_pairs);
+    link_fwd_bwd(j->t, j->es);
     return NULL;
 }
 
@@ -408,38 +456,36 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     for (uint32_t id = 0; id < es->names.n; id++)
         t->name_comm[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&es->names, id));
     choose_link_key(t, es);
-    edgevec edges = {0};
+    u32vec kids = {0};
     gpu_job job = {t, es, {0}};
     pthread_t th;
     int threaded = es->n >= 100000 && pthread_create(&th, NULL, gpu_job_main, &job) == 0;
     if (!threaded) gpu_job_main(&job);
-    build_stacks(t, es, &edges);
+    build_stacks(t, es, &kids);
     if (threaded) pthread_join(th, NULL);
     edgevec gpu_pairs = job.pairs;
-    for (size_t k = 0; k < gpu_pairs.n; k++) TL_PUSH(edges, gpu_pairs.v[k]); /* GPU children come last */
     t->n_linked_gpu = gpu_pairs.n;
-    to_csr(es->n, &edges, &t->child_off, &t->child);
-    build_gpu_events(t, &gpu_pairs);
-    free(edges.v);
+    /* the children lists here, the gpu_events lists and the fwd/bwd links
+     * beside them (each writes its own arrays of t, reading parent) */
+    lists_job lj = {t, es, &gpu_pairs};
+    threaded = es->n >= 100000 && pthread_create(&th, NULL, lists_job_main, &lj) == 0;
+    if (!threaded) lists_job_main(&lj);
+    child_edges ce = {t, &kids, &gpu_pairs};
+    tl_csr_from_edge_fn(&t->children, es->n, kids.n + gpu_pairs.n, child_edge, &ce);
+    if (threaded) pthread_join(th, NULL);
+    free(kids.v);
     free(gpu_pairs.v);
-    link_fwd_bwd(t, es);
     /* the rest of the huge pages each array ends in */
     size_t n = es->n;
     tl_big_trim(t->parent, n * sizeof *t->parent);
     tl_big_trim(t->in_tree, n);
-    tl_big_trim(t->child_off, (n + 1) * sizeof *t->child_off);
-    tl_big_trim(t->child, t->child_off[n] * sizeof *t->child);
-    tl_big_trim(t->gpu_off, (n + 1) * sizeof *t->gpu_off);
-    tl_big_trim(t->gpu, t->gpu_off[n] * sizeof *t->gpu);
 }
 
 void tl_tree_free(tl_tree *t)
 {
     tl_big_free(t->parent);
-    tl_big_free(t->child_off);
-    tl_big_free(t->child);
-    tl_big_free(t->gpu_off);
-    tl_big_free(t->gpu);
+    tl_csr_free(&t->children);
+    tl_csr_free(&t->gpus);
     tl_big_free(t->in_tree);
     free(t->name_comm);
     free(t->fwd_links);
@@ -468,39 +514,37 @@ void tl_tree_copy(tl_tree *dst, const tl_tree *src, size_t n_names)
     size_t n = src->n;
     dst->parent = big_dup(src->parent, n * sizeof *src->parent);
     dst->in_tree = big_dup(src->in_tree, n);
-    dst->child_off = big_dup(src->child_off, (n + 1) * sizeof *src->child_off);
-    dst->child = big_dup(src->child, src->child_off[n] * sizeof *src->child);
-    dst->gpu_off = big_dup(src->gpu_off, (n + 1) * sizeof *src->gpu_off);
-    dst->gpu = big_dup(src->gpu, src->gpu_off[n] * sizeof *src->gpu);
+    tl_csr_copy(&dst->children, &src->children);
+    tl_csr_copy(&dst->gpus, &src->gpus);
     dst->name_comm = dup_or_null(src->name_comm, n_names + 1);
     dst->fwd_links = dup_or_null(src->fwd_links, src->n_links * sizeof *src->fwd_links);
     dst->bwd_links = dup_or_null(src->bwd_links, src->n_links * sizeof *src->bwd_links);
 }
 
+typedef struct relist_ctx {
+    tl_tree_list_fn list;
+    void *ctx;
+    int which;
+} relist_ctx;
+
+static size_t relist_one(void *arg, uint32_t u, uint32_t *out)
+{
+    relist_ctx *r = arg;
+    return r->list(r->ctx, u, r->which, out);
+}
+
 void tl_tree_relist(tl_tree *t, const tl_event_store *es, tl_tree_list_fn list, void *ctx)
 {
-    size_t n = es->n, total[2] = {0, 0};
-    for (size_t u = 0; u < n; u++)
-        for (int w = 0; w < 2; w++) total[w] += list(ctx, (uint32_t)u, w, NULL);
-    uint32_t *off[2], *arr[2];
+    size_t n = es->n;
+    tl_csr lists[2];
     for (int w = 0; w < 2; w++) {
-        off[w] = tl_big_realloc(NULL, (n + 1) * sizeof *off[w]);
-        arr[w] = tl_big_realloc(NULL, (total[w] ? total[w] : 1) * sizeof *arr[w]);
-        size_t k = 0;
-        for (size_t u = 0; u < n; u++) {
-            off[w][u] = (uint32_t)k;
-            k += list(ctx, (uint32_t)u, w, arr[w] + k);
-        }
-        off[w][n] = (uint32_t)k;
+        relist_ctx r = {list, ctx, w};
+        tl_csr_from_fn(&lists[w], n, relist_one, &r);
     }
-    tl_big_free(t->child_off);
-    tl_big_free(t->child);
-    tl_big_free(t->gpu_off);
-    tl_big_free(t->gpu);
-    t->child_off = off[0];
-    t->child = arr[0];
-    t->gpu_off = off[1];
-    t->gpu = arr[1];
+    tl_csr_free(&t->children);
+    tl_csr_free(&t->gpus);
+    t->children = lists[0];
+    t->gpus = lists[1];
     t->n = n;
     uint8_t *flags = tl_xcalloc(es->names.n + 1, 1);
     for (uint32_t id = 0; id < es->names.n; id++) flags[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&es->names, id));
@@ -558,7 +602,8 @@ uint8_t *tl_tree_recompute_flags(const tl_tree *t, const tl_event_store *es, siz
             if (flag[v]) continue; /* already inside an outer recompute region */
             flag[v] = 1;
             if (v >= t->n) continue;
-            for (uint32_t k = t->child_off[v]; k < t->child_off[v + 1]; k++) TL_PUSH(stack, t->child[k]);
+            tl_span ch = tl_tree_child_span(t, v);
+            for (uint32_t k = ch.b; k < ch.e; k++) TL_PUSH(stack, t->children.v[k]);
         }
     }
     free(stack.v);

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "../util/sparse_csr.h"
 #include "event_store.h"
 
 #define TL_NOUID UINT32_MAX
@@ -20,8 +21,8 @@
 typedef struct tl_tree {
     size_t n;
     uint32_t *parent;               /* TL_NOUID = none */
-    uint32_t *child_off, *child;    /* children of u: child[child_off[u] .. child_off[u+1]) */
-    uint32_t *gpu_off, *gpu;        /* gpu_events of u, same layout */
+    tl_csr children;                /* children of u: tl_tree_children(t, u, &n) */
+    tl_csr gpus;                    /* gpu_events of u: tl_tree_gpus(t, u, &n) */
     uint8_t *in_tree;               /* the reference's tree=True (2: discarded by the bleed rule) */
     struct { uint32_t a, b; } *fwd_links;   /* (bwd, fwd) sorted by bwd */
     struct { uint32_t a, b; } *bwd_links;   /* (fwd, bwd) sorted by fwd */
@@ -48,6 +49,22 @@ static inline int tl_is_gpu_cat(uint8_t c)
 {
     return c == TL_CAT_KERNEL || c == TL_CAT_GPU_MEMCPY || c == TL_CAT_GPU_MEMSET;
 }
+
+/* The children and the gpu_events of u, as a pointer and a length (the
+ * pointer is not to be read when the length is 0), or as positions in
+ * t->children.v / t->gpus.v. */
+static inline const uint32_t *tl_tree_children(const tl_tree *t, uint32_t u, size_t *n)
+{
+    return tl_csr_list(&t->children, u, n);
+}
+static inline const uint32_t *tl_tree_gpus(const tl_tree *t, uint32_t u, size_t *n)
+{
+    return tl_csr_list(&t->gpus, u, n);
+}
+static inline tl_span tl_tree_child_span(const tl_tree *t, uint32_t u) { return tl_csr_span(&t->children, u); }
+static inline tl_span tl_tree_gpu_span(const tl_tree *t, uint32_t u) { return tl_csr_span(&t->gpus, u); }
+/* Does u have GPU events (itself launched or below it)? */
+static inline int tl_tree_has_gpus(const tl_tree *t, uint32_t u) { return tl_csr_nonempty(&t->gpus, u); }
 
 /* For the passes that add events to a private trace (pseudo ops, the
  * capture merge): replaces the children and gpu_events CSR arrays with the

@@ -47,6 +47,16 @@ void tl_big_trim(void *p, size_t used)
     if (keep < have) madvise(base + keep, have - keep, MADV_DONTNEED);
 }
 
+void tl_big_release_front(void *p, size_t done)
+{
+    if (!p) return;
+    /* the first page holds the block's size: kept */
+    char *base = (char *)p - HDR;
+    size_t have = *(size_t *)base, end = (HDR + done) / 4096 * 4096;
+    if (end > have) end = have;
+    if (end > 4096) madvise(base + 4096, end - 4096, MADV_DONTNEED);
+}
+
 void tl_big_free(void *p)
 {
     if (!p) return;

@@ -16,5 +16,9 @@ void tl_big_free(void *p);
  * (the unused capacity of a grown column, and the rest of the transparent
  * huge page its data ends in); they read as zeros again if touched. */
 void tl_big_trim(void *p, size_t used);
+/* Gives back the pages of p's first `done` bytes, which the caller has
+ * finished reading (a column consumed front to back); they read as zeros
+ * if touched again. The block keeps its size and can still be freed. */
+void tl_big_release_front(void *p, size_t done);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "bigmem.h"
 #include "vec.h"
 
 static inline size_t slot_of(const tl_map *m, uint64_t k1, uint64_t k2)
@@ -13,19 +14,40 @@ static inline size_t slot_of(const tl_map *m, uint64_t k1, uint64_t k2)
     return (size_t)h & (m->cap - 1);
 }
 
-void tl_map_init(tl_map *m, size_t expected)
+/* Large slot arrays are mapped apart from the heap, so their memory goes
+ * back to the system when the map is freed (the tree's maps are the peak of
+ * a load); small ones come from malloc. */
+enum { BIG_SLOTS = 1 << 20 };
+
+static void *slots_alloc(size_t bytes)
+{
+    return bytes >= BIG_SLOTS ? tl_big_realloc(NULL, bytes) : tl_xmalloc(bytes);
+}
+
+static void slots_free(void *p, size_t bytes)
+{
+    if (bytes >= BIG_SLOTS) tl_big_free(p);
+    else free(p);
+}
+
+static size_t cap_for(size_t expected)
 {
     size_t cap = 64;
-    while (cap * 3 < expected * 4) cap *= 2; /* room for `expected` at the 3/4 load that put() keeps */
-    m->cap = cap;
+    while (cap * 3 < expected * 4) cap *= 2;
+    return cap;
+}
+
+void tl_map_init(tl_map *m, size_t expected)
+{
+    m->cap = cap_for(expected); /* room for `expected` at the 3/4 load that put() keeps */
     m->n = 0;
-    m->slot = tl_xmalloc(cap * sizeof *m->slot);
-    for (size_t i = 0; i < cap; i++) m->slot[i].val = UINT32_MAX;
+    m->slot = slots_alloc(m->cap * sizeof *m->slot);
+    for (size_t i = 0; i < m->cap; i++) m->slot[i].val = UINT32_MAX;
 }
 
 void tl_map_free(tl_map *m)
 {
-    free(m->slot);
+    slots_free(m->slot, m->cap * sizeof *m->slot);
     memset(m, 0, sizeof *m);
 }
 
@@ -62,6 +84,67 @@ uint32_t tl_map_get(const tl_map *m, uint64_t k1, uint64_t k2)
     const tl_map_slot *sl = m->slot;
     while (sl[i].val != UINT32_MAX) {
         if (sl[i].k1 == k1 && sl[i].k2 == k2) return sl[i].val;
+        i = (i + 1) & (m->cap - 1);
+    }
+    return UINT32_MAX;
+}
+
+void tl_map64_init(tl_map64 *m, size_t expected)
+{
+    m->cap = cap_for(expected);
+    m->n = 0;
+    m->slot = slots_alloc(m->cap * sizeof *m->slot);
+    for (size_t i = 0; i < m->cap; i++) m->slot[i].val = UINT32_MAX;
+}
+
+void tl_map64_free(tl_map64 *m)
+{
+    slots_free(m->slot, m->cap * sizeof *m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+static inline size_t slot64_of(const tl_map64 *m, uint64_t k)
+{
+    uint64_t h = k * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return (size_t)h & (m->cap - 1);
+}
+
+void tl_map64_put(tl_map64 *m, uint64_t k, uint32_t v)
+{
+    if ((m->n + 1) * 4 > m->cap * 3) {
+        tl_map64 old = *m;
+        tl_map64_init(m, old.cap);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.slot[i].val != UINT32_MAX)
+                tl_map64_put(m, (uint64_t)old.slot[i].khi << 32 | old.slot[i].klo, old.slot[i].val);
+        tl_map64_free(&old);
+    }
+    uint32_t lo = (uint32_t)k, hi = (uint32_t)(k >> 32);
+    size_t i = slot64_of(m, k);
+    tl_map64_slot *sl = m->slot;
+    while (sl[i].val != UINT32_MAX) {
+        if (sl[i].klo == lo && sl[i].khi == hi) {
+            sl[i].val = v;
+            return;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    sl[i].klo = lo;
+    sl[i].khi = hi;
+    sl[i].val = v;
+    m->n++;
+}
+
+uint32_t tl_map64_get(const tl_map64 *m, uint64_t k)
+{
+    uint32_t lo = (uint32_t)k, hi = (uint32_t)(k >> 32);
+    size_t i = slot64_of(m, k);
+    const tl_map64_slot *sl = m->slot;
+    while (sl[i].val != UINT32_MAX) {
+        if (sl[i].klo == lo && sl[i].khi == hi) return sl[i].val;
         i = (i + 1) & (m->cap - 1);
     }
     return UINT32_MAX;

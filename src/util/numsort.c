@@ -111,6 +111,80 @@ void tl_sort_i64(int64_t *v, size_t n)
     radix(v, n, 0);
 }
 
+/* The k-th smallest of v[0..n) (no NaN) moved to v[k], with v[0..k) <= v[k]
+ * <= v(k..n): quickselect (median of three), falling back to a full sort
+ * when the partitions shrink too slowly (adversarial input). */
+static void select_f64(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1; /* inclusive */
+    int budget = 64;
+    while (hi > lo + SHORT) {
+        if (--budget == 0) {
+            radix(v + lo, hi - lo + 1, 1);
+            return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        /* median of three into v[mid]; v[lo] <= v[mid] <= v[hi] */
+        if (v[mid] < v[lo]) { double x = v[mid]; v[mid] = v[lo]; v[lo] = x; }
+        if (v[hi] < v[lo]) { double x = v[hi]; v[hi] = v[lo]; v[lo] = x; }
+        if (v[hi] < v[mid]) { double x = v[hi]; v[hi] = v[mid]; v[mid] = x; }
+        double p = v[mid];
+        size_t i = lo, j = hi;
+        for (;;) { /* Hoare partition: [lo, j] <= p <= [j + 1, hi] */
+            while (v[i] < p) i++;
+            while (p < v[j]) j--;
+            if (i >= j) break;
+            double x = v[i];
+            v[i] = v[j];
+            v[j] = x;
+            i++;
+            j--;
+        }
+        if (k <= j) hi = j;
+        else lo = j + 1;
+    }
+    for (size_t i = lo + 1; i <= hi; i++) { /* insertion sort of the rest */
+        double x = v[i];
+        size_t j = i;
+        for (; j > lo && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+void tl_stats_f64(double *v, size_t n, double *min, double *max, double *median)
+{
+    int plain = n > SHORT;
+    double lo = v[0], hi = v[0];
+    for (size_t i = 0; i < n && plain; i++) {
+        uint64_t b;
+        memcpy(&b, &v[i], sizeof b);
+        if (v[i] != v[i] || b == UINT64_C(0x8000000000000000)) plain = 0;
+        if (v[i] < lo) lo = v[i];
+        if (v[i] > hi) hi = v[i];
+    }
+    if (!plain) { /* short, or the order of equal values matters: sorted */
+        tl_sort_f64(v, n);
+        if (min) *min = v[0];
+        if (max) *max = v[n - 1];
+        *median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        return;
+    }
+    /* no NaN, no -0.0: equal values have equal bits, so any order with the
+     * right values at the median's positions reads what the sort would */
+    if (min) *min = lo;
+    if (max) *max = hi;
+    size_t k = n / 2;
+    select_f64(v, n, k);
+    if (n % 2) {
+        *median = v[k];
+        return;
+    }
+    double below = v[0]; /* the largest of v[0..k): the (k-1)-th smallest */
+    for (size_t i = 1; i < k; i++)
+        if (v[i] > below) below = v[i];
+    *median = (below + v[k]) / 2;
+}
+
 /* Sorts idx[0..n) stably by key[idx[i]] (LSD radix, 8 bits a pass, passes
  * with one byte value skipped). */
 static void radix_idx(size_t *idx, size_t n, const int64_t *key)

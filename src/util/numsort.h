@@ -18,6 +18,14 @@ void tl_sort_f64(double *v, size_t n);
 /* Sorts v[0..n) ascending. */
 void tl_sort_i64(int64_t *v, size_t n);
 
+/* The order statistics of v[0..n) (n >= 1) that tl_sort_f64 followed by a
+ * read of v[0], v[n - 1] and the median would give, bit for bit: *min,
+ * *max and *median ((v[n/2 - 1] + v[n/2]) / 2 for even n); min or max may
+ * be NULL. v is reordered (a partial sort, O(n) on average): what is in it
+ * afterwards is unspecified. Arrays holding a NaN or a -0.0, whose sorted
+ * order the values alone do not decide, are sorted with tl_sort_f64. */
+void tl_stats_f64(double *v, size_t n, double *min, double *max, double *median);
+
 /* The stable order of n items by the keys (k1[i], k2[i], k3[i], k4[i])
  * ascending, k1 first (any key may be NULL: not a key): a new array of the
  * item numbers 0..n-1 in that order (the caller frees). Items with equal

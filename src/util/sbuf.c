@@ -72,9 +72,8 @@ void tl_sb_printf(tl_sbuf *b, const char *fmt, ...)
 
 void tl_sb_pyfloat(tl_sbuf *b, double x)
 {
-    char tmp[40];
-    tl_pyfloat_repr(tmp, sizeof tmp, x);
-    tl_sb_puts(b, tmp);
+    reserve(b, 40); /* the text in place (at most 24 bytes and its NUL) */
+    b->len += (size_t)tl_pyfloat_repr(b->s + b->len, 40, x);
 }
 
 void tl_sb_pystr(tl_sbuf *b, const char *s, size_t n)

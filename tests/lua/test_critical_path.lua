@@ -105,6 +105,17 @@ do
     "GPU work without cuda_sync events: the verdict (the path ends on the GPU) and the caveat: " .. line2)
   T.check(not line:find("records no synchronisation events", 1, true), "no caveat when the sync edge is there")
   T.eq(#cpmd.section(cpmd.data(t, {})), 0, "no steps: no section")
+  -- a blind path that covers under 60% of the step: the verdict is said to
+  -- describe that part only (timesformer: 160 of 382 ms)
+  local function line_of(blind, length, wall)
+    return table.concat(cpmd.section({ step = 6, bound = "GPU", blind = blind, length_us = length, wall_us = wall,
+      by_category = { cpu = length / 4, gpu_compute = length * 3 / 4 } }), "\n")
+  end
+  T.check(line_of(true, 160e3, 382e3):find("Here the path covers 42% of the step's wall time, so the GPU-bound "
+    .. "verdict describes that part of the step only.", 1, true), "partial blind path: " .. line_of(true, 160e3, 382e3))
+  T.check(not line_of(true, 300e3, 382e3):find("Here the path covers", 1, true), "79% covered: no such sentence")
+  T.check(not line_of(false, 160e3, 382e3):find("Here the path covers", 1, true),
+    "a path with its sync edges: no such sentence (the skipped time is idle or waiting)")
 end
 
 if not (data and T.dir_exists(data .. "/hta/critical_path")) then

@@ -256,9 +256,17 @@ if shared and T.file_exists(shared) then
   T.check(okz, "gzip -dc exit " .. tostring(code))
   local evs = cjson.decode(text).traceEvents
   local want = brute_force(evs)
-  local got = tl.load(shared):kernel_sequences()
+  local st = tl.load(shared)
+  local got = st:kernel_sequences()
   T.check(#want >= 5, "shared: some repeated sequences: " .. #want)
   compare(got, want, "shared")
+  -- a background report hands over the sequences of its sheet (the
+  -- orchestrator's fusion hint): the same, also with the sheet turned off
+  for _, sheet in ipairs({ true, false }) do
+    local job = st:report({ background = true, kernel_sequences = sheet })
+    compare(job:kernel_sequences(), want, "shared: job:kernel_sequences() with the sheet " .. tostring(sheet))
+    T.check(job:wait() ~= nil, "shared: the job's sheets after its sequences")
+  end
   -- the report's sheet holds the same rows
   local out = dir .. "/r"
   local okr, rc, _, se = T.run(T.q(T.tracelens_bin()) .. " report -q --no-xlsx " .. T.q(shared) .. " -o " .. T.q(out))

@@ -402,8 +402,8 @@ static void check_flow_id(diff *d, json_t *ev)
     if (!is_flow(es, i)) return;
     json_t *v = json_object_get(ev, "id");
     int64_t want = is_int64(v) ? json_integer_value(v) : TL_NONE;
-    if (es->corr[i] != want)
-        report(d, "flow id %lld, jansson %lld", (long long)es->corr[i], (long long)want);
+    if (tl_es_corr(es, i) != want)
+        report(d, "flow id %lld, jansson %lld", (long long)tl_es_corr(es, i), (long long)want);
 }
 
 /* ------------------------------------------------------------- args */
@@ -474,7 +474,7 @@ static int check_corr(diff *d, json_t *args, const our_arg *v, size_t n)
     if (is_flow(es, i)) return 0;
     int in_corr = is_int64(jc);
     int64_t want = in_corr ? json_integer_value(jc) : TL_NONE;
-    if (es->corr[i] != want) report(d, "corr %lld, jansson correlation %lld", (long long)es->corr[i], (long long)want);
+    if (tl_es_corr(es, i) != want) report(d, "corr %lld, jansson correlation %lld", (long long)tl_es_corr(es, i), (long long)want);
     if (in_corr && find_arg(es, v, n, "correlation", 11)) report(d, "an integer correlation is also in the args blob");
     return in_corr;
 }

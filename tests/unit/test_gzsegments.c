@@ -139,7 +139,7 @@ static int same_store(const tl_event_store *a, const tl_event_store *b)
         a->bare_array != b->bare_array || a->bytes != b->bytes)
         return 0;
     for (size_t i = 0; i < a->n; i++) {
-        if (a->ts[i] != b->ts[i] || a->dur[i] != b->dur[i] || a->corr[i] != b->corr[i] || a->cat[i] != b->cat[i] ||
+        if (a->ts[i] != b->ts[i] || a->dur[i] != b->dur[i] || tl_es_corr(a, i) != tl_es_corr(b, i) || a->cat[i] != b->cat[i] ||
             a->ph[i] != b->ph[i] || a->flags[i] != b->flags[i] || !same_text(&a->names, a->name[i], &b->names, b->name[i]) ||
             !same_text(&a->cats, a->cat_id[i], &b->cats, b->cat_id[i]))
             return 0;

@@ -4,7 +4,9 @@
  * 0..300 and some up to 5000, values with many ties, both zeros,
  * infinities, subnormals and the int64 extremes; arrays with a NaN against
  * qsort with that comparator; tl_order_by_keys against qsort by the keys
- * and the item number (the stable order). */
+ * and the item number (the stable order); tl_stats_f64 (min, max, median)
+ * against the same reads of the sorted array, bit for bit, on those arrays
+ * and on sorted, reversed, constant and organ-pipe ones. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,6 +109,50 @@ static void one_i64(size_t n, int kind)
     free(b);
 }
 
+/* tl_stats_f64 against min/max/median read from the sorted copy (the
+ * reference sort of one_f64), compared as bits. shape: 0 random values of
+ * `kind`, 1 ascending, 2 descending, 3 constant, 4 organ pipe, 5 two values */
+static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
+static void one_stats(size_t n, int kind, int shape, int with_nan)
+{
+    double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+    for (size_t i = 0; i < n; i++) {
+        switch (shape) {
+        case 0:
+            a[i] = value(kind);
+            if (kind == 1 && a[i] == 0.0 && (next() & 1)) a[i] = -0.0;
+            break;
+        case 1: a[i] = (double)i * 0.5; break;
+        case 2: a[i] = (double)(n - i) * 0.25; break;
+        case 3: a[i] = 3.0; break;
+        case 4: a[i] = (double)(i < n / 2 ? i : n - i); break;
+        default: a[i] = (next() & 1) ? 1.5 : 2.5; break;
+        }
+    }
+    if (with_nan && n) a[next() % n] = NAN;
+    memcpy(b, a, n * sizeof *a);
+    if (with_nan) qsort(b, n, sizeof *b, cmp_f64);
+    else ref_f64(b, n);
+    double mn, mx, md, md2;
+    tl_stats_f64(a, n, &mn, &mx, &md);
+    double want = n % 2 ? b[n / 2] : (b[n / 2 - 1] + b[n / 2]) / 2;
+    /* the median alone (min and max not asked) of another order of the same
+     * values: the same result when the order cannot matter (no NaN, no -0.0) */
+    int order_free = 1;
+    for (size_t i = 0; i < n; i++) order_free &= b[i] == b[i] && !same_bits(b[i], -0.0);
+    memcpy(a, b, n * sizeof *a);
+    for (size_t i = 0; i + 1 < n; i += 2) { double x = a[i]; a[i] = a[n - 1 - i]; a[n - 1 - i] = x; }
+    md2 = want;
+    if (order_free) tl_stats_f64(a, n, NULL, NULL, &md2);
+    checks++;
+    if (!same_bits(mn, b[0]) || !same_bits(mx, b[n - 1]) || !same_bits(md, want) || !same_bits(md2, want)) {
+        failures++;
+        fprintf(stderr, "tl_stats_f64: n=%zu kind=%d shape=%d nan=%d differs\n", n, kind, shape, with_nan);
+    }
+    free(a);
+    free(b);
+}
+
 /* tl_order_by_keys against qsort by (k1, k2, k3, k4, item number): the
  * stable order. */
 typedef struct item {
@@ -170,6 +216,14 @@ int main(void)
         }
         for (int kind = 0; kind < 3; kind++) one_i64(big[i], kind);
     }
+    static const size_t sn[] = {1, 2, 3, 47, 48, 49, 50, 51, 97, 100, 255, 256, 1000, 1001, 4096, 5001};
+    for (size_t i = 0; i < sizeof sn / sizeof *sn; i++)
+        for (int shape = 0; shape < 6; shape++)
+            for (int kind = 0; kind < (shape ? 1 : 4); kind++)
+                for (int rep = 0; rep < (shape ? 1 : sn[i] > 1001 ? 2 : 8); rep++) {
+                    one_stats(sn[i], kind, shape, 0);
+                    if (!shape && !rep) one_stats(sn[i], kind, shape, 1);
+                }
     static const size_t on[] = {0, 1, 2, 3, 17, 300, 4000};
     for (size_t i = 0; i < sizeof on / sizeof *on; i++)
         for (int nk = 1; nk <= 4; nk++)

@@ -65,7 +65,7 @@ static int scan_both(const char *doc, tl_event_store *es, tl_error *err)
             for (size_t i = 0; i < es->n && i < e2.n; i++) {
                 CHECK_I64(e2.ts[i], es->ts[i]);
                 CHECK_STR(tl_es_name(&e2, i), tl_es_name(es, i));
-                CHECK_I64(e2.args_off[i + 1] - e2.args_off[i], es->args_off[i + 1] - es->args_off[i]);
+                CHECK_I64(tl_es_args_at(&e2, i + 1) - tl_es_args_at(&e2, i), tl_es_args_at(es, i + 1) - tl_es_args_at(es, i));
             }
         } else if (rc != 0 && rc2 != 0) {
             /* same message but for the file name */
@@ -107,7 +107,7 @@ static void awkward_input(void)
     CHECK_STR(tl_es_name(&es, 1), "k\xc3\xa9\"q");
     CHECK(es.flags[1] & TL_F_NEGDUR);
     CHECK_I64(es.dur[1], 0);
-    CHECK_I64(es.corr[1], 5);
+    CHECK_I64(tl_es_corr(&es, 1), 5);
     int64_t stream = 0;
     CHECK(tl_es_arg_int(&es, 1, TL_K_STREAM, &stream));
     CHECK_I64(stream, 7);
@@ -125,8 +125,8 @@ static void awkward_input(void)
     CHECK(es.idvals[es.pid[2]].kind == 1);
     CHECK_I64(es.n_meta, 1);
     CHECK(es.cat[3] == TL_CAT_NONE);
-    CHECK_I64(es.corr[4], 5); /* flow id */
-    CHECK_I64(es.corr[5], 6); /* duplicate key: last wins */
+    CHECK_I64(tl_es_corr(&es, 4), 5); /* flow id */
+    CHECK_I64(tl_es_corr(&es, 5), 6); /* duplicate key: last wins */
     CHECK(es.dropped_metadata);
     for (size_t i = 0; i < es.n_top; i++)
         CHECK(strcmp(tl_strpool_get(&es.keys, es.top[i].key), "metadata") != 0);
@@ -194,7 +194,7 @@ static void same_store(const tl_event_store *a, const tl_event_store *b, const c
     int bad = 0;
     if (a->n != b->n) bad = 1;
     for (size_t i = 0; !bad && i < a->n; i++) {
-        if (a->ts[i] != b->ts[i] || a->dur[i] != b->dur[i] || a->corr[i] != b->corr[i] ||
+        if (a->ts[i] != b->ts[i] || a->dur[i] != b->dur[i] || tl_es_corr(a, i) != tl_es_corr(b, i) ||
             a->flags[i] != b->flags[i] || a->ph[i] != b->ph[i] || a->cat[i] != b->cat[i] ||
             strcmp(tl_es_name(a, i), tl_es_name(b, i)) != 0 ||
             strcmp(tl_strpool_get(&a->cats, a->cat_id[i]), tl_strpool_get(&b->cats, b->cat_id[i])) != 0 ||

@@ -352,10 +352,12 @@ static int same_store(const tl_event_store *a, const tl_event_store *b)
         a->n_seq != b->n_seq || a->n_idvals != b->n_idvals || a->bare_array != b->bare_array ||
         a->dropped_metadata != b->dropped_metadata)
         return 0;
-    if (a->n && !(SAME_COL(ts, 8) && SAME_COL(dur, 8) && SAME_COL(corr, 8) && SAME_COL(name, 4) &&
+    if (a->n && !(SAME_COL(ts, 8) && SAME_COL(dur, 8) && SAME_COL(corr_lo, 4) && SAME_COL(name, 4) &&
                   SAME_COL(cat_id, 4) && SAME_COL(cat, 1) && SAME_COL(ph, 1) && SAME_COL(flags, 1) &&
-                  SAME_COL(pid, 4) && SAME_COL(tid, 4) && memcmp(a->args_off, b->args_off, (a->n + 1) * 8) == 0))
+                  SAME_COL(pid, 4) && SAME_COL(tid, 4)))
         return 0;
+    for (size_t i = 0; i <= a->n; i++)
+        if (tl_es_args_at(a, i) != tl_es_args_at(b, i) || (i < a->n && tl_es_corr(a, i) != tl_es_corr(b, i))) return 0;
     if (a->blob_len && memcmp(a->blob, b->blob, a->blob_len) != 0) return 0;
     if (!same_pool(&a->names, &b->names) || !same_pool(&a->cats, &b->cats) || !same_pool(&a->keys, &b->keys) ||
         !same_pool(&a->values, &b->values))

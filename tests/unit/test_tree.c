@@ -66,11 +66,15 @@ void suite_tree(void)
     CHECK_I64(t.parent[6], 0 + TL_NOUID); /* execute starts after linear ends */
 
     /* gpu_events: the linear op sees the gemm kernel */
-    CHECK_I64(t.gpu_off[1] - t.gpu_off[0], 1);
-    CHECK_I64(t.gpu[t.gpu_off[0]], 5);
-    CHECK_I64(t.gpu_off[7] - t.gpu_off[6], 2);
+    size_t ng, nc;
+    const uint32_t *gv = tl_tree_gpus(&t, 0, &ng);
+    CHECK_I64(ng, 1);
+    CHECK_I64(gv[0], 5);
+    tl_tree_gpus(&t, 6, &ng);
+    CHECK_I64(ng, 2);
     /* children of addmm: the runtime call */
-    CHECK_I64(t.child_off[2] - t.child_off[1], 1);
+    tl_tree_children(&t, 1, &nc);
+    CHECK_I64(nc, 1);
 
     CHECK_I64(tl_tree_launcher(&t, &es, 5), 1);  /* addmm */
     CHECK_I64(tl_tree_launcher(&t, &es, 8), 7);  /* under "execute": the runtime itself */

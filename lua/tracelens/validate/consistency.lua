@@ -74,24 +74,20 @@ local function cells_of(line)
   body = text.strip(body)
   if body:sub(-1) == "|" then body = body:sub(1, -2) end
   local cells = {}
-  -- escaped pipes (\|) stay inside a cell
-  local cur = {}
-  local i = 2
-  while i <= #body do
-    local c = body:sub(i, i)
-    if c == "\\" and body:sub(i + 1, i + 1) == "|" then
-      cur[#cur + 1] = "\\|"
-      i = i + 2
-    elseif c == "|" then
-      cells[#cells + 1] = text.strip(table.concat(cur))
-      cur = {}
-      i = i + 1
+  -- escaped pipes (\|) stay inside a cell: a cell is the text between two
+  -- pipes that are not escaped (from the second byte: the first is a pipe)
+  local start, i = 2, 2
+  while true do
+    local j = body:find("[\\|]", i)
+    if not j then break end
+    if body:byte(j) == 92 then -- a backslash: it escapes a pipe right after it
+      i = body:byte(j + 1) == 124 and j + 2 or j + 1
     else
-      cur[#cur + 1] = c
-      i = i + 1
+      cells[#cells + 1] = text.strip(body:sub(start, j - 1))
+      start, i = j + 1, j + 1
     end
   end
-  cells[#cells + 1] = text.strip(table.concat(cur))
+  cells[#cells + 1] = text.strip(body:sub(start))
   return cells
 end
 

@@ -55,9 +55,14 @@ for b = 0x80, 0x8a do wide_spaces["\xe2\x80" .. string.char(b)] = true end
 
 local function is_ascii_space(byte) return byte == 32 or (byte >= 9 and byte <= 13) or (byte >= 28 and byte <= 31) end
 
--- Byte length of the whitespace character starting at i, or nil.
+-- Byte length of the whitespace character starting at i, or nil. (A wide
+-- space starts with a byte >= 0x80 and ends with one: an ASCII byte that is
+-- not a space is none, without the lookups.)
 local function space_at(s, i)
-  if is_ascii_space(s:byte(i) or 0) then return 1 end
+  local b = s:byte(i)
+  if not b then return nil end
+  if is_ascii_space(b) then return 1 end
+  if b < 0x80 then return nil end
   for n = 2, 3 do
     if wide_spaces[s:sub(i, i + n - 1)] then return n end
   end
@@ -66,7 +71,10 @@ end
 
 -- Byte length of the whitespace character ending at j, or nil.
 local function space_before(s, j)
-  if is_ascii_space(s:byte(j) or 0) then return 1 end
+  local b = s:byte(j)
+  if not b then return nil end
+  if is_ascii_space(b) then return 1 end
+  if b < 0x80 then return nil end
   for n = 2, 3 do
     if j - n + 1 >= 1 and wide_spaces[s:sub(j - n + 1, j)] then return n end
   end
