@@ -200,6 +200,12 @@ static int png_encode(png_job *job, png_structp png, png_infop info)
     png_set_IHDR(png, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     if (job->ppm) png_set_pHYs(png, info, job->ppm, job->ppm, PNG_RESOLUTION_METER);
+    /* Charts are flat colours: unfiltered rows at zlib level 3 take a file
+     * no larger than libpng's default (every filter tried per row, level 6)
+     * in a fifth of the instructions (the analysis's chart: 255 M -> 46 M,
+     * 43.9 -> 42.9 KB). */
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+    png_set_compression_level(png, 3);
     png_write_info(png, info);
     for (int y = 0; y < c->h; y++) png_write_row(png, c->px + (size_t)y * (size_t)c->w * 3);
     png_write_end(png, info);
