@@ -393,23 +393,19 @@ static void link_fwd_bwd(tl_tree *t, const tl_event_store *es)
     free(sp);
 }
 
-/* The children lists' edges: the host events given a parent, then the
- * linked GPU events (a GPU event's runtime parent comes from its pair: two
- * runtime calls sharing a link both list it). */
-typedef struct child_edges {
-    const tl_tree *t;
-    const u32vec *kids;
-    const edgevec *gpu_pairs;
-} child_edges;
-
-static tl_edge child_edge(void *ctx, size_t k)
+/* The children lists: the host events given a parent (in the order the
+ * stacks gave them one), then the linked GPU events (a GPU event's runtime
+ * parent comes from its pair: two runtime calls sharing a link both list
+ * it). The edges are laid out only now, when the maps of the linking are
+ * gone (the tree's peak memory was theirs). */
+static void build_children(tl_tree *t, const u32vec *kids, const edgevec *gpu_pairs)
 {
-    const child_edges *ce = ctx;
-    if (k < ce->kids->n) {
-        uint32_t u = ce->kids->v[k];
-        return (tl_edge){ce->t->parent[u], u};
-    }
-    return ce->gpu_pairs->v[k - ce->kids->n];
+    size_t m = kids->n + gpu_pairs->n;
+    edge *e = tl_xmalloc((m ? m : 1) * sizeof *e);
+    for (size_t k = 0; k < kids->n; k++) e[k] = (edge){t->parent[kids->v[k]], kids->v[k]};
+    if (gpu_pairs->n) memcpy(e + kids->n, gpu_pairs->v, gpu_pairs->n * sizeof *e);
+    tl_csr_from_edges(&t->children, t->n, e, m);
+    free(e);
 }
 
 typedef struct gpu_job {
@@ -470,8 +466,7 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     lists_job lj = {t, es, &gpu_pairs};
     threaded = es->n >= 100000 && pthread_create(&th, NULL, lists_job_main, &lj) == 0;
     if (!threaded) lists_job_main(&lj);
-    child_edges ce = {t, &kids, &gpu_pairs};
-    tl_csr_from_edge_fn(&t->children, es->n, kids.n + gpu_pairs.n, child_edge, &ce);
+    build_children(t, &kids, &gpu_pairs);
     if (threaded) pthread_join(th, NULL);
     free(kids.v);
     free(gpu_pairs.v);

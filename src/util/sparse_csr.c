@@ -26,36 +26,23 @@ static void init(tl_csr *c, size_t n)
     c->rank = tl_big_realloc(NULL, words(n) * sizeof *c->rank);
 }
 
-void tl_csr_from_edge_fn(tl_csr *c, size_t n, size_t m, tl_csr_edge_fn edge, void *ctx)
+void tl_csr_from_edges(tl_csr *c, size_t n, const tl_edge *edges, size_t m)
 {
     init(c, n);
-    for (size_t k = 0; k < m; k++) {
-        uint32_t p = edge(ctx, k).p;
-        c->has[p >> 6] |= (uint64_t)1 << (p & 63);
-    }
+    for (size_t k = 0; k < m; k++) c->has[edges[k].p >> 6] |= (uint64_t)1 << (edges[k].p & 63);
     index_bits(c);
     /* counting sort into the slots of the nodes with a list: off[r + 1]
      * counts, then walks down to the start of list r while filling it from
      * its end (the order of the edges kept); one shift makes off[] the
      * start offsets */
-    for (size_t k = 0; k < m; k++) c->off[tl_csr_rank(c, edge(ctx, k).p) + 1]++;
+    for (size_t k = 0; k < m; k++) c->off[tl_csr_rank(c, edges[k].p) + 1]++;
     for (uint32_t r = 0; r < c->k; r++) c->off[r + 1] += c->off[r];
     c->v = tl_big_realloc(NULL, (m ? m : 1) * sizeof *c->v);
     uint32_t *cursor = c->off + 1;
-    for (size_t k = m; k-- > 0;) {
-        tl_edge e = edge(ctx, k);
-        c->v[--cursor[tl_csr_rank(c, e.p)]] = e.c;
-    }
+    for (size_t k = m; k-- > 0;) c->v[--cursor[tl_csr_rank(c, edges[k].p)]] = edges[k].c;
     memmove(c->off, c->off + 1, c->k * sizeof *c->off);
     c->off[c->k] = (uint32_t)m;
     tl_big_trim(c->v, m * sizeof *c->v); /* the rest of the huge page it ends in */
-}
-
-static tl_edge array_edge(void *ctx, size_t k) { return ((const tl_edge *)ctx)[k]; }
-
-void tl_csr_from_edges(tl_csr *c, size_t n, const tl_edge *edges, size_t m)
-{
-    tl_csr_from_edge_fn(c, n, m, array_edge, (void *)edges);
 }
 
 void tl_csr_from_fn(tl_csr *c, size_t n, tl_csr_list_fn list, void *ctx)

@@ -71,11 +71,8 @@ static inline size_t tl_csr_len(const tl_csr *c, uint32_t u)
     return s.e - s.b;
 }
 
-/* The lists of m edges over n nodes, each list in the order of its edges:
- * from an array, or from edge(ctx, k) for k < m (read three times). */
+/* The lists of m edges over n nodes, each list in the order of its edges. */
 void tl_csr_from_edges(tl_csr *c, size_t n, const tl_edge *edges, size_t m);
-typedef tl_edge (*tl_csr_edge_fn)(void *ctx, size_t k);
-void tl_csr_from_edge_fn(tl_csr *c, size_t n, size_t m, tl_csr_edge_fn edge, void *ctx);
 /* The lists list(ctx, u, out) gives for every u < n (out NULL: the length
  * only; else written there). */
 typedef size_t (*tl_csr_list_fn)(void *ctx, uint32_t u, uint32_t *out);
