@@ -1,10 +1,10 @@
 /* tree.h — the CPU-op -> runtime launch -> GPU work tree of a trace.
- * Owns index arrays over event UIDs (no pointers): parent, children (CSR),
- * gpu_events of every node (CSR, in runtime-UID order as the reference
- * builds them), the in-tree flag, and the forward<->backward links. Built
- * once from an immutable EventStore (and reworked by the pseudo-op pass,
- * pseudo_ops.h, while the trace is still private to its loader),
- * read-only afterwards (thread-safe).
+ * Owns index arrays over event UIDs (no pointers): parent, children and
+ * gpu_events of every node (sparse CSR lists, util/sparse_csr.h; gpu_events
+ * in runtime-UID order as the reference builds them), the in-tree flag,
+ * and the forward<->backward links. Built once from an immutable
+ * EventStore (and reworked by the pseudo-op pass, pseudo_ops.h, while the
+ * trace is still private to its loader), read-only afterwards (thread-safe).
  * Rules: perf-report spec §3 (linking key, call stacks with the 1 us bleed
  * tolerance, ac2g flows, graph launches, fwd/bwd by Sequence number) with its
  * FIX list; launcher resolution §5. */
