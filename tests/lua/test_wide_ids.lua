@@ -3,7 +3,9 @@
 -- 32-bit column, the others in its side list), through every way of
 -- loading (one scan, a plain file in two parts, gzip segments); and a trace
 -- read with its args offsets wrapping every 2^7 bytes (as a blob over 4 GiB
--- would wrap every 2^32) gives the same report CSVs.
+-- would wrap every 2^32) gives the same report CSVs. The kernels run on one
+-- stream (few pid/tid values: the linking's map keeps only the threads where
+-- flows end) and on 300 (too many for that filter: every thread is kept).
 local root = arg[1]
 package.path = root .. "/tests/lib/?.lua;" .. package.path
 local T = require "testlib"
@@ -17,22 +19,26 @@ local kinds = {
   function(k) return -(k + 1) end,                    -- negative
 }
 local corr_of = {}
-local parts = {}
-for k = 0, N - 1 do
-  local c = kinds[k % #kinds + 1](k)
-  local ts = 1000 + 20 * k
-  corr_of[ts] = c
-  parts[#parts + 1] = T.x_event("cuda_runtime", "cudaLaunchKernel", ts, 5, {correlation = tostring(c)}, 1, 1)
-  parts[#parts + 1] = T.flow_event("s", c, 1, 1, ts)
-  parts[#parts + 1] = T.x_event("kernel", "gemm_kernel_" .. k % 7, ts + 8, 6,
-    {correlation = tostring(c), stream = "7", device = "0", grid = "[1, 1, 1]"}, 0, 7)
-  parts[#parts + 1] = T.flow_event("f", c, 0, 7, ts + 8)
-end
 local dir = T.tmpdir()
+local function write_trace(path, streams)
+  local parts = {}
+  for k = 0, N - 1 do
+    local c = kinds[k % #kinds + 1](k)
+    local ts = 1000 + 20 * k
+    corr_of[ts] = c
+    local s = 7 + k % streams
+    parts[#parts + 1] = T.x_event("cuda_runtime", "cudaLaunchKernel", ts, 5, {correlation = tostring(c)}, 1, 1)
+    parts[#parts + 1] = T.flow_event("s", c, 1, 1, ts)
+    parts[#parts + 1] = T.x_event("kernel", "gemm_kernel_" .. k % 7, ts + 8, 6,
+      {correlation = tostring(c), stream = tostring(s), device = "0", grid = "[1, 1, 1]"}, 0, s)
+    parts[#parts + 1] = T.flow_event("f", c, 0, s, ts + 8)
+  end
+  local f = assert(io.open(path, "wb"))
+  f:write('{"traceEvents":[\n', table.concat(parts, ",\n"), '\n]}\n')
+  f:close()
+end
 local plain = dir .. "/wide_ids.json"
-local f = assert(io.open(plain, "wb"))
-f:write('{"traceEvents":[\n', table.concat(parts, ",\n"), '\n]}\n')
-f:close()
+write_trace(plain, 1)
 T.check(os.execute("gzip -k -6 " .. T.q(plain)) == true, "gzip")
 
 local function check(trace, what)
@@ -64,6 +70,11 @@ check(two, "plain, two parts")
 local segs = tl.load(plain .. ".gz", {threads = 3})
 T.check(segs:info().scan_parts > 1, "gzip scanned in segments: " .. segs:info().scan_parts)
 check(segs, "gzip segments")
+local streams = dir .. "/wide_ids_streams.json"
+write_trace(streams, 300)
+local st = tl.load(streams, {threads = 2})
+T.check(st:info().scan_parts > 1, "300 streams: scanned in parts")
+check(st, "300 streams, two parts")
 
 -- wrapped args offsets: the same CSVs
 local bin = T.tracelens_bin()
