@@ -11,17 +11,8 @@
 
 #include "event_store.h"
 
-/* tl_es_args_begin / tl_es_args_next inline (a loop over every argument of
- * many events). */
-static inline void tl_args_walk_begin(const tl_event_store *es, size_t ev, tl_arg_iter *it)
-{
-    if (!es->blob) {
-        it->p = it->end = NULL;
-        return;
-    }
-    it->p = es->blob + tl_es_args_at(es, ev);
-    it->end = es->blob + tl_es_args_at(es, ev + 1);
-}
+/* tl_es_args_next inline, one-byte varints without a call (a loop over
+ * every argument of many events, begun with tl_es_args_begin). */
 static inline int tl_args_walk_next(tl_arg_iter *it, tl_arg *a)
 {
     if (it->p >= it->end) return 0;

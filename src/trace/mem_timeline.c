@@ -139,7 +139,7 @@ void tl_mem_timeline_compute(const tl_trace *t, unsigned buckets, tl_mem_timelin
         int have_alloc = 0;
         tl_arg_iter it;
         tl_arg ar;
-        tl_args_walk_begin(es, u, &it);
+        tl_es_args_begin(es, u, &it);
         while (tl_args_walk_next(&it, &ar)) {
             for (int k = 0; k < 5; k++) {
                 if (ar.key != key[k]) continue;
