@@ -287,10 +287,11 @@ static void build_index(const tl_event_store *es, index_t *ix)
             continue;
         }
         if (es->flags[i] & TL_F_DUR) TL_PUSH(timed, ((tev){es->pid[i], es->tid[i], es->ts[i], u}));
+        int64_t c = tl_es_corr(es, i);
         if (es->ph[i] == 's' || es->ph[i] == 'f') {
-            if (tl_es_corr(es, i) != TL_NONE) TL_PUSH(flow, ((pair){tl_es_corr(es, i), u}));
-        } else if (is_gpu_cat(es->cat[i]) && tl_es_corr(es, i) != TL_NONE) {
-            TL_PUSH(gpu, ((pair){tl_es_corr(es, i), u}));
+            if (c != TL_NONE) TL_PUSH(flow, ((pair){c, u}));
+        } else if (is_gpu_cat(es->cat[i]) && c != TL_NONE) {
+            TL_PUSH(gpu, ((pair){c, u}));
         }
     }
     if (gpu.n) qsort(gpu.v, gpu.n, sizeof *gpu.v, by_key_uid);

@@ -11,18 +11,6 @@
 
 #include "event_store.h"
 
-/* tl_es_args_next inline, one-byte varints without a call (a loop over
- * every argument of many events, begun with tl_es_args_begin). */
-static inline int tl_args_walk_next(tl_arg_iter *it, tl_arg *a)
-{
-    if (it->p >= it->end) return 0;
-    a->key = (uint32_t)(*it->p < 0x80 ? *it->p++ : tl_get_varint(&it->p));
-    a->tag = *it->p++;
-    uint64_t v = *it->p < 0x80 ? *it->p++ : tl_get_varint(&it->p);
-    a->i = a->tag == TL_AV_INT ? tl_unzigzag(v) : (int64_t)v;
-    return 1;
-}
-
 /* The integer values of keys k1 and k2 (neither TL_K_CORRELATION, whose
  * value may live in the corr column; UINT32_MAX: not asked) of event ev:
  * *f1 / *f2 set to 1 when the key's last occurrence is an integer (then

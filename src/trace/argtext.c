@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args_walk.h"
 #include "../json/pyval.h"
 #include "../util/vec.h"
 
@@ -146,7 +145,7 @@ void tl_argtext_shape_ids(tl_argtext *a, uint32_t ev, int tuple, uint32_t ids[4]
     tl_arg_iter it;
     tl_arg arg;
     tl_es_args_begin(&a->t->es, ev, &it);
-    while (tl_args_walk_next(&it, &arg)) {
+    while (tl_es_args_next(&it, &arg)) {
         uint32_t k = arg.key - (uint32_t)TL_K_INPUT_DIMS;
         if (k < 4) {
             found[k] = arg;

@@ -239,19 +239,6 @@ uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i)
     return id;
 }
 
-int tl_es_args_next(tl_arg_iter *it, tl_arg *a)
-{
-    if (it->p >= it->end) return 0;
-    a->key = (uint32_t)tl_get_varint(&it->p);
-    a->tag = *it->p++;
-    uint64_t v = tl_get_varint(&it->p);
-    if (a->tag == TL_AV_INT)
-        a->i = tl_unzigzag(v);
-    else
-        a->i = (int64_t)v;
-    return 1;
-}
-
 int tl_es_arg_int(const tl_event_store *es, size_t ev, uint32_t key, int64_t *out)
 {
     if (key == TL_K_CORRELATION && tl_es_corr(es, ev) != TL_NONE && es->ph[ev] != 's' && es->ph[ev] != 'f') {

@@ -242,7 +242,6 @@ static inline void tl_es_args_begin(const tl_event_store *es, size_t ev, tl_arg_
     it->p = es->blob + tl_es_args_at(es, ev);
     it->end = es->blob + tl_es_args_at(es, ev + 1);
 }
-int tl_es_args_next(tl_arg_iter *it, tl_arg *a);
 
 /* Varint helpers shared by the writer (scanner) and readers. */
 static inline size_t tl_put_varint(uint8_t *p, uint64_t v)
@@ -270,6 +269,18 @@ static inline uint64_t tl_get_varint(const uint8_t **pp)
     v |= (uint64_t)(*p++) << shift;
     *pp = p;
     return v;
+}
+
+/* The next argument of the iteration (0 at the end); one-byte varints, the
+ * common case, without a call. */
+static inline int tl_es_args_next(tl_arg_iter *it, tl_arg *a)
+{
+    if (it->p >= it->end) return 0;
+    a->key = (uint32_t)(*it->p < 0x80 ? *it->p++ : tl_get_varint(&it->p));
+    a->tag = *it->p++;
+    uint64_t v = *it->p < 0x80 ? *it->p++ : tl_get_varint(&it->p);
+    a->i = a->tag == TL_AV_INT ? tl_unzigzag(v) : (int64_t)v;
+    return 1;
 }
 
 /* Metadata lookup (§9.3 of the trace-format spec): the raw JSON value of the

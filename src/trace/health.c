@@ -58,14 +58,15 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
             h->n_python++;
         }
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] == TL_LAUNCH_GRAPH) h->n_graph_launches++;
-        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && tl_es_corr(es, u) != INT64_MIN)
-            TL_PUSH(launch_ids, tl_es_corr(es, u));
+        int64_t id = tl_es_corr(es, u);
+        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && id != TL_NONE)
+            TL_PUSH(launch_ids, id);
         if (!tl_is_gpu_cat(c) || !(es->flags[u] & TL_F_TS)) continue;
         h->n_gpu++;
         h->gpu_ns += es->dur[u];
         if (es->dur[u] == 0 && !(es->flags[u] & TL_F_NEGDUR)) h->n_zero_dur_gpu++;
         if (es->ts[u] > last_gpu_start) last_gpu_start = es->ts[u];
-        if (tl_es_corr(es, u) != INT64_MIN) TL_PUSH(seen_ids, tl_es_corr(es, u));
+        if (id != TL_NONE) TL_PUSH(seen_ids, id);
         uint32_t rt = tr->parent[u];
         if (rt == TL_NOUID) {
             h->n_gpu_unlinked++;
@@ -106,8 +107,9 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     /* pass 2: launches without GPU work, GPU work outside the steps */
     for (size_t u = 0; u < es->n; u++) {
         uint8_t c = es->cat[u];
-        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && tl_es_corr(es, u) != INT64_MIN) {
-            int found = tl_idset_has(&corr_seen, tl_es_corr(es, u));
+        int64_t id = tl_es_corr(es, u);
+        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && id != TL_NONE) {
+            int found = tl_idset_has(&corr_seen, id);
             if (kind[es->name[u]] == TL_LAUNCH_MEMSET) {
                 h->n_memsets++;
                 h->n_memsets_orphan += !found;
@@ -119,8 +121,8 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
                 }
             }
         }
-        if (tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS) && tr->parent[u] == TL_NOUID && tl_es_corr(es, u) != INT64_MIN &&
-            tl_idset_has(&corr_launch, tl_es_corr(es, u))) {
+        if (tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS) && tr->parent[u] == TL_NOUID && id != TL_NONE &&
+            tl_idset_has(&corr_launch, id)) {
             h->n_gpu_unlinked_launched++;
             h->gpu_unlinked_launched_ns += es->dur[u];
         }

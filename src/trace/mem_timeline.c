@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args_walk.h"
 #include "../util/vec.h"
 
 typedef struct mev {
@@ -140,7 +139,7 @@ void tl_mem_timeline_compute(const tl_trace *t, unsigned buckets, tl_mem_timelin
         tl_arg_iter it;
         tl_arg ar;
         tl_es_args_begin(es, u, &it);
-        while (tl_args_walk_next(&it, &ar)) {
+        while (tl_es_args_next(&it, &ar)) {
             for (int k = 0; k < 5; k++) {
                 if (ar.key != key[k]) continue;
                 val[k] = ar.tag == TL_AV_INT ? ar.i : none[k];

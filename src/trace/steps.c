@@ -108,7 +108,8 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     for (size_t u = 0; u < es->n; u++) {
         of[u] = SIZE_MAX;
         if (bk[u] == 0xff) continue;
-        if (tl_es_corr(es, u) != INT64_MIN) TL_PUSH(corr_ids, tl_es_corr(es, u));
+        int64_t c = tl_es_corr(es, u);
+        if (c != TL_NONE) TL_PUSH(corr_ids, c);
         uint32_t rt = tr->parent[u];
         int64_t key = rt == TL_NOUID ? es->ts[u] : es->ts[rt];
         size_t s = step_at(steps.v, steps.n, key);

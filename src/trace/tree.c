@@ -86,8 +86,9 @@ static int is_host_cat(uint8_t c, int with_python)
 static int link_of(const tl_tree *t, const tl_event_store *es, size_t i, int64_t *out)
 {
     if (!t->link_by_external_id) {
-        if (tl_es_corr(es, i) == TL_NONE || es->ph[i] == 's' || es->ph[i] == 'f') return 0;
-        *out = tl_es_corr(es, i);
+        int64_t c = tl_es_corr(es, i);
+        if (c == TL_NONE || es->ph[i] == 's' || es->ph[i] == 'f') return 0;
+        *out = c;
         return 1;
     }
     return tl_es_arg_int(es, i, TL_K_EXTERNAL_ID, out);
@@ -222,9 +223,10 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
     for (size_t i = 0; i < es->n; i++) {
         uint8_t c = es->cat[i];
         if (c == TL_CAT_AC2G) {
-            if (tl_es_corr(es, i) == TL_NONE) continue;
-            if (es->ph[i] == 's') tl_map64_put(&flow_s, (uint64_t)tl_es_corr(es, i), (uint32_t)i);
-            else if (es->ph[i] == 'f') tl_map64_put(&flow_f, (uint64_t)tl_es_corr(es, i), (uint32_t)i);
+            int64_t id = tl_es_corr(es, i);
+            if (id == TL_NONE) continue;
+            if (es->ph[i] == 's') tl_map64_put(&flow_s, (uint64_t)id, (uint32_t)i);
+            else if (es->ph[i] == 'f') tl_map64_put(&flow_f, (uint64_t)id, (uint32_t)i);
             continue;
         }
         if (!(es->flags[i] & TL_F_ARGS)) continue;
