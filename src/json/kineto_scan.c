@@ -56,8 +56,9 @@ typedef struct scanner {
     /* integer pid/tid -> idval id, direct-mapped (a trace has few) */
     struct { int64_t v; uint32_t id; } idv_cache[16];
     uint16_t idv_valid;
-    uint8_t *cat_map;         /* cats id -> tl_cat */
+    uint8_t *cat_map;         /* cats id -> tl_cat, | CAT_HOST for a host event's category */
     size_t cat_map_cap;
+    int skip_host_args;       /* tl_scan_opts.skip_host_args */
     uint64_t next_progress;
     const tl_scan_opts *opts;
 
@@ -811,6 +812,16 @@ static uint8_t classify_cat(const char *c, size_t n)
 #undef IS
 }
 
+/* cat_map's flag of the categories whose args tl_scan_opts.skip_host_args
+ * skips: the host's own events, which no launch, kernel or copy refers to
+ * by their args. */
+#define CAT_HOST 0x40
+static int host_cat(uint8_t cat, const char *c, size_t n)
+{
+    return cat == TL_CAT_CPU_OP || cat == TL_CAT_PYTHON_FUNCTION || cat == TL_CAT_USER_ANNOTATION ||
+           (n == 17 && memcmp(c, "cpu_instant_event", 17) == 0);
+}
+
 static uint32_t intern_cat(scanner *s, const char *c, size_t n)
 {
     uint32_t id = tl_strpool_intern_cached(&s->es->cats, &s->cats_cache, c, n);
@@ -819,7 +830,10 @@ static uint32_t intern_cat(scanner *s, const char *c, size_t n)
         TL_GROW(s->cat_map, s->cat_map_cap, (size_t)id + 1);
         memset(s->cat_map + old, 0xff, s->cat_map_cap - old);
     }
-    if (s->cat_map[id] == 0xff) s->cat_map[id] = classify_cat(c, n);
+    if (s->cat_map[id] == 0xff) {
+        uint8_t cat = classify_cat(c, n);
+        s->cat_map[id] = (uint8_t)(cat | (host_cat(cat, c, n) ? CAT_HOST : 0));
+    }
     return id;
 }
 
@@ -1116,7 +1130,7 @@ static void commit_event(scanner *s)
     es->name[i] = s->e_has_name ? s->e_name : tl_strpool_intern(&es->names, "", 0);
     if (!s->e_has_cat) s->e_cat = intern_cat(s, "", 0);
     es->cat_id[i] = s->e_cat;
-    es->cat[i] = s->e_has_cat ? s->cat_map[s->e_cat] : TL_CAT_NONE;
+    es->cat[i] = s->e_has_cat ? (uint8_t)(s->cat_map[s->e_cat] & ~CAT_HOST) : TL_CAT_NONE;
     es->ph[i] = s->e_ph;
     es->flags[i] = flags;
     if (s->e_pid == UINT32_MAX) s->e_pid = tl_es_idval(es, 2, 0);
@@ -1257,7 +1271,13 @@ __attribute__((noinline)) static int parse_event(scanner *s, const char **pp)
             s->tb_len = 0;
             s->e_corr = TL_NONE;
             s->e_has_seq = 0;
-            if ((st = parse_args(s, &p)) != OK) return st;
+            if (s->skip_host_args && s->e_has_cat && (s->cat_map[s->e_cat] & CAT_HOST)) {
+                if (*p == '{') s->e_flags |= TL_F_ARGS;
+                st = skip_value(s, &p); /* validated, not kept */
+            } else {
+                st = parse_args(s, &p);
+            }
+            if (st != OK) return st;
         } else if (K("id")) {
             int isint = 0;
             int64_t iv = 0;
@@ -1761,6 +1781,7 @@ static void scanner_setup_fields(scanner *s, const char *path, tl_event_store *e
     s->max_cap = s->max_value + 1 + INITIAL_BUF + PAD;
     if (s->max_cap < s->cap) s->max_cap = s->cap;
     s->next_progress = PROGRESS_STEP;
+    s->skip_host_args = opts && opts->skip_host_args;
 }
 
 static void scanner_setup(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts,
@@ -1894,6 +1915,7 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
     if (opts) {
         quiet.buffer_bytes = opts->buffer_bytes;
         quiet.max_value_bytes = opts->max_value_bytes;
+        quiet.skip_host_args = opts->skip_host_args;
     }
     for (int k = 0; k < nparts; k++) {
         part *pt = &parts[k];
@@ -2339,6 +2361,7 @@ static int scan_gzip_segments(const char *path, tl_event_store *es, const tl_sca
     if (opts) {
         P.quiet.buffer_bytes = opts->buffer_bytes;
         P.quiet.max_value_bytes = opts->max_value_bytes;
+        P.quiet.skip_host_args = opts->skip_host_args;
     }
     P.next_progress = PROGRESS_STEP;
     P.err = err;

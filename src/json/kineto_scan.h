@@ -52,6 +52,12 @@ typedef struct tl_scan_opts {
      * TRACELENS_SCAN environment variable (fallback, sse4.2, avx2, neon)
      * when set, else the best the CPU runs. */
     int scan_path;
+    /* The args of host events (categories cpu_op, python_function,
+     * user_annotation, cpu_instant_event) are checked as JSON but not
+     * kept: their events have no args. For a pass that reads only the
+     * args of GPU events, launches and flows (the multi-rank pass), which
+     * then skips most of a trace's bytes without interning them. */
+    int skip_host_args;
 } tl_scan_opts;
 
 /* 64 MiB; callers keep it below 4 GiB (a string's length is a uint32 in

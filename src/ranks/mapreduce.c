@@ -22,7 +22,15 @@ int tl_ranks_rank_pass(const char *path, long name_rank, int from_distinfo, cons
     info->dist_world = -1;
     struct stat st;
     if (stat(path, &st) == 0) info->trace_bytes = (uint64_t)st.st_size;
-    tl_trace *t = tl_trace_load(path, lo, err);
+    /* the pass reads the args of kernels, copies, launches and flows only
+     * (collective metadata, streams, correlations): the host events' args,
+     * most of a trace's bytes, are checked but not kept (unless
+     * TRACELENS_RANKS_HOST_ARGS=1, for the test that the records and
+     * statistics are the same either way) */
+    tl_load_opts o = *lo;
+    const char *keep = getenv("TRACELENS_RANKS_HOST_ARGS");
+    o.skip_host_args = !(keep && strcmp(keep, "1") == 0);
+    tl_trace *t = tl_trace_load(path, &o, err);
     if (!t) return -1;
     int64_t dr = -1, dw = -1;
     int has_dr = tl_trace_distinfo_int(t, "rank", &dr);

@@ -138,6 +138,28 @@ for c in world8 tp_dp_16; do
   done
 done
 
+# ---- the per-rank pass skips the args of host events (cpu_op, python
+# functions, annotations, instant events): the summaries are the same bytes
+# as with every event's args kept (TRACELENS_RANKS_HOST_ARGS=1), on real
+# traces of every kind (sampled ranks, old and new PyTorch, ROCm, NCCL
+# metadata, the synthetic ranks)
+n_same=0
+for f in "$SHARED"/multirank/world8/ranks/rank0_trace.json.gz "$SHARED"/hta/trace_filter/sampled_rank-*.json.gz \
+         "$SHARED"/hta/nccl_parser_config/nccl_data.json.gz "$SHARED"/hta/amd_trace/*.json.gz \
+         "$SHARED"/hta/critical_path/alexnet/*.json.gz "$SHARED"/hta/call_stack/backward_thread.json \
+         "$SHARED"/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz \
+         "$SHARED"/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz; do
+  [ -f "$f" ] || continue
+  r="--rank 0"
+  case $f in *sampled_rank-*) r="--rank-from distinfo" ;; esac
+  "$BIN" ranks summarize "$f" $r -o "$T/skip.tls" 2>"$T/err" || ko "summarize $f: $(cat "$T/err")"
+  TRACELENS_RANKS_HOST_ARGS=1 "$BIN" ranks summarize "$f" $r -o "$T/full.tls" 2>"$T/err" ||
+    ko "summarize (host args kept) $f: $(cat "$T/err")"
+  if cmp -s "$T/skip.tls" "$T/full.tls"; then ok; n_same=$((n_same + 1))
+  else ko "$f: the summary differs when the host events' args are skipped"; fi
+done
+[ -n "$SHARED" ] && [ -d "$SHARED/hta" ] && { [ $n_same -ge 8 ] && ok || ko "only $n_same traces compared"; }
+
 # a trace with no rank in its name nor in distributedInfo: the error says how to give it
 printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce","pid":0,"tid":7,"ts":1,"dur":2,"args":{"correlation":1}}]}' >"$T/norank.json"
 "$BIN" ranks summarize "$T/norank.json" -o "$T/norank.tls" 2>"$T/err"
