@@ -2488,7 +2488,8 @@ int tl_scan_buffer_opts(const char *name, const char *data, size_t len, const tl
 {
     scanner s;
     const tl_scan_opts whole = {.buffer_bytes = len ? len : 1, /* one buffer holds it all */
-                                .max_value_bytes = opts ? opts->max_value_bytes : 0};
+                                .max_value_bytes = opts ? opts->max_value_bytes : 0,
+                                .skip_host_args = opts && opts->skip_host_args};
     tl_sx_path sx;
     if (resolve_sx(opts, &sx, err) != 0) return -1;
     scanner_setup(&s, name, es, &whole, err, sx);

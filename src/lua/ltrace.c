@@ -336,9 +336,15 @@ static int trace_timeline(lua_State *L)
     double micro_us = tl_lopt_range(L, 2, "micro_idle_thresh_us", -1, 0, 1e12, "timeline");
     int64_t micro = micro_us >= 0 ? (int64_t)(micro_us * 1000.0 + 0.5) : -1;
     tl_timeline tlv;
-    if (tl_timeline_compute(&t->es, &t->tree, unlinked, micro, &tlv) != 0)
+    if (tl_timeline_compute(&t->es, &t->tree, unlinked, micro, &tlv) != 0) {
+        if (t->tree.n_gpu == 0) {
+            tl_error e;
+            tl_trace_no_gpu_error(t, &e);
+            return luaL_error(L, "%s", e.msg);
+        }
         return luaL_error(L, "%s: no GPU events found in the trace%s", t->path,
                           unlinked ? "" : " that a launch links to (try include_unlinked=true)");
+    }
     lua_createtable(L, 0, 12);
 #define F(name, v) (lua_pushnumber(L, us(v)), lua_setfield(L, -2, name))
     F("total_time", tlv.total);

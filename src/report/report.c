@@ -194,7 +194,8 @@ int tl_report_build(const tl_trace *t, const tl_report_opts *o, tl_sheets *out, 
                 blocks[b] = &tlv[b];
     }
     if (!blocks[0] && !blocks[1]) {
-        tl_error_set(err, "%s: no GPU events found in the trace", t->path);
+        if (t->tree.n_gpu == 0) tl_trace_no_gpu_error(t, err);
+        else tl_error_set(err, "%s: no GPU events found in the trace", t->path);
         free(recompute);
         tl_extension_free(ext);
         return -1;

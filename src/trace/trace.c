@@ -9,6 +9,7 @@
 #include "../json/kineto_scan.h"
 #include "capture.h"
 #include "../util/memstat.h"
+#include "../util/sbuf.h"
 #include "../util/vec.h"
 
 static double now(void)
@@ -145,3 +146,51 @@ void tl_trace_release(tl_trace *t)
     free(t);
 }
 
+
+/* A category name from the trace, as printable ASCII of at most 40 bytes
+ * (a hostile trace's bytes stay out of the terminal). */
+static void put_label(tl_sbuf *b, const char *s)
+{
+    if (!*s) {
+        tl_sb_puts(b, "(no category)");
+        return;
+    }
+    size_t n = 0;
+    for (; s[n] && n < 40; n++) tl_sb_putc(b, s[n] >= 0x20 && s[n] < 0x7f ? s[n] : '?');
+    if (s[n]) tl_sb_puts(b, "...");
+}
+
+void tl_trace_no_gpu_error(const tl_trace *t, tl_error *err)
+{
+    const tl_event_store *es = &t->es;
+    size_t ncat = es->cats.n, meta = 0;
+    size_t *count = tl_xcalloc(ncat + 1, sizeof *count);
+    for (size_t i = 0; i < es->n; i++) {
+        if (es->ph[i] == 'M') meta++;
+        else count[es->cat_id[i]]++;
+    }
+    tl_sbuf b;
+    tl_sb_init(&b);
+    /* the five most frequent categories, then the rest together */
+    size_t shown = 0, rest = 0;
+    for (int k = 0; k < 5; k++) {
+        size_t best = ncat;
+        for (size_t c = 0; c < ncat; c++)
+            if (count[c] && (best == ncat || count[c] > count[best])) best = c;
+        if (best == ncat) break;
+        tl_sb_printf(&b, "%s%zu ", shown ? ", " : "", count[best]);
+        put_label(&b, tl_strpool_get(&es->cats, (uint32_t)best));
+        shown++;
+        count[best] = 0;
+    }
+    for (size_t c = 0; c < ncat; c++) rest += count[c];
+    if (rest) tl_sb_printf(&b, "%s%zu other", shown ? ", " : "", rest);
+    if (meta) tl_sb_printf(&b, "%s%zu metadata", shown || rest ? ", " : "", meta);
+    tl_error_set(err,
+                 "%s: no GPU events found in the trace: none of its %zu events (%s) is a kernel, memory copy "
+                 "or memset; the profiler recorded no GPU activity (profile with "
+                 "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] to record it)",
+                 t->path, es->n, b.len ? b.s : "none");
+    tl_sb_free(&b);
+    free(count);
+}

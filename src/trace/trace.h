@@ -45,6 +45,12 @@ tl_trace *tl_trace_with_pseudo_ops(const tl_trace *t);
 /* Runs the pseudo-op pass on t, which must still be private to its
  * maker (the capture merge's new trace); sets opts.pseudo_ops. */
 void tl_trace_apply_pseudo_ops(tl_trace *t);
+/* The error for a trace with no GPU event at all (no kernel, memory copy
+ * or memset): "PATH: no GPU events found in the trace: none of its N
+ * events (11 user_annotation, 4 cpu_op, ..., 12 metadata) is a kernel, ..."
+ * with the advice to record the GPU. Counts every event by category, the
+ * five most frequent named. */
+void tl_trace_no_gpu_error(const tl_trace *t, tl_error *err);
 void tl_trace_retain(tl_trace *t);
 void tl_trace_release(tl_trace *t);
 

@@ -56,6 +56,14 @@ expect_error missing "$T/nope.json" "nope.json: cannot open: No such file or dir
 # reported (issue 11 item 2: the gpu_timeline over every GPU event)
 printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2}]}' >"$T/nogpu.json"
 expect_error nogpu "$T/nogpu.json" "no GPU events found in the trace"
+# what the trace holds instead, and how to record the GPU; a category's
+# control bytes are not echoed
+printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":2},{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":9},{"ph":"X","cat":"x\\u001b[31m","name":"c","pid":1,"tid":1,"ts":4,"dur":1},{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"p"}}]}' >"$T/cpuonly.json"
+expect_error cpuonly "$T/cpuonly.json" "none of its 5 events (2 cpu_op, 1 user_annotation, 1 x?\[31m, 1 metadata) is a kernel, memory copy or memset; the profiler recorded no GPU activity (profile with activities=\[ProfilerActivity.CPU, ProfilerActivity.CUDA\] to record it)"
+"$BIN" run "$ROOT/lua/orchestrator.lua" "$T/cpuonly.json" -q -o "$T/out_cpuonly_analysis" 2>"$T/err" >/dev/null
+rc=$?
+if [ $rc -eq 1 ] && grep -q "none of its 5 events (2 cpu_op" "$T/err" && [ ! -e "$T/out_cpuonly_analysis/analysis.md" ]; then ok
+else ko "orchestrator on a CPU-only trace: exit $rc, $(cat "$T/err")"; fi
 printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2}]}' >"$T/unlinked.json"
 "$BIN" report -q "$T/unlinked.json" -o "$T/out_unlinked" 2>"$T/err" >/dev/null && ok || ko "unlinked: report failed: $(cat "$T/err")"
 grep -q '^busy_time,0.002,' "$T/out_unlinked/perf_report_csvs/gpu_timeline.csv" 2>/dev/null && ok ||

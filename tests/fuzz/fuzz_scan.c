@@ -21,7 +21,11 @@
  *      it on), else the CPU's best;
  *   7. the input gzipped and scanned by 2..4 threads in segments of its
  *      decompressed bytes (8..263 bytes, from the second byte) agrees with
- *      the buffer scan too.
+ *      the buffer scan too;
+ *   8. with skip_host_args (the multi-rank pass: host events' args checked,
+ *      not kept) the chunked and parallel scans agree with that buffer
+ *      scan, which is never stricter than the full scan and, where both
+ *      succeed, holds the same number of events.
  *   abort() on any mismatch so libFuzzer records the input.
  * Gzip input (magic 1f 8b) still goes through tl_scan_file, to exercise the
  * decompressor, but is not compared (the buffer scanner reads it raw). */
@@ -280,6 +284,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                             .segment_bytes = size > 1 ? 8 + (size_t)data[1] : 8};
         file_scan("gzip segments", gzpath, &seg, &es, rc, &err, 1);
     }
+    /* 8 */
+    tl_scan_opts skip = {.skip_host_args = 1};
+    tl_event_store ses;
+    tl_error serr;
+    tl_es_init(&ses);
+    int src = tl_scan_buffer_opts("fuzz", (const char *)data, size, &skip, &ses, &serr);
+    if (rc == 0 && (src != 0 || ses.n != es.n)) {
+        fprintf(stderr, "skip_host_args: rc %d (full scan 0), %zu events (full scan %zu)\n", src, ses.n, es.n);
+        abort();
+    }
+    tl_scan_opts skip_chunked = chunked, skip_parallel = parallel;
+    skip_chunked.skip_host_args = skip_parallel.skip_host_args = 1;
+    file_scan("skip_host_args chunked", path, &skip_chunked, &ses, src, &serr, !gzip);
+    if (!gzip) file_scan("skip_host_args parallel", path, &skip_parallel, &ses, src, &serr, 1);
+    tl_es_free(&ses);
     tl_es_free(&es);
     tl_scan_opts lim = {.max_value_bytes = size ? 8 + data[size - 1] % 120 : 8};
     tl_es_init(&es);
