@@ -12,6 +12,7 @@ local M = {}
 
 M.MAX_RECOMMENDATIONS = 6
 local FALLBACK_SHARE = 0.05 -- of computation time, for categories without findings
+M.FALLBACK_SHARE = FALLBACK_SHARE
 
 local r2 = function(x) return py.round(x, 2) end
 local r3 = function(x) return py.round(x, 3) end

@@ -759,6 +759,51 @@ local function trace2_only(inp)
   return out
 end
 
+-- The compute categories with kernel time that the table leaves out (it
+-- has one row per priority, R4), in one sentence: those whose findings are
+-- all estimates (their cards follow), the quantified ones ranked past the
+-- table's first six, and the rest together (under the fallback threshold,
+-- without a finding). Nothing when the table lists every category.
+local function top_ops_omitted(inp)
+  local priority = require "tracelens.priority"
+  local listed, quantified, estimated = {}, {}, {}
+  for _, p in ipairs((inp.priority or {}).priorities or {}) do listed[p.category] = true end
+  for _, f in ipairs((inp.priority or {}).findings or {}) do
+    if f.estimate_method == "heuristic" then estimated[f.category] = true else quantified[f.category] = true end
+  end
+  local left = {}
+  for _, c in ipairs(compute_categories(inp)) do
+    local t = sf.value(c.gpu_kernel_time_ms)
+    if not listed[c.name] and t > 0 then left[#left + 1] = { c = c, t = t } end
+  end
+  if #left == 0 then return {} end
+  left = require("tracelens.analysis").stable_sort_desc(left, "t")
+  local whole = compute_whole(inp)
+  local est, past, rest, rest_ms = {}, {}, 0, 0
+  for _, e in ipairs(left) do
+    local text = string.format("%s (%s ms, %s)", cell(e.c.display_name or e.c.name), round_text(e.t, 3),
+      share_text(e.t, whole))
+    if quantified[e.c.name] then past[#past + 1] = text
+    elseif estimated[e.c.name] then est[#est + 1] = text
+    else rest, rest_ms = rest + 1, rest_ms + e.t end
+  end
+  local list = require("tracelens.prose").list
+  local parts = {}
+  if #est > 0 then
+    parts[#parts + 1] = list(est) .. (#est == 1 and ", whose findings are" or ", whose findings are all")
+      .. " estimates without a performance model (in the cards below)"
+  end
+  if #past > 0 then
+    parts[#parts + 1] = string.format("%s, ranked by impact after the table's first %d", list(past),
+      priority.MAX_RECOMMENDATIONS)
+  end
+  if rest > 0 then
+    parts[#parts + 1] = string.format("%d more without a finding, %s ms together, each under %s%% of compute time",
+      rest, round_text(rest_ms, 3), string.format("%g", priority.FALLBACK_SHARE * 100))
+  end
+  return { "Not in this table: " .. table.concat(parts, "; ") .. ".", "" }
+end
+
 local function top_operations(inp)
   local out = { "### Top Operations", "", "<!-- impact-begin kind=top_ops -->" }
   if is_comparative(inp) then
@@ -770,6 +815,7 @@ local function top_operations(inp)
   end
   for _, p in ipairs(top_ops_order(inp)) do out[#out + 1] = top_ops_row(inp, p) end
   add(out, "<!-- impact-end -->", "")
+  append(out, top_ops_omitted(inp))
   if is_comparative(inp) then append(out, trace2_only(inp)) end
   return out
 end

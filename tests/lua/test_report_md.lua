@@ -388,6 +388,48 @@ do
   end
 end
 
+-- Top Operations names the compute categories its table leaves out --------------------------
+-- (the table has one row per priority: a category whose findings are all
+-- estimates, a quantified one ranked past the first six, and those under the
+-- fallback threshold are not in it). Computation 40 ms x 50% = 20 ms, more
+-- than the categories' 17.5 ms, so shares are of 20 ms.
+
+do
+  local m = json.decode(manifest_text)
+  m.gpu_utilization = json.obj("total_time_ms", 40.0, "computation_time_percent", 50.0,
+    "exposed_comm_time_percent", 0.0, "exposed_memcpy_time_percent", 0.0, "idle_time_percent", 50.0)
+  local function cat(name, ms)
+    return json.obj("name", name, "display_name", name:upper(), "tier", "compute_kernel", "ops_count", 1,
+      "gpu_kernel_time_ms", ms)
+  end
+  m.categories = { cat("gemm", 10.0), cat("conv_fwd", 5.0), cat("reduce", 2.0), cat("other", 0.5),
+    cat("elementwise", 0.0) }
+  local function finding(category, method, score)
+    return json.obj("bound_type", "memory", "library", "x", "eff_bucket", "low", "estimate_method", method,
+      "impact_score", score, "impact_score_low", score / 2, "impact_score_high", score * 1.5, "member_count", 1,
+      "members", {}, "category", category, "category_rank", 1, "global_rank", 1)
+  end
+  local p = json.obj("baseline_ms", 40.0, "priorities", { json.obj("rank", 1, "category", "gemm", "display_name", "GEMM",
+    "impact_score", 4.0, "impact_score_low", 2.0, "impact_score_high", 6.0, "source", "findings_rollup") },
+    "recommendations", json.arr(), "findings", { finding("gemm", "roofline", 4.0), finding("conv_fwd", "heuristic", 3.0),
+    finding("reduce", "roofline", 1.0) }, "all_estimates", json.arr())
+  local r = report_md.render({ scope = "standalone", manifest = m, priority = p,
+    findings = { system = {}, compute = {} }, failed = {}, metrics = {}, arch = arch, model_info = model_info })
+  T.check(section(r, "Compute Kernel Optimizations"):find("<!-- impact-end -->\n\nNot in this table: CONV_FWD (5.0 ms, "
+    .. "25.0%), whose findings are estimates without a performance model (in the cards below); REDUCE (2.0 ms, 10.0%), "
+    .. "ranked by impact after the table's first 6; 1 more without a finding, 0.5 ms together, each under 5% of "
+    .. "compute time.\n", 1, true), "the categories the table leaves out are named")
+  -- every category in the table: no sentence
+  p.priorities = { p.priorities[1], json.obj("rank", 2, "category", "conv_fwd", "display_name", "CONV_FWD",
+    "impact_score", json.null, "gpu_kernel_time_ms", 5.0, "source", "manifest_fallback"),
+    json.obj("rank", 3, "category", "reduce", "display_name", "REDUCE", "impact_score", json.null, "gpu_kernel_time_ms",
+      2.0, "source", "manifest_fallback"), json.obj("rank", 4, "category", "other", "display_name", "OTHER",
+      "impact_score", json.null, "gpu_kernel_time_ms", 0.5, "source", "manifest_fallback") }
+  r = report_md.render({ scope = "standalone", manifest = m, priority = p,
+    findings = { system = {}, compute = {} }, failed = {}, metrics = {}, arch = arch, model_info = model_info })
+  T.check(not r:find("Not in this table", 1, true), "no sentence when the table lists every category with time")
+end
+
 -- Comparative (a later issue; the renderer already has the variants) -----------------------
 
 do
