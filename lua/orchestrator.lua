@@ -461,8 +461,37 @@ local function device_name(trace)
   return name ~= "" and name or nil
 end
 
--- The one sentence of an analysis without an arch file.
-local function no_arch_sentence(device, platform)
+-- The shipped arch files whose GPU could be the trace's, by what its
+-- deviceProperties say: the memory (totalGlobalMem within 6% of the file's
+-- memory_gb, read as GiB) and the vendor (64-wide wavefronts: AMD, the MI
+-- files; 32-wide warps: NVIDIA, the others). {names (file order), gib,
+-- warp}, or nil when the trace gives no memory size.
+local function arch_candidates(trace)
+  local ok, info = pcall(trace.info, trace)
+  local props = ok and type(info) == "table" and info.device_properties
+  local first = type(props) == "table" and props[1]
+  local bytes = type(first) == "table" and tonumber(first.totalGlobalMem)
+  if not bytes or bytes <= 0 then return nil end
+  local c = { names = {}, gib = bytes / 2 ^ 30, warp = tonumber(first.warpSize) }
+  local dir = os.getenv("TRACELENS_ARCH_DIR") or runner.project_dir("arch")
+  local files = tl.fs.listdir(dir) or {}
+  table.sort(files)
+  for _, f in ipairs(files) do
+    local stem = f:match("^([^.].*)%.json$")
+    local aok, a = pcall(function() return json.decode(assert(read_file(dir .. "/" .. f))) end)
+    local gb = stem and aok and type(a) == "table" and tonumber(a.memory_gb)
+    local amd = stem ~= nil and stem:match("^MI") ~= nil
+    if gb and math.abs(c.gib - gb) <= 0.06 * gb and (c.warp ~= 32 and c.warp ~= 64 or (c.warp == 64) == amd) then
+      c.names[#c.names + 1] = stem
+    end
+  end
+  return c
+end
+
+-- The one sentence of an analysis without an arch file; without
+-- --platform, it adds the shipped arch files the GPU's memory and vendor
+-- match (candidates: arch_candidates' result, or nil).
+local function no_arch_sentence(device, platform, candidates)
   local what = device and string.format('the trace reports the GPU "%s"', device)
     or "the trace does not name its GPU (no deviceProperties name)"
   if platform then
@@ -470,8 +499,16 @@ local function no_arch_sentence(device, platform)
   elseif device then
     what = what .. ", for which tracelens has no arch file"
   end
-  return "Efficiency against the GPU's peak needs --platform or --arch: " .. what .. ", so this analysis "
+  local s = "Efficiency against the GPU's peak needs --platform or --arch: " .. what .. ", so this analysis "
     .. "has no roofline figures and judges operations by their share of GPU time."
+  local names = candidates and candidates.names or {}
+  if platform or #names == 0 then return s end
+  local shape = candidates.warp == 64 and " and 64-wide wavefronts" or candidates.warp == 32 and " and 32-wide warps"
+    or ""
+  local one = #names == 1
+  return s .. string.format(" Its %.1f GiB of memory%s %s the arch file%s %s: if %s the GPU, --platform %s gives the "
+    .. "roofline.", candidates.gib, shape, (shape == "" and "matches" or "match"), one and "" or "s",
+    require("tracelens.prose").list(names), one and "that is" or "one of them is", one and names[1] or "NAME")
 end
 
 -- --capture_folder / --comparison_capture_folder: existing directories (what
@@ -539,7 +576,7 @@ local function main(argv)
   else
     local device = device_name(trace)
     platform = device or "Unknown GPU"
-    no_arch_note = no_arch_sentence(device, opts.platform)
+    no_arch_note = no_arch_sentence(device, opts.platform, arch_candidates(trace))
   end
   progress(opts, "%s", plat.how)
   local report_opts = { platform = opts.platform, arch = opts.arch, group_by_num_kernels = true,

@@ -641,8 +641,8 @@ static void malloc_huge_pages(char **argv)
     /* Not for `ranks`: its threads load one rank trace after another, and
      * with the threshold fixed each trace's buffers went back to the
      * kernel, to be faulted in (and zeroed) again by the next: 256 ranks of
-     * 6.5 MB took 1.05-1.34 s of system time, 0.62 s with the threshold
-     * left dynamic, at the same peak RSS. */
+     * 6.5 MB took 1.05-1.45 s of system time, 0.6-0.8 s with the threshold
+     * left dynamic, at about the same peak RSS (bench/README.md). */
     int ranks = argv[1] && strcmp(argv[1], "ranks") == 0;
     const char *tunables =
         ranks ? "glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1048576";

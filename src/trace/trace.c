@@ -146,7 +146,6 @@ void tl_trace_release(tl_trace *t)
     free(t);
 }
 
-
 /* A category name from the trace, as printable ASCII of at most 40 bytes
  * (a hostile trace's bytes stay out of the terminal). */
 static void put_label(tl_sbuf *b, const char *s)

@@ -86,6 +86,20 @@ local md = unknown_gpu(p100, "p100", "NVIDIA Tesla P100-PCIE-16GB")
 T.check(md:find("no roofline", 1, true), "p100: the findings say there is no roofline")
 T.check(not md:find("No FLOPs or byte count is modelled", 1, true),
   "p100: modelled ops are not called unmodelled")
+-- the arch files its memory and vendor match are named, as a condition
+T.check(md:find("judges operations by their share of GPU time. Its 79.2 GiB of memory and 32-wide warps match the "
+  .. "arch files A100 and H100: if one of them is the GPU, --platform NAME gives the roofline.\n", 1, true),
+  "p100: the 80 GB arch files named (85018279936 bytes)")
+do
+  local mi = variant("mystery_amd", (demo:gsub(H100, "Mystery Accelerator"):gsub('"totalGlobalMem": *85018279936',
+    '"totalGlobalMem": 206158430208'):gsub('"warpSize": *32', '"warpSize": 64')))
+  local md_mi = unknown_gpu(mi, "mystery_amd", "Mystery Accelerator")
+  T.check(md_mi:find("Its 192.0 GiB of memory and 64-wide wavefronts match the arch file MI300X: if that is the GPU, "
+    .. "--platform MI300X gives the roofline.", 1, true), "192 GiB, 64-wide: MI300X named")
+  local small = variant("small_gpu", (demo:gsub(H100, "Small GPU"):gsub('"totalGlobalMem": *85018279936',
+    '"totalGlobalMem": 17179869184')))
+  T.check(not unknown_gpu(small, "small_gpu", "Small GPU"):find("GiB of memory", 1, true), "16 GiB: no arch file named")
+end
 unknown_gpu(variant("empty_name", (demo:gsub(H100, ""))), "empty_name")
 unknown_gpu(variant("no_props", (demo:gsub('"deviceProperties"', '"deviceProperties_gone"'))), "no_props")
 -- --platform none: the same analysis, said the same way
@@ -120,6 +134,8 @@ if mi250 then
   -- its categories are all analysed, but its GPU computes for 1.24% of the
   -- trace: no within-target verdict on the kernels (docs/analysis.md)
   T.check(md4:find("covered 100.0% of GPU kernel time", 1, true), "hta mi250: full coverage")
+  T.check(md4:find("Its 64.0 GiB of memory and 64-wide wavefronts match the arch files MI210 and MI250X: if one of them "
+    .. "is the GPU, --platform NAME gives the roofline.", 1, true), "hta mi250: the 64 GB AMD arch files named")
   T.check(not md4:find(VERDICT, 1, true) and md4:find("but that is no verdict on the kernels: the GPU computes for "
     .. "only 1.24%", 1, true), "hta mi250: no within-target verdict on a GPU that computes 1.24% of the time")
 end
