@@ -63,6 +63,21 @@ function M.code(s, in_cell)
   return fence .. pad .. s .. pad .. fence
 end
 
+--- Our own sentence in which `...` marks code (a command, an option): the
+--- code spans kept as spans, the rest as inline text. Only for text tracelens
+--- writes: a trace's text goes through M.text, which shows its backticks.
+function M.prose(s)
+  s = one_line(s)
+  local out, at = {}, 1
+  for i, code, j in s:gmatch("()`([^`]+)`()") do
+    out[#out + 1] = M.text(s:sub(at, i - 1))
+    out[#out + 1] = M.code(code)
+    at = j
+  end
+  out[#out + 1] = M.text(s:sub(at))
+  return table.concat(out)
+end
+
 --- Heading text: inline text; a trailing run of `#` is escaped so that it is
 --- not read as the heading's closing sequence.
 function M.heading(s) return (M.text(s):gsub("#(#*%s*)$", "\\#%1")) end

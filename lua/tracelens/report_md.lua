@@ -630,7 +630,7 @@ local function health_rows(inp)
   for _, c in ipairs(inp.health or {}) do
     if c.level == "warn" or c.level == "fail" or (c.level == "note" and REPORTED_NOTES[c.id]) then
       rows[#rows + 1] = string.format("- **%s** (%s): %s.%s", text(c.title), LEVEL_WORD[c.level],
-        text(c.detail), c.fix and (" To fix: " .. text(c.fix) .. ".") or "")
+        text(c.detail), c.fix and (" To fix: " .. md.prose(c.fix) .. ".") or "")
     end
   end
   return rows

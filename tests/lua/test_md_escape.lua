@@ -29,6 +29,12 @@ T.eq(md.cell("a|b"), "a\\|b", "pipes escaped in cells")
 T.eq(md.code("a`b"), "``a`b``", "a code span's fence is longer than any backtick run")
 T.eq(md.code("`a"), "`` `a ``", "a leading backtick gets a space inside the fence")
 T.eq(md.code("a|b", true), "`a\\|b`", "a code span in a cell escapes pipes")
+-- our own sentences keep their code spans; the text around them is escaped
+T.eq(md.prose("run `tracelens report T --inference` with <the> traces"),
+  "run `tracelens report T --inference` with &lt;the> traces", "prose: a code span kept, the rest escaped")
+T.eq(md.prose("`a` and `b|c`, not a\\b"), "`a` and `b|c`, not a\\\\b", "prose: two spans, a backslash outside")
+T.eq(md.prose("no span here, a lone ` stays escaped"), "no span here, a lone \\` stays escaped",
+  "prose: an unpaired backtick is text")
 T.eq(md.heading("C#"), "C\\#", "a trailing # is not a closing sequence")
 local parts = md.split_pipes(" a\\|b | c ")
 T.eq(#parts, 2, "split_pipes keeps an escaped pipe in its cell")
