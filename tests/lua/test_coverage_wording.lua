@@ -41,6 +41,25 @@ T.check(md:find(string.format("Not analysed: other, [%%d.]+ ms %%([%%d.]+%%%%%%)
   softmax_ms)), "owlv2: the coverage line names aten::_softmax with its kernel time " .. string.format("%.2f",
   softmax_ms))
 T.check(not md:find("All categories are within target", 1, true), "owlv2: no unqualified verdict")
+-- when the generic analyzer has cards on `other`, the line says they judge by time share alone; the
+-- number is that of priority_data.json's findings in `other` (vLLM decode, graph replays: 97% in other)
+local vllm = shared .. "/inference/vllm_decode_full/graph_execution.json.gz"
+if T.file_exists(vllm) then
+  local vout = tmp .. "/vllm"
+  local _, vcode = T.run(string.format("%s run orchestrator.lua %s -o %s -q", T.q(bin), T.q(vllm), T.q(vout)))
+  T.eq(vcode, 0, "vllm: exit 0")
+  local vmd = T.read_file(vout .. "/analysis.md") or ""
+  local n_other = 0
+  local pd = require("tracelens.json").decode(T.read_file(vout .. "/priority_data.json") or "{}")
+  for _, f in ipairs(pd.findings or {}) do
+    if f.category == "other" then n_other = n_other + 1 end
+  end
+  T.check(n_other > 1, "vllm: several findings in other: " .. n_other)
+  T.check(vmd:find(string.format("), of which the %d cards below judge the largest by their share of GPU time alone.",
+    n_other), 1, true), "vllm: the coverage line counts the cards on other")
+end
+T.check(not md:find("cards below judge", 1, true) and not md:find("card below judges", 1, true),
+  "owlv2: no cards on other, none mentioned")
 local _, n = md:gsub("No compute kernel optimization opportunities identified in the analysed categories %("
   .. cov:gsub("%.", "%%.") .. "%% of GPU kernel time%); the rest was not analysed", "")
 T.eq(n, 2, "owlv2: the verdict limited to the analysed share, in the summary and the detailed section")
