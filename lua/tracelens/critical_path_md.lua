@@ -60,8 +60,23 @@ function M.section(d)
   for _, l in ipairs(LABEL) do
     parts[#parts + 1] = string.format("%s %.1f%%", l[2], (d.by_category[l[1]] or 0) / d.length_us * 100)
   end
+  -- a path held mostly by launch delays (a kernel starting long after its
+  -- launch call on an idle stream) is neither the host's work nor the
+  -- GPU's: the verdict says so instead of calling the step CPU- or GPU-bound
+  local by = d.by_category
+  local launch = by.launch_delay or 0
+  local verdict = d.bound
+  if launch > (by.cpu or 0) and launch > (by.gpu_compute or 0) + (by.communication or 0) then
+    verdict = "Launch-delay"
+  end
   local why
-  if d.bound == "GPU" then
+  if verdict == "Launch-delay" then
+    why = "most of the path is time between launch calls and the start of their kernels, with nothing queued "
+      .. "ahead of them on their stream: the work waited elsewhere (driver or runtime latency such as first-launch "
+      .. "module loading or JIT compilation, an event wait, other streams' work occupying the GPU). Neither faster "
+      .. "kernels nor less host work shortens that part of the step; the `launch_stats` sheet lists the longest "
+      .. "launch delays."
+  elseif d.bound == "GPU" then
     why = "the kernel and communication findings below shorten the step; host-side overhead is hidden behind "
       .. "the GPU's work."
   else
@@ -69,7 +84,7 @@ function M.section(d)
       .. "the step; faster kernels shorten it only where the GPU is on the path."
   end
   local line = string.format("**%s-bound**: the critical path of %s (HTA's algorithm; `tracelens critical-path`) is "
-    .. "%s of its %s ms (%s), so %s", d.bound, name, ms(d.length_us), ms(d.wall_us), table.concat(parts, ", "), why)
+    .. "%s of its %s ms (%s), so %s", verdict, name, ms(d.length_us), ms(d.wall_us), table.concat(parts, ", "), why)
   if d.blind then
     line = line .. " The trace records no synchronisation events (`cuda_sync`, written by PyTorch 2.1 and later on "
       .. "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it: host work after "
@@ -77,7 +92,7 @@ function M.section(d)
     local cover = d.wall_us > 0 and d.length_us / d.wall_us or 1
     if cover < 0.6 then
       line = line .. string.format(" Here the path covers %.0f%% of the step's wall time, so the %s-bound verdict "
-        .. "describes that part of the step only.", cover * 100, d.bound)
+        .. "describes that part of the step only.", cover * 100, verdict == "Launch-delay" and "launch-delay" or verdict)
     end
   end
   return { "## Critical Path", "", line, "" }

@@ -116,6 +116,21 @@ do
   T.check(not line_of(true, 300e3, 382e3):find("Here the path covers", 1, true), "79% covered: no such sentence")
   T.check(not line_of(false, 160e3, 382e3):find("Here the path covers", 1, true),
     "a path with its sync edges: no such sentence (the skipped time is idle or waiting)")
+  -- a path held by launch delays (HTA's backward_thread trace: 99.8% of 64 ms) is neither CPU- nor GPU-bound
+  local function split_line(by)
+    return table.concat(cpmd.section({ step = 552, bound = "CPU", blind = true, length_us = 64232, wall_us = 413451,
+      by_category = by }), "\n")
+  end
+  local ld = split_line({ cpu = 64, gpu_compute = 45, communication = 0, launch_delay = 64100, kernel_gap = 23 })
+  T.check(ld:find("**Launch-delay-bound**: the critical path of ProfilerStep#552", 1, true)
+    and ld:find("launch delay 99.8%, gaps between kernels 0.0%), so most of the path is time between launch calls and "
+      .. "the start of their "
+      .. "kernels, with nothing queued ahead of them on their stream", 1, true)
+    and ld:find("so the launch-delay-bound verdict describes that part of the step only.", 1, true)
+    and not ld:find("host-side findings", 1, true), "launch-delay verdict: " .. ld)
+  -- launch delays that do not outweigh the GPU's work (or the host's) leave the verdict as it was
+  local cpu = split_line({ cpu = 40000, gpu_compute = 100, launch_delay = 24000 })
+  T.check(cpu:find("**CPU-bound**", 1, true) and cpu:find("host-side findings", 1, true), "CPU-bound kept: " .. cpu)
 end
 
 if not (data and T.dir_exists(data .. "/hta/critical_path")) then
