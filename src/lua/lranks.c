@@ -80,9 +80,12 @@ static int l_ranks(lua_State *L)
     for (long i = 0; world < 0 || i < world; i++) {
         char *p = tl_ranks_dir_file(dir, i);
         if (!is_file(p)) {
-            if (world >= 0 || n == 0)
-                snprintf(msg, sizeof msg, "%s: %s does not exist",
-                         n ? "expected trace file not found" : "no rank traces found", p);
+            if (world >= 0 || n == 0) {
+                char hint[900] = "";
+                if (n == 0) tl_ranks_dir_hint(dir, 0, hint, sizeof hint);
+                snprintf(msg, sizeof msg, "%s: %s does not exist%s",
+                         n ? "expected trace file not found" : "no rank traces found", p, hint);
+            }
             free(p);
             break;
         }

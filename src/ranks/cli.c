@@ -408,7 +408,9 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
         }
         if (!files.n) {
             char *p = dir ? tl_ranks_dir_file(dir, 0) : pattern_file(pattern, 0);
-            fprintf(stderr, "tracelens: no rank traces found: %s does not exist\n", p);
+            char hint[1200] = "";
+            if (dir) tl_ranks_dir_hint(dir, 1, hint, sizeof hint);
+            fprintf(stderr, "tracelens: no rank traces found: %s does not exist%s\n", p, hint);
             free(p);
             goto out_free;
         }

@@ -6,7 +6,7 @@
 # and --allow-missing-ranks, which writes the report without those ranks and
 # names them (stderr and the sheet missing_ranks).
 set -u
-BIN=$1
+BIN=$1 ROOT=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
@@ -80,6 +80,16 @@ mkdir "$T/empty"
 expect_error empty "no rank traces found: $T/empty/rank0_trace.json.gz does not exist" "$T/empty"
 expect_error empty_world "expected trace file not found: $T/empty/rank0_trace.json.gz" "$T/empty" --world_size 2
 expect_error empty_glob "no files matched --trace_glob: $T/empty/\*.json" --trace_glob "$T/empty/*.json"
+# ---- traces named otherwise (HTA's sampled_rank-0.json.gz): the error says how to give them, and that works
+mkdir "$T/other_names"
+for r in 0 1 2; do mk "$T/other_names/job7_rank-$r.json" $r $((100 + r)); done
+expect_error other_names "no rank traces found: $T/other_names/rank0_trace.json.gz does not exist ($T/other_names holds 3 trace files named otherwise, e.g. job7_rank-0.json: give them with --trace_glob '$T/other_names/\*.json', the rank from --rank_regex)" "$T/other_names"
+"$BIN" ranks -q --no-xlsx --trace_glob "$T/other_names/*.json" -o "$T/out_other_names" 2>"$T/err" && ok || ko "other names by the glob the error gives: $(cat "$T/err")"
+# the orchestrator's --ranks (a folder of rank<i>_trace files only) says the same, with what it needs
+"$BIN" run "$ROOT/lua/orchestrator.lua" --ranks "$T/other_names" -q -o "$T/out_other_orch" 2>"$T/err" >/dev/null
+rc=$?
+if [ $rc -ne 0 ] && grep -q "holds 3 trace files named otherwise, e.g. job7_rank-0.json: \`tracelens ranks --trace_glob '$T/other_names/\*.json'\` reads them; --ranks needs the names rank<i>_trace.json\[.gz\], links will do)" "$T/err"; then ok
+else ko "orchestrator --ranks, other names: exit $rc, $(cat "$T/err")"; fi
 
 # ---- --allow-missing-ranks: the report without rank 1, which is named
 "$BIN" ranks -q --no-xlsx --allow-missing-ranks "$T/gap" --world_size 3 -o "$T/out_allow" 2>"$T/err"
