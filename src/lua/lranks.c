@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../ranks/mapreduce.h"
 #include "../ranks/rank_stats.h"
 #include "../ranks/records.h"
 #include "../ranks/report.h"
@@ -115,19 +116,16 @@ static int l_ranks(lua_State *L)
     memset(&lo, 0, sizeof lo);
     int detected_gpn = 0;
     for (size_t i = 0; i < n && !msg[0]; i++) {
+        /* the pass of `tracelens ranks` (mapreduce.h): the rank from the name, checked against distributedInfo */
         tl_error err;
-        tl_trace *t = tl_trace_load(ri[i].path, &lo, &err);
-        if (!t) {
+        tl_rank_info info;
+        if (tl_ranks_rank_pass(ri[i].path, (long)i, 0, &lo, &cs, &info, &err) != 0) {
             snprintf(msg, sizeof msg, "%s", err.msg);
             break;
         }
-        int64_t dr;
-        if (tl_trace_distinfo_int(t, "rank", &dr) && dr != (int64_t)i)
-            snprintf(msg, sizeof msg, "file %s says rank %lld, name says %zu", ri[i].path, (long long)dr, i);
-        if (i == 0) detected_gpn = tl_trace_device_count(t);
-        ri[i].ncoll = tl_coll_extract(&cs, t, (uint32_t)i);
-        if (tl_rank_stats_compute(t, (uint32_t)i, &rst[i], &err) != 0) snprintf(msg, sizeof msg, "%s", err.msg);
-        tl_trace_release(t);
+        if (i == 0) detected_gpn = info.device_count;
+        ri[i].ncoll = (size_t)info.nrec;
+        rst[i] = info.stats;
     }
     if (msg[0]) {
         tl_coll_set_free(&cs);
