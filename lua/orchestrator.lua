@@ -33,6 +33,7 @@ usage: tracelens run orchestrator.lua TRACE [options]
        tracelens run orchestrator.lua TRACE --compare TRACE2 [options]
        tracelens run orchestrator.lua TRACE --inference [--capture_folder DIR] [options]
        tracelens run orchestrator.lua --ranks DIR [--rank R] [options]
+       tracelens run orchestrator.lua --trace_glob G [--rank_regex R] [--rank R] [options]
 
 Runs the full analysis of a PyTorch profiler (Kineto) trace: the perf report,
 the category data, every analyzer and user rule (in parallel), the priority
@@ -41,10 +42,12 @@ TRACE is the baseline being optimised and TRACE2 the reference it is compared
 with: both perf reports are written (perf_report_trace1* with the TraceDiff
 columns and diff_stats, perf_report_trace2*) and the report explains where
 trace 1 loses time against trace 2. With --ranks, DIR holds one trace per rank
-(rank<i>_trace.json[.gz], as `tracelens ranks DIR`): OUT gets the collective
-report of all ranks (collective_report_csvs/) and the standalone analysis of
-one representative rank, with a Multi-rank section on top (the straggler, the
-slowest collectives and their bus bandwidth, the imbalance between ranks).
+(rank<i>_trace.json[.gz], as `tracelens ranks DIR`; with --trace_glob, the
+files a glob matches, each rank from --rank_regex on its name): OUT gets the
+collective report of all ranks (collective_report_csvs/) and the standalone
+analysis of one representative rank, with a Multi-rank section on top (the
+straggler, the slowest collectives and their bus bandwidth, the imbalance
+between ranks).
 
 OUT is written whole: the analysis goes into a staging directory next to it
 and replaces OUT at the end, so nothing of an earlier analysis is left in it.
@@ -53,8 +56,13 @@ An existing OUT must be empty or hold only what tracelens writes there.
 options:
   -o, --output DIR   output directory (default: <trace dir>/<trace name>_analysis,
                      <trace name>_vs_<trace2 name>_analysis with --compare,
-                     DIR_analysis with --ranks DIR)
+                     DIR_analysis with --ranks DIR; with --trace_glob, -o is
+                     required)
   --ranks DIR        the multi-rank analysis of the rank traces in DIR (no TRACE)
+  --trace_glob G     the same of the files G matches ('**' crosses
+                     directories), as `tracelens ranks --trace_glob G`
+  --rank_regex R     with --trace_glob: the rank in a file name (default
+                     rank[\[\-_/]?(?P<rank>\d+), the named group rank)
   --rank R           with --ranks: the rank analysed in full (default: the
                      median rank by mean step wall time, by GPU busy time when
                      a rank has no ProfilerStep annotations)
@@ -159,6 +167,8 @@ local function parse_args(argv)
     elseif a == "--max-value-mb" then o.max_value_mb = count_arg(a, value(a), MAX_VALUE_MB)
     elseif a == "--inference" then o.inference = true
     elseif a == "--ranks" then o.ranks = value(a)
+    elseif a == "--trace_glob" or a == "--trace-glob" then o.trace_glob = value(a)
+    elseif a == "--rank_regex" or a == "--rank-regex" then o.rank_regex = value(a)
     elseif a == "--rank" then
       local r = math.tointeger(tonumber(value(a)))
       if not r or r < 0 or r > 1000000 then
@@ -175,6 +185,12 @@ local function parse_args(argv)
     elseif not o.trace then o.trace = a
     else usage("unexpected argument " .. a) end
     i = i + 1
+  end
+  if o.rank_regex and not o.trace_glob then usage("--rank_regex needs --trace_glob") end
+  if o.ranks and o.trace_glob then usage("--ranks and --trace_glob are mutually exclusive") end
+  if o.trace_glob then
+    if not o.out then usage("--trace_glob needs -o OUT") end
+    o.ranks = o.trace_glob -- where the rank traces come from, as said in analysis.md
   end
   if o.ranks then
     if o.trace then usage("--ranks takes the rank traces from DIR: give no TRACE") end
@@ -554,7 +570,12 @@ local function main(argv)
   local ranks_inp
   if opts.ranks then
     progress(opts, "collective report of the ranks in %s", opts.ranks)
-    local rok, rsheets, rlist = pcall(tl.ranks, opts.ranks)
+    local rok, rsheets, rlist
+    if opts.trace_glob then
+      rok, rsheets, rlist = pcall(tl.ranks, nil, { glob = opts.trace_glob, rank_regex = opts.rank_regex })
+    else
+      rok, rsheets, rlist = pcall(tl.ranks, opts.ranks)
+    end
     if not rok then fail(tostring(rsheets), 1) end
     local rep, how = ranks_md.representative(rlist, opts.rank)
     if not rep then fail(how, 2) end

@@ -74,11 +74,32 @@ local function spread(ranks, field)
   return { min = lo[1], min_rank = lo[2], max = hi[1], max_rank = hi[2], mean = sum / #ranks }
 end
 
+-- Why no collective was matched: no collective kernel at all, or kernels
+-- without the metadata that says which collective each is (nil: neither).
+local function unmatched_reason(sheets)
+  local long = sheets.nccl_long
+  local n, named = long and long:nrows() or 0, 0
+  if long then
+    for _, row in long:rows() do
+      local c = row["Collective name"]
+      if c ~= nil and c ~= "" then named = named + 1 end
+    end
+  end
+  if n == 0 then return "the traces hold no collective kernel (NCCL or RCCL)" end
+  if named == 0 then
+    return string.format("none of the %d collective %s records its collective name or process group (newer "
+      .. "PyTorch versions write them in the kernels' args): which of them wait for each other across ranks is "
+      .. "unknown", n, plural(n, "kernel"))
+  end
+  return nil
+end
+
 local function straggler_lines(sheets)
   local st = sheets.straggler_summary
   if not st or st:nrows() == 0 then
-    return { "No collective was matched across the ranks (the ranks report has no straggler_summary rows), so "
-      .. "there is no straggler to name." }
+    local why = unmatched_reason(sheets)
+    return { "No collective was matched across the ranks (the ranks report has no straggler_summary rows)"
+      .. (why and (": " .. why) or "") .. ", so there is no straggler to name." }
   end
   local best, ties = nil, 0
   for _, row in st:rows() do

@@ -1,8 +1,11 @@
 /* lranks.c — tl.ranks(dir [, {world_size = N, gpus_per_node = G}]) -> sheets, ranks
+ *             tl.ranks(nil, {glob = G [, rank_regex = R], ...})
  *
  * DIR holds rank<i>_trace.json (else .json.gz), i = 0..N-1, as `tracelens
- * ranks DIR`. Each trace is loaded, reduced to its collective records and
- * its per-rank summary (rank_stats.h), and released before the next one is
+ * ranks DIR`; a glob's files get their rank from R on the name, as
+ * `tracelens ranks --trace_glob` (resolve.h). Every rank 0..N-1 once. Each
+ * trace goes through the per-rank pass (tl_ranks_rank_pass: its collective
+ * records and its summary, rank_stats.h) and is released before the next one is
  * loaded.
  * sheets: the ranks report in the Lua form of trace:report (lreport.h);
  * ranks: one table per rank in rank order, {rank, path, steps, step_time_us
@@ -20,11 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../ranks/mapreduce.h"
 #include "../ranks/rank_stats.h"
 #include "../ranks/records.h"
+#include "../ranks/resolve.h"
 #include "../ranks/report.h"
 #include "../util/vec.h"
 #include "host.h"
@@ -35,12 +38,6 @@ typedef struct rank_info {
     char *path;
     size_t ncoll;
 } rank_info;
-
-static int is_file(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 static long opt_int(lua_State *L, const char *k, long lo, long hi)
 {
@@ -64,50 +61,61 @@ static void free_infos(rank_info *ri, size_t n)
     free(ri);
 }
 
+static const char *opt_str(lua_State *L, const char *k)
+{
+    if (lua_type(L, 2) != LUA_TTABLE) return NULL;
+    lua_getfield(L, 2, k);
+    const char *v = NULL;
+    if (!lua_isnil(L, -1)) {
+        if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "tl.ranks: %s must be a string", k);
+        v = lua_tostring(L, -1); /* kept alive by the options table */
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
 static int l_ranks(lua_State *L)
 {
     tl_lua_refuse_in_sandbox(L, "tl.ranks");
-    const char *dir = luaL_checkstring(L, 1);
+    const char *dir = lua_isnoneornil(L, 1) ? NULL : luaL_checkstring(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     long world = opt_int(L, "world_size", 1, 1000000);
     long gpn = opt_int(L, "gpus_per_node", 0, 1000000);
-    char msg[1200];
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return luaL_error(L, "%s: not a directory", dir);
-    /* the files, 0 up (or 0..world-1, each required) */
-    rank_info *ri = NULL;
-    size_t n = 0, cap = 0;
-    msg[0] = 0;
-    for (long i = 0; world < 0 || i < world; i++) {
-        char *p = tl_ranks_dir_file(dir, i);
-        if (!is_file(p)) {
-            if (world >= 0 || n == 0) {
-                char hint[900] = "";
-                if (n == 0) tl_ranks_dir_hint(dir, 0, hint, sizeof hint);
-                snprintf(msg, sizeof msg, "%s: %s does not exist%s",
-                         n ? "expected trace file not found" : "no rank traces found", p, hint);
-            }
-            free(p);
-            break;
-        }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            rank_info *g = realloc(ri, nc * sizeof *g);
-            if (!g) {
-                free(p);
-                free_infos(ri, n);
-                return luaL_error(L, "out of memory");
-            }
-            ri = g, cap = nc;
-        }
-        memset(&ri[n], 0, sizeof ri[n]);
-        ri[n++].path = p;
+    const char *glob = opt_str(L, "glob"), *regex = opt_str(L, "rank_regex");
+    if ((dir != NULL) == (glob != NULL)) return luaL_error(L, "tl.ranks: give a directory or {glob = G}, one of them");
+    /* the files (resolve.h, as `tracelens ranks`), then every rank 0..world-1 once */
+    tl_ranks_input in = {.dir = dir, .glob = glob, .rank_regex = regex, .world = world};
+    tl_rank_files files = {0};
+    tl_error rerr;
+    if (tl_ranks_resolve(&in, &files, &world, &rerr) != 0) {
+        tl_rank_files_free(&files);
+        return luaL_error(L, "%s", rerr.msg);
     }
-    if (msg[0]) {
+    if (world < 0) world = (long)files.n;
+    size_t n = (size_t)world;
+    rank_info *ri = tl_xcalloc(n + 1, sizeof *ri); /* by rank */
+    for (size_t i = 0; i < files.n; i++) {
+        long r = files.v[i].rank;
+        if (r >= 0 && r < world && !ri[r].path) ri[r].path = tl_xstrdup(files.v[i].path);
+    }
+    tl_rank_files_free(&files);
+    char msg[1200];
+    msg[0] = 0;
+    size_t len = 0, nm = 0;
+    for (size_t r = 0; r < n; r++)
+        if (!ri[r].path) {
+            if (len < 200) len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%zu", nm ? ", " : "", r);
+            nm++;
+        }
+    if (nm) {
+        char list[256];
+        snprintf(list, sizeof list, "%s%s", msg, len >= 200 ? ", ..." : "");
+        snprintf(msg, sizeof msg, "missing ranks after resolution: [%s] (a complete rank set 0..%ld is required)", list,
+                 world - 1);
         free_infos(ri, n);
         return luaL_error(L, "%s", msg);
     }
-    if (world < 0) world = (long)n;
+
     /* the per-rank pass: one trace in memory at a time */
     tl_coll_set cs;
     tl_coll_set_init(&cs);

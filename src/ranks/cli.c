@@ -23,6 +23,7 @@
 #include "rank_stats.h"
 #include "records.h"
 #include "report.h"
+#include "resolve.h"
 #include "summary_file.h"
 
 static const char *const RANKS_HELP =
@@ -80,134 +81,6 @@ static int usage(const char *msg)
     return TL_EXIT_USAGE;
 }
 
-static int file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-typedef struct rfile {
-    char *path;
-    long rank; /* from the name; -1 when unknown (--rank-from distinfo) */
-} rfile;
-
-typedef struct rlist {
-    rfile *v;
-    size_t n, cap;
-} rlist;
-
-static void rl_add(rlist *l, const char *path, long rank)
-{
-    TL_GROW(l->v, l->cap, l->n + 1);
-    l->v[l->n].path = tl_xstrdup(path);
-    l->v[l->n].rank = rank;
-    l->n++;
-}
-
-static void rl_free(rlist *l)
-{
-    for (size_t i = 0; i < l->n; i++) free(l->v[i].path);
-    free(l->v);
-}
-
-static char *pattern_file(const char *pat, long i)
-{
-    const char *star = strchr(pat, '*');
-    size_t n = strlen(pat) + 24;
-    char *p = tl_xmalloc(n);
-    snprintf(p, n, "%.*s%ld%s", (int)(star - pat), pat, i, star + 1);
-    return p;
-}
-
-/* ---------------------------------------------------------------- glob */
-
-typedef struct strv {
-    char **v;
-    size_t n, cap;
-} strv;
-
-static void walk(const char *dir, const char *pat, int deep, strv *out)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        size_t n = strlen(dir) + strlen(e->d_name) + 2;
-        char *p = tl_xmalloc(n);
-        if (!strcmp(dir, ".")) snprintf(p, n, "%s", e->d_name);
-        else snprintf(p, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
-        struct stat st;
-        if (stat(p, &st) != 0) {
-            free(p);
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            walk(p, pat, deep, out);
-            free(p);
-        } else if (S_ISREG(st.st_mode) && fnmatch(pat, p, deep ? 0 : FNM_PATHNAME) == 0) {
-            TL_GROW(out->v, out->cap, out->n + 1);
-            out->v[out->n++] = p;
-        } else free(p);
-    }
-    closedir(d);
-}
-
-static int cmp_str(void *v, size_t a, size_t b)
-{
-    char **s = v;
-    return strcmp(s[a], s[b]);
-}
-
-/* The files matching g, sorted by path. A '**' component lets '*' cross
- * directories. The walk starts at the directory part before the first
- * wildcard. */
-static void glob_files(const char *g, strv *out)
-{
-    const char *w = strpbrk(g, "*?[");
-    size_t plen = w ? (size_t)(w - g) : strlen(g);
-    while (plen > 0 && g[plen - 1] != '/') plen--;
-    char *root = plen ? tl_xmalloc(plen + 1) : tl_xstrdup(".");
-    if (plen) {
-        memcpy(root, g, plen);
-        root[plen] = 0;
-        if (plen > 1) root[plen - 1] = 0; /* strip the trailing slash */
-    }
-    /* "**\/" matches zero or more directories: try the pattern without it too */
-    char *pat = tl_xstrdup(g);
-    int deep = strstr(g, "**") != NULL;
-    walk(root, pat, deep, out);
-    if (deep) {
-        char *alt = tl_xstrdup(g), *q;
-        while ((q = strstr(alt, "**/")) != NULL) memmove(q, q + 3, strlen(q + 3) + 1);
-        size_t before = out->n;
-        strv more = {0};
-        walk(root, alt, 0, &more);
-        for (size_t i = 0; i < more.n; i++) {
-            int dup = 0;
-            for (size_t j = 0; j < before && !dup; j++) dup = !strcmp(out->v[j], more.v[i]);
-            if (dup) free(more.v[i]);
-            else {
-                TL_GROW(out->v, out->cap, out->n + 1);
-                out->v[out->n++] = more.v[i];
-            }
-        }
-        free(more.v);
-        free(alt);
-    }
-    size_t *idx = tl_xmalloc((out->n + 1) * sizeof *idx);
-    for (size_t i = 0; i < out->n; i++) idx[i] = i;
-    tl_msort(idx, out->n, cmp_str, out->v);
-    char **sorted = tl_xmalloc((out->n + 1) * sizeof *sorted);
-    for (size_t i = 0; i < out->n; i++) sorted[i] = out->v[idx[i]];
-    free(out->v);
-    out->v = sorted;
-    out->cap = out->n + 1;
-    free(idx);
-    free(pat);
-    free(root);
-}
-
 /* ------------------------------------------------------------ command */
 
 /* TRACELENS_RANKS_STAGES=1: each stage's wall and CPU time (the process's,
@@ -251,7 +124,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
     stages stg;
     stage_start(&stg);
     const char *dir = NULL, *pattern = NULL, *gpat = NULL, *out = NULL, *xlsx_path = NULL;
-    const char *rank_regex = "rank[\\[\\-_/]?(?P<rank>\\d+)";
+    const char *rank_regex = TL_RANK_REGEX_DEFAULT;
     long world = -1, gpn = -1;
     int heatmap = 0, detailed = 1, strict = 1, from_distinfo = 0, quiet = 0, xlsx = 1, layout = -1;
     static const char *const default_agg[] = {"mean", "median", "min", "max"};
@@ -366,7 +239,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
         return usage("ranks: --allow-missing-ranks needs --world_size with DIR or --trace_pattern");
     }
     /* ---- resolve the files (§2) */
-    rlist files = {0};
+    tl_rank_files files = {0};
     int rc = TL_EXIT_INPUT;
     if (reduce) {
         /* the rank of each .tls from its header; world: highest + 1 */
@@ -378,81 +251,18 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
                 fprintf(stderr, "tracelens: %s\n", err.msg);
                 goto out_free;
             }
-            rl_add(&files, tlsv[i], r);
+            tl_rank_files_add(&files, tlsv[i], r);
             if (r > maxr) maxr = r;
         }
         if (world < 0) world = maxr + 1;
-    } else if (dir || pattern) {
-        struct stat st;
-        if (dir && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-            fprintf(stderr, "tracelens: %s: not a directory\n", dir);
-            goto out_free;
-        }
-        for (long i = 0; world < 0 || i < world; i++) {
-            char *p = dir ? tl_ranks_dir_file(dir, i) : pattern_file(pattern, i);
-            if (!file_exists(p)) {
-                if (world >= 0 && allow_missing) { /* named in missing_ranks */
-                    free(p);
-                    continue;
-                }
-                if (world >= 0) {
-                    fprintf(stderr, "tracelens: expected trace file not found: %s\n", p);
-                    free(p);
-                    goto out_free;
-                }
-                free(p);
-                break;
-            }
-            rl_add(&files, p, i);
-            free(p);
-        }
-        if (!files.n) {
-            char *p = dir ? tl_ranks_dir_file(dir, 0) : pattern_file(pattern, 0);
-            char hint[1200] = "";
-            if (dir) tl_ranks_dir_hint(dir, 1, hint, sizeof hint);
-            fprintf(stderr, "tracelens: no rank traces found: %s does not exist%s\n", p, hint);
-            free(p);
-            goto out_free;
-        }
     } else {
-        strv m = {0};
-        glob_files(gpat, &m);
-        if (!m.n) {
-            fprintf(stderr, "tracelens: no files matched --trace_glob: %s\n", gpat);
-            free(m.v);
+        tl_ranks_input in = {.dir = dir, .pattern = pattern, .glob = gpat, .rank_regex = rank_regex,
+                             .world = world, .allow_missing = allow_missing, .from_distinfo = from_distinfo};
+        tl_error rerr;
+        if (tl_ranks_resolve(&in, &files, &world, &rerr) != 0) {
+            fprintf(stderr, "tracelens: %s\n", rerr.msg);
             goto out_free;
         }
-        int ecode;
-        PCRE2_SIZE eoff;
-        pcre2_code *re = pcre2_compile((PCRE2_SPTR)rank_regex, PCRE2_ZERO_TERMINATED, 0, &ecode, &eoff, NULL);
-        if (!re) {
-            fprintf(stderr, "tracelens: --rank_regex '%s': invalid at offset %zu\n", rank_regex, (size_t)eoff);
-            for (size_t i = 0; i < m.n; i++) free(m.v[i]);
-            free(m.v);
-            goto out_free;
-        }
-        long maxr = -1;
-        for (size_t i = 0; i < m.n; i++) {
-            long r = tl_ranks_path_rank(re, m.v[i], LONG_MAX);
-            if (r < 0 && !from_distinfo) continue;
-            if (world >= 0 && r >= world) continue; /* ranks >= W are ignored */
-            size_t dup = SIZE_MAX;
-            for (size_t j = 0; j < files.n && dup == SIZE_MAX && r >= 0 && !from_distinfo; j++)
-                if (files.v[j].rank == r) dup = j;
-            if (dup != SIZE_MAX) { /* the first path in sorted order wins (as the reference), said */
-                fprintf(stderr, "tracelens: warning: %s ignored: rank %ld is already %s (--trace_glob)\n", m.v[i], r,
-                        files.v[dup].path);
-                continue;
-            }
-            rl_add(&files, m.v[i], from_distinfo ? -1 : r);
-            if (r > maxr) maxr = r;
-        }
-        pcre2_code_free(re);
-        if (!files.n) fprintf(stderr, "tracelens: --trace_glob matched %zu file(s), but none matched --rank_regex '%s'\n", m.n, rank_regex);
-        for (size_t i = 0; i < m.n; i++) free(m.v[i]);
-        free(m.v);
-        if (!files.n) goto out_free;
-        if (world < 0 && !from_distinfo) world = maxr + 1;
     }
     if (world < 0) world = (long)files.n;
     /* ---- the per-rank pass: one trace in memory at a time */
@@ -595,7 +405,7 @@ out_cs:
     free(rstats);
     tl_coll_set_free(&cs);
 out_free:
-    rl_free(&files);
+    tl_rank_files_free(&files);
     free(agg);
     return rc;
 }

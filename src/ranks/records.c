@@ -1,6 +1,5 @@
 /* records.c — per-rank extraction of collective-kernel records (records.h). */
 #include "records.h"
-#include <dirent.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -175,46 +174,4 @@ void tl_coll_set_sort_by_rank(tl_coll_set *cs)
     cs->rec = sorted;
     cs->cap = cs->n + 1;
     free(idx);
-}
-
-char *tl_ranks_dir_file(const char *dir, long i)
-{
-    size_t n = strlen(dir) + 48;
-    char *p = tl_xmalloc(n);
-    struct stat st;
-    snprintf(p, n, "%s/rank%ld_trace.json", dir, i);
-    if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) return p;
-    snprintf(p, n, "%s/rank%ld_trace.json.gz", dir, i);
-    return p;
-}
-
-void tl_ranks_dir_hint(const char *dir, int by_glob, char *buf, size_t cap)
-{
-    buf[0] = 0;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    size_t n = 0;
-    char first[256] = "";
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        int json = len > 5 && strcmp(e->d_name + len - 5, ".json") == 0;
-        int gz = len > 8 && strcmp(e->d_name + len - 8, ".json.gz") == 0;
-        if ((!json && !gz) || e->d_name[0] == '.' || len >= sizeof first) continue;
-        n++;
-        if (!first[0] || strcmp(e->d_name, first) < 0) memcpy(first, e->d_name, len + 1);
-    }
-    closedir(d);
-    if (!n) return;
-    /* the example's printable bytes only (a name is not trusted text) */
-    for (char *c = first; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-    const char *ext = strlen(first) > 8 && strcmp(first + strlen(first) - 8, ".json.gz") == 0 ? "*.json.gz" : "*.json";
-    if (by_glob)
-        snprintf(buf, cap, " (%s holds %zu trace file%s named otherwise, e.g. %s: give %s with --trace_glob '%s/%s', "
-                 "the rank from --rank_regex)", dir, n, n == 1 ? "" : "s", first, n == 1 ? "it" : "them", dir, ext);
-    else
-        snprintf(buf, cap, " (%s holds %zu trace file%s named otherwise, e.g. %s: `tracelens ranks --trace_glob "
-                 "'%s/%s'` reads %s; --ranks needs the names rank<i>_trace.json[.gz], links will do)", dir, n,
-                 n == 1 ? "" : "s", first, dir, ext, n == 1 ? "it" : "them");
 }

@@ -63,17 +63,6 @@ size_t tl_coll_extract(tl_coll_set *cs, const tl_trace *t, uint32_t rank);
  * (stable), whatever order the ranks were loaded in. */
 void tl_coll_set_sort_by_rank(tl_coll_set *cs);
 
-/* DIR/rank<i>_trace.json when it exists, else DIR/rank<i>_trace.json.gz
- * (the caller frees it). */
-char *tl_ranks_dir_file(const char *dir, long i);
-
-/* For the error of a DIR without rank<i>_trace files: when DIR holds trace
- * files named otherwise (*.json, *.json.gz), " (DIR holds N trace files
- * named otherwise, e.g. NAME: ...)" saying how to give them (by_glob: the
- * command takes --trace_glob; else it needs the rank<i>_trace names), else
- * "". Written into buf (cap bytes, truncated). */
-void tl_ranks_dir_hint(const char *dir, int by_glob, char *buf, size_t cap);
-
 /* An integer field of the trace's distributedInfo (rank, world_size): 1
  * with *out set, 0 when absent or not an integer. */
 int tl_trace_distinfo_int(const tl_trace *t, const char *field, int64_t *out);

@@ -85,11 +85,14 @@ mkdir "$T/other_names"
 for r in 0 1 2; do mk "$T/other_names/job7_rank-$r.json" $r $((100 + r)); done
 expect_error other_names "no rank traces found: $T/other_names/rank0_trace.json.gz does not exist ($T/other_names holds 3 trace files named otherwise, e.g. job7_rank-0.json: give them with --trace_glob '$T/other_names/\*.json', the rank from --rank_regex)" "$T/other_names"
 "$BIN" ranks -q --no-xlsx --trace_glob "$T/other_names/*.json" -o "$T/out_other_names" 2>"$T/err" && ok || ko "other names by the glob the error gives: $(cat "$T/err")"
-# the orchestrator's --ranks (a folder of rank<i>_trace files only) says the same, with what it needs
+# the orchestrator's --ranks says the same, and takes the same --trace_glob
 "$BIN" run "$ROOT/lua/orchestrator.lua" --ranks "$T/other_names" -q -o "$T/out_other_orch" 2>"$T/err" >/dev/null
 rc=$?
-if [ $rc -ne 0 ] && grep -q "holds 3 trace files named otherwise, e.g. job7_rank-0.json: \`tracelens ranks --trace_glob '$T/other_names/\*.json'\` reads them; --ranks needs the names rank<i>_trace.json\[.gz\], links will do)" "$T/err"; then ok
+if [ $rc -eq 1 ] && grep -q "holds 3 trace files named otherwise, e.g. job7_rank-0.json: give them with --trace_glob '$T/other_names/\\*.json', the rank from --rank_regex)" "$T/err"; then ok
 else ko "orchestrator --ranks, other names: exit $rc, $(cat "$T/err")"; fi
+"$BIN" run "$ROOT/lua/orchestrator.lua" --trace_glob "$T/other_names/*.json" -q -o "$T/out_other_orch" 2>"$T/err" >/dev/null &&
+  cmp -s "$T/out_other_names/collective_report_csvs/nccl_long.csv" "$T/out_other_orch/collective_report_csvs/nccl_long.csv" &&
+  ok || ko "orchestrator --trace_glob, other names: $(cat "$T/err")"
 
 # ---- --allow-missing-ranks: the report without rank 1, which is named
 "$BIN" ranks -q --no-xlsx --allow-missing-ranks "$T/gap" --world_size 3 -o "$T/out_allow" 2>"$T/err"
