@@ -16,6 +16,14 @@ local T = require "testlib"
 local case = shared .. "/traces/h100/google_owlv2-large-patch14-ensemble__1016001"
 if not T.file_exists(case .. ".json.gz") then T.skip(case .. ".json.gz is absent (../shared/data)") end
 local tmp = T.tmpdir()
+
+-- The analysis of trace into tmp/name (exit 0 checked): analysis.md's text and OUT.
+local function analyse(trace, name)
+  local out = tmp .. "/" .. name
+  local _, code = T.run(string.format("%s run orchestrator.lua %s -o %s -q", T.q(bin), T.q(trace), T.q(out)))
+  T.eq(code, 0, name .. ": exit 0")
+  return T.read_file(out .. "/analysis.md") or "", out
+end
 local out = tmp .. "/owlv2"
 local _, code, _, stderr = T.run(string.format("%s run orchestrator.lua %s -o %s -q", T.q(bin),
   T.q(case .. ".json.gz"), T.q(out)))
@@ -45,10 +53,7 @@ T.check(not md:find("All categories are within target", 1, true), "owlv2: no unq
 -- number is that of priority_data.json's findings in `other` (vLLM decode, graph replays: 97% in other)
 local vllm = shared .. "/inference/vllm_decode_full/graph_execution.json.gz"
 if T.file_exists(vllm) then
-  local vout = tmp .. "/vllm"
-  local _, vcode = T.run(string.format("%s run orchestrator.lua %s -o %s -q", T.q(bin), T.q(vllm), T.q(vout)))
-  T.eq(vcode, 0, "vllm: exit 0")
-  local vmd = T.read_file(vout .. "/analysis.md") or ""
+  local vmd, vout = analyse(vllm, "vllm")
   local n_other = 0
   local pd = require("tracelens.json").decode(T.read_file(vout .. "/priority_data.json") or "{}")
   for _, f in ipairs(pd.findings or {}) do
@@ -68,10 +73,7 @@ T.check(md:find(string.format("Exposed memory copies take %.2f%% of the trace, m
   .. string.format("%.2f", memcpy_pct))
 local triton = shared .. "/traces/torch_compile_triton/trace.json.gz"
 if T.file_exists(triton) then
-  local tout = tmp .. "/triton"
-  local _, tcode = T.run(string.format("%s run orchestrator.lua %s -o %s -q", T.q(bin), T.q(triton), T.q(tout)))
-  T.eq(tcode, 0, "triton: exit 0")
-  local tmd = T.read_file(tout .. "/analysis.md") or ""
+  local tmd = analyse(triton, "triton")
   T.check(tmd:find("within the efficiency expected at its length", 1, true), "triton: the attention op is within its band")
   T.check(not tmd:find("_scaled_dot_product_flash_attention` (N=4096, 16 heads, head size 128) is compute-bound and "
     .. "reaches only", 1, true), "triton: no 'only' for an op within its expected band")
