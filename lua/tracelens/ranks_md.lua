@@ -328,6 +328,16 @@ function M.section(d)
   out[#out + 1] = string.format("%d rank %s in %s. The rest of this report analyses rank %d, %s; the collective "
     .. "report of all ranks is in collective_report_csvs/ (the sheets of `tracelens ranks`, docs/ranks.md).", n,
     plural(n, "trace"), md.code(d.dir), d.rep.rank, d.how)
+  -- a sample of a larger job (HTA's trace_filter keeps 2 of 128 ranks): the figures below are among these only
+  local world = 0
+  for _, r in ipairs(d.ranks) do
+    if (r.world_size or 0) > world then world = r.world_size end
+  end
+  if world > n then
+    out[#out] = out[#out] .. string.format(" The traces say the job had %d ranks (distributedInfo.world_size): "
+      .. "these are %d of them, so the straggler, the waits and the imbalance below are among these %d only, "
+      .. "and a collective's other members are missing.", world, n, n)
+  end
   out[#out + 1] = ""
   for _, part in ipairs({ straggler_lines(d.sheets), late_start_lines(d.sheets), skew_lines(d.sheets),
     collective_lines(d), exposed_lines(d.ranks), imbalance_lines(d), rank_table(d) }) do

@@ -13,7 +13,8 @@
  * total_us, total_comm_us, exposed_comm_us, compute_us, overlap_us,
  * memcpy_us, idle_us (the per-rank temporal breakdown of rank_stats.h over
  * every GPU event, unlinked ones included; nil without GPU events),
- * collectives}. The sheets include those of rank_stats.h.
+ * collectives, world_size (the trace's distributedInfo.world_size; nil
+ * when absent)}. The sheets include those of rank_stats.h.
  * Refused in sandboxed states (rules and analyzers read the
  * one trace they are given; a metadata-mismatch error would echo values read
  * from any file). Errors are one line. */
@@ -37,6 +38,7 @@
 typedef struct rank_info {
     char *path;
     size_t ncoll;
+    int64_t dist_world; /* distributedInfo.world_size, -1 when absent */
 } rank_info;
 
 static long opt_int(lua_State *L, const char *k, long lo, long hi)
@@ -133,6 +135,7 @@ static int l_ranks(lua_State *L)
         }
         if (i == 0) detected_gpn = info.device_count;
         ri[i].ncoll = (size_t)info.nrec;
+        ri[i].dist_world = info.dist_world;
         rst[i] = info.stats;
     }
     if (msg[0]) {
@@ -180,6 +183,7 @@ static int l_ranks(lua_State *L)
         tl_lset_str(L, "path", ri[i].path);
         tl_lset_int(L, "steps", (lua_Integer)s->n_steps_total);
         tl_lset_int(L, "collectives", (lua_Integer)ri[i].ncoll);
+        if (ri[i].dist_world >= 0) tl_lset_int(L, "world_size", (lua_Integer)ri[i].dist_world);
         if (s->n_steps_total) tl_lset_us(L, "step_time_us", (double)s->step_dur_sum / (double)s->n_steps_total);
         if (s->flags & TL_RS_HAS_GPU) {
             tl_lset_us(L, "busy_us", (double)s->busy);

@@ -253,6 +253,7 @@ if gpr[0].step == nil then
     "generated: representative by busy time")
 end
 validate(tmp .. "/out_gen", "generated")
+T.check(not gsec:find("The traces say the job had", 1, true), "generated: every rank present, no sample sentence")
 
 -- a metadata mismatch between ranks: the ranks report's one-line error, exit 1
 local mm = tmp .. "/mismatch"
@@ -291,6 +292,11 @@ if T.dir_exists(trf) then
   T.eq(code, 0, "HTA sampled ranks by glob: exit 0 (" .. tostring(err) .. ")")
   local tsec = section(tmp .. "/out_trf/analysis.md")
   has(tsec, "2 rank traces in `" .. trf .. "/*.json.gz`", "HTA glob: the ranks named")
+  -- a sample of a larger job: the section says how partial (the traces' distributedInfo.world_size)
+  local world = tl.load(trf .. "/sampled_rank-0.json.gz"):info().metadata.distributedInfo.world_size
+  T.check(world and world > 2, "HTA glob: the traces name a larger world: " .. tostring(world))
+  has(tsec, string.format("The traces say the job had %d ranks (distributedInfo.world_size): these are 2 of them, so "
+    .. "the straggler, the waits and the imbalance below are among these 2 only", world), "HTA glob: a sample")
   -- their kernels carry no collective metadata (the CSV's Collective name column is empty)
   local n = #T.csv_records(tmp .. "/out_trf/collective_report_csvs/nccl_long.csv")
   has(tsec, string.format("No collective was matched across the ranks (the ranks report has no straggler_summary rows): "
