@@ -101,19 +101,17 @@ static int l_ranks(lua_State *L)
         if (r >= 0 && r < world && !ri[r].path) ri[r].path = tl_xstrdup(files.v[i].path);
     }
     tl_rank_files_free(&files);
-    char msg[1200];
-    msg[0] = 0;
+    char msg[1200], miss[256];
+    msg[0] = miss[0] = 0;
     size_t len = 0, nm = 0;
     for (size_t r = 0; r < n; r++)
         if (!ri[r].path) {
-            if (len < 200) len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%zu", nm ? ", " : "", r);
+            if (len < 200) len += (size_t)snprintf(miss + len, sizeof miss - len, "%s%zu", nm ? ", " : "", r);
             nm++;
         }
     if (nm) {
-        char list[256];
-        snprintf(list, sizeof list, "%s%s", msg, len >= 200 ? ", ..." : "");
-        snprintf(msg, sizeof msg, "missing ranks after resolution: [%s] (a complete rank set 0..%ld is required)", list,
-                 world - 1);
+        snprintf(msg, sizeof msg, "missing ranks after resolution: [%s%s] (a complete rank set 0..%ld is required)",
+                 miss, len >= 200 ? ", ..." : "", world - 1);
         free_infos(ri, n);
         return luaL_error(L, "%s", msg);
     }
