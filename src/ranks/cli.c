@@ -4,20 +4,14 @@
  * OUT/collective_report_csvs/ and OUT/collective_report.xlsx (cli.h). */
 #include "cli.h"
 
-#include <dirent.h>
-#include <fnmatch.h>
-#include <limits.h>
-#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../report/report.h"
 #include "../util/clock.h"
-#include "../util/msort.h"
 #include "../util/vec.h"
 #include "mapreduce.h"
 #include "rank_stats.h"
