@@ -56,7 +56,7 @@ typedef struct tl_scan_opts {
      * user_annotation, cpu_instant_event) are checked as JSON but not
      * kept: their events have no args. For a pass that reads only the
      * args of GPU events, launches and flows (the multi-rank pass), which
-     * then skips most of a trace's bytes without interning them. */
+     * then skips much of a trace's bytes without interning them. */
     int skip_host_args;
 } tl_scan_opts;
 

@@ -24,7 +24,7 @@ int tl_ranks_rank_pass(const char *path, long name_rank, int from_distinfo, cons
     if (stat(path, &st) == 0) info->trace_bytes = (uint64_t)st.st_size;
     /* the pass reads the args of kernels, copies, launches and flows only
      * (collective metadata, streams, correlations): the host events' args,
-     * most of a trace's bytes, are checked but not kept (unless
+     * much of a trace's bytes, are checked but not kept (unless
      * TRACELENS_RANKS_HOST_ARGS=1, for the test that the records and
      * statistics are the same either way) */
     tl_load_opts o = *lo;
