@@ -223,6 +223,9 @@ end
 
 -- Option checks that need no trace ----------------------------------------------
 
+-- Where the shipped arch files are: $TRACELENS_ARCH_DIR, else arch/ next to lua/.
+local function arch_dir() return os.getenv("TRACELENS_ARCH_DIR") or runner.project_dir("arch") end
+
 -- --platform NAME among the shipped arch files (the directory tracelens
 -- reads them from: $TRACELENS_ARCH_DIR, else arch/ next to lua/); --arch
 -- FILE a readable file. The library checks both again when it loads them.
@@ -234,7 +237,7 @@ local function check_platform(opts)
     end
   end
   if not opts.platform or opts.platform:lower() == "none" then return end
-  local dir = os.getenv("TRACELENS_ARCH_DIR") or runner.project_dir("arch")
+  local dir = arch_dir()
   local names = tl.fs.listdir(dir)
   if not names then return end -- no arch directory here: the library says what it finds
   local available = {}
@@ -489,7 +492,7 @@ local function arch_candidates(trace)
   local bytes = type(first) == "table" and tonumber(first.totalGlobalMem)
   if not bytes or bytes <= 0 then return nil end
   local c = { names = {}, gib = bytes / 2 ^ 30, warp = tonumber(first.warpSize) }
-  local dir = os.getenv("TRACELENS_ARCH_DIR") or runner.project_dir("arch")
+  local dir = arch_dir()
   local files = tl.fs.listdir(dir) or {}
   table.sort(files)
   for _, f in ipairs(files) do

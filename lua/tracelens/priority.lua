@@ -14,6 +14,10 @@ M.MAX_RECOMMENDATIONS = 6
 local FALLBACK_SHARE = 0.05 -- of computation time, for categories without findings
 M.FALLBACK_SHARE = FALLBACK_SHARE
 
+--- Is the finding an estimate without a gap projection (no performance
+--- model: ranked by time share), left out of the roll-ups and priorities?
+function M.estimated(f) return f.estimate_method == "heuristic" end
+
 local r2 = function(x) return py.round(x, 2) end
 local r3 = function(x) return py.round(x, 3) end
 local num = py.num
@@ -47,7 +51,7 @@ function M.build(manifest, metrics_by_file)
   -- roll-up of the quantified findings, per category in first-seen order
   local rollups, order, heuristic_cats = {}, {}, {}
   for _, f in ipairs(findings) do
-    if f.estimate_method ~= "heuristic" then
+    if not M.estimated(f) then
       local r = rollups[f.category]
       if not r then
         r = { category = f.category, s = 0, lo = 0, hi = 0, n = 0 }

@@ -776,7 +776,7 @@ local function top_ops_omitted(inp)
   local listed, quantified, estimated = {}, {}, {}
   for _, p in ipairs((inp.priority or {}).priorities or {}) do listed[p.category] = true end
   for _, f in ipairs((inp.priority or {}).findings or {}) do
-    if f.estimate_method == "heuristic" then estimated[f.category] = true else quantified[f.category] = true end
+    if priority.estimated(f) then estimated[f.category] = true else quantified[f.category] = true end
   end
   local left = {}
   for _, c in ipairs(compute_categories(inp)) do

@@ -102,16 +102,14 @@ static int l_ranks(lua_State *L)
     }
     tl_rank_files_free(&files);
     char msg[1200], miss[256];
-    msg[0] = miss[0] = 0;
-    size_t len = 0, nm = 0;
-    for (size_t r = 0; r < n; r++)
-        if (!ri[r].path) {
-            if (len < 200) len += (size_t)snprintf(miss + len, sizeof miss - len, "%s%zu", nm ? ", " : "", r);
-            nm++;
-        }
+    msg[0] = 0;
+    uint8_t *present = tl_xcalloc(n + 1, 1);
+    for (size_t r = 0; r < n; r++) present[r] = ri[r].path != NULL;
+    size_t nm = tl_ranks_missing_list(present, world, miss, sizeof miss);
+    free(present);
     if (nm) {
-        snprintf(msg, sizeof msg, "missing ranks after resolution: [%s%s] (a complete rank set 0..%ld is required)",
-                 miss, len >= 200 ? ", ..." : "", world - 1);
+        snprintf(msg, sizeof msg, "missing ranks after resolution: [%s] (a complete rank set 0..%ld is required)", miss,
+                 world - 1);
         free_infos(ri, n);
         return luaL_error(L, "%s", msg);
     }

@@ -326,22 +326,15 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
     {
         /* a complete rank set 0..W-1 */
         char miss[256];
-        size_t nm = 0, len = 0;
-        miss[0] = 0;
-        for (long r = 0; r < world; r++)
-            if (!seen[r]) {
-                if (len < sizeof miss - 24) len += (size_t)snprintf(miss + len, sizeof miss - len, "%s%ld", nm ? ", " : "", r);
-                nm++;
-            }
+        size_t nm = tl_ranks_missing_list(seen, world, miss, sizeof miss);
         if (nm && allow_missing && nm == (size_t)world) {
             fprintf(stderr, "tracelens: no rank trace could be read (--allow-missing-ranks needs at least one)\n");
             goto out_cs;
         } else if (nm && allow_missing)
-            fprintf(stderr, "tracelens: warning: %zu missing rank(s) left out: [%s%s] (sheet missing_ranks)\n", nm, miss,
-                    len >= sizeof miss - 24 ? ", ..." : "");
+            fprintf(stderr, "tracelens: warning: %zu missing rank(s) left out: [%s] (sheet missing_ranks)\n", nm, miss);
         else if (nm) {
-            fprintf(stderr, "tracelens: missing ranks after resolution: [%s%s] (a complete rank set 0..%ld is required)\n",
-                    miss, len >= sizeof miss - 24 ? ", ..." : "", world - 1);
+            fprintf(stderr, "tracelens: missing ranks after resolution: [%s] (a complete rank set 0..%ld is required)\n",
+                    miss, world - 1);
             goto out_cs;
         }
     }

@@ -134,6 +134,20 @@ static void glob_files(const char *g, strv *out)
     free(root);
 }
 
+size_t tl_ranks_missing_list(const uint8_t *present, long world, char *buf, size_t cap)
+{
+    size_t nm = 0, len = 0;
+    int cut = 0;
+    buf[0] = 0;
+    for (long r = 0; r < world; r++)
+        if (!present[r]) {
+            if (len + 24 < cap) len += (size_t)snprintf(buf + len, cap - len, "%s%ld", nm ? ", " : "", r);
+            else if (!cut && len + 6 < cap) len += (size_t)snprintf(buf + len, cap - len, ", ..."), cut = 1;
+            nm++;
+        }
+    return nm;
+}
+
 /* ------------------------------------------------------------ resolve */
 
 static int resolve_numbered(const tl_ranks_input *in, tl_rank_files *files, long world, tl_error *err)

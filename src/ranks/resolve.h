@@ -8,6 +8,7 @@
 #define TL_RANKS_RESOLVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../util/error.h"
 
@@ -41,6 +42,10 @@ typedef struct tl_ranks_input {
  * expected but absent, a bad regex). A rank a glob matches twice keeps the
  * first path in sorted order, with a warning on stderr. */
 int tl_ranks_resolve(const tl_ranks_input *in, tl_rank_files *out, long *world, tl_error *err);
+
+/* The ranks 0..world-1 without present[r], as "1, 3, 7" (", ..." once
+ * buf is nearly full) into buf; returns how many there are. */
+size_t tl_ranks_missing_list(const uint8_t *present, long world, char *buf, size_t cap);
 
 /* DIR/rank<i>_trace.json when it exists, else DIR/rank<i>_trace.json.gz
  * (the caller frees it). */

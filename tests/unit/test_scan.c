@@ -42,17 +42,32 @@ static void time_parsing(void)
     CHECK(tl_parse_us_to_ns("1.", 2, &v) != 0);
 }
 
+/* A new temporary file (path: a mkstemp template) holding doc; -1 when it
+ * cannot be made. */
+static int temp_doc(char *path, const char *doc, size_t len)
+{
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    CHECK(write(fd, doc, len) == (ssize_t)len);
+    close(fd);
+    return 0;
+}
+
+/* The file at path now holding doc. */
+static void rewrite_doc(const char *path, const char *doc, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(fd >= 0 && write(fd, doc, len) == (ssize_t)len);
+    if (fd >= 0) close(fd);
+}
+
 /* Scans doc from memory and from a file with a tiny buffer; both must agree. */
 static int scan_both(const char *doc, tl_event_store *es, tl_error *err)
 {
     tl_es_init(es);
     int rc = tl_scan_buffer("doc", doc, strlen(doc), es, err);
     char path[] = "/tmp/tl_test_scan_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return rc;
-    size_t len = strlen(doc);
-    CHECK(write(fd, doc, len) == (ssize_t)len);
-    close(fd);
+    if (temp_doc(path, doc, strlen(doc)) != 0) return rc;
     for (size_t bufsz = 1; bufsz <= 64; bufsz = bufsz < 8 ? bufsz + 1 : bufsz * 2) {
         tl_event_store e2;
         tl_error err2;
@@ -241,9 +256,7 @@ static void parallel_parts(void)
     }
     len += (size_t)sprintf(doc + len, "\n],\"traceName\":\"t\",\"metadata\":{\"x\":1}}");
     char path[] = "/tmp/tl_test_parts_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(write(fd, doc, len) == (ssize_t)len);
-    close(fd);
+    CHECK(temp_doc(path, doc, len) == 0);
     tl_event_store seq;
     tl_error err;
     tl_es_init(&seq);
@@ -266,9 +279,7 @@ static void parallel_parts(void)
     /* an error late in the file: same message, same event number */
     char *bad = strstr(doc + len / 2 + 1000, "\"dur\":");
     bad[6] = 'x';
-    fd = open(path, O_WRONLY | O_TRUNC);
-    CHECK(write(fd, doc, len) == (ssize_t)len);
-    close(fd);
+    rewrite_doc(path, doc, len);
     tl_error e1, e2;
     tl_event_store x;
     tl_es_init(&x);
@@ -281,9 +292,7 @@ static void parallel_parts(void)
     CHECK_STR(e2.msg, e1.msg);
     /* the value limit: the first event longer than it fails, in any part */
     bad[6] = '1';
-    fd = open(path, O_WRONLY | O_TRUNC);
-    CHECK(write(fd, doc, len) == (ssize_t)len);
-    close(fd);
+    rewrite_doc(path, doc, len);
     size_t longest = 0;
     for (const char *q = strstr(doc, "[\n{") + 2, *next; q; q = next) {
         next = strstr(q + 1, ",\n{");
@@ -319,10 +328,7 @@ static int scan_limited(const char *doc, size_t len, uint64_t max, tl_event_stor
     tl_es_init(es);
     int rc = tl_scan_buffer_opts("doc", doc, len, &lim, es, err);
     char path[] = "/tmp/tl_test_limit_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return rc;
-    CHECK(write(fd, doc, len) == (ssize_t)len);
-    close(fd);
+    if (temp_doc(path, doc, len) != 0) return rc;
     for (size_t bufsz = 1; bufsz <= 128; bufsz = bufsz < 8 ? bufsz + 1 : bufsz * 2) {
         tl_event_store e2;
         tl_error err2;
@@ -585,9 +591,7 @@ static void skip_host_args(void)
     }
     len += (size_t)sprintf(doc + len, "\n]}");
     char path[] = "/tmp/tl_test_skipargs_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(write(fd, doc, len) == (ssize_t)len);
-    close(fd);
+    CHECK(temp_doc(path, doc, len) == 0);
     tl_event_store ref;
     tl_error err;
     tl_es_init(&ref);
@@ -626,9 +630,7 @@ static void skip_host_args(void)
     /* still checked: a bad value in a host event's args is the same error */
     char *tru = strstr(doc, "null");
     memcpy(tru, "nul ", 4);
-    fd = open(path, O_WRONLY | O_TRUNC);
-    CHECK(write(fd, doc, len) == (ssize_t)len);
-    close(fd);
+    rewrite_doc(path, doc, len);
     tl_event_store x;
     tl_error e1, e2;
     tl_es_init(&x);
