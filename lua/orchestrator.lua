@@ -66,6 +66,14 @@ options:
   --rank R           with --ranks: the rank analysed in full (default: the
                      median rank by mean step wall time, by GPU busy time when
                      a rank has no ProfilerStep annotations)
+  --world_size N     with --ranks: the number of ranks, 0..N-1 (default: the
+                     files found; as `tracelens ranks --world_size`)
+  --gpus_per_node G  with --ranks: GPUs per node, for the node columns
+                     (default: rank 0's deviceProperties count)
+  --rank-from WHAT   with --ranks: name (the default: the rank from the file
+                     name, checked against distributedInfo.rank) or distinfo
+                     (from distributedInfo.rank; --trace_glob files need no
+                     rank in their names)
   --platform NAME    GPU platform of the shipped arch files (arch/*.json:
                      MI300X, H100, V100-SXM2, L40S, ...), or none for no
                      roofline; default: detected from the trace's
@@ -169,6 +177,13 @@ local function parse_args(argv)
     elseif a == "--ranks" then o.ranks = value(a)
     elseif a == "--trace_glob" or a == "--trace-glob" then o.trace_glob = value(a)
     elseif a == "--rank_regex" or a == "--rank-regex" then o.rank_regex = value(a)
+    elseif a == "--world_size" or a == "--world-size" then o.world_size = count_arg(a, value(a), 1000000)
+    elseif a == "--gpus_per_node" or a == "--gpus-per-node" then o.gpus_per_node = count_arg(a, value(a), 1000000)
+    elseif a == "--rank-from" or a == "--rank_from" then
+      o.rank_from = value(a)
+      if o.rank_from ~= "name" and o.rank_from ~= "distinfo" then
+        usage("--rank-from takes name or distinfo, got " .. o.rank_from)
+      end
     elseif a == "--rank" then
       local r = math.tointeger(tonumber(value(a)))
       if not r or r < 0 or r > 1000000 then
@@ -197,8 +212,11 @@ local function parse_args(argv)
     if o.compare or o.inference then usage("--ranks cannot be combined with --compare or --inference") end
     o.ranks = o.ranks:gsub("(.)/+$", "%1")
     if not o.out then o.out = o.ranks .. "_analysis" end
-  elseif o.rank then
-    usage("--rank needs --ranks")
+  else
+    for _, f in ipairs({ { "rank", "--rank" }, { "world_size", "--world_size" },
+      { "gpus_per_node", "--gpus_per_node" }, { "rank_from", "--rank-from" } }) do
+      if o[f[1]] then usage(f[2] .. " needs --ranks or --trace_glob") end
+    end
   end
   if not o.trace and not o.ranks then usage("no trace given") end
   if o.platform and o.arch then usage("--platform and --arch are mutually exclusive") end
@@ -573,12 +591,9 @@ local function main(argv)
   local ranks_inp
   if opts.ranks then
     progress(opts, "collective report of the ranks in %s", opts.ranks)
-    local rok, rsheets, rlist
-    if opts.trace_glob then
-      rok, rsheets, rlist = pcall(tl.ranks, nil, { glob = opts.trace_glob, rank_regex = opts.rank_regex })
-    else
-      rok, rsheets, rlist = pcall(tl.ranks, opts.ranks)
-    end
+    local ropts = { world_size = opts.world_size, gpus_per_node = opts.gpus_per_node, rank_from = opts.rank_from }
+    if opts.trace_glob then ropts.glob, ropts.rank_regex = opts.trace_glob, opts.rank_regex end
+    local rok, rsheets, rlist = pcall(tl.ranks, not opts.trace_glob and opts.ranks or nil, ropts)
     if not rok then fail(tostring(rsheets), 1) end
     local rep, how = ranks_md.representative(rlist, opts.rank)
     if not rep then fail(how, 2) end

@@ -21,6 +21,7 @@
 #include "trace/timeline.h"
 #include "trace/trace.h"
 #include "trace/tree.h"
+#include "util/malloc_tune.h"
 
 static const char *const MAIN_HELP =
     "usage: tracelens COMMAND [ARGS...]\n"
@@ -642,10 +643,11 @@ static void malloc_huge_pages(char **argv)
      * with the threshold fixed each trace's buffers went back to the
      * kernel, to be faulted in (and zeroed) again by the next: 256 ranks of
      * 6.5 MB took 1.05-1.45 s of system time, 0.6-0.8 s with the threshold
-     * left dynamic, at about the same peak RSS (bench/README.md). */
+     * left dynamic, at about the same peak RSS (bench/README.md). The
+     * per-rank stage itself raises it further while it runs, in any command
+     * (tl_malloc_many_traces, util/malloc_tune.h). */
     int ranks = argv[1] && strcmp(argv[1], "ranks") == 0;
-    const char *tunables =
-        ranks ? "glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1048576";
+    const char *tunables = ranks ? TL_MALLOC_TUNABLES_RANKS : TL_MALLOC_TUNABLES_ONE_TRACE;
     if (setenv("GLIBC_TUNABLES", tunables, 1) != 0) return;
     execv("/proc/self/exe", argv);
     unsetenv("GLIBC_TUNABLES");

@@ -1,12 +1,15 @@
-/* lranks.c — tl.ranks(dir [, {world_size = N, gpus_per_node = G}]) -> sheets, ranks
+/* lranks.c — tl.ranks(dir [, opts]) -> sheets, ranks
  *             tl.ranks(nil, {glob = G [, rank_regex = R], ...})
+ * opts: world_size = N, gpus_per_node = G, rank_from = "name" | "distinfo",
+ * jobs = J (traces at a time; default one per core).
  *
  * DIR holds rank<i>_trace.json (else .json.gz), i = 0..N-1, as `tracelens
  * ranks DIR`; a glob's files get their rank from R on the name, as
- * `tracelens ranks --trace_glob` (resolve.h). Every rank 0..N-1 once. Each
- * trace goes through the per-rank pass (tl_ranks_rank_pass: its collective
- * records and its summary, rank_stats.h) and is released before the next one is
- * loaded.
+ * `tracelens ranks --trace_glob` (resolve.h), or from their
+ * distributedInfo.rank with rank_from = "distinfo". Every rank 0..N-1 once.
+ * The per-rank stage is that of `tracelens ranks` (collect.h: each trace
+ * through the per-rank pass, J at a time in threads, released once
+ * summarised; the same checks and warnings on stderr).
  * sheets: the ranks report in the Lua form of trace:report (lreport.h);
  * ranks: one table per rank in rank order, {rank, path, steps, step_time_us
  * (mean wall time of its ProfilerSteps; nil without steps), busy_us,
@@ -24,8 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "../ranks/mapreduce.h"
+#include "../ranks/collect.h"
 #include "../ranks/rank_stats.h"
 #include "../ranks/records.h"
 #include "../ranks/resolve.h"
@@ -34,12 +38,6 @@
 #include "host.h"
 #include "lfields.h"
 #include "lreport.h"
-
-typedef struct rank_info {
-    char *path;
-    size_t ncoll;
-    int64_t dist_world; /* distributedInfo.world_size, -1 when absent */
-} rank_info;
 
 static long opt_int(lua_State *L, const char *k, long lo, long hi)
 {
@@ -57,10 +55,10 @@ static long opt_int(lua_State *L, const char *k, long lo, long hi)
     return v;
 }
 
-static void free_infos(rank_info *ri, size_t n)
+static void free_paths(char **paths, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(ri[i].path);
-    free(ri);
+    for (size_t i = 0; i < n; i++) free(paths[i]);
+    free(paths);
 }
 
 static const char *opt_str(lua_State *L, const char *k)
@@ -83,103 +81,68 @@ static int l_ranks(lua_State *L)
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     long world = opt_int(L, "world_size", 1, 1000000);
     long gpn = opt_int(L, "gpus_per_node", 0, 1000000);
-    const char *glob = opt_str(L, "glob"), *regex = opt_str(L, "rank_regex");
+    long jobs = opt_int(L, "jobs", 1, 4096);
+    const char *glob = opt_str(L, "glob"), *regex = opt_str(L, "rank_regex"), *from = opt_str(L, "rank_from");
     if ((dir != NULL) == (glob != NULL)) return luaL_error(L, "tl.ranks: give a directory or {glob = G}, one of them");
-    /* the files (resolve.h, as `tracelens ranks`), then every rank 0..world-1 once */
-    tl_ranks_input in = {.dir = dir, .glob = glob, .rank_regex = regex, .world = world};
+    if (from && strcmp(from, "name") != 0 && strcmp(from, "distinfo") != 0)
+        return luaL_error(L, "tl.ranks: rank_from must be \"name\" or \"distinfo\"");
+    int from_distinfo = from && !strcmp(from, "distinfo");
+    if (jobs < 0) jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    /* the files (resolve.h), then every rank 0..world-1 once (collect.h), as `tracelens ranks` */
+    tl_ranks_input in = {.dir = dir, .glob = glob, .rank_regex = regex, .world = world, .from_distinfo = from_distinfo};
     tl_rank_files files = {0};
-    tl_error rerr;
-    if (tl_ranks_resolve(&in, &files, &world, &rerr) != 0) {
+    tl_error err;
+    if (tl_ranks_resolve(&in, &files, &world, &err) != 0) {
         tl_rank_files_free(&files);
-        return luaL_error(L, "%s", rerr.msg);
+        return luaL_error(L, "%s", err.msg);
     }
     if (world < 0) world = (long)files.n;
+    tl_ranks_collect_opts co = {.world = world, .from_distinfo = from_distinfo, .quiet = 1, .jobs = jobs};
+    tl_ranks_collection col;
+    int rc = tl_ranks_collect(&files, &co, &col, &err);
     size_t n = (size_t)world;
-    rank_info *ri = tl_xcalloc(n + 1, sizeof *ri); /* by rank */
-    for (size_t i = 0; i < files.n; i++) {
-        long r = files.v[i].rank;
-        if (r >= 0 && r < world && !ri[r].path) ri[r].path = tl_xstrdup(files.v[i].path);
-    }
+    char **paths = tl_xcalloc(n + 1, sizeof *paths); /* by rank */
+    for (size_t r = 0; r < n && rc == 0; r++) paths[r] = tl_xstrdup(files.v[col.file[r]].path);
     tl_rank_files_free(&files);
-    char msg[1200], miss[256];
-    msg[0] = 0;
-    uint8_t *present = tl_xcalloc(n + 1, 1);
-    for (size_t r = 0; r < n; r++) present[r] = ri[r].path != NULL;
-    size_t nm = tl_ranks_missing_list(present, world, miss, sizeof miss);
-    free(present);
-    if (nm) {
-        snprintf(msg, sizeof msg, "missing ranks after resolution: [%s] (a complete rank set 0..%ld is required)", miss,
-                 world - 1);
-        free_infos(ri, n);
-        return luaL_error(L, "%s", msg);
-    }
-
-    /* the per-rank pass: one trace in memory at a time */
-    tl_coll_set cs;
-    tl_coll_set_init(&cs);
-    tl_rank_stats *rst = tl_xcalloc(n + 1, sizeof *rst);
-    tl_load_opts lo;
-    memset(&lo, 0, sizeof lo);
-    int detected_gpn = 0;
-    for (size_t i = 0; i < n && !msg[0]; i++) {
-        /* the pass of `tracelens ranks` (mapreduce.h): the rank from the name, checked against distributedInfo */
-        tl_error err;
-        tl_rank_info info;
-        if (tl_ranks_rank_pass(ri[i].path, (long)i, 0, &lo, &cs, &info, &err) != 0) {
-            snprintf(msg, sizeof msg, "%s", err.msg);
-            break;
-        }
-        if (i == 0) detected_gpn = info.device_count;
-        ri[i].ncoll = (size_t)info.nrec;
-        ri[i].dist_world = info.dist_world;
-        rst[i] = info.stats;
-    }
-    if (msg[0]) {
-        tl_coll_set_free(&cs);
-        free_infos(ri, n);
-        free(rst);
-        return luaL_error(L, "%s", msg);
-    }
-    /* records rank-major, file order within a rank */
-    tl_coll_set_sort_by_rank(&cs);
-    static const char *const agg[] = {"mean", "median", "min", "max"};
-    tl_ranks_opts ro = {.world_size = (uint32_t)world,
-                        .gpus_per_node = (int)(gpn >= 0 ? gpn : detected_gpn),
-                        .heatmap = 0,
-                        .detailed = 1,
-                        .agg = agg,
-                        .nagg = 4,
-                        .strict_metadata = 1,
-                        .per_rank_long = world > 64};
     tl_sheets sheets = {0};
-    tl_error err;
-    int rc = tl_ranks_report_build(&cs, &ro, &sheets, &err);
-    if (rc == 0) rc = tl_rank_stats_sheets(&cs, rst, n, &ro, &sheets, &err);
-    tl_coll_set_free(&cs);
+    if (rc == 0) {
+        static const char *const agg[] = {"mean", "median", "min", "max"};
+        tl_ranks_opts ro = {.world_size = (uint32_t)world,
+                            .gpus_per_node = (int)tl_ranks_gpus_per_node(gpn, &col, 1),
+                            .heatmap = 0,
+                            .detailed = 1,
+                            .agg = agg,
+                            .nagg = 4,
+                            .strict_metadata = 1,
+                            .per_rank_long = world > 64};
+        rc = tl_ranks_report_build(&col.cs, &ro, &sheets, &err);
+        if (rc == 0) rc = tl_rank_stats_sheets(&col.cs, col.stats, n, &ro, &sheets, &err);
+    }
     if (rc != 0) {
-        tl_sheets_free(&sheets);
-        free_infos(ri, n);
-        free(rst);
+        char msg[1200];
         snprintf(msg, sizeof msg, "%s", err.msg);
+        tl_sheets_free(&sheets);
+        free_paths(paths, n);
+        tl_ranks_collection_free(&col);
         return luaL_error(L, "%s", msg);
     }
     /* the sheets first (taken over by Lua, freed also on an error), then
      * the rank figures; a Lua error from here on is out of memory only */
     tl_lreport_push_sheets(L, &sheets);
     if (!lua_checkstack(L, 8)) {
-        free_infos(ri, n);
-        free(rst);
+        free_paths(paths, n);
+        tl_ranks_collection_free(&col);
         return luaL_error(L, "stack overflow (tl.ranks)");
     }
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         lua_createtable(L, 0, 14);
-        const tl_rank_stats *s = &rst[i];
+        const tl_rank_stats *s = &col.stats[i];
         tl_lset_int(L, "rank", (lua_Integer)i);
-        tl_lset_str(L, "path", ri[i].path);
+        tl_lset_str(L, "path", paths[i]);
         tl_lset_int(L, "steps", (lua_Integer)s->n_steps_total);
-        tl_lset_int(L, "collectives", (lua_Integer)ri[i].ncoll);
-        if (ri[i].dist_world >= 0) tl_lset_int(L, "world_size", (lua_Integer)ri[i].dist_world);
+        tl_lset_int(L, "collectives", (lua_Integer)col.ncoll[i]);
+        if (col.dist_world[i] >= 0) tl_lset_int(L, "world_size", (lua_Integer)col.dist_world[i]);
         if (s->n_steps_total) tl_lset_us(L, "step_time_us", (double)s->step_dur_sum / (double)s->n_steps_total);
         if (s->flags & TL_RS_HAS_GPU) {
             tl_lset_us(L, "busy_us", (double)s->busy);
@@ -193,8 +156,8 @@ static int l_ranks(lua_State *L)
         }
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    free_infos(ri, n);
-    free(rst);
+    free_paths(paths, n);
+    tl_ranks_collection_free(&col);
     return 2;
 }
 

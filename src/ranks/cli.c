@@ -13,6 +13,7 @@
 #include "../report/report.h"
 #include "../util/clock.h"
 #include "../util/vec.h"
+#include "collect.h"
 #include "mapreduce.h"
 #include "rank_stats.h"
 #include "records.h"
@@ -259,95 +260,19 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
         }
     }
     if (world < 0) world = (long)files.n;
-    /* ---- the per-rank pass: one trace in memory at a time */
-    tl_coll_set cs;
-    tl_coll_set_init(&cs);
-    uint8_t *seen = tl_xcalloc((size_t)world + 1, 1);
-    tl_rank_stats *rstats = tl_xcalloc((size_t)world + 1, sizeof *rstats); /* by rank; zero: missing */
-    tl_load_opts lo;
-    memset(&lo, 0, sizeof lo);
-    int detected_gpn = 0;
-    tl_ranks_source threads;
-    if (!src && !reduce && tl_ranks_thread_source(&threads, (int)jobs, files.n)) src = &threads;
-    if (src && !reduce) {
-        /* another driver runs the per-rank pass (threads, MPI) */
-        const char **paths = tl_xmalloc((files.n + 1) * sizeof *paths);
-        long *nranks = tl_xmalloc((files.n + 1) * sizeof *nranks);
-        for (size_t i = 0; i < files.n; i++) paths[i] = files.v[i].path, nranks[i] = files.v[i].rank;
-        tl_error err;
-        src->quiet = quiet;
-        int mrc = src->map(src, paths, nranks, files.n, from_distinfo, &err);
-        free(paths);
-        free(nranks);
-        if (mrc != 0) {
-            fprintf(stderr, "tracelens: %s\n", err.msg);
-            goto out_cs;
-        }
-        stage(&stg, "map");
-    }
-    for (size_t i = 0; i < files.n; i++) {
-        tl_error err;
-        tl_rank_info info = {.rank = -1};
-        /* this rank's summary: a .tls (reduce), another process's pass (src), or our own */
-        int prc = reduce ? tl_tls_read(files.v[i].path, &cs, &info, &err)
-                  : src  ? src->take(src, i, files.v[i].path, &cs, &info, &err)
-                         : tl_ranks_rank_pass(files.v[i].path, files.v[i].rank, from_distinfo, &lo, &cs, &info, &err);
-        if (prc != 0) {
-            long fr = files.v[i].rank >= 0 ? files.v[i].rank : info.rank;
-            if (allow_missing && fr >= 0 && fr < world && !seen[fr]) {
-                rstats[fr].flags = TL_RS_FAILED; /* named in missing_ranks */
-                fprintf(stderr, "tracelens: warning: rank %ld left out (--allow-missing-ranks): %s\n", fr, err.msg);
-                continue;
-            }
-            fprintf(stderr, "tracelens: %s\n", err.msg);
-            goto out_cs;
-        }
-        long rank = info.rank;
-        if (rank < 0 || rank >= world) {
-            fprintf(stderr, "tracelens: %s: rank %ld is outside 0..%ld (--world_size %ld)\n", files.v[i].path, rank,
-                    world - 1, world);
-            goto out_cs;
-        }
-        if (seen[rank]) {
-            fprintf(stderr, "tracelens: %s: rank %ld given twice\n", files.v[i].path, rank);
-            goto out_cs;
-        }
-        seen[rank] = 1;
-        if (info.has_stats) rstats[rank] = info.stats;
-        rstats[rank].flags |= TL_RS_PRESENT;
-        if (info.dist_world >= 0 && info.dist_world != world)
-            fprintf(stderr, "tracelens: warning: %s says world_size %lld, --world_size is %ld\n", files.v[i].path,
-                    (long long)info.dist_world, world);
-        if (rank == 0) detected_gpn = info.device_count;
-        if (!quiet)
-            fprintf(stderr, "tracelens: rank %ld: %llu collective kernels (%s)\n", rank, (unsigned long long)info.nrec,
-                    files.v[i].path);
-    }
+    /* ---- the per-rank pass (collect.h) */
+    tl_ranks_collect_opts co = {.world = world, .from_distinfo = from_distinfo, .allow_missing = allow_missing,
+                                .quiet = quiet, .reduce = reduce, .jobs = jobs, .src = src};
+    tl_ranks_collection col;
     {
-        /* a complete rank set 0..W-1 */
-        char miss[256];
-        size_t nm = tl_ranks_missing_list(seen, world, miss, sizeof miss);
-        if (nm && allow_missing && nm == (size_t)world) {
-            fprintf(stderr, "tracelens: no rank trace could be read (--allow-missing-ranks needs at least one)\n");
-            goto out_cs;
-        } else if (nm && allow_missing)
-            fprintf(stderr, "tracelens: warning: %zu missing rank(s) left out: [%s] (sheet missing_ranks)\n", nm, miss);
-        else if (nm) {
-            fprintf(stderr, "tracelens: missing ranks after resolution: [%s] (a complete rank set 0..%ld is required)\n",
-                    miss, world - 1);
+        tl_error err;
+        if (tl_ranks_collect(&files, &co, &col, &err) != 0) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
             goto out_cs;
         }
     }
-    /* records rank-major (file order within a rank) whatever the load order */
-    tl_coll_set_sort_by_rank(&cs);
     stage(&stg, "summaries");
-    if (gpn < 0) {
-        gpn = detected_gpn;
-        if (gpn > 0 && !quiet) fprintf(stderr, "tracelens: gpus_per_node %ld (rank 0's deviceProperties)\n", gpn);
-        if ((gpn == 1 && world > 1) || (gpn > 1 && world % gpn))
-            fprintf(stderr, "tracelens: warning: gpus_per_node %ld detected for %ld ranks; give --gpus_per_node\n", gpn,
-                    world);
-    }
+    gpn = tl_ranks_gpus_per_node(gpn, &col, quiet);
     tl_ranks_opts ro = {.world_size = (uint32_t)world,
                         .gpus_per_node = (int)gpn,
                         .heatmap = heatmap,
@@ -357,11 +282,11 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
                         .strict_metadata = strict,
                         .per_rank_long = layout < 0 ? world > 64 : layout,
                         .allow_missing = allow_missing,
-                        .present = allow_missing ? seen : NULL};
+                        .present = allow_missing ? col.seen : NULL};
     tl_sheets sheets = {0};
     tl_error err;
-    if (tl_ranks_report_build(&cs, &ro, &sheets, &err) != 0 ||
-        tl_rank_stats_sheets(&cs, rstats, (size_t)world, &ro, &sheets, &err) != 0) {
+    if (tl_ranks_report_build(&col.cs, &ro, &sheets, &err) != 0 ||
+        tl_rank_stats_sheets(&col.cs, col.stats, (size_t)world, &ro, &sheets, &err) != 0) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         tl_sheets_free(&sheets);
         goto out_cs;
@@ -387,10 +312,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
     }
     tl_sheets_free(&sheets);
 out_cs:
-    if (src && src->done) src->done(src);
-    free(seen);
-    free(rstats);
-    tl_coll_set_free(&cs);
+    tl_ranks_collection_free(&col);
 out_free:
     tl_rank_files_free(&files);
     free(agg);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/malloc_tune.h"
 #include "../util/msort.h"
 #include "../util/vec.h"
 #include "cli.h"
@@ -115,6 +116,7 @@ static void run_share(mpi_ctx *ctx, const char *const *paths, const long *name_r
     lo.threads = t < 1 ? 1 : (int)t;
     tl_sbuf mine;
     tl_sb_init(&mine);
+    tl_malloc_many_traces(1); /* one trace's freed buffers serve the next */
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
         if (owner[i] != ctx->me) continue;

@@ -282,6 +282,45 @@ os.execute(string.format("mkdir -p %s && cp %s/rank0_trace.json %s/job_rank-0.js
 ok, code, out, err = orch("--trace_glob " .. T.q(renamed .. "/*.json") .. " -o out_gap -q")
 T.eq(code, 1, "glob with a gap: exit 1")
 has(err, "tracelens: missing ranks after resolution: [1] (a complete rank set 0..2 is required)", "glob with a gap")
+-- the options of `tracelens ranks` that the orchestrator passes on: --world_size, --gpus_per_node, --rank-from
+ok, code, out, err = orch(T.q(root .. "/examples/demo_trace.json") .. " --world_size 8")
+T.eq(code, 2, "--world_size without --ranks: exit 2")
+has(err, "--world_size needs --ranks or --trace_glob", "--world_size without --ranks")
+ok, code, out, err = orch("--ranks " .. T.q(g) .. " --rank-from neither")
+T.eq(code, 2, "--rank-from neither: exit 2")
+has(err, "--rank-from takes name or distinfo, got neither", "--rank-from neither")
+ok, code, out, err = orch("--ranks " .. T.q(g) .. " --world_size 9 -o out_w9 -q")
+T.eq(code, 1, "--world_size above the files: exit 1")
+has(err, "rank8_trace.json", "--world_size 9: the missing rank's file named")
+T.check(not T.dir_exists(tmp .. "/out_w9"), "--world_size 9: no OUT")
+-- the renamed ranks without a rank in their names: from distributedInfo.rank, the CSVs of `tracelens ranks`
+local anon = tmp .. "/anon"
+os.execute(string.format("mkdir -p %s && cp %s/rank0_trace.json %s/alpha.json && cp %s/rank1_trace.json %s/beta.json",
+  T.q(anon), T.q(g), T.q(anon), T.q(g), T.q(anon)))
+ok, code, out, err = orch("--trace_glob " .. T.q(anon .. "/*.json") .. " --rank-from distinfo --world_size 2 "
+  .. "--gpus_per_node 1 -o out_anon -q")
+T.eq(code, 0, "--rank-from distinfo: exit 0 (" .. tostring(err) .. ")")
+has(err, "says world_size 8, --world_size is 2", "--world_size 2: the traces' own world size warned about")
+ok, code, out, err = T.run(string.format("%s ranks -q --no-xlsx --trace_glob %s --rank-from distinfo --world_size 2 "
+  .. "--gpus_per_node 1 -o %s", T.q(bin), T.q(anon .. "/*.json"), T.q(tmp .. "/anon_cli")))
+T.eq(code, 0, "tracelens ranks --rank-from distinfo: exit 0")
+for _, sheet in ipairs({ "nccl_long", "nccl_implicit_sync", "straggler_summary", "node_bandwidth" }) do
+  local a = T.read_file(tmp .. "/out_anon/collective_report_csvs/" .. sheet .. ".csv")
+  T.check(a and #a > 0, "--rank-from distinfo: " .. sheet .. " written")
+  T.eq(a, T.read_file(tmp .. "/anon_cli/collective_report_csvs/" .. sheet .. ".csv"),
+    "--rank-from distinfo: " .. sheet .. " as the CLI")
+end
+-- one GPU per node: every collective between the two ranks crosses nodes (with the traces' 8 GPUs per
+-- node, the default, none does)
+local nb = T.csv_records(tmp .. "/out_anon/collective_report_csvs/nccl_implicit_sync.csv")
+T.check(#nb > 0, "--gpus_per_node 1: implicit-sync rows")
+for _, row in ipairs(nb) do T.eq(row.node_span, "inter_node", "--gpus_per_node 1: node_span of " .. row.collective_id) end
+ok, code = orch("--trace_glob " .. T.q(anon .. "/*.json") .. " --rank-from distinfo --world_size 2 -o out_anon8 -q")
+T.eq(code, 0, "--rank-from distinfo, default GPUs per node: exit 0")
+nb = T.csv_records(tmp .. "/out_anon8/collective_report_csvs/nccl_implicit_sync.csv")
+for _, row in ipairs(nb) do T.eq(row.node_span, "intra_node", "8 GPUs per node: node_span of " .. row.collective_id) end
+validate(tmp .. "/out_anon", "--rank-from distinfo")
+
 local trf = shared .. "/hta/trace_filter"
 if T.dir_exists(trf) then
   ok, code, out, err = orch("--ranks " .. T.q(trf) .. " -o out_trf_dir -q")
