@@ -1,16 +1,22 @@
 -- agents/cpu_idle.lua — the CPU/idle analyzer (agents-and-report.md §3.1).
 --
 -- ctx = {scope, out_dir, manifest = <category_manifest.json text>,
---        metrics = <cpu_idle_metrics.json text>}
+--        metrics = <cpu_idle_metrics.json text>,
+--        waits = <JSON text {idle_ms, queued_idle_ms, longest_queued,
+--                 longest_queued_idle_ms}: the idle_breakdown sheet's all row>
+--                 or nil}
 -- returns {findings = <system_findings/cpu_idle_findings.md text>}
 --
 -- Rules (docs/analyzers.md, "System analyzers and the report"):
 --   * No card unless GPU idle time is above 15% of the trace.
---   * Idle card: exposed communication and exposed memory copies both below
---     1% of the trace -> the host does not issue work fast enough: launch
---     overhead, fixed by a GPU graph. Otherwise -> gaps in the host pipeline,
---     fixed by overlapping host work (the communication and copies themselves
---     belong to the multi-kernel analyzer).
+--   * Idle card: when at least half of the GPU's idle time passes with
+--     launched work waiting to start (ctx.waits), the host is not what the
+--     GPU waits for: the queued-wait card (tracelens; the reference would
+--     blame launch overhead). Else exposed communication and exposed memory
+--     copies both below 1% of the trace -> the host does not issue work fast
+--     enough: launch overhead, fixed by a GPU graph. Otherwise -> gaps in the
+--     host pipeline, fixed by overlapping host work (the communication and
+--     copies themselves belong to the multi-kernel analyzer).
 --   * Sync card: some compute category spends host time in operations whose
 --     duration exceeds 5x their kernel time (sync_time_ms > 0), or is marked
 --     has_sync_bottleneck.
@@ -18,15 +24,18 @@
 --     else the idle card first.
 local sf = require "tracelens.system_findings"
 local md = require "tracelens.md"
+local kname = require "tracelens.kernel_name"
 
 local ctx = ...
 
 local IDLE_THRESHOLD_PCT = 15
 local NEGLIGIBLE_PCT = 1.0
 local SHORT_KERNEL_US = 10
+local QUEUED_SHARE = 0.5 -- of the idle time: launched work waiting, not the host
 
 local manifest = sf.decode(ctx.manifest) or {}
 local metrics, metrics_error = sf.decode(ctx.metrics)
+local waits = ctx.waits and sf.decode(ctx.waits) or nil
 
 -- GPU utilization, from the metrics or (when they failed) from the manifest.
 local function utilization()
@@ -122,6 +131,50 @@ local function launch_overhead_card()
   }
 end
 
+-- The idle time with launched work waiting to start, when it is at least
+-- QUEUED_SHARE of the idle time of the idle_breakdown sheet (every GPU
+-- event) and the GPU is idle: {idle_ms, queued_ms, share, longest, longest_ms}
+local function queued_waits()
+  if not waits then return nil end
+  local idle, queued = sf.value(waits.idle_ms), sf.value(waits.queued_idle_ms)
+  if idle <= 0 or queued < QUEUED_SHARE * idle then return nil end
+  return { idle_ms = idle, queued_ms = queued, share = queued / idle * 100,
+    longest = type(waits.longest_queued) == "string" and waits.longest_queued or nil,
+    longest_ms = sf.value(waits.longest_queued_idle_ms) }
+end
+
+local function queued_wait_card(q)
+  local longest = q.longest and string.format(" The longest wait: %s, %s of idle GPU time between its launch and "
+    .. "its start.", md.code(kname.short(q.longest)), sf.ms(q.longest_ms)) or ""
+  local rows = utilization_rows()
+  rows[#rows + 1] = { "Idle with launched work waiting to start", sf.ms_pct(q.queued_ms, q.share), true }
+  if q.longest then
+    rows[#rows + 1] = { "Longest wait: " .. md.cell(kname.short(q.longest)), sf.ms(q.longest_ms), true }
+  end
+  return {
+    title = sf.TITLE.queued_wait,
+    insight = string.format("The GPU is idle for %s of the %s trace, and for %s of its idle time (%s) kernels or "
+      .. "copies had been launched and had not started: then the GPU was not waiting for the host, which had issued "
+      .. "the work.%s For the other %s nothing launched was waiting.", sf.pct(u.idle), sf.ms(u.total_ms),
+      sf.pct(q.share), sf.ms(q.queued_ms), longest, sf.ms(q.idle_ms - q.queued_ms)),
+    action = "Find what the waiting work depends on: an event or another stream it waits for (a "
+      .. "`cudaStreamWaitEvent`, a copy or a collective on another stream), the other ranks of a collective, or work "
+      .. "this trace does not show (another process on the GPU, work queued before the profiling window). Faster "
+      .. "launches (CUDA graphs, fewer kernels) would not close these gaps.",
+    identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold, and of the %s the "
+      .. "GPU is idle (over every GPU event, unlinked ones included) %s (%s) pass with launched work not yet "
+      .. "started, at least the %s this card needs. (source: `idle_breakdown` → `queued_idle_ms`, `longest_queued`, "
+      .. "`longest_queued_idle_ms`; `cpu_idle_metrics.json` → `gpu_utilization`)", sf.pct(u.idle),
+      IDLE_THRESHOLD_PCT, sf.ms(q.idle_ms), sf.ms(q.queued_ms), sf.pct(q.share), sf.pct(QUEUED_SHARE * 100)),
+    rows = rows,
+    reasoning = "An operation is queued from the end of its launch call until it starts. While launched work waits "
+      .. "and the GPU runs nothing, the GPU is held by a dependency of that work, not by the rate at which the host "
+      .. "launches.",
+    resolution = "Removing the dependency, or moving it off the step's critical path, lets the queued work start as "
+      .. "soon as it is launched, which closes the idle time.",
+  }
+end
+
 -- Which of exposed communication and exposed memory copies reach the
 -- negligible threshold (at least one does when this card is chosen).
 local function transfers_sentence()
@@ -193,7 +246,10 @@ end
 local function cards()
   if u.idle <= IDLE_THRESHOLD_PCT then return {} end
   local idle_card
-  if u.comm < NEGLIGIBLE_PCT and u.memcpy < NEGLIGIBLE_PCT then
+  local q = queued_waits()
+  if q then
+    idle_card = queued_wait_card(q)
+  elseif u.comm < NEGLIGIBLE_PCT and u.memcpy < NEGLIGIBLE_PCT then
     idle_card = launch_overhead_card()
   else
     idle_card = host_pipeline_card()

@@ -551,6 +551,16 @@ end
 -- --capture_folder / --comparison_capture_folder: existing directories (what
 -- they hold is checked when the trace is merged with them); exit 1 as
 -- `tracelens report --inference` (bad input, not a usage error).
+-- What the CPU/idle analyzer reads of the GPU feed figures (the idle_breakdown
+-- sheet's `all` row): the idle time with launched work waiting to start.
+local function idle_waits(feed)
+  local all = feed and feed.all
+  if not (all and all.queued_idle_us) then return nil end
+  return { idle_ms = all.idle_us / 1000, queued_idle_ms = all.queued_idle_us / 1000,
+    longest_queued = all.longest_queued, longest_queued_idle_ms = all.longest_queued_idle_us
+      and all.longest_queued_idle_us / 1000 }
+end
+
 local function check_capture_folders(opts)
   for _, f in ipairs({ { "--capture_folder", opts.capture_folder },
     { "--comparison_capture_folder", opts.comparison_capture_folder } }) do
@@ -751,7 +761,7 @@ local function main(argv)
     copy_bandwidth = copy_bw,
     kf_not_estimated = kf_not_estimated,
     candidates = candidates,
-    cpu_idle_metrics = metrics_files[1].metrics, rules = rules,
+    cpu_idle_metrics = metrics_files[1].metrics, idle_waits = idle_waits(feed), rules = rules,
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
     metadata_of = prep.metadata_of, peak_kind = arch and arch.kind,
   }, warn)

@@ -43,6 +43,10 @@ local function idle_of(tb)
     local s = { span_us = us_of_ms(r.span_ms), busy_us = us_of_ms(r.busy_time_ms), idle_us = us_of_ms(r.idle_time_ms) }
     if r.stream == "all" then
       all = s
+      s.queued_idle_us = us_of_ms(r.queued_idle_ms)
+      s.longest_queued = r.longest_queued and tostring(r.longest_queued)
+      s.longest_queued_idle_us = r.longest_queued_idle_ms and us_of_ms(r.longest_queued_idle_ms)
+      if not s.queued_idle_us then return nil end
     else
       s.device, s.stream, s.host_wait_us = r.device, math.tointeger(tonumber(r.stream)), us_of_ms(r.host_wait_ms)
       if not s.host_wait_us then return nil end

@@ -129,7 +129,7 @@ function M.tasks(spec, warn)
   -- system tier (agents-and-report.md §1.2 invocation conditions)
   if spec.util.idle_time_percent > IDLE_GATE_PERCENT then
     tasks[#tasks + 1] = task("cpu_idle", "system", agent("cpu_idle"),
-      with({ metrics = json.encode(spec.cpu_idle_metrics) }))
+      with({ metrics = json.encode(spec.cpu_idle_metrics), waits = spec.idle_waits and json.encode(spec.idle_waits) }))
   end
   if spec.mk_metrics then
     tasks[#tasks + 1] = task("multi_kernel", "system", agent("multi_kernel"),

@@ -22,6 +22,7 @@ M.NOT_QUANTIFIABLE = "Impact estimate is not quantifiable from trace data."
 M.TITLE = {
   launch_overhead = "GPU idle between kernel launches",
   host_pipeline = "GPU idle gaps in the host pipeline",
+  queued_wait = "GPU idle while launched work waits to start",
   host_sync = "Host-side synchronization stalls the GPU pipeline",
   comm_blocking = "Exposed communication blocks compute",
   comm_overlap = "Low compute/communication overlap",

@@ -49,6 +49,12 @@ int tl_l_trace_idle_breakdown(lua_State *L)
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     push_stream(L, &b.all, 0);
+    tl_lset_us(L, "queued_idle_us", (double)b.queued_idle);
+    if (b.longest_queued_uid != UINT32_MAX) {
+        tl_lset_int(L, "longest_queued_uid", (lua_Integer)b.longest_queued_uid);
+        tl_lset_str(L, "longest_queued", tl_strpool_get(&t->es.names, t->es.name[b.longest_queued_uid]));
+        tl_lset_us(L, "longest_queued_idle_us", (double)b.longest_queued);
+    }
     tl_lset_int(L, "kernel_wait_threshold_ns", b.kernel_wait_ns);
     tl_lset_us(L, "micro_idle_threshold_us", (double)b.micro_ns);
     tl_idle_free(&b);

@@ -52,6 +52,9 @@ tl_table *tl_sheet_idle_breakdown_with(const tl_trace *t, int64_t micro_ns, cons
     size_t c_qnb = tl_table_add_col(tb, "blocked_launches", TL_COL_I64);
     size_t c_qb = tl_table_add_col(tb, "blocked_launch_ms", TL_COL_F64);
     size_t c_qt = tl_table_add_col(tb, "queue_full_threshold", TL_COL_I64);
+    size_t c_qi = tl_table_add_col(tb, "queued_idle_ms", TL_COL_F64);
+    size_t c_qtn = tl_table_add_col(tb, "longest_queued", TL_COL_STR);
+    size_t c_qtm = tl_table_add_col(tb, "longest_queued_idle_ms", TL_COL_F64);
     tl_queue q;
     tl_queue_compute(t, TL_QUEUE_FULL, 0, &q);
     size_t qi = 0;
@@ -85,6 +88,11 @@ tl_table *tl_sheet_idle_breakdown_with(const tl_trace *t, int64_t micro_ns, cons
             }
         } else {
             tl_table_set_str(tb, c_str, r, "all");
+            tl_table_set_f64(tb, c_qi, r, ms(b.queued_idle));
+            if (b.longest_queued_uid != UINT32_MAX) {
+                tl_table_set_str(tb, c_qtn, r, tl_strpool_get(&t->es.names, t->es.name[b.longest_queued_uid]));
+                tl_table_set_f64(tb, c_qtm, r, ms(b.longest_queued));
+            }
         }
         tl_table_set_i64(tb, c_n, r, (int64_t)s->n_events);
         tl_table_set_f64(tb, c_span, r, ms(span));

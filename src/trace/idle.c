@@ -51,6 +51,49 @@ tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n)
     return g.v;
 }
 
+/* A GPU event's wait between the end of its launch call and its start. */
+typedef struct queued_ev {
+    int64_t s, e;
+    uint32_t uid;
+} queued_ev;
+
+/* The union's idle time in [b[0].s, x) (b: the merged busy intervals,
+ * before[i]: the idle time before b[i]). */
+static int64_t idle_before(const tl_interval *b, size_t nb, const int64_t *before, int64_t x)
+{
+    if (x <= b[0].s) return 0;
+    size_t lo = 0, hi = nb; /* the last i with b[i].s <= x */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].s <= x) lo = mid;
+        else hi = mid;
+    }
+    return before[lo] + (x > b[lo].e ? x - b[lo].e : 0);
+}
+
+/* out->queued_idle: the length of the union's gaps (between the merged busy
+ * intervals b) covered by the events' waits (their union); out->longest_queued:
+ * the event whose own wait covers the most of them (the first of equals in
+ * (device, stream, ts) order). */
+static void queued_figures(const tl_interval *b, size_t nb, const queued_ev *q, size_t nq, tl_idle *out)
+{
+    int64_t *before = tl_xmalloc(nb * sizeof *before);
+    before[0] = 0;
+    for (size_t i = 1; i < nb; i++) before[i] = before[i - 1] + (b[i].s - b[i - 1].e);
+    tl_interval *w = tl_xmalloc((nq + 1) * sizeof *w);
+    out->longest_queued_uid = UINT32_MAX;
+    for (size_t k = 0; k < nq; k++) {
+        int64_t own = idle_before(b, nb, before, q[k].e) - idle_before(b, nb, before, q[k].s);
+        if (own > out->longest_queued) out->longest_queued = own, out->longest_queued_uid = q[k].uid;
+        w[k] = (tl_interval){q[k].s, q[k].e};
+    }
+    size_t nw = tl_merge(w, nq);
+    for (size_t k = 0; k < nw; k++)
+        out->queued_idle += idle_before(b, nb, before, w[k].e) - idle_before(b, nb, before, w[k].s);
+    free(w);
+    free(before);
+}
+
 void tl_idle_compute(const tl_trace *t, int64_t kernel_wait_ns, int64_t micro_ns, tl_idle *out)
 {
     size_t ng;
@@ -68,9 +111,12 @@ void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t mic
     out->kernel_wait_ns = kernel_wait_ns;
     out->micro_ns = micro_ns;
     out->all.device = out->all.stream = -1;
+    out->longest_queued_uid = UINT32_MAX;
     if (!ng) return;
     TL_VEC(tl_idle_stream) st = {0};
     tl_interval *all = tl_xmalloc(ng * sizeof *all);
+    queued_ev *qev = tl_xmalloc(ng * sizeof *qev); /* launched, not started */
+    size_t nq = 0;
     int64_t end = 0;
     tl_idle_stream *s = NULL;
     for (size_t i = 0; i < ng; i++) {
@@ -80,6 +126,10 @@ void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t mic
         int64_t launch_ts = rt != TL_NOUID ? es->ts[rt] : INT64_MIN; /* INT64_MIN: no launch */
         all[i].s = e->ts;
         all[i].e = e_end;
+        if (rt != TL_NOUID) { /* queued from the end of its launch call: the host's part is done */
+            int64_t issued = tl_es_end(es, rt);
+            if (issued < e->ts) qev[nq++] = (queued_ev){issued, e->ts, e->uid};
+        }
         if (!s || e->device != s->device || e->stream != s->stream) {
             tl_idle_stream z;
             memset(&z, 0, sizeof z);
@@ -122,7 +172,9 @@ void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t mic
     out->all.end = all[m - 1].e;
     out->all.busy = tl_length(all, m);
     for (size_t i = 1; i < m; i++) add_gap(&out->all, all[i].s - all[i - 1].e, micro_ns);
+    queued_figures(all, m, qev, nq, out);
     free(all);
+    free(qev);
     out->v = st.v;
     out->n = st.n;
 }

@@ -44,6 +44,14 @@ typedef struct tl_idle {
     tl_idle_stream *v;   /* by (device, stream) */
     size_t n;
     tl_idle_stream all;  /* the union of every stream's events; no causes */
+    /* of all's idle time, the part during which some GPU event had been
+     * launched (its launch call, or graph launch, had returned) and had not
+     * started: the GPU idled with work queued, so the host was not what it
+     * waited for (an event, another stream, the driver, work outside the
+     * trace). GPU events no launch links to count for nothing here. */
+    int64_t queued_idle;
+    uint32_t longest_queued_uid; /* the GPU event whose own wait covers the most of it (UINT32_MAX: none) */
+    int64_t longest_queued;      /* how much */
     int64_t kernel_wait_ns, micro_ns;
 } tl_idle;
 

@@ -81,6 +81,36 @@ T.close(s2[1].micro_idle_us, 10.02, "micro under 15 µs: 0.02 + 10", 0, 1e-6)
 T.close(all2.micro_idle_us, 10, "union micro under 15 µs: 10", 0, 1e-6)
 T.close(all2.macro_idle_us, 615, "union macro", 0, 1e-6)
 
+-- idle time with launched work waiting: each linked event waits from its launch call's end to its
+-- start; H (device 1, launched at 500) waits through every gap of the union: 625 µs
+T.close(all.queued_idle_us, 625, "queued idle: H waits from 505 to 2000", 0, 1e-6)
+T.eq(all.longest_queued, "H", "the longest wait")
+T.close(all.longest_queued_idle_us, 625, "H's own wait covers every gap", 0, 1e-6)
+do
+  local e2 = {}
+  local function add2(...) for _, e in ipairs({ ... }) do e2[#e2 + 1] = e end end
+  add2(launch(11, 100)); add2(kernel(11, "K1", 1000, 100, 0, 7))
+  add2(launch(12, 1150)); add2(kernel(12, "K2", 1200, 100, 0, 7))   -- gap 1100..1200, queued from 1155: 45
+  add2(launch(13, 1250)); add2(kernel(13, "K3", 1500, 100, 0, 7))   -- gap 1300..1500, queued from 1255: 200
+  add2(X("kernel", "K4", 1700, 10, { stream = "7" }, 0, 7))         -- gap 1600..1700, unlinked: nothing queued
+  add2(launch(15, 1795)); add2(kernel(15, "K5", 1800, 10, 0, 7))    -- starts before its call ends: no wait
+  local p2 = dir .. "/queued.json"
+  local f2 = assert(io.open(p2, "w"))
+  f2:write('{"traceEvents":[', table.concat(e2, ",\n"), "]}")
+  f2:close()
+  local t2 = tl.load(p2)
+  local _, a2 = t2:idle_breakdown()
+  T.close(a2.idle_us, 490, "gaps 100 + 200 + 100 + 90", 0, 1e-6)
+  T.close(a2.queued_idle_us, 245, "queued: 45 of the first gap, all 200 of the second", 0, 1e-6)
+  T.eq(a2.longest_queued, "K3", "K3 waits longest")
+  T.close(a2.longest_queued_idle_us, 200, "K3's wait", 0, 1e-6)
+  local sh2 = t2:report{ platform = "none" }.idle_breakdown
+  T.close(sh2:get(2, "queued_idle_ms"), 0.245, "sheet all row: queued idle (ms)", 0, 1e-12)
+  T.eq(sh2:get(2, "longest_queued"), "K3", "sheet all row: the longest wait")
+  T.close(sh2:get(2, "longest_queued_idle_ms"), 0.2, "sheet all row: its idle time", 0, 1e-12)
+  T.eq(sh2:get(1, "queued_idle_ms"), nil, "no queued figure on a stream row")
+end
+
 -- the launch queue of stream 7: +1 at each call (100, 200, 300, 1300), -1 at each
 -- launched event's end (1100, 1150, 1400, 1520); E and the memcpy are not launched
 local q = t:queue_length{ full = 2, series = true }

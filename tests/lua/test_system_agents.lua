@@ -128,6 +128,44 @@ do
   T.check(s:find("NORM_fwd", 1, true) < s:find("| GEMM host time", 1, true), "categories by sync time")
 end
 
+-- Idle with launched work waiting (ctx.waits, the idle_breakdown sheet's all row): at least half of the
+-- idle time queued gives the queued-wait card instead of launch overhead or the host pipeline; under half,
+-- the card the reference rules give.
+do
+  local u = utilization(100.0, 60.0, 40.0, 0.0, 0.0)
+  local function waits(idle, queued, name, longest)
+    return json.encode(json.obj("idle_ms", idle, "queued_idle_ms", queued, "longest_queued", name,
+      "longest_queued_idle_ms", longest))
+  end
+  local s = run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u),
+    metrics = cpu_metrics(100.0, 60.0, 40.0, 0.0, 0.0),
+    waits = waits(40.0, 30.0, "void resolve_kernel<int>(int*)", 25.0) }).findings or ""
+  local titles = card_titles(s)
+  T.eq(#titles, 1, "queued idle: one card")
+  T.eq(titles[1], "GPU idle while launched work waits to start", "75% of the idle queued: queued-wait card")
+  T.check(s:find("for 75.0% of its idle time (30.0 ms) kernels or copies had been launched and had not started",
+    1, true), "queued share and time in the insight: " .. s)
+  T.check(s:find("The longest wait: `resolve_kernel<…>`, 25.0 ms of idle GPU time", 1, true), "longest wait named")
+  T.check(s:find("For the other 10.0 ms nothing launched was waiting.", 1, true), "the rest of the idle time")
+  T.check(not s:find("GPU graph", 1, true) and s:find("would not close these gaps", 1, true),
+    "no GPU-graph advice for queued idle")
+  T.check(s:find("| Idle with launched work waiting to start | 30.0 ms (75.0%) | true |", 1, true), "queued row")
+  level1(s, "system", "cpu_idle (queued)")
+  no_placeholders(s, "cpu_idle (queued)")
+  -- with exposed communication too: still the queued-wait card
+  local u8 = utilization(100.0, 52.0, 40.0, 8.0, 0.0)
+  s = run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u8),
+    metrics = cpu_metrics(100.0, 52.0, 40.0, 8.0, 0.0), waits = waits(40.0, 20.0, "k", 5.0) }).findings or ""
+  T.eq(card_titles(s)[1], "GPU idle while launched work waits to start", "exactly half queued, exposed comm")
+  -- under half: the reference's cards
+  s = run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u),
+    metrics = cpu_metrics(100.0, 60.0, 40.0, 0.0, 0.0), waits = waits(40.0, 19.9, "k", 5.0) }).findings or ""
+  T.eq(card_titles(s)[1], "GPU idle between kernel launches", "under half queued: launch-overhead card")
+  s = run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u8),
+    metrics = cpu_metrics(100.0, 52.0, 40.0, 8.0, 0.0), waits = waits(40.0, 1.0, "k", 1.0) }).findings or ""
+  T.eq(card_titles(s)[1], "GPU idle gaps in the host pipeline", "under half queued, exposed comm: host pipeline")
+end
+
 -- Idle within range: no card.
 do
   local u = utilization(100.0, 90.0, 10.0, 0.0, 0.0)
