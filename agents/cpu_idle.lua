@@ -31,7 +31,7 @@ local ctx = ...
 local IDLE_THRESHOLD_PCT = 15
 local NEGLIGIBLE_PCT = 1.0
 local SHORT_KERNEL_US = 10
-local QUEUED_SHARE = 0.5 -- of the idle time: launched work waiting, not the host
+local QUEUED_SHARE = sf.QUEUED_IDLE_SHARE -- of the idle time: launched work waiting, not the host
 
 local manifest = sf.decode(ctx.manifest) or {}
 local metrics, metrics_error = sf.decode(ctx.metrics)
@@ -159,7 +159,8 @@ local function queued_wait_card(q)
       sf.pct(q.share), sf.ms(q.queued_ms), longest, sf.ms(q.idle_ms - q.queued_ms)),
     action = "Find what the waiting work depends on: an event or another stream it waits for (a "
       .. "`cudaStreamWaitEvent`, a copy or a collective on another stream), the other ranks of a collective, or work "
-      .. "this trace does not show (another process on the GPU, work queued before the profiling window). Faster "
+      .. "this trace does not show (another process on the GPU, work queued before the profiling window, events a "
+      .. "filtered or sampled trace left out). Faster "
       .. "launches (CUDA graphs, fewer kernels) would not close these gaps.",
     identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold, and of the %s the "
       .. "GPU is idle (over every GPU event, unlinked ones included) %s (%s) pass with launched work not yet "

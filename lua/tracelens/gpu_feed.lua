@@ -10,6 +10,7 @@
 -- docs/analyzers.md "GPU feed and memory".
 local md = require "tracelens.md"
 local kname = require "tracelens.kernel_name"
+local sf = require "tracelens.system_findings"
 
 local M = {}
 
@@ -148,16 +149,32 @@ local function busiest(d)
   return best
 end
 
+-- the share of the GPU's idle time (all streams) with launched work waiting
+-- to start, when it reaches sf.QUEUED_IDLE_SHARE
+local function queued_share(d)
+  local all = d.all or {}
+  local idle, queued = all.idle_us or 0, all.queued_idle_us or 0
+  if idle <= 0 or queued < sf.QUEUED_IDLE_SHARE * idle then return nil end
+  return queued / idle
+end
+
 local function host_wait_line(d)
   local s = busiest(d)
   if not s then return nil end
   local idle, host, span = s.idle_us or 0, s.host_wait_us or 0, s.span_us or 0
   if span <= 0 or idle < M.MIN_IDLE_SHARE * span or host < M.HOST_WAIT_SHARE * idle then return nil end
-  return string.format("- **CPU-bound launch**: stream %d (the busiest) is idle %s, %s of its span, and %s of that "
-    .. "is host wait: the stream had run dry and its next kernel's launch call had not started (the "
-    .. "`idle_breakdown` sheet). The host does not issue work fast enough; fewer and larger launches (CUDA graphs, "
+  local head = string.format("- **CPU-bound launch**: stream %d (the busiest) is idle %s, %s of its span, and %s of "
+    .. "that is host wait: the stream had run dry and its next kernel's launch call had not started (the "
+    .. "`idle_breakdown` sheet).", s.stream, ms(idle), pct(idle / span), pct(host / idle))
+  local q = queued_share(d)
+  if q then
+    return head .. string.format(" Over all streams, though, %s of the GPU's idle time passed with launched work "
+      .. "waiting to start (`queued_idle_ms`): faster launches are not the main remedy; what that work waited for "
+      .. "is.", pct(q))
+  end
+  return head .. " The host does not issue work fast enough; fewer and larger launches (CUDA graphs, "
     .. "`torch.compile`, fused kernels) or less host work between them close these gaps; until then the GPU-side "
-    .. "findings below gain less than their estimates.", s.stream, ms(idle), pct(idle / span), pct(host / idle))
+    .. "findings below gain less than their estimates."
 end
 
 local function delay_line(d)

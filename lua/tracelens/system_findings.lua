@@ -30,6 +30,11 @@ M.TITLE = {
   h2d_memcpy = "Host-to-device copies on the critical path",
 }
 
+-- The share of the GPU's idle time (all streams, the idle_breakdown sheet's
+-- `all` row) with launched work waiting to start from which the host is not
+-- blamed for the idle time (agents/cpu_idle.lua, tracelens.gpu_feed).
+M.QUEUED_IDLE_SHARE = 0.5
+
 local present = json.present
 M.present = present
 

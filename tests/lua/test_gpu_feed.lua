@@ -30,6 +30,16 @@ T.check(s:find("stream 7 (the busiest) is idle 0.900 ms, 90.0% of its span, and 
   "host wait: the busiest stream, 600 of 900 us: " .. s)
 T.check(s:find("2 launches wait more than the p95 (50.0 µs), up to 0.150 ms (`k1`)", 1, true), "delay outliers: " .. s)
 T.check(s:find("At most 3 GPU operations were queued on a stream", 1, true), "queue depth stated")
+T.check(s:find("The host does not issue work fast enough", 1, true), "host wait: the host is blamed")
+-- half of the GPU's idle time (all streams) with launched work waiting: the host is not blamed
+base.all.idle_us, base.all.queued_idle_us = 800, 400
+s = text(feed.section(base))
+T.check(s:find("Over all streams, though, 50.0% of the GPU's idle time passed with launched work waiting to start", 1,
+  true) and not s:find("The host does not issue work fast enough", 1, true), "queued idle: no blame on the host: " .. s)
+base.all.queued_idle_us = 399
+s = text(feed.section(base))
+T.check(s:find("The host does not issue work fast enough", 1, true), "queued under half: the host is blamed")
+base.all.idle_us, base.all.queued_idle_us = nil, nil
 -- below the thresholds
 base.streams[1].host_wait_us = 440 -- under half of the idle time
 base.launch.outliers[1].launch_delay_us = 99 -- under 100 us
