@@ -713,9 +713,23 @@ function M.remedy.channels_last(v)
       .. "input, every call pays layout transposes and their memory traffic, which a channels-last model removes." }
 end
 
+-- Where an op without input shapes could get them: a graph replay's
+-- synthetic op (`cudaGraphLaunch->kernel (Synthetic Op)`) from the capture
+-- traces, any other op from a trace recorded with shapes.
+local function shapes_source(name)
+  if type(name) == "string" and name:sub(-15) == " (Synthetic Op)" and name:find("GraphLaunch->", 1, true) then
+    return "a graph replay records none; `--inference --capture_folder` with the graph's capture traces gives them"
+  end
+  return "record them with the profiler's `record_shapes=True`"
+end
+
 function M.remedy.reroute(v, category)
-  return { action = "Treat " .. code(v.lead.name) .. " as " .. category .. " work: time a " .. category .. " kernel of "
-      .. "the same shape in isolation and compare, to learn how far this op is from what the GPU reaches on that work.",
+  local how = "time a " .. category .. " kernel of the same shape in isolation and compare"
+  if not M.tensors_text(v.lead) then
+    how = "the trace gives no input shapes for it (" .. shapes_source(v.lead.name) .. "): with them, " .. how
+  end
+  return { action = "Treat " .. code(v.lead.name) .. " as " .. category .. " work: " .. how
+      .. ", to learn how far this op is from what the GPU reaches on that work.",
     mechanism = "The op's name and kernels match " .. category .. " work, but no performance model covers it here, so "
       .. "its impact is estimated from its share of GPU time rather than from a roofline gap." }
 end

@@ -529,7 +529,22 @@ do -- generic: heuristic miscategorized op, skipped communication, anomaly, coll
       low = 15.0, mid = 30.0, high = 45.0, rank = 1 }),
     finding("other", { anomalous }, { heuristic = true, bound = "unmodeled", bucket = "unknown", pct = 5.0,
       low = 0.75, mid = 1.5, high = 2.25, rank = 2 }) }, cs), { "Sub-Category" })
-  has(text, "Treat `vllm::rocm_aiter_fused_moe` as MoE work", "generic reroute")
+  has(text, "Treat `vllm::rocm_aiter_fused_moe` as MoE work: the trace gives no input shapes for it (record them with "
+    .. "the profiler's `record_shapes=True`): with them, time a MoE kernel of the same shape", "generic reroute, no shapes")
+  -- with shapes: timed as they are; a graph replay's synthetic op: its capture traces give them
+  local shaped = op { name = "vllm::rocm_aiter_fused_moe", count = 1, time_ms = 0.28, pct = 100.0, library = "AITER",
+    kernel = "aiter_fused_moe_kernel_bf16", classification = json.obj("sub_category", "miscellaneous"),
+    dims = "((64, 4096), (8, 4096, 14336))", types = "('c10::BFloat16', 'c10::BFloat16')" }
+  local graph = op { name = "hipGraphLaunch->fused_moe_kernel (Synthetic Op)", count = 1, time_ms = 0.2, pct = 50.0,
+    kernel = "fused_moe_kernel", classification = json.obj("sub_category", "miscellaneous") }
+  for _, case in ipairs({ { shaped, "Treat `vllm::rocm_aiter_fused_moe` as MoE work: time a MoE kernel of the same shape "
+      .. "in isolation" }, { graph, "as MoE work: the trace gives no input shapes for it (a graph replay records none; "
+      .. "`--inference --capture_folder` with the graph's capture traces gives them): with them, time" } }) do
+    local t2 = synthetic("generic reroute", "generic", "other", "other", metrics_of("other", "standalone", { case[1] }, {
+      finding("other", { case[1] }, { heuristic = true, bound = "unmodeled", library = "AITER", bucket = "unknown",
+        pct = 50.0, low = 15.0, mid = 30.0, high = 45.0, rank = 1 }) }, cs), { "Sub-Category" })
+    has(t2, case[2], "generic reroute: " .. case[1].name)
+  end
   has(text, "## Communication Kernels (Skipped)", "generic skipped section")
   has(text, "`nccl:all_reduce` and `c10d::broadcast_`", "generic skipped names")
   has(text, "[ANOMALY] - verify measurement", "generic anomaly")
