@@ -717,14 +717,19 @@ end
 -- synthetic op (`cudaGraphLaunch->kernel (Synthetic Op)`) from the capture
 -- traces, any other op from a trace recorded with shapes.
 local function shapes_source(name)
-  if type(name) == "string" and name:sub(-15) == " (Synthetic Op)" and name:find("GraphLaunch->", 1, true) then
+  name = type(name) == "string" and name or ""
+  if name:sub(-15) == " (Synthetic Op)" and name:find("GraphLaunch->", 1, true) then
     return "a graph replay records none; `--inference --capture_folder` with the graph's capture traces gives them"
+  end
+  if name:sub(-18) == " (no launching op)" then
+    return "no op of the trace launches it, so none is known"
   end
   return "record them with the profiler's `record_shapes=True`"
 end
 
 function M.remedy.reroute(v, category)
-  local how = "time a " .. category .. " kernel of the same shape in isolation and compare"
+  local article = category:match("^[AEIOUaeiou]") and "an " or "a "
+  local how = "time " .. article .. category .. " kernel of the same shape in isolation and compare"
   if not M.tensors_text(v.lead) then
     how = "the trace gives no input shapes for it (" .. shapes_source(v.lead.name) .. "): with them, " .. how
   end

@@ -537,9 +537,12 @@ do -- generic: heuristic miscategorized op, skipped communication, anomaly, coll
     dims = "((64, 4096), (8, 4096, 14336))", types = "('c10::BFloat16', 'c10::BFloat16')" }
   local graph = op { name = "hipGraphLaunch->fused_moe_kernel (Synthetic Op)", count = 1, time_ms = 0.2, pct = 50.0,
     kernel = "fused_moe_kernel", classification = json.obj("sub_category", "miscellaneous") }
+  local unlinked = op { name = "fused_moe_kernel (no launching op)", count = 1, time_ms = 0.2, pct = 50.0,
+    kernel = "fused_moe_kernel", classification = json.obj("sub_category", "miscellaneous") }
   for _, case in ipairs({ { shaped, "Treat `vllm::rocm_aiter_fused_moe` as MoE work: time a MoE kernel of the same shape "
       .. "in isolation" }, { graph, "as MoE work: the trace gives no input shapes for it (a graph replay records none; "
-      .. "`--inference --capture_folder` with the graph's capture traces gives them): with them, time" } }) do
+      .. "`--inference --capture_folder` with the graph's capture traces gives them): with them, time" },
+      { unlinked, "the trace gives no input shapes for it (no op of the trace launches it, so none is known)" } }) do
     local t2 = synthetic("generic reroute", "generic", "other", "other", metrics_of("other", "standalone", { case[1] }, {
       finding("other", { case[1] }, { heuristic = true, bound = "unmodeled", library = "AITER", bucket = "unknown",
         pct = 50.0, low = 15.0, mid = 30.0, high = 45.0, rank = 1 }) }, cs), { "Sub-Category" })
