@@ -187,4 +187,12 @@ function M.flow_event(ph, id, pid, tid, ts)
     ts, ph == "f" and ',"bp":"e"' or "")
 end
 
+--- Writes a trace file whose traceEvents are the given JSON texts; returns path.
+function M.write_trace(path, events)
+  local f = assert(io.open(path, "w"))
+  f:write('{"traceEvents":[', table.concat(events, ",\n"), "]}")
+  f:close()
+  return path
+end
+
 return M

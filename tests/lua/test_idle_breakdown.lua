@@ -40,10 +40,7 @@ add(X("gpu_memcpy", "Memcpy DtoD", 1535, 10, { stream = "7" }, 0, 7)) -- overlap
 add(launch(5, 400)); add(kernel(5, "G", 1050, 200, 0, 9))
 -- device 1, stream 7
 add(launch(6, 500)); add(kernel(6, "H", 2000, 10, 1, 7))
-local path = dir .. "/idle.json"
-local f = assert(io.open(path, "w"))
-f:write('{"traceEvents":[', table.concat(ev, ",\n"), "]}")
-f:close()
+local path = T.write_trace(dir .. "/idle.json", ev)
 
 local t = tl.load(path)
 local s, all = t:idle_breakdown()
@@ -94,11 +91,7 @@ do
   add2(launch(13, 1250)); add2(kernel(13, "K3", 1500, 100, 0, 7))   -- gap 1300..1500, queued from 1255: 200
   add2(X("kernel", "K4", 1700, 10, { stream = "7" }, 0, 7))         -- gap 1600..1700, unlinked: nothing queued
   add2(launch(15, 1795)); add2(kernel(15, "K5", 1800, 10, 0, 7))    -- starts before its call ends: no wait
-  local p2 = dir .. "/queued.json"
-  local f2 = assert(io.open(p2, "w"))
-  f2:write('{"traceEvents":[', table.concat(e2, ",\n"), "]}")
-  f2:close()
-  local t2 = tl.load(p2)
+  local t2 = tl.load(T.write_trace(dir .. "/queued.json", e2))
   local _, a2 = t2:idle_breakdown()
   T.close(a2.idle_us, 490, "gaps 100 + 200 + 100 + 90", 0, 1e-6)
   T.close(a2.queued_idle_us, 245, "queued: 45 of the first gap, all 200 of the second", 0, 1e-6)
