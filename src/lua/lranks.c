@@ -1,6 +1,7 @@
 /* lranks.c — tl.ranks(dir [, opts]) -> sheets, ranks
  *             tl.ranks(nil, {glob = G [, rank_regex = R], ...})
- * opts: world_size = N, gpus_per_node = G, rank_from = "name" | "distinfo",
+ * opts: world_size = N, gpus_per_node = G (0: no node columns; default: rank 0's
+ * deviceProperties count), rank_from = "name" | "distinfo",
  * jobs = J (traces at a time; default one per core).
  *
  * DIR holds rank<i>_trace.json (else .json.gz), i = 0..N-1, as `tracelens
@@ -108,7 +109,7 @@ static int l_ranks(lua_State *L)
     if (rc == 0) {
         static const char *const agg[] = {"mean", "median", "min", "max"};
         tl_ranks_opts ro = {.world_size = (uint32_t)world,
-                            .gpus_per_node = (int)tl_ranks_gpus_per_node(gpn, &col, 1),
+                            .gpus_per_node = (int)(gpn >= 0 ? gpn : tl_ranks_gpus_per_node(-1, &col, 1)),
                             .heatmap = 0,
                             .detailed = 1,
                             .agg = agg,
