@@ -210,7 +210,7 @@ local function host_pipeline_card()
   }
 end
 
-local function sync_card(s)
+local function sync_card(s, q)
   local names, rows = {}, {}
   -- operations on several host threads can together pass the trace's length: no share then
   local within = s.total_ms <= u.total_ms
@@ -228,7 +228,10 @@ local function sync_card(s)
   return {
     title = sf.TITLE.host_sync,
     insight = string.format("Operations in %s spend %s on the host beyond their GPU kernel time, a sign of device "
-      .. "synchronization inside the step.", sf.list(names), sf.ms(s.total_ms)),
+      .. "synchronization inside the step.", sf.list(names), sf.ms(s.total_ms))
+      .. (q and string.format(" The GPU, though, idled with launched work waiting for %s of its idle time (\"%s\"): "
+        .. "a host that synchronizes then waits for that work, so removing the synchronization frees the host but "
+        .. "does not start the waiting work sooner.", sf.pct(q.share), sf.TITLE.queued_wait) or ""),
     action = "Remove device synchronizations from the step: keep scalars on the device instead of reading them "
       .. "on the host, and wait on events instead of blocking synchronizations. Batch the host reads that remain.",
     identification = string.format("%s operation signatures take more than 5x their kernel time on the host, "
@@ -257,8 +260,8 @@ local function cards()
   end
   local s = sync_evidence()
   if #s.categories == 0 then return { idle_card } end
-  if s.bottleneck then return { sync_card(s), idle_card } end
-  return { idle_card, sync_card(s) }
+  if s.bottleneck then return { sync_card(s, q), idle_card } end
+  return { idle_card, sync_card(s, q) }
 end
 
 local function status_lines()
