@@ -714,6 +714,16 @@ do
   T.check(text:find("  NOTE  system_findings/kernel_fusion_findings.md (fusion): no kernel fusion opportunities", 1, true)
     and text:find("\nRESULT: PASS\n$") ~= nil, "format_dir:\n" .. text)
 
+  -- the no-opportunity file with the paragraphs the fusion analyzer adds (agents/kernel_fusion.lua): still a note
+  for _, extra in ipairs({ "1 candidate was set aside by the fusion rules: `LlamaDecoderLayer` (container module).",
+    "2 candidates were set aside by the fusion rules: `a` and `b`.", "1 candidate was not reported: `c` (under 2.0%).",
+    "3 candidates were not reported: `d`." }) do
+    local o = make_out(tmp, "why_" .. #extra)
+    write(o .. "/system_findings/kernel_fusion_findings.md", NO_FUSION .. "\n" .. extra .. "\n")
+    local rr = V.validate_dir(o)
+    T.check(rr.passed and rr.findings[4].note ~= nil, "no-opportunity file with '" .. extra:sub(1, 40) .. "': a note")
+  end
+
   local out = make_out(tmp, "bad_dir")
   write(out .. "/system_findings/kernel_fusion_findings.md", NO_FUSION .. "\nStray text.\n")
   write(out .. "/system_findings/multi_kernel_findings.md", edit(NOTHING_FLAGGED, "## Recommendations",

@@ -50,7 +50,7 @@ end
 -- at most by the paragraphs that list the candidates not reported and why
 -- (issue 11 item 7): "N candidate(s) were not reported: …" and "N
 -- candidate(s) set aside by the fusion rules: …", one line each.
-local WHY_NOT_REPORTED = { "^%d+ candidates? w[ae][sr]e? not reported: ", "^%d+ candidates? set aside by the fusion rules: " }
+local WHY_NOT_REPORTED = { "^%d+ candidates? w[ae][sr]e? not reported: ", "^%d+ candidates? w[ae][sr]e? set aside by the fusion rules: " }
 
 local function is_no_fusion_file(s)
   local lines = nonblank_lines(s)
