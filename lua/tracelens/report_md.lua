@@ -477,8 +477,10 @@ local function overview(inp, items)
     local t1 = sf.value(g.total_time_ms)
     local t2 = sf.value(((inp.manifest or {}).trace2_gpu_utilization or {}).total_time_ms)
     if t1 > 0 and t2 > 0 and t1 ~= t2 then
-      s[#s + 1] = string.format("Trace 2 (%s) is %s%% %s than Trace 1: %s against %s.", text(inp.platform2 or
-        "Trace 2"), round_text(math.abs(t1 - t2) / t1 * 100, 1), t2 < t1 and "faster" or "slower",
+      -- a trace 2 with no GPU name is called "Trace 2" already: not "Trace 2 (Trace 2)"
+      local p2 = inp.platform2 and inp.platform2 ~= "Trace 2" and (" (" .. text(inp.platform2) .. ")") or ""
+      s[#s + 1] = string.format("Trace 2%s is %s%% %s than Trace 1: %s against %s.", p2,
+        round_text(math.abs(t1 - t2) / t1 * 100, 1), t2 < t1 and "faster" or "slower",
         ms_text(t2, math.max(t1, t2)), ms_text(t1, math.max(t1, t2)))
     end
   end

@@ -456,6 +456,12 @@ do
   T.check(r:find("# BERT - Comparative Analysis: MI300X vs H100\n", 1, true) == 1, "comparative title")
   local es = section(r, "Executive Summary")
   T.check(es:find("Trace 2 (H100) is 42.8% faster than Trace 1: 2.00 ms against 3.50 ms.", 1, true), "which trace is faster")
+  -- a trace 2 whose GPU has no name is not "Trace 2 (Trace 2)"
+  local r2 = report_md.render({ scope = "comparative", manifest = m, priority = p,
+    findings = { system = { kernel_fusion = fusion }, compute = {} }, failed = {}, metrics = {}, arch = arch,
+    platform = "MI300X", platform2 = "Trace 2", model_info = model_info })
+  T.check(section(r2, "Executive Summary"):find("Trace 2 is 42.8% faster than Trace 1: 2.00 ms", 1, true),
+    "unnamed trace 2: its name once")
   T.check(es:find("| Metric | Trace 1 - (MI300X) | Trace 2 - (H100) | Difference |", 1, true), "comparative header")
   -- 2.0 - 3.49597607421875 = -1.496 ms, -42.8% of trace 1
   T.check(es:find("| Total Time | 3.50 ms | 2.00 ms | -1.50 ms (-42.8%) |", 1, true), "total time difference")
