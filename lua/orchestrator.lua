@@ -82,8 +82,9 @@ options:
   --arch FILE        a custom arch JSON file instead of --platform
   --compare TRACE2   the comparative analysis against TRACE2
   --platform2 NAME   the name of trace 2's GPU in the report (default: detected
-                     from TRACE2, else "Trace 2"); both reports use the
-                     roofline of --platform, as the reference does
+                     from TRACE2, else the name it reports, else "Unknown
+                     GPU"); both reports use the roofline of --platform, as
+                     the reference does
   --rules DIR        run the rule scripts DIR/*.lua (repeatable) instead of
                      the rules shipped with tracelens; a rules/ folder in the
                      current directory is not run unless named here
@@ -688,7 +689,8 @@ local function main(argv)
     if not wok then fail(tostring(werr), 1) end
     ranks_inp.arch, ranks_inp.platform = arch, platform
   end
-  local platform2 = trace2 and (opts.platform2 or trace2:platform().name or "Trace 2")
+  -- trace 2's GPU named as trace 1's: its arch file, else the name it reports, else "Unknown GPU"
+  local platform2 = trace2 and (opts.platform2 or trace2:platform().name or device_name(trace2) or "Unknown GPU")
 
   -- Steps 2-5: category data
   local mk_data, copy_bw = use("multi-kernel data")
