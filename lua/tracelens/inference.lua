@@ -165,7 +165,11 @@ local function formats_text(d)
   for f, n in pairs(d.formats) do parts[#parts + 1] = { f, n } end
   table.sort(parts, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
   local out = {}
-  for _, p in ipairs(parts) do out[#out + 1] = string.format("%d %s", p[2], FORMAT_NAMES[p[1]] or p[1]) end
+  -- the format, not the engine: an SGLang trace can carry annotations in vLLM's format
+  for _, p in ipairs(parts) do
+    out[#out + 1] = p[1] == "unparsed" and string.format("%d unparsed", p[2])
+      or string.format("%d in the %s format", p[2], FORMAT_NAMES[p[1]] or p[1])
+  end
   return table.concat(out, ", ")
 end
 

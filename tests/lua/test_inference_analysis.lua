@@ -124,7 +124,7 @@ for _, c in ipairs(cases) do
     local s = section(md)
     T.check(s ~= "", c.dir .. ": the Inference section")
     clean_text(s, c.dir)
-    T.check(s:find("The trace holds 1 iteration annotation (1 vLLM detailed)", 1, true), c.dir .. ": one iteration")
+    T.check(s:find("The trace holds 1 iteration annotation (1 in the vLLM detailed format)", 1, true), c.dir .. ": one iteration")
     local dur = table_row(s, "Annotation duration on the host (ms)") or {}
     T.eq(dur[1] and string.format("%.3f", dur[1]), ms3(e.root.dur), c.dir .. ": iteration duration")
     T.eq(dur[3] and string.format("%.3f", dur[3]), ms3(e.root.dur), c.dir .. ": min iteration duration")
@@ -227,7 +227,7 @@ do
   validates(out, "built")
   local s = section(md)
   clean_text(s, "built")
-  T.check(s:find("The trace holds 40 iteration annotations (40 vLLM), found by the native (tier 2)", 1, true),
+  T.check(s:find("The trace holds 40 iteration annotations (40 in the vLLM format), found by the native (tier 2)", 1, true),
     "built: 40 iterations")
   local dur = table_row(s, "Annotation duration on the host (ms)") or {}
   T.eq(dur[1], 0.15, "built: mean iteration duration")
