@@ -247,7 +247,9 @@ end
 --- `Memcpy HtoD`): the GPU timeline counts them as memory copies, not
 --- computation, so with them a category could exceed the compute time it is a
 --- share of (alexnet: elementwise at 528.8%). See docs/compat.md.
-function M.time_breakdown(rows, cols)
+--- replayed (optional): row -> true for an op a graph launch replays (its
+--- host duration is the launch's, see below).
+function M.time_breakdown(rows, cols, replayed)
   local kt, dur = "Kernel Time (µs)_sum", "total_duration_us"
   local gpu, cpu = 0.0, 0.0
   local function sum(col, scale)
@@ -269,14 +271,18 @@ function M.time_breakdown(rows, cols)
   -- [FIX] a synthetic op (`launcher->kernel (Synthetic Op)`, perf-report §4) carries its
   -- launcher's host duration, which every kernel of that launch repeats: one
   -- graph launch's host time counted once per replayed kernel (sglang decode:
-  -- 1307.8 ms in a 473.75 ms trace). It is not the op's own host time, so
-  -- synthetic rows do not count as host time beyond kernel time.
+  -- 1307.8 ms in a 473.75 ms trace). So does a captured op the capture merge
+  -- grafts under a graph launch (the spec retimes it to the launch's ts and
+  -- dur; sglang decode with its capture folder: 1251.2 ms). Neither is the
+  -- op's own host time, so such rows do not count as host time beyond kernel
+  -- time.
   local sync, nsync = 0, 0
   if cols[kt] and cols[dur] then
     for _, row in ipairs(rows) do
       local k, d = num(row[kt]), num(row[dur])
-      local synthetic = type(row.name) == "string" and row.name:sub(-15) == " (Synthetic Op)"
-      if k and d and k > 0 and d > 5 * k and not synthetic then
+      local not_own = type(row.name) == "string" and row.name:sub(-15) == " (Synthetic Op)"
+        or replayed ~= nil and replayed(row)
+      if k and d and k > 0 and d > 5 * k and not not_own then
         sync = sync + (d - k) / 1000
         nsync = nsync + 1
       end
@@ -284,6 +290,29 @@ function M.time_breakdown(rows, cols)
   end
   return json.obj("gpu_kernel_time_ms", r3(gpu), "cpu_duration_ms", r3(cpu), "sync_time_ms", r3(sync),
     "sync_ops_count", nsync, "has_sync_bottleneck", sync > 0.1 * gpu and sync > 1)
+end
+
+-- For a trace with capture traces merged in (trace:capture_summary()): a
+-- predicate telling an op row whose example event (`ex_UID`) sits under a
+-- graph launch, i.e. a captured op grafted there and retimed to the launch;
+-- nil for any other trace (no op is replayed that way).
+local GRAPH_LAUNCH = { cudaGraphLaunch = true, hipGraphLaunch = true }
+local function replayed_op(trace)
+  if not (trace and trace:capture_summary()) then return nil end
+  local memo = {}
+  return function(row)
+    local uid = math.tointeger(num(row.ex_UID))
+    if not uid then return false end
+    if memo[uid] == nil then
+      local ev, hit, depth = trace:node(uid), false, 0
+      while ev and not hit and depth < 1000 do
+        hit = GRAPH_LAUNCH[ev.name] == true
+        ev, depth = ev:parent(), depth + 1
+      end
+      memo[uid] = hit
+    end
+    return memo[uid]
+  end
 end
 
 -- Groups the unified rows by enhanced category, in first-appearance order.
@@ -356,7 +385,7 @@ end
 -- columns it names, and the kernel details copy_time_us reads), a column
 -- at a time; the set of t's columns.
 local BREAKDOWN_COLS = { "Kernel Time (µs)_sum", "total_duration_us", "total_direct_kernel_time_ms",
-  "Duration (µs)_sum", "name", "kernel_details_summary" }
+  "Duration (µs)_sum", "name", "kernel_details_summary", "ex_UID" }
 local function lua_rows(t)
   local rows, cols, seen = {}, {}, {}
   for _, c in ipairs(t:columns()) do
@@ -446,6 +475,7 @@ function M.run(inp)
     for _, g in ipairs(new) do order[#order + 1] = g end
   end
   local synthetic = synthetic_names(unified)
+  local replayed = replayed_op(inp.trace)
   for _, g in ipairs(order) do
     local ops = extra[g.name] and append_rows(unified, g.idx, extra[g.name], inp.sheets.gpu_timeline)
       or unified:take(g.idx)
@@ -454,7 +484,7 @@ function M.run(inp)
     local meta_path = out .. "/metadata/" .. g.name .. "_metadata.json"
     ops:with_column("enhanced_category", g.name):with_column("display_name", g.display):write_csv(csv)
     local rows, cols = lua_rows(ops)
-    local tb = M.time_breakdown(rows, cols)
+    local tb = M.time_breakdown(rows, cols, replayed)
     local meta = base_metadata(inp, util, g.display, g.name)
     meta.trace_loading_policy = "DO_NOT_LOAD_TRACE_use_precomputed_tree_data"
     local breakdown = json.copy(tb)
