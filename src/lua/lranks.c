@@ -81,6 +81,7 @@ static int l_ranks(lua_State *L)
     const char *dir = lua_isnoneornil(L, 1) ? NULL : luaL_checkstring(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     long world = opt_int(L, "world_size", 1, 1000000);
+    int world_given = world >= 0;
     long gpn = opt_int(L, "gpus_per_node", 0, 1000000);
     long jobs = opt_int(L, "jobs", 1, 4096);
     const char *glob = opt_str(L, "glob"), *regex = opt_str(L, "rank_regex"), *from = opt_str(L, "rank_from");
@@ -98,7 +99,8 @@ static int l_ranks(lua_State *L)
         return luaL_error(L, "%s", err.msg);
     }
     if (world < 0) world = (long)files.n;
-    tl_ranks_collect_opts co = {.world = world, .from_distinfo = from_distinfo, .quiet = 1, .jobs = jobs};
+    tl_ranks_collect_opts co = {.world = world, .world_given = world_given, .from_distinfo = from_distinfo,
+                                .quiet = 1, .jobs = jobs};
     tl_ranks_collection col;
     int rc = tl_ranks_collect(&files, &co, &col, &err);
     size_t n = (size_t)world;

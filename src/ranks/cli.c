@@ -233,6 +233,7 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
         free(agg);
         return usage("ranks: --allow-missing-ranks needs --world_size with DIR or --trace_pattern");
     }
+    long world_opt = world; /* -1 unless --world_size */
     /* ---- resolve the files (§2) */
     tl_rank_files files = {0};
     int rc = TL_EXIT_INPUT;
@@ -259,10 +260,12 @@ static int ranks_run(int argc, char **argv, tl_ranks_source *src, int reduce, co
             goto out_free;
         }
     }
+    int world_given = world_opt >= 0;
     if (world < 0) world = (long)files.n;
     /* ---- the per-rank pass (collect.h) */
-    tl_ranks_collect_opts co = {.world = world, .from_distinfo = from_distinfo, .allow_missing = allow_missing,
-                                .quiet = quiet, .reduce = reduce, .jobs = jobs, .src = src};
+    tl_ranks_collect_opts co = {.world = world, .world_given = world_given, .from_distinfo = from_distinfo,
+                                .allow_missing = allow_missing, .quiet = quiet, .reduce = reduce, .jobs = jobs,
+                                .src = src};
     tl_ranks_collection col;
     {
         tl_error err;

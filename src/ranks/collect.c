@@ -88,8 +88,8 @@ static int take_one(const tl_rank_files *files, size_t i, const tl_ranks_collect
     if (info.has_stats) c->stats[rank] = info.stats;
     c->stats[rank].flags |= TL_RS_PRESENT;
     if (info.dist_world >= 0 && info.dist_world != world)
-        fprintf(stderr, "tracelens: warning: %s says world_size %lld, --world_size is %ld\n", f->path,
-                (long long)info.dist_world, world);
+        fprintf(stderr, "tracelens: warning: %s says world_size %lld, %s %ld\n", f->path, (long long)info.dist_world,
+                o->world_given ? "--world_size is" : "the rank traces found make", world);
     if (rank == 0) c->detected_gpn = info.device_count;
     if (!o->quiet)
         fprintf(stderr, "tracelens: rank %ld: %llu collective kernels (%s)\n", rank, (unsigned long long)info.nrec,

@@ -22,6 +22,7 @@
 
 typedef struct tl_ranks_collect_opts {
     long world;            /* ranks 0..world-1 (> 0) */
+    int world_given;       /* world is --world_size (else: from the files found) */
     int from_distinfo;     /* --rank-from distinfo */
     int allow_missing;     /* --allow-missing-ranks: a failed or absent rank is left out */
     int quiet;             /* no "rank N: K collective kernels" lines */

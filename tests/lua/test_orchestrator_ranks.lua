@@ -329,6 +329,8 @@ if T.dir_exists(trf) then
     .. "/*.json.gz', the rank from --rank_regex)", "HTA sampled ranks by DIR: the glob to use")
   ok, code, out, err = orch("--trace_glob " .. T.q(trf .. "/*.json.gz") .. " -o out_trf -q")
   T.eq(code, 0, "HTA sampled ranks by glob: exit 0 (" .. tostring(err) .. ")")
+  has(err, "sampled_rank-0.json.gz says world_size 128, the rank traces found make 2",
+    "HTA glob: the traces' world size against the ranks found (no --world_size given)")
   local tsec = section(tmp .. "/out_trf/analysis.md")
   has(tsec, "2 rank traces in `" .. trf .. "/*.json.gz`", "HTA glob: the ranks named")
   -- a sample of a larger job: the section says how partial (the traces' distributedInfo.world_size)
