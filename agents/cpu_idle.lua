@@ -160,8 +160,8 @@ local function queued_wait_card(q)
     action = "Find what the waiting work depends on: an event or another stream it waits for (a "
       .. "`cudaStreamWaitEvent`, a copy or a collective on another stream), the other ranks of a collective, or work "
       .. "this trace does not show (another process on the GPU, work queued before the profiling window, events a "
-      .. "filtered or sampled trace left out). Faster "
-      .. "launches (CUDA graphs, fewer kernels) would not close these gaps.",
+      .. "filtered or sampled trace left out). Faster launches (CUDA graphs, fewer kernels) would not close these "
+      .. "gaps.",
     identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold, and of the %s the "
       .. "GPU is idle (over every GPU event, unlinked ones included) %s (%s) pass with launched work not yet "
       .. "started, at least the %s this card needs. (source: `idle_breakdown` → `queued_idle_ms`, `longest_queued`, "
