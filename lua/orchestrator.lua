@@ -549,9 +549,6 @@ local function no_arch_sentence(device, platform, candidates)
     require("tracelens.prose").list(names), one and "that is" or "one of them is", one and names[1] or "NAME")
 end
 
--- --capture_folder / --comparison_capture_folder: existing directories (what
--- they hold is checked when the trace is merged with them); exit 1 as
--- `tracelens report --inference` (bad input, not a usage error).
 -- What the CPU/idle analyzer reads of the GPU feed figures (the idle_breakdown
 -- sheet's `all` row): the idle time with launched work waiting to start.
 local function idle_waits(feed)
@@ -562,6 +559,9 @@ local function idle_waits(feed)
       and all.longest_queued_idle_us / 1000 }
 end
 
+-- --capture_folder / --comparison_capture_folder: existing directories (what
+-- they hold is checked when the trace is merged with them); exit 1 as
+-- `tracelens report --inference` (bad input, not a usage error).
 local function check_capture_folders(opts)
   for _, f in ipairs({ { "--capture_folder", opts.capture_folder },
     { "--comparison_capture_folder", opts.comparison_capture_folder } }) do
