@@ -11,6 +11,16 @@
 -- MAX_CHARS characters.
 local M = {}
 
+-- The op names the perf report gives kernels with no CPU op of their own:
+-- `launcher->kernel (Synthetic Op)` (perf-report §4: each kernel a graph
+-- launch replays) and `kernel (no launching op)` (GPU work no launch links to).
+M.SYNTHETIC_SUFFIX = " (Synthetic Op)"
+M.UNLINKED_SUFFIX = " (no launching op)"
+
+local function ends_with(name, suffix) return type(name) == "string" and name:sub(-#suffix) == suffix end
+function M.is_synthetic(name) return ends_with(name, M.SYNTHETIC_SUFFIX) end
+function M.is_unlinked(name) return ends_with(name, M.UNLINKED_SUFFIX) end
+
 M.MAX_CHARS = 100 -- a display name is at most this many characters (UTF-8)
 M.ELLIPSIS = "…"
 local KEEP_COMPONENTS = 3 -- `ns::ns::name`

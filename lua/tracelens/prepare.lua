@@ -74,7 +74,7 @@ end
 -- work"; docs/compat.md).
 
 local GPU_CATS = { "kernel", "gpu_memcpy", "gpu_memset" } -- the GPU timeline's events
-M.UNLINKED_SUFFIX = " (no launching op)"
+M.UNLINKED_SUFFIX = kernel_name.UNLINKED_SUFFIX
 
 local function backward_name(lname) return lname:find("bwd", 1, true) or lname:find("backward", 1, true) end
 
@@ -280,8 +280,7 @@ function M.time_breakdown(rows, cols, replayed)
   if cols[kt] and cols[dur] then
     for _, row in ipairs(rows) do
       local k, d = num(row[kt]), num(row[dur])
-      local not_own = type(row.name) == "string" and row.name:sub(-15) == " (Synthetic Op)"
-        or replayed ~= nil and replayed(row)
+      local not_own = kernel_name.is_synthetic(row.name) or replayed ~= nil and replayed(row)
       if k and d and k > 0 and d > 5 * k and not not_own then
         sync = sync + (d - k) / 1000
         nsync = nsync + 1
@@ -340,7 +339,7 @@ end
 -- synthetic kernels) so that titles and text stay readable; the perf
 -- report's sheets and the rows' kernel_details_summary keep the full name.
 -- Returns {full name = short name} for the names that change (nil: none).
-local SYNTHETIC_SUFFIX = " (Synthetic Op)"
+local SYNTHETIC_SUFFIX = kernel_name.SYNTHETIC_SUFFIX
 local function synthetic_names(unified)
   if not unified or #unified == 0 then return nil end
   local names = unified:column("name")

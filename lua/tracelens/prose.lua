@@ -12,6 +12,7 @@
 -- through md.text.
 local F = require "tracelens.findings"
 local json = require "tracelens.json"
+local kname = require "tracelens.kernel_name"
 local md = require "tracelens.md"
 local py = require "tracelens.py"
 
@@ -717,11 +718,10 @@ end
 -- synthetic op (`cudaGraphLaunch->kernel (Synthetic Op)`) from the capture
 -- traces, any other op from a trace recorded with shapes.
 local function shapes_source(name)
-  name = type(name) == "string" and name or ""
-  if name:sub(-15) == " (Synthetic Op)" and name:find("GraphLaunch->", 1, true) then
+  if kname.is_synthetic(name) and name:find("GraphLaunch->", 1, true) then
     return "a graph replay records none; `--inference --capture_folder` with the graph's capture traces gives them"
   end
-  if name:sub(-18) == " (no launching op)" then
+  if kname.is_unlinked(name) then
     return "no op of the trace launches it, so none is known"
   end
   return "record them with the profiler's `record_shapes=True`"
