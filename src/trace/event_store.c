@@ -375,20 +375,26 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
     pthread_t th;
     int threaded = n >= 100000 && pthread_create(&th, NULL, column_job_main, &cj) == 0;
     if (!threaded) column_job_main(&cj);
+    /* one walk over src's blob (its events' args lie end to end): keys and
+     * string ids remapped, integers copied as they are encoded */
+    const uint8_t *sp = src->blob ? src->blob + tl_es_args_at(src, 0) : NULL;
+    uint8_t *o = dst->blob + dst->blob_len;
     for (size_t i = 0; i < n; i++) {
-        tl_arg_iter it;
-        tl_arg a;
-        tl_es_args_begin(src, i, &it);
-        while (tl_es_args_next(&it, &a)) {
-            uint8_t *o = dst->blob + dst->blob_len;
-            size_t k = tl_put_varint(o, keys[a.key]);
-            o[k++] = (uint8_t)a.tag;
-            if (a.tag == TL_AV_INT)
-                k += tl_put_varint(o + k, tl_zigzag(a.i));
-            else
-                k += tl_put_varint(o + k, values[a.i]);
-            dst->blob_len += k;
+        const uint8_t *end = src->blob ? src->blob + tl_es_args_at(src, i + 1) : NULL;
+        while (sp < end) {
+            uint64_t k = *sp < 0x80 ? *sp++ : tl_get_varint(&sp);
+            o += tl_put_varint(o, keys[k]);
+            uint8_t tag = *sp++;
+            *o++ = tag;
+            if (tag == TL_AV_INT) {
+                while (*sp & 0x80) *o++ = *sp++;
+                *o++ = *sp++;
+            } else {
+                uint64_t v = *sp < 0x80 ? *sp++ : tl_get_varint(&sp);
+                o += tl_put_varint(o, values[v]);
+            }
         }
+        dst->blob_len = (size_t)(o - dst->blob);
         tl_es_set_args_end(dst, base + i + 1, dst->blob_len);
         /* what is re-encoded is given back as the copy goes (the peak of a
          * join stays near the size of its result) */

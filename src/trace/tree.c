@@ -169,6 +169,25 @@ static int is_graph_launch(const char *nm)
     return !strcmp(nm, "cudaGraphLaunch") || !strcmp(nm, "hipGraphLaunch");
 }
 
+/* How many events ahead link_gpu's loops start loading the map slots they
+ * will use: its maps hold hundreds of thousands of ids, beyond the caches. */
+enum { AHEAD = 16 };
+
+/* Loads the slot the fill pass of link_gpu will insert event i at. */
+static void prefetch_put(const tl_tree *t, const tl_event_store *es, size_t i, const tl_map64 *flow_s,
+                         const tl_map64 *flow_f, const tl_map *pid_tid_link)
+{
+    if (t->link_by_external_id) return;
+    int64_t id = tl_es_corr(es, i);
+    if (id == TL_NONE) return;
+    if (es->cat[i] == TL_CAT_AC2G) {
+        if (es->ph[i] == 's') tl_map64_prefetch(flow_s, (uint64_t)id);
+        else if (es->ph[i] == 'f') tl_map64_prefetch(flow_f, (uint64_t)id);
+    } else {
+        tl_map_prefetch(pid_tid_link, (uint64_t)id, ((uint64_t)es->pid[i] << 32) | es->tid[i]);
+    }
+}
+
 /* §3.4: runtime -> GPU work via ac2g flows and, for graph launches, the
  * shared correlation. Returns the (runtime, gpu) pairs in runtime-UID order
  * and sets the parent of each linked GPU event. It touches only GPU events'
@@ -188,19 +207,34 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         f_thread = tl_xcalloc((size_t)ni * ni + 1, 1);
         links = tl_xcalloc((size_t)ni * ni + 1, sizeof *links);
     }
+    /* the events the passes below look at, in UID order: flows and events
+     * with a correlation (every event with args when linking by External
+     * id), and the runtime calls; mapped at their largest, of which only
+     * the pages written count */
+    uint32_t *cand = tl_big_realloc(NULL, (es->n ? es->n : 1) * sizeof *cand);
+    uint32_t *calls = tl_big_realloc(NULL, (es->n ? es->n : 1) * sizeof *calls);
+    size_t n_cand = 0, n_calls = 0;
     for (size_t i = 0; i < es->n; i++) {
-        if (es->cat[i] == TL_CAT_AC2G) {
+        uint8_t c = es->cat[i];
+        if (c == TL_CAT_AC2G) {
             nflow++;
             if (es->ph[i] == 's') nflow_s++;
             else if (es->ph[i] == 'f') {
                 nflow_f++;
                 if (f_thread) f_thread[(size_t)es->pid[i] * ni + es->tid[i]] = 1;
             }
+            cand[n_cand++] = (uint32_t)i;
         } else if (tl_es_corr(es, i) != TL_NONE) {
             nlink++;
             if (links) links[(size_t)es->pid[i] * ni + es->tid[i]]++;
+            cand[n_cand++] = (uint32_t)i;
+        } else if (t->link_by_external_id && (es->flags[i] & TL_F_ARGS)) {
+            cand[n_cand++] = (uint32_t)i;
         }
-        if (es->cat[i] == TL_CAT_CUDA_RUNTIME && is_graph_launch(tl_es_name(es, i))) ngraph++;
+        if (c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) {
+            calls[n_calls++] = (uint32_t)i;
+            if (c == TL_CAT_CUDA_RUNTIME && is_graph_launch(tl_es_name(es, i))) ngraph++;
+        }
     }
     size_t nlink_f = nlink;
     if (f_thread) {
@@ -220,7 +254,9 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         tl_map_init(&gpu_last, nlink + 1);
         gpu_next = tl_xmalloc(es->n * sizeof *gpu_next);
     }
-    for (size_t i = 0; i < es->n; i++) {
+    for (size_t k = 0; k < n_cand; k++) {
+        if (k + AHEAD < n_cand) prefetch_put(t, es, cand[k + AHEAD], &flow_s, &flow_f, &pid_tid_link);
+        size_t i = cand[k];
         uint8_t c = es->cat[i];
         if (c == TL_CAT_AC2G) {
             int64_t id = tl_es_corr(es, i);
@@ -243,6 +279,7 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
             tl_map_put(&gpu_last, (uint64_t)link, 0, (uint32_t)i);
         }
     }
+    tl_big_free(cand);
     /* No ac2g flow in the whole trace (a sampled or filtered trace): a
      * kernel, copy or memset launch call is linked to the one GPU event
      * with its link id, when exactly one launch call and one GPU event
@@ -267,9 +304,15 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
             tl_map_put(m, (uint64_t)link, 0, tl_map_get(m, (uint64_t)link, 0) == UINT32_MAX ? (uint32_t)i : AMBIGUOUS);
         }
     }
-    for (size_t r = 0; r < es->n; r++) {
-        uint8_t c = es->cat[r];
-        if (c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) continue;
+    for (size_t k = 0; k < n_calls; k++) {
+        if (k + AHEAD < n_calls && !t->link_by_external_id) {
+            int64_t ahead = tl_es_corr(es, calls[k + AHEAD]);
+            if (ahead != TL_NONE) {
+                tl_map64_prefetch(&flow_s, (uint64_t)ahead);
+                tl_map64_prefetch(&flow_f, (uint64_t)ahead);
+            }
+        }
+        size_t r = calls[k];
         int64_t link;
         if (!link_of(t, es, r, &link)) continue;
         if (ngraph && is_graph_launch(tl_es_name(es, r))) {
@@ -308,6 +351,7 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
     tl_map64_free(&flow_s);
     tl_map64_free(&flow_f);
     tl_map_free(&pid_tid_link);
+    tl_big_free(calls);
     free(f_thread);
     if (by_corr) {
         tl_map_free(&corr_gpu);

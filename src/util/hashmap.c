@@ -5,15 +5,6 @@
 #include "bigmem.h"
 #include "vec.h"
 
-static inline size_t slot_of(const tl_map *m, uint64_t k1, uint64_t k2)
-{
-    uint64_t h = (k1 * 0x9E3779B97F4A7C15ull) ^ (k2 + 0x632BE59BD9B4E019ull + (k1 << 6));
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    return (size_t)h & (m->cap - 1);
-}
-
 /* Large slot arrays are mapped apart from the heap, so their memory goes
  * back to the system when the map is freed (the tree's maps are the peak of
  * a load); small ones come from malloc. */
@@ -63,7 +54,7 @@ static void grow(tl_map *m)
 void tl_map_put(tl_map *m, uint64_t k1, uint64_t k2, uint32_t v)
 {
     if ((m->n + 1) * 4 > m->cap * 3) grow(m);
-    size_t i = slot_of(m, k1, k2);
+    size_t i = tl_map_home(m, k1, k2);
     tl_map_slot *sl = m->slot;
     while (sl[i].val != UINT32_MAX) {
         if (sl[i].k1 == k1 && sl[i].k2 == k2) {
@@ -80,7 +71,7 @@ void tl_map_put(tl_map *m, uint64_t k1, uint64_t k2, uint32_t v)
 
 uint32_t tl_map_get(const tl_map *m, uint64_t k1, uint64_t k2)
 {
-    size_t i = slot_of(m, k1, k2);
+    size_t i = tl_map_home(m, k1, k2);
     const tl_map_slot *sl = m->slot;
     while (sl[i].val != UINT32_MAX) {
         if (sl[i].k1 == k1 && sl[i].k2 == k2) return sl[i].val;
@@ -103,15 +94,6 @@ void tl_map64_free(tl_map64 *m)
     memset(m, 0, sizeof *m);
 }
 
-static inline size_t slot64_of(const tl_map64 *m, uint64_t k)
-{
-    uint64_t h = k * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    return (size_t)h & (m->cap - 1);
-}
-
 void tl_map64_put(tl_map64 *m, uint64_t k, uint32_t v)
 {
     if ((m->n + 1) * 4 > m->cap * 3) {
@@ -123,7 +105,7 @@ void tl_map64_put(tl_map64 *m, uint64_t k, uint32_t v)
         tl_map64_free(&old);
     }
     uint32_t lo = (uint32_t)k, hi = (uint32_t)(k >> 32);
-    size_t i = slot64_of(m, k);
+    size_t i = tl_map64_home(m, k);
     tl_map64_slot *sl = m->slot;
     while (sl[i].val != UINT32_MAX) {
         if (sl[i].klo == lo && sl[i].khi == hi) {
@@ -141,7 +123,7 @@ void tl_map64_put(tl_map64 *m, uint64_t k, uint32_t v)
 uint32_t tl_map64_get(const tl_map64 *m, uint64_t k)
 {
     uint32_t lo = (uint32_t)k, hi = (uint32_t)(k >> 32);
-    size_t i = slot64_of(m, k);
+    size_t i = tl_map64_home(m, k);
     const tl_map64_slot *sl = m->slot;
     while (sl[i].val != UINT32_MAX) {
         if (sl[i].klo == lo && sl[i].khi == hi) return sl[i].val;

@@ -16,6 +16,22 @@ typedef struct tl_map {
     size_t cap, n;   /* cap is a power of two */
 } tl_map;
 
+/* The slot where a lookup or insert of the key starts. */
+static inline size_t tl_map_home(const tl_map *m, uint64_t k1, uint64_t k2)
+{
+    uint64_t h = (k1 * 0x9E3779B97F4A7C15ull) ^ (k2 + 0x632BE59BD9B4E019ull + (k1 << 6));
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return (size_t)h & (m->cap - 1);
+}
+/* Starts loading that slot: a loop that knows its keys some iterations
+ * ahead hides the cache misses of a large map (the tree's link maps). */
+static inline void tl_map_prefetch(const tl_map *m, uint64_t k1, uint64_t k2)
+{
+    __builtin_prefetch(&m->slot[tl_map_home(m, k1, k2)], 1);
+}
+
 void tl_map_init(tl_map *m, size_t expected);
 void tl_map_free(tl_map *m);
 void tl_map_put(tl_map *m, uint64_t k1, uint64_t k2, uint32_t v);
@@ -31,6 +47,19 @@ typedef struct tl_map64 {
     tl_map64_slot *slot;
     size_t cap, n;
 } tl_map64;
+
+static inline size_t tl_map64_home(const tl_map64 *m, uint64_t k)
+{
+    uint64_t h = k * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return (size_t)h & (m->cap - 1);
+}
+static inline void tl_map64_prefetch(const tl_map64 *m, uint64_t k)
+{
+    __builtin_prefetch(&m->slot[tl_map64_home(m, k)], 1);
+}
 
 void tl_map64_init(tl_map64 *m, size_t expected);
 void tl_map64_free(tl_map64 *m);
