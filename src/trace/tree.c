@@ -169,6 +169,12 @@ static int is_graph_launch(const char *nm)
     return !strcmp(nm, "cudaGraphLaunch") || !strcmp(nm, "hipGraphLaunch");
 }
 
+/* The (pid, tid) of event i as one key of the link map. */
+static inline uint64_t thread_key(const tl_event_store *es, size_t i)
+{
+    return ((uint64_t)es->pid[i] << 32) | es->tid[i];
+}
+
 /* How many events ahead link_gpu's loops start loading the map slots they
  * will use: its maps hold hundreds of thousands of ids, beyond the caches. */
 enum { AHEAD = 16 };
@@ -184,7 +190,7 @@ static void prefetch_put(const tl_tree *t, const tl_event_store *es, size_t i, c
         if (es->ph[i] == 's') tl_map64_prefetch(flow_s, (uint64_t)id);
         else if (es->ph[i] == 'f') tl_map64_prefetch(flow_f, (uint64_t)id);
     } else {
-        tl_map_prefetch(pid_tid_link, (uint64_t)id, ((uint64_t)es->pid[i] << 32) | es->tid[i]);
+        tl_map_prefetch(pid_tid_link, (uint64_t)id, thread_key(es, i));
     }
 }
 
@@ -270,7 +276,7 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         if (!link_of(t, es, i, &link)) continue;
         if (es->idvals[es->pid[i]].kind != 2 && es->idvals[es->tid[i]].kind != 2 &&
             (!f_thread || f_thread[(size_t)es->pid[i] * ni + es->tid[i]]))
-            tl_map_put(&pid_tid_link, (uint64_t)link, ((uint64_t)es->pid[i] << 32) | es->tid[i], (uint32_t)i);
+            tl_map_put(&pid_tid_link, (uint64_t)link, thread_key(es, i), (uint32_t)i);
         if (ngraph && tl_is_gpu_cat(c)) {
             gpu_next[i] = TL_NOUID;
             uint32_t last = tl_map_get(&gpu_last, (uint64_t)link, 0);
@@ -336,7 +342,7 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         uint32_t f = tl_map64_get(&flow_f, (uint64_t)link);
         if (f == UINT32_MAX) continue;
         if (es->idvals[es->pid[f]].kind == 2 || es->idvals[es->tid[f]].kind == 2) continue;
-        uint32_t g = tl_map_get(&pid_tid_link, (uint64_t)tl_es_corr(es, f), ((uint64_t)es->pid[f] << 32) | es->tid[f]);
+        uint32_t g = tl_map_get(&pid_tid_link, (uint64_t)tl_es_corr(es, f), thread_key(es, f));
         /* only GPU-set events are linked (the reference does not check;
          * linking anything else could make a cycle) */
         if (g == UINT32_MAX || !tl_is_gpu_cat(es->cat[g])) continue;
