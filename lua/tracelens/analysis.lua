@@ -106,9 +106,16 @@ local function standalone_efficiency(eff, row)
   end
 end
 
+-- Comparative efficiency (§6.3). [FIX, docs/analysis.md "Operations
+-- without a counterpart in trace 2"] a row whose lowest common ancestors hold
+-- no trace-2 GPU work (lca_count_trace2 = 0) has nothing to compare with: the
+-- reference projects 0% there (the whole trace-1 time as the "gap"), which
+-- would call work trace 2 never ran a slowdown. It gets no efficiency, so no
+-- estimate and no finding; the report counts it under Analysis coverage.
 local function comparative_efficiency(eff, row)
   local t1 = num(row[KT_SUM])
   if not t1 or t1 <= 0 then return end
+  if num(row.lca_count_trace2) == 0 then return end
   local pct
   local delta, speedup = num(row["delta_us (trace2 - trace1)"]), num(row["speedup (trace2/trace1)"])
   if delta then
@@ -295,6 +302,7 @@ function M.operations(rows, cols, meta, config, scope, fusion_map)
         num(row["delta_us (trace2 - trace1)"])
       if t2 then op.t2_time_ms = r3(t2 / 1000) end
       if c2 then op.count_trace2 = math.tointeger(c2) or math.floor(c2) end
+      if c2 == 0 then op.no_trace2_counterpart = true end
       if delta then op.difference_ms = r3(delta / 1000) end
     end
     local frac = e2e > 0 and raw / e2e or 1.0

@@ -363,6 +363,20 @@ local function other_ops_text(inp, category_ms)
   return string.format(" (%s%s)", total >= 0.5 * category_ms and "mostly " or "largest: ", table.concat(parts, "; "))
 end
 
+-- What the cards of the `other` category do with it: judge the largest
+-- operations by time share (standalone: heuristic findings), or compare with
+-- trace 2 those that run slower in trace 1 (comparative: no heuristics).
+local function other_cards_text(inp, cards)
+  if cards == 0 then return "" end
+  local the = cards == 1 and "the card" or ("the " .. cards .. " cards")
+  if is_comparative(inp) then
+    return string.format(", of which %s below cover%s the operations that run slower in Trace 1 than in Trace 2",
+      the, cards == 1 and "s" or "")
+  end
+  return string.format(", of which %s below judge%s %s by %s share of GPU time alone", the, cards == 1 and "s" or "",
+    cards == 1 and "one" or "the largest", cards == 1 and "its" or "their")
+end
+
 local function coverage(inp)
   local failed = failed_set(inp)
   local sum, analysed, missed = 0, 0, {}
@@ -376,9 +390,7 @@ local function coverage(inp)
         if f.category == "other" then cards = cards + 1 end
       end
       missed[#missed + 1] = { name = c.display_name or c.name, ms = t, why = "operations that fit no category "
-        .. "with an analyzer" .. other_ops_text(inp, t) .. (cards > 0 and string.format(
-          ", of which the %s below judge%s %s by %s share of GPU time alone", cards == 1 and "card" or cards .. " cards",
-          cards == 1 and "s" or "", cards == 1 and "one" or "the largest", cards == 1 and "its" or "their") or "") }
+        .. "with an analyzer" .. other_ops_text(inp, t) .. other_cards_text(inp, cards) }
     elseif failed[c.name] then
       missed[#missed + 1] = { name = c.display_name or c.name, ms = t, why = "its analysis failed" }
     else
@@ -393,6 +405,38 @@ local function coverage(inp)
   end
   local whole = math.max(sum, busy)
   return { analysed = analysed, whole = whole, share = whole > 0 and analysed / whole or 0, missed = missed }
+end
+
+-- Comparative mode: the operations of trace 1 that ran no GPU work in trace
+-- 2 (no_trace2_counterpart, tracelens.analysis) are not compared, so no
+-- finding covers them; say how much time that is and what it mostly is.
+local function uncompared_text(inp, whole)
+  if not is_comparative(inp) then return "" end
+  local n, total, by_name, names = 0, 0, {}, {}
+  for _, m in pairs(inp.metrics or {}) do
+    for _, op in ipairs(type(m) == "table" and m.operations or {}) do
+      local ms = tonumber(op.time_ms)
+      if op.no_trace2_counterpart == true and ms and type(op.name) == "string" then
+        n, total = n + 1, total + ms
+        if not by_name[op.name] then
+          by_name[op.name] = 0
+          names[#names + 1] = op.name
+        end
+        by_name[op.name] = by_name[op.name] + ms
+      end
+    end
+  end
+  if n == 0 then return "" end
+  table.sort(names, function(a, b)
+    if by_name[a] ~= by_name[b] then return by_name[a] > by_name[b] end
+    return a < b
+  end)
+  local top = {}
+  for i = 1, math.min(2, #names) do top[i] = md.code(names[i]) .. " " .. ms_text(by_name[names[i]]) end
+  return string.format(" Not compared: %d operation %s of Trace 1 (%s, %s) ran no GPU work in Trace 2 (no "
+    .. "counterpart where TraceDiff aligns the two traces), so no finding covers %s (largest: %s).", n,
+    n == 1 and "signature" or "signatures", ms_text(total), share_text(total, whole), n == 1 and "it" or "them",
+    table.concat(top, "; "))
 end
 
 local function coverage_line(inp)
@@ -414,7 +458,7 @@ local function coverage_line(inp)
     end
   end
   if #parts > 0 then s = s .. " Not analysed: " .. table.concat(parts, "; ") .. "." end
-  return s
+  return s .. uncompared_text(inp, cv.whole)
 end
 
 -- The line of a Compute section without findings: the clean verdict only
