@@ -11,7 +11,7 @@
 
 #include "../util/vec.h"
 
-enum { CHUNK = 1 << 20, NCHUNK = 4, INBUF = 1 << 18 };
+enum { CHUNK = 1 << 20, NCHUNK = 4, INBUF = 1 << 18, NSPARE = 16 };
 
 typedef struct chunk {
     char *data;
@@ -29,9 +29,11 @@ struct tl_source {
     uint8_t *in;
     int members;
 
-    /* ring */
+    /* ring: chunks of chunk_bytes, inflated by the thread, which starts at
+     * the first read or take (so the chunk size can be set before) */
+    size_t chunk_bytes;
     pthread_t thread;
-    int thread_started;
+    int thread_started, thread_failed;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     chunk ring[NCHUNK];
@@ -40,6 +42,10 @@ struct tl_source {
     int failed;
     int stop;             /* consumer asks producer to stop */
     tl_error perr;
+    /* buffers handed back (tl_source_give), for the slots whose buffer was
+     * taken (tl_source_take) */
+    char *spare[NSPARE];
+    int n_spare;
 
     /* consumer side */
     size_t cur_off;       /* offset into ring[head % NCHUNK] */
@@ -65,7 +71,7 @@ static long produce_gzip(tl_source *s, char *out)
 {
     struct inflate_state *st = &s->inf;
     st->next_out = (uint8_t *)out;
-    st->avail_out = CHUNK;
+    st->avail_out = (uint32_t)s->chunk_bytes;
     while (st->avail_out > 0) {
         if (st->block_state == ISAL_BLOCK_FINISH) {
             /* end of one member: more input that starts a new member? */
@@ -100,20 +106,26 @@ static long produce_gzip(tl_source *s, char *out)
             st->avail_in = 0;
             continue;
         }
+        int in_eof = 0;
         if (st->avail_in == 0) {
             size_t got;
             if (read_full(s->fd, s->in, INBUF, &got) < 0) goto rerr;
             st->next_in = s->in;
             st->avail_in = (uint32_t)got;
-            if (got == 0) {
-                tl_error_set(&s->perr,
-                             "%s: truncated gzip stream: the compressed data ends before the end of member %d "
-                             "(after %llu decompressed bytes)",
-                             s->path, s->members, (unsigned long long)(st->total_out));
-                return -1;
-            }
+            in_eof = got == 0;
         }
+        /* at the end of the input the decoder may still hold decoded bytes
+         * that did not fit the last output (it reads input ahead): the
+         * stream is truncated only when it gives none */
+        uint32_t room = st->avail_out;
         int rc = isal_inflate(st);
+        if (rc >= 0 && in_eof && st->avail_out == room && st->block_state != ISAL_BLOCK_FINISH) {
+            tl_error_set(&s->perr,
+                         "%s: truncated gzip stream: the compressed data ends before the end of member %d "
+                         "(after %llu decompressed bytes)",
+                         s->path, s->members, (unsigned long long)(st->total_out));
+            return -1;
+        }
         if (rc < 0) {
             const char *why = rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch"
                               : rc == ISAL_INVALID_WRAPPER  ? "invalid gzip header"
@@ -124,7 +136,7 @@ static long produce_gzip(tl_source *s, char *out)
             return -1;
         }
     }
-    return (long)(CHUNK - st->avail_out);
+    return (long)(s->chunk_bytes - st->avail_out);
 rerr:
     tl_error_set(&s->perr, "%s: read error: %s", s->path, strerror(errno));
     return -1;
@@ -138,13 +150,23 @@ static void *producer(void *arg)
         while (s->tail - s->head == NCHUNK && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
         int stop = s->stop;
         chunk *c = &s->ring[s->tail % NCHUNK];
+        if (!stop && !c->data && s->n_spare) c->data = s->spare[--s->n_spare];
         pthread_mutex_unlock(&s->mu);
         if (stop) break;
+        if (!c->data) c->data = tl_xmalloc(s->chunk_bytes); /* its buffer was taken, none handed back yet */
 
         long n = produce_gzip(s, c->data); /* the thread runs for gzip input only */
 
         pthread_mutex_lock(&s->mu);
         if (n < 0) {
+            /* the bytes decoded before the error are data like the others:
+             * the reader sees them, then the error (so the first error in
+             * byte order is reported, whatever the chunk size) */
+            size_t part = s->chunk_bytes - s->inf.avail_out;
+            if (part > 0) {
+                c->len = part;
+                s->tail++;
+            }
             s->failed = 1;
             s->done = 1;
         } else if (n == 0) {
@@ -197,15 +219,76 @@ tl_source *tl_source_open(const char *path, tl_error *err)
     }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    if (!s->gzip) return s; /* plain files are read straight into the caller's buffer */
-    for (int i = 0; i < NCHUNK; i++) s->ring[i].data = tl_xmalloc(CHUNK);
-    if (pthread_create(&s->thread, NULL, producer, s) != 0) {
-        tl_error_set(err, "%s: cannot start the reader thread", path);
-        tl_source_close(s);
-        return NULL;
+    s->chunk_bytes = CHUNK;
+    return s; /* plain files are read straight into the caller's buffer */
+}
+
+void tl_source_set_chunk(tl_source *s, size_t bytes)
+{
+    if (s->gzip && !s->thread_started && bytes > 0 && bytes <= UINT32_MAX) s->chunk_bytes = bytes;
+}
+
+/* gzip: starts the thread that inflates ahead, once; -1 with err filled
+ * when it cannot start. */
+static int start_producer(tl_source *s, tl_error *err)
+{
+    if (s->thread_started) return 0;
+    if (!s->thread_failed) {
+        for (int i = 0; i < NCHUNK; i++) s->ring[i].data = tl_xmalloc(s->chunk_bytes);
+        if (pthread_create(&s->thread, NULL, producer, s) == 0) {
+            s->thread_started = 1;
+            return 0;
+        }
+        s->thread_failed = 1;
     }
-    s->thread_started = 1;
-    return s;
+    tl_error_set(err, "%s: cannot start the thread that decompresses the gzip stream", s->path);
+    return -1;
+}
+
+/* With mu held: waits for a full chunk; 1 when there is one, 0 at the end
+ * of the data, -1 after the producer's error (err filled). */
+static int wait_chunk(tl_source *s, tl_error *err)
+{
+    while (s->tail == s->head && !s->done) pthread_cond_wait(&s->cv, &s->mu);
+    if (s->tail != s->head) return 1;
+    if (!s->failed) return 0;
+    *err = s->perr;
+    return -1;
+}
+
+long tl_source_take(tl_source *s, char **buf, tl_error *err)
+{
+    *buf = NULL;
+    if (!s->gzip || s->cur_off != 0) {
+        tl_error_set(err, "%s: internal error: whole chunks are taken from the start of a gzip stream only", s->path);
+        return -1;
+    }
+    if (start_producer(s, err) != 0) return -1;
+    pthread_mutex_lock(&s->mu);
+    int got = wait_chunk(s, err);
+    long n = 0;
+    if (got > 0) {
+        chunk *c = &s->ring[s->head % NCHUNK];
+        *buf = c->data;
+        n = (long)c->len;
+        c->data = NULL; /* the producer finds another buffer for this slot */
+        s->head++;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return got < 0 ? -1 : n;
+}
+
+void tl_source_give(tl_source *s, char *buf)
+{
+    if (!buf) return;
+    pthread_mutex_lock(&s->mu);
+    if (s->n_spare < NSPARE) {
+        s->spare[s->n_spare++] = buf;
+        buf = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(buf);
 }
 
 long tl_source_read(tl_source *s, char *buf, size_t cap, tl_error *err)
@@ -218,17 +301,14 @@ long tl_source_read(tl_source *s, char *buf, size_t cap, tl_error *err)
         }
         return (long)n;
     }
+    if (start_producer(s, err) != 0) return -1;
     while (n < cap) {
         pthread_mutex_lock(&s->mu);
-        while (s->tail == s->head && !s->done) pthread_cond_wait(&s->cv, &s->mu);
-        if (s->tail == s->head) {
-            int failed = s->failed;
+        int got = wait_chunk(s, err);
+        if (got <= 0) {
             pthread_mutex_unlock(&s->mu);
-            if (failed) {
-                *err = s->perr;
-                return -1;
-            }
-            break;
+            if (got < 0 && n == 0) return -1;
+            break; /* the bytes copied first; the error (it stays) at the next call */
         }
         chunk *c = &s->ring[s->head % NCHUNK];
         pthread_mutex_unlock(&s->mu);
@@ -280,6 +360,7 @@ void tl_source_close(tl_source *s)
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     for (int i = 0; i < NCHUNK; i++) free(s->ring[i].data);
+    for (int i = 0; i < s->n_spare; i++) free(s->spare[i]);
     free(s->in);
     close(s->fd);
     free(s->path);

@@ -5,7 +5,8 @@
  * read straight into the caller's buffer). gzip is detected
  * by its magic bytes (1f 8b), never by the file name; multi-member gzip files
  * are read to the end. Memory: a fixed ring (a few MiB), independent of the
- * file size. Not shared between threads by callers. */
+ * file size, plus the chunks a caller has taken whole (tl_source_take) and
+ * not yet handed back. Not shared between threads by callers. */
 #ifndef TL_SOURCE_H
 #define TL_SOURCE_H
 
@@ -23,6 +24,19 @@ tl_source *tl_source_open(const char *path, tl_error *err);
  * of bytes, 0 at the end of the data, or -1 with err filled (truncated or
  * corrupt gzip, read error). */
 long tl_source_read(tl_source *src, char *buf, size_t cap, tl_error *err);
+
+/* gzip only, before the first read or take: the size of the chunks the
+ * decompressing thread fills (1 MiB by default). */
+void tl_source_set_chunk(tl_source *src, size_t bytes);
+
+/* gzip only, instead of tl_source_read (never after it): the next chunk of
+ * decompressed data, whole, without a copy. The caller owns *buf (of the
+ * chunk size) and hands it back with tl_source_give once read. Returns its
+ * length (the chunk size, less only for the last), 0 at the end of the
+ * data, or -1 with err filled. */
+long tl_source_take(tl_source *src, char **buf, tl_error *err);
+/* A buffer from tl_source_take, for the thread to fill again (or freed). */
+void tl_source_give(tl_source *src, char *buf);
 
 /* Plain files only: continue reading at byte offset off. */
 int tl_source_seek(tl_source *src, uint64_t off, tl_error *err);

@@ -1998,19 +1998,20 @@ static int scan_parallel(const char *path, tl_event_store *es, const tl_scan_opt
 /* ------------------------------------------------- gzip in segments */
 
 /* A gzip file cannot be read from the middle, so its decompressed bytes are
- * cut into segments of SEG_BYTES as they come (one worker at a time reads
- * the source, whose own thread inflates), and each segment is scanned from a
+ * cut into segments of SEG_BYTES as they come (one worker at a time takes
+ * the next chunk the source's own thread inflated, whole: a segment is such a
+ * chunk, not a copy of it), and each segment is scanned from a
  * likely event start in it (find_cut_mem) by whichever worker claims it,
  * into a store of its own, until an event starts exactly at the cut of a
  * later segment: the rule of the parts of a plain file, so the joined result
  * (events, errors and their event numbers) is that of a sequential scan.
  * SEG_POOL segments are held at once, more only while a single stretch
  * without a usable cut (one long value) is longer than the pool: a segment
- * goes back to the pool once no worker can read it again, and a worker that
- * needs a segment waits for one to come back, unless every other worker is
- * waiting too (then nothing would come back: a new buffer is made, freed
- * when it is released). Memory stays bounded by the pool and the longest
- * value, whatever the size of the file. */
+ * goes back to the source (tl_source_give) once no worker can read it
+ * again, and a worker that needs a segment while SEG_POOL are held waits
+ * for one to go back, unless every other worker is waiting too (then
+ * nothing would: it takes one more). Memory stays bounded by the pool, the
+ * source's ring and the longest value, whatever the size of the file. */
 enum { SEG_BYTES = 2 << 20, SEG_POOL = 8 };
 #define GZ_PARALLEL_MIN_BYTES ((uint64_t)8 << 20) /* compressed */
 
@@ -2062,8 +2063,7 @@ typedef struct seg_pool {
     int filling, eof, failed, bare;
     tl_error read_err;         /* the source's error */
     size_t seg_bytes;
-    char *free_buf[SEG_POOL];
-    int n_free;
+    int held;                 /* segments holding their buffer (from tl_source_take) */
     int live, waiting;        /* workers in seg_worker_run, and of them waiting for a buffer */
     size_t next_claim, low;
     seg_worker *w;
@@ -2144,8 +2144,10 @@ static void seg_release(seg_pool *P)
         if (P->w[k].active && P->w[k].cur < low) low = P->w[k].cur;
     for (; P->low < low && P->low < P->n_segs; P->low++) {
         seg_info *g = &P->segs[P->low];
-        if (g->data && P->n_free < SEG_POOL) P->free_buf[P->n_free++] = g->data;
-        else free(g->data);
+        if (g->data) {
+            tl_source_give(P->src, g->data); /* for the inflating thread to fill again */
+            P->held--;
+        }
         g->data = NULL;
     }
     pthread_cond_broadcast(&P->cv);
@@ -2158,7 +2160,7 @@ static int seg_ensure(seg_pool *P, size_t j)
 {
     while (j >= P->n_segs) {
         if (P->failed || P->eof) return 0;
-        if (P->filling || (P->n_free == 0 && P->waiting + 1 < P->live)) {
+        if (P->filling || (P->held >= SEG_POOL && P->waiting + 1 < P->live)) {
             int counted = !P->filling; /* waits for a buffer, not for the reader */
             P->waiting += counted;
             pthread_cond_wait(&P->cv, &P->mu);
@@ -2166,13 +2168,14 @@ static int seg_ensure(seg_pool *P, size_t j)
             continue;
         }
         P->filling = 1;
-        /* no free buffer and every other worker waits for one: a new one */
-        char *buf = P->n_free ? P->free_buf[--P->n_free] : tl_xmalloc(P->seg_bytes);
+        /* SEG_POOL segments held and every other worker waits for one to
+         * come back: one more (released like the others) */
         size_t k = P->n_segs;
         uint64_t start = k ? P->segs[k - 1].start + P->segs[k - 1].len : 0;
         pthread_mutex_unlock(&P->mu);
         tl_error e;
-        long n = tl_source_read(P->src, buf, P->seg_bytes, &e);
+        char *buf; /* the inflating thread's chunk, taken whole: no copy */
+        long n = tl_source_take(P->src, &buf, &e);
         long cut = n > 0 && k > 0 ? find_cut_mem(buf, n) : 0;
         int bare = 0;
         if (n > 0 && k == 0) {
@@ -2188,8 +2191,7 @@ static int seg_ensure(seg_pool *P, size_t j)
         pthread_mutex_lock(&P->mu);
         P->filling = 0;
         if (n <= 0) {
-            if (P->n_free < SEG_POOL) P->free_buf[P->n_free++] = buf;
-            else free(buf);
+            tl_source_give(P->src, buf);
             if (n < 0) {
                 P->failed = 1;
                 P->read_err = e;
@@ -2198,9 +2200,11 @@ static int seg_ensure(seg_pool *P, size_t j)
         } else {
             TL_GROW(P->segs, P->cap_segs, k + 1);
             P->segs[k] = (seg_info){buf, (size_t)n, start, cut};
+            P->held++;
             P->n_segs = k + 1;
             if (k == 0) P->bare = bare;
-            if ((size_t)n < P->seg_bytes) P->eof = 1; /* the source reads until full or the end */
+            /* a short chunk is the last data, but the source may have an
+             * error to tell after it: the next take says which */
         }
         pthread_cond_broadcast(&P->cv);
     }
@@ -2369,7 +2373,7 @@ static int scan_gzip_segments(const char *path, tl_event_store *es, const tl_sca
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.cv, NULL);
     P.seg_bytes = opts && opts->segment_bytes ? opts->segment_bytes : SEG_BYTES;
-    for (int k = 0; k < SEG_POOL; k++) P.free_buf[P.n_free++] = tl_xmalloc(P.seg_bytes);
+    tl_source_set_chunk(src, P.seg_bytes); /* a segment is one chunk of the inflating thread */
     P.nw = nw;
     P.w = tl_xcalloc((size_t)nw, sizeof *P.w);
     for (int k = 0; k < nw; k++) P.w[k].P = &P;
@@ -2415,7 +2419,6 @@ static int scan_gzip_segments(const char *path, tl_event_store *es, const tl_sca
     }
     free(P.w);
     for (size_t j = 0; j < P.n_segs; j++) free(P.segs[j].data);
-    for (int j = 0; j < P.n_free; j++) free(P.free_buf[j]);
     free(P.segs);
     pthread_mutex_destroy(&P.mu);
     pthread_mutex_destroy(&P.join_mu);
