@@ -31,7 +31,7 @@ struct tl_source {
 
     /* ring: chunks of chunk_bytes, inflated by the thread, which starts at
      * the first read or take (so the chunk size can be set before) */
-    size_t chunk_bytes;
+    size_t chunk_bytes, pad;  /* each buffer holds chunk_bytes + pad, the pad zero after the data */
     pthread_t thread;
     int thread_started, thread_failed;
     pthread_mutex_t mu;
@@ -153,9 +153,10 @@ static void *producer(void *arg)
         if (!stop && !c->data && s->n_spare) c->data = s->spare[--s->n_spare];
         pthread_mutex_unlock(&s->mu);
         if (stop) break;
-        if (!c->data) c->data = tl_xmalloc(s->chunk_bytes); /* its buffer was taken, none handed back yet */
+        if (!c->data) c->data = tl_xmalloc(s->chunk_bytes + s->pad); /* its buffer was taken, none handed back yet */
 
         long n = produce_gzip(s, c->data); /* the thread runs for gzip input only */
+        memset(c->data + (n > 0 ? (size_t)n : s->chunk_bytes - s->inf.avail_out), 0, s->pad);
 
         pthread_mutex_lock(&s->mu);
         if (n < 0) {
@@ -223,9 +224,11 @@ tl_source *tl_source_open(const char *path, tl_error *err)
     return s; /* plain files are read straight into the caller's buffer */
 }
 
-void tl_source_set_chunk(tl_source *s, size_t bytes)
+void tl_source_set_chunk(tl_source *s, size_t bytes, size_t pad)
 {
-    if (s->gzip && !s->thread_started && bytes > 0 && bytes <= UINT32_MAX) s->chunk_bytes = bytes;
+    if (!s->gzip || s->thread_started || bytes == 0 || bytes > UINT32_MAX || pad > 4096) return;
+    s->chunk_bytes = bytes;
+    s->pad = pad;
 }
 
 /* gzip: starts the thread that inflates ahead, once; -1 with err filled
@@ -234,7 +237,7 @@ static int start_producer(tl_source *s, tl_error *err)
 {
     if (s->thread_started) return 0;
     if (!s->thread_failed) {
-        for (int i = 0; i < NCHUNK; i++) s->ring[i].data = tl_xmalloc(s->chunk_bytes);
+        for (int i = 0; i < NCHUNK; i++) s->ring[i].data = tl_xmalloc(s->chunk_bytes + s->pad);
         if (pthread_create(&s->thread, NULL, producer, s) == 0) {
             s->thread_started = 1;
             return 0;

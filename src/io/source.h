@@ -26,8 +26,9 @@ tl_source *tl_source_open(const char *path, tl_error *err);
 long tl_source_read(tl_source *src, char *buf, size_t cap, tl_error *err);
 
 /* gzip only, before the first read or take: the size of the chunks the
- * decompressing thread fills (1 MiB by default). */
-void tl_source_set_chunk(tl_source *src, size_t bytes);
+ * decompressing thread fills (1 MiB by default), and pad (at most 4096)
+ * zero bytes after each chunk's data (a taken buffer has bytes + pad). */
+void tl_source_set_chunk(tl_source *src, size_t bytes, size_t pad);
 
 /* gzip only, instead of tl_source_read (never after it): the next chunk of
  * decompressed data, whole, without a copy. The caller owns *buf (of the

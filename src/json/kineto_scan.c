@@ -14,7 +14,7 @@
 #include "../util/memstat.h"
 #include "../util/vec.h"
 
-enum { PAD = 64, INITIAL_BUF = 4 << 20, READ_CHUNK = 256 << 10, PROGRESS_STEP = 64 << 20 };
+enum { PAD = 64, INITIAL_BUF = 4 << 20, READ_CHUNK = 256 << 10, BRIDGE_CHUNK = 16 << 10, PROGRESS_STEP = 64 << 20 };
 
 /* Parse status: OK, NEED (the unit runs past the buffered data: refill and
  * parse the unit again), ERR (err filled). */
@@ -25,9 +25,18 @@ typedef struct scanner {
     /* or the bytes come from this reader (gzip segments, below) */
     long (*read_fn)(void *ud, char *buf, size_t cap, tl_error *err);
     void *read_ud;
+    /* and, when set, lends bytes in place (gzip segments): the bytes from
+     * offset at up to the end of the reader's current stretch, when at lies
+     * in it and it holds more than the bytes up to have_end; 0 otherwise */
+    long (*borrow_fn)(void *ud, uint64_t at, uint64_t have_end, const char **data);
     const char *path;
     char *buf;                /* [0, len) data, then >= PAD zero bytes */
     size_t len, cap;
+    /* buf is lent (borrow_fn, never written) while borrowed; the scanner's
+     * own buffer is then own_buf, of own_cap bytes */
+    int borrowed;
+    char *own_buf;
+    size_t own_cap;
     uint64_t base;            /* uncompressed offset of buf[0] */
     int eof;
     size_t max_value;         /* the largest single JSON value (bytes) */
@@ -1314,8 +1323,39 @@ static int refill(scanner *s, size_t keep, int *got_more)
 {
     *got_more = 0;
     if (s->eof) return OK;
+    if (s->borrow_fn) {
+        const char *d;
+        long n = s->borrow_fn(s->read_ud, s->base + keep, s->base + s->len, &d);
+        if (n > 0) { /* the kept bytes and what follows them, in place */
+            if (!s->borrowed) {
+                s->own_buf = s->buf;
+                s->own_cap = s->cap;
+                s->borrowed = 1;
+            }
+            s->buf = (char *)d; /* read only */
+            s->base += keep;
+            s->len = (size_t)n;
+            s->ix_n = 0;
+            *got_more = 1;
+            return OK;
+        }
+    }
     size_t rest = s->len - keep;
-    memmove(s->buf, s->buf + keep, rest);
+    int was_borrowed = s->borrowed;
+    if (was_borrowed) { /* back to the own buffer, with the kept bytes */
+        s->cap = s->own_cap;
+        while (s->cap - PAD < rest + rest / 3 + 1 && s->cap < s->max_cap)
+            s->cap = s->cap * 2 < s->max_cap ? s->cap * 2 : s->max_cap;
+        if (s->cap != s->own_cap) {
+            free(s->own_buf);
+            s->own_buf = tl_xmalloc(s->cap);
+        }
+        memcpy(s->own_buf, s->buf + keep, rest);
+        s->buf = s->own_buf;
+        s->borrowed = 0;
+    } else {
+        memmove(s->buf, s->buf + keep, rest);
+    }
     s->base += keep;
     s->len = rest;
     s->ix_n = 0; /* the bytes moved: classify again */
@@ -1328,9 +1368,11 @@ static int refill(scanner *s, size_t keep, int *got_more)
     double t0 = tl_now_s();
     /* read a cache-sized chunk at a time: the bytes are still in the core's
      * cache when classified and parsed (4 MiB reads made the scan ~30%
-     * slower) */
+     * slower); past the end of a lent stretch only what bridges to the
+     * next one, which is lent again at the next refill */
     size_t room = s->cap - s->len - PAD;
     if (room > READ_CHUNK) room = READ_CHUNK;
+    if (was_borrowed && room > BRIDGE_CHUNK) room = BRIDGE_CHUNK;
     long n = s->read_fn ? s->read_fn(s->read_ud, s->buf + s->len, room, s->err)
                         : tl_source_read(s->src, s->buf + s->len, room, s->err);
     s->read_s += tl_now_s() - t0;
@@ -1704,7 +1746,7 @@ static int scan(scanner *s)
 
 static void scanner_free(scanner *s)
 {
-    free(s->buf);
+    free(s->borrowed ? s->own_buf : s->buf);
     free(s->tb);
     free(s->sb);
     free(s->stack);
@@ -1798,6 +1840,12 @@ static int run_scanner(scanner *s)
     double t0 = tl_now_s();
     int rc = refill(s, 0, &more) == OK && scan(s) == 0 ? 0 : -1;
     s->scan_s = tl_now_s() - t0;
+    if (s->borrowed) { /* the lent bytes go back with their segment */
+        s->buf = s->own_buf;
+        s->cap = s->own_cap;
+        s->len = 0;
+        s->borrowed = 0;
+    }
     return rc;
 }
 
@@ -2251,6 +2299,29 @@ static long seg_read(void *ud, char *buf, size_t cap, tl_error *err)
     }
 }
 
+/* The scanner's lender: the rest of segment cur from offset at, in place,
+ * when at lies in it and it holds bytes past have_end (the end of what the
+ * worker has read of it); the worker's position moves to the segment's end.
+ * Segment buffers end in PAD zero bytes (tl_source_set_chunk). */
+static long seg_borrow(void *ud, uint64_t at, uint64_t have_end, const char **data)
+{
+    seg_worker *w = ud;
+    seg_pool *P = w->P;
+    long n = 0;
+    pthread_mutex_lock(&P->mu);
+    if (w->cur < P->n_segs) {
+        const seg_info *g = &P->segs[w->cur];
+        uint64_t end = g->start + g->len;
+        if (g->data && at >= g->start && at <= have_end && end > have_end) {
+            *data = g->data + (at - g->start); /* kept: cur is not released while this worker reads it */
+            n = (long)(end - at);
+            w->off = g->len;
+        }
+    }
+    pthread_mutex_unlock(&P->mu);
+    return n;
+}
+
 /* A scanner for another store, keeping the buffers of the last one. */
 static void scanner_reuse(scanner *s, const char *path, tl_event_store *es, const tl_scan_opts *opts, tl_error *err,
                           tl_sx_path sx)
@@ -2314,6 +2385,7 @@ static void seg_worker_run(seg_worker *w)
         }
         scanner_reuse(&w->s, P->path, es, &P->quiet, &r->err, P->sx);
         w->s.read_fn = seg_read;
+        w->s.borrow_fn = seg_borrow;
         w->s.read_ud = w;
         w->s.base = start;
         w->s.start_in_events = i > 0;
@@ -2373,7 +2445,7 @@ static int scan_gzip_segments(const char *path, tl_event_store *es, const tl_sca
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.cv, NULL);
     P.seg_bytes = opts && opts->segment_bytes ? opts->segment_bytes : SEG_BYTES;
-    tl_source_set_chunk(src, P.seg_bytes); /* a segment is one chunk of the inflating thread */
+    tl_source_set_chunk(src, P.seg_bytes, PAD); /* a segment is one chunk of the inflating thread */
     P.nw = nw;
     P.w = tl_xcalloc((size_t)nw, sizeof *P.w);
     for (int k = 0; k < nw; k++) P.w[k].P = &P;
