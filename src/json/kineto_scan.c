@@ -218,6 +218,24 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
     return len;
 }
 
+/* Are the n bytes at p the start of a valid UTF-8 sequence, not yet
+ * whole (so only the bytes after them can tell)? */
+static int utf8_prefix(const unsigned char *p, size_t n)
+{
+    unsigned c = p[0];
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (n >= len) return 0;
+    for (size_t i = 1; i < n; i++) {
+        unsigned b = p[i];
+        if (b < 0x80 || b > 0xBF) return 0;
+        /* the second byte's narrower ranges: no overlong form, no surrogate, nothing past U+10FFFF */
+        if (i == 1 && ((c == 0xE0 && b < 0xA0) || (c == 0xED && b > 0x9F) || (c == 0xF0 && b < 0x90) ||
+                       (c == 0xF4 && b > 0x8F)))
+            return 0;
+    }
+    return 1;
+}
+
 static void sb_reserve(scanner *s, size_t need)
 {
     if (need > s->sb_cap) {
@@ -327,7 +345,13 @@ __attribute__((noinline)) static int parse_string_slow(scanner *s, const char **
         while (avail < 4 && p[avail] != 0 && p[avail] != '"') avail++;
         size_t n = utf8_seq((const unsigned char *)p, avail);
         if (n == 0) {
-            if (avail < 4 && p[avail] == 0 && p + avail >= s->buf + s->len) return NEED;
+            /* more data decides only a sequence cut short by the end of
+             * the buffered bytes (else the scan would depend on where the
+             * reads end: a value limit checked at a NEED, fuzz finding
+             * regress_utf8_need.json) */
+            if (avail < 4 && p[avail] == 0 && p + avail >= s->buf + s->len &&
+                utf8_prefix((const unsigned char *)p, avail))
+                return NEED;
             o += tl_utf8_put(s->sb + o, 0xFFFD);
             p++;
         } else {

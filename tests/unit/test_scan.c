@@ -365,6 +365,49 @@ static void limited(const char *doc, uint64_t max, const char *want)
     tl_es_free(&es);
 }
 
+/* Fuzz finding (tests/fuzz/corpus/regress_utf8_need.json): a key with
+ * invalid UTF-8 bytes (0xff) just before a control character, the value limit
+ * just past it. A 0xff byte two bytes before the end of the buffered data
+ * asked for more data, as if a sequence might complete it (none starts with
+ * 0xff), and at that NEED the key already passed the limit: with a 60-byte
+ * read buffer the scan said "a string of more than 42 bytes", every other
+ * buffer "control character inside a string". Every buffer and limit must
+ * give the in-memory scan's answer. */
+static void utf8_need_at_limit(void)
+{
+    char doc[256];
+    size_t n = (size_t)snprintf(doc, sizeof doc, "{\"traceEvents\":[\n{\"schemaVersio");
+    memset(doc + n, 0xff, 28);
+    n += 28;
+    n += (size_t)snprintf(doc + n, sizeof doc - n, "\x01\"}]}");
+    char path[] = "/tmp/tl_test_utf8_XXXXXX";
+    if (temp_doc(path, doc, n) != 0) return;
+    int disagree = 0;
+    for (uint64_t max = 30; max <= 60; max++) {
+        tl_event_store ref;
+        tl_error rerr;
+        tl_scan_opts lim = {.max_value_bytes = max};
+        tl_es_init(&ref);
+        int rrc = tl_scan_buffer_opts("doc", doc, n, &lim, &ref, &rerr);
+        CHECK_I64(rrc, -1);
+        for (size_t bufsz = 1; bufsz <= 128; bufsz++) {
+            tl_event_store es;
+            tl_error err;
+            tl_es_init(&es);
+            tl_scan_opts o = {.parts = 1, .buffer_bytes = bufsz, .max_value_bytes = max};
+            int rc = tl_scan_file(path, &es, &o, &err);
+            if (rc != rrc || (rc && strcmp(strchr(err.msg, ':'), strchr(rerr.msg, ':')) != 0)) {
+                if (!disagree++) fprintf(stderr, "limit %llu, buffer %zu: \"%s\" vs \"%s\"\n", (unsigned long long)max,
+                                         bufsz, rc ? err.msg : "ok", rrc ? rerr.msg : "ok");
+            }
+            tl_es_free(&es);
+        }
+        tl_es_free(&ref);
+    }
+    CHECK_I64(disagree, 0);
+    unlink(path);
+}
+
 /* A repeated character, for building documents. */
 static char *rep(char c, size_t n)
 {
@@ -654,6 +697,7 @@ void suite_scan(void)
     awkward_input();
     bad_input();
     value_limit();
+    utf8_need_at_limit();
     time_bounds();
     nul_escapes();
     skip_host_args();
