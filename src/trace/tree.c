@@ -349,11 +349,8 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         edge e = {(uint32_t)r, g};
         TL_PUSH(*gpu_pairs, e);
     }
-    for (size_t k = 0; k < gpu_pairs->n; k++) {
-        edge e = gpu_pairs->v[k];
-        t->parent[e.c] = e.p;
-        t->in_tree[e.c] = 1;
-    }
+    /* the pairs' parent and in_tree entries are set by tl_tree_build once
+     * this thread is done (it clears parent meanwhile) */
     tl_map64_free(&flow_s);
     tl_map64_free(&flow_f);
     tl_map_free(&pid_tid_link);
@@ -493,8 +490,16 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     t->n = es->n;
     t->with_python = opts && opts->with_python;
     t->parent = tl_big_realloc(NULL, (es->n ? es->n : 1) * sizeof *t->parent);
-    memset(t->parent, 0xff, es->n * sizeof *t->parent);
     t->in_tree = tl_big_realloc(NULL, es->n ? es->n : 1);
+    choose_link_key(t, es);
+    /* the GPU links on a thread of their own (the longer half); here,
+     * meanwhile, what needs no link: parent cleared, the counts, the
+     * communication names, the stacks */
+    gpu_job job = {t, es, {0}};
+    pthread_t th;
+    int threaded = es->n >= 100000 && pthread_create(&th, NULL, gpu_job_main, &job) == 0;
+    if (!threaded) gpu_job_main(&job);
+    memset(t->parent, 0xff, es->n * sizeof *t->parent);
     t->gpu_only = 1;
     for (size_t i = 0; i < es->n; i++) {
         if (es->cat[i] == TL_CAT_CPU_OP || es->cat[i] == TL_CAT_PYTHON_FUNCTION) t->gpu_only = 0;
@@ -503,16 +508,15 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     t->name_comm = tl_xcalloc(es->names.n + 1, 1);
     for (uint32_t id = 0; id < es->names.n; id++)
         t->name_comm[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&es->names, id));
-    choose_link_key(t, es);
     u32vec kids = {0};
-    gpu_job job = {t, es, {0}};
-    pthread_t th;
-    int threaded = es->n >= 100000 && pthread_create(&th, NULL, gpu_job_main, &job) == 0;
-    if (!threaded) gpu_job_main(&job);
     build_stacks(t, es, &kids);
     if (threaded) pthread_join(th, NULL);
     edgevec gpu_pairs = job.pairs;
     t->n_linked_gpu = gpu_pairs.n;
+    for (size_t k = 0; k < gpu_pairs.n; k++) { /* a linked GPU event's parent is its runtime call */
+        t->parent[gpu_pairs.v[k].c] = gpu_pairs.v[k].p;
+        t->in_tree[gpu_pairs.v[k].c] = 1;
+    }
     /* the children lists here, the gpu_events lists and the fwd/bwd links
      * beside them (each writes its own arrays of t, reading parent) */
     lists_job lj = {t, es, &gpu_pairs};
