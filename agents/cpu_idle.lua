@@ -2,6 +2,7 @@
 --
 -- ctx = {scope, out_dir, manifest = <category_manifest.json text>,
 --        metrics = <cpu_idle_metrics.json text>,
+--        host_calls = <JSON text of trace:host_calls()> or nil,
 --        waits = <JSON text {idle_ms, queued_idle_ms, longest_queued,
 --                 longest_queued_idle_ms}: the idle_breakdown sheet's all row>
 --                 or nil}
@@ -19,7 +20,13 @@
 --     copies themselves belong to the multi-kernel analyzer).
 --   * Sync card: some compute category spends host time in operations whose
 --     duration exceeds 5x their kernel time (sync_time_ms > 0), or is marked
---     has_sync_bottleneck.
+--     has_sync_bottleneck. It blames synchronization only when the runtime
+--     calls that wait for the GPU (synchronizations, copies) inside such
+--     operations hold at least half of that time (ctx.host_calls,
+--     trace:host_calls()); otherwise the card says where the time went
+--     instead (launch calls, other runtime calls, host work outside them:
+--     the host-time card, tracelens; the reference always blames
+--     synchronization).
 --   * Order: the sync card first when any category has has_sync_bottleneck,
 --     else the idle card first.
 local sf = require "tracelens.system_findings"
@@ -36,6 +43,12 @@ local QUEUED_SHARE = sf.QUEUED_IDLE_SHARE -- of the idle time: launched work wai
 local manifest = sf.decode(ctx.manifest) or {}
 local metrics, metrics_error = sf.decode(ctx.metrics)
 local waits = ctx.waits and sf.decode(ctx.waits) or nil
+local host_calls = ctx.host_calls and sf.decode(ctx.host_calls) or nil
+-- the share of the host time beyond kernel time that calls waiting for the
+-- GPU must hold for the card to blame synchronization
+local BLOCKING_SHARE = 0.5
+-- a launch call this long is no launch overhead: the runtime did one-time work in it
+local SLOW_LAUNCH_MS = 1
 
 -- GPU utilization, from the metrics or (when they failed) from the manifest.
 local function utilization()
@@ -210,6 +223,113 @@ local function host_pipeline_card()
   }
 end
 
+-- Where the host time beyond kernel time went (trace:host_calls(): the
+-- runtime calls inside the operations taking more than 5x their GPU time,
+-- by kind), or nil without the figures: {blocking_ms, parts = {{key, ms,
+-- calls, longest, op, longest_ms}}, rest_ms}.
+local function host_split(total_ms)
+  if type(host_calls) ~= "table" then return nil end
+  local function part(key)
+    local x = type(host_calls[key]) == "table" and host_calls[key] or {}
+    return { key = key, ms = sf.value(x.us) / 1000, calls = sf.value(x.calls),
+      longest = type(x.longest) == "string" and x.longest or nil, op = type(x.longest_op) == "string" and x.longest_op
+        or nil, longest_ms = sf.value(x.longest_us) / 1000 }
+  end
+  local sync, copy, launch, setup = part("sync"), part("copy"), part("launch"), part("setup")
+  return { sync = sync, copy = copy, launch = launch, setup = setup, blocking_ms = sync.ms + copy.ms,
+    rest_ms = math.max(0, total_ms - sync.ms - copy.ms - launch.ms - setup.ms) }
+end
+
+-- " (the longest: `cudaFree` in `aten::cudnn_convolution`, 6008.692 ms)" when there are several
+local function longest_text(p)
+  if not p.longest then return "" end
+  local where = md.code(p.longest) .. " in " .. md.code(p.op or "?") .. ", " .. sf.ms(p.longest_ms)
+  return p.calls > 1 and (" (the longest: " .. where .. ")") or (" (" .. where .. ")")
+end
+
+local function calls_text(n, one, many) return sf.count(n) .. " " .. (n == 1 and one or many) end
+
+local function blocking_sentence(h)
+  local b = h.sync.ms >= h.copy.ms and h.sync or h.copy
+  return string.format(" Of it, %s is in runtime calls that wait for the GPU: %s%s.", sf.ms(h.blocking_ms),
+    calls_text(h.sync.calls + h.copy.calls, "synchronization or copy", "synchronizations and copies"), longest_text(b))
+end
+
+local function split_rows(rows, h, flag_blocking)
+  rows[#rows + 1] = { "Synchronizations and copies inside these operations", sf.ms(h.blocking_ms), flag_blocking }
+  rows[#rows + 1] = { "Kernel launch calls inside these operations", sf.ms(h.launch.ms), false }
+  rows[#rows + 1] = { "Other runtime calls inside these operations (allocation, streams, context)", sf.ms(h.setup.ms),
+    false }
+  rows[#rows + 1] = { "Host work outside runtime calls", sf.ms(h.rest_ms), false }
+  return rows
+end
+
+-- The card when the calls that wait for the GPU hold less than half of the
+-- host time beyond kernel time: where the time went, and what to do about
+-- the largest part.
+local function host_time_card(s, h, names, rows, share)
+  local parts = {}
+  if h.launch.ms > 0 then
+    parts[#parts + 1] = { ms = h.launch.ms, key = "launch", text = string.format("%s is in %s%s", sf.ms(h.launch.ms),
+      calls_text(h.launch.calls, "kernel launch call", "kernel launch calls"), longest_text(h.launch)) }
+  end
+  if h.setup.ms > 0 then
+    parts[#parts + 1] = { ms = h.setup.ms, key = "setup", text = string.format("%s is in %s for allocation, "
+      .. "streams, context or device queries%s", sf.ms(h.setup.ms),
+      calls_text(h.setup.calls, "other runtime call", "other runtime calls"), longest_text(h.setup)) }
+  end
+  if h.rest_ms > 0 then
+    parts[#parts + 1] = { ms = h.rest_ms, key = "rest", text = string.format("%s is host work outside runtime "
+      .. "calls (framework and Python code)", sf.ms(h.rest_ms)) }
+  end
+  table.sort(parts, function(a, b) return a.ms > b.ms end)
+  local texts = {}
+  for _, p in ipairs(parts) do texts[#texts + 1] = p.text end
+  local top = parts[1] and parts[1].key or "rest"
+  local one_slow_launch = top == "launch" and h.launch.longest_ms >= SLOW_LAUNCH_MS
+  local action, resolution
+  if one_slow_launch then
+    action = "Measure steps after warm-up: a launch call of milliseconds is a first launch that loads the kernel's "
+      .. "code (lazy module loading) or a library's one-time setup. Or load kernels at start-up "
+      .. "(`CUDA_MODULE_LOADING=EAGER`; on ROCm `HIP_ENABLE_DEFERRED_LOADING=0`)."
+    resolution = "Once the code is loaded a launch takes microseconds, so the steps after the first ones do not pay "
+      .. "this time."
+  elseif top == "launch" then
+    action = "Launch fewer kernels from the host: capture the step as a GPU graph, or fuse small kernels."
+    resolution = "A GPU graph replays the step's kernels with one launch, and fused kernels need fewer launches, so "
+      .. "the host spends less time in launch calls."
+  elseif top == "setup" then
+    action = "Measure steps after warm-up, and keep allocation and stream or context creation out of the step: a "
+      .. "`cudaMalloc`, `cudaFree` or stream creation inside an operation is one-time setup or a miss of the caching "
+      .. "allocator (avoid `torch.cuda.empty_cache()` inside the step)."
+    resolution = "After warm-up the caching allocator reuses its memory and the context and streams exist, so these "
+      .. "calls leave the step."
+  else
+    action = "Cut the host work per operation: capture the step as a GPU graph or compile it (`torch.compile`), and "
+      .. "move Python-side work out of the step."
+    resolution = "A GPU graph or a compiled step runs the same kernels without the framework's per-operation host "
+      .. "work, so the host keeps ahead of the GPU."
+  end
+  return {
+    title = sf.TITLE.host_time,
+    insight = string.format("Operations in %s spend %s on the host beyond their GPU kernel time, but not waiting for "
+      .. "the GPU: %s. Instead, %s.", sf.list(names), sf.ms(s.total_ms), h.blocking_ms > 0
+        and ("the runtime calls inside them that synchronize or copy take " .. sf.ms(h.blocking_ms))
+        or "no runtime call inside them synchronizes or copies", sf.list(texts)),
+    action = action,
+    identification = string.format("%s operation signatures take more than 5x their kernel time on the host, "
+      .. "adding up to %s (%s)%s; the runtime calls inside those operations that wait for the GPU hold less than "
+      .. "half of it. (source: `category_manifest.json` → `categories[].sync_time_ms`, `categories[].sync_ops_count`, "
+      .. "`categories[].has_sync_bottleneck`; the runtime calls of the trace)", sf.count(s.ops), sf.ms(s.total_ms),
+      share, s.bottleneck and ", and at least one category exceeds both 10% of its kernel time and 1 ms" or ""),
+    rows = split_rows(rows, h, false),
+    reasoning = "An operation's host time beyond its kernel time points to synchronization only when the host waits "
+      .. "in a synchronizing call or a copy. Here it is spent elsewhere, and while the host is busy it queues no new "
+      .. "kernels.",
+    resolution = resolution,
+  }
+end
+
 local function sync_card(s, q)
   local names, rows = {}, {}
   -- operations on several host threads can together pass the trace's length: no share then
@@ -225,10 +345,13 @@ local function sync_card(s, q)
     rows[#rows + 1] = { md.cell(name) .. " host time beyond kernel time", sf.ms(c.sync_time_ms),
       c.has_sync_bottleneck == true }
   end
+  local h = host_split(s.total_ms)
+  if h and h.blocking_ms < BLOCKING_SHARE * s.total_ms then return host_time_card(s, h, names, rows, share) end
   return {
     title = sf.TITLE.host_sync,
     insight = string.format("Operations in %s spend %s on the host beyond their GPU kernel time, a sign of device "
       .. "synchronization inside the step.", sf.list(names), sf.ms(s.total_ms))
+      .. (h and blocking_sentence(h) or "")
       .. (q and string.format(" The GPU, though, idled with launched work waiting for %s of its idle time (\"%s\"): "
         .. "a host that synchronizes then waits for that work, so removing the synchronization frees the host but "
         .. "does not start the waiting work sooner.", sf.pct(q.share), sf.TITLE.queued_wait) or ""),
@@ -239,7 +362,7 @@ local function sync_card(s, q)
       .. "`categories[].sync_ops_count`, `categories[].has_sync_bottleneck`)", sf.count(s.ops), sf.ms(s.total_ms),
       share,
       s.bottleneck and ", and at least one category exceeds both 10% of its kernel time and 1 ms" or ""),
-    rows = rows,
+    rows = h and split_rows(rows, h, true) or rows,
     reasoning = "A synchronization makes the host wait until the GPU has drained its queue. While the host waits "
       .. "it queues no new kernels, so the GPU idles after the synchronization until new work arrives.",
     resolution = "Without synchronizations the host keeps queueing kernels ahead of the GPU. Reading values on "

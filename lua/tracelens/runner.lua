@@ -129,7 +129,8 @@ function M.tasks(spec, warn)
   -- system tier (agents-and-report.md §1.2 invocation conditions)
   if spec.util.idle_time_percent > IDLE_GATE_PERCENT then
     tasks[#tasks + 1] = task("cpu_idle", "system", agent("cpu_idle"),
-      with({ metrics = json.encode(spec.cpu_idle_metrics), waits = spec.idle_waits and json.encode(spec.idle_waits) }))
+      with({ metrics = json.encode(spec.cpu_idle_metrics), waits = spec.idle_waits and json.encode(spec.idle_waits),
+        host_calls = spec.trace and json.encode(spec.trace:host_calls()) }))
   end
   if spec.mk_metrics then
     tasks[#tasks + 1] = task("multi_kernel", "system", agent("multi_kernel"),

@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 
 #include "../trace/health.h"
+#include "../trace/host_calls.h"
 #include "lfields.h"
 #include "ltrace.h"
 
@@ -81,5 +82,29 @@ int tl_l_trace_unlinked_gpu(lua_State *L)
     }
     lua_setfield(L, -2, "groups");
     tl_unlinked_gpu_free(&u);
+    return 1;
+}
+
+int tl_l_trace_host_calls(lua_State *L)
+{
+    tl_trace *t = tl_ltrace_check(L, 1);
+    const tl_event_store *es = &t->es;
+    tl_host_calls h;
+    tl_host_calls_compute(t, &h);
+    static const char *const names[TL_HC_KINDS] = {"sync", "copy", "launch", "setup"};
+    lua_createtable(L, 0, 3);
+    tl_lset_int(L, "factor", TL_HC_FACTOR);
+    for (int k = 0; k < TL_HC_KINDS; k++) {
+        lua_createtable(L, 0, 6);
+        tl_lset_int(L, "calls", (lua_Integer)h.n[k]);
+        tl_lset_us(L, "us", (double)h.ns[k]);
+        if (h.longest[k] != TL_NOUID) {
+            tl_lset_str(L, "longest", tl_strpool_get(&es->names, es->name[h.longest[k]]));
+            tl_lset_int(L, "longest_uid", h.longest[k]);
+            tl_lset_us(L, "longest_us", (double)h.longest_ns[k]);
+            tl_lset_str(L, "longest_op", tl_strpool_get(&es->names, es->name[h.longest_op[k]]));
+        }
+        lua_setfield(L, -2, names[k]);
+    }
     return 1;
 }

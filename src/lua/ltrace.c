@@ -800,6 +800,7 @@ static const luaL_Reg trace_methods[] = {
     {"fusion_siblings", tl_l_trace_fusion_siblings}, {"fusion_diff_nodes", tl_l_trace_fusion_diff_nodes},
     {"kernel_slices", tl_l_trace_kernel_slices}, {"dur_us", tl_l_trace_dur_us}, {"durs_us", tl_l_trace_durs_us},
     {"check", tl_l_trace_check}, {"steps", tl_l_trace_steps}, {"unlinked_gpu", tl_l_trace_unlinked_gpu},
+    {"host_calls", tl_l_trace_host_calls},
     {"idle_breakdown", tl_l_trace_idle_breakdown}, {"launch_stats", tl_l_trace_launch_stats},
     {"annotation_times", tl_l_trace_annotation_times}, {"queue_length", tl_l_trace_queue_length},
     {"kernel_sequences", tl_l_trace_kernel_sequences}, {"memcpy_summary", tl_l_trace_memcpy_summary},

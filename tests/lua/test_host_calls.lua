@@ -1,0 +1,140 @@
+-- Where the host time of slow operations goes (trace:host_calls(), and the
+-- CPU/idle analyzer's card built on it; docs/analyzers.md "CPU/idle").
+--   1. A small trace written here: an op whose host time is a 5 ms
+--      cudaStreamSynchronize, one whose host time is a 4 ms cudaMalloc, one
+--      with a 3 ms cudaLaunchKernel, one under 5x its kernel time (not
+--      counted): the figures by kind, checked against the trace as written.
+--   2. The shared traces (skipped when absent): trace:host_calls() against
+--      the same figures computed here from the events (a Lua walk), and the
+--      card: HTA's MI250 toy training step spends its host time in one
+--      6.5 ms hipLaunchKernel (not a synchronization: the host-time card
+--      with the lazy-loading advice), SGLang's decode step in one 463 ms
+--      hipMemcpyWithStream (the synchronization card stays).
+local root, shared = arg[1], arg[2]
+package.path = root .. "/tests/lib/?.lua;" .. package.path
+local T = require "testlib"
+
+local bin = T.tracelens_bin()
+local tmp = T.tmpdir()
+
+-- 1. the small trace: op (cpu_op) > a 10 us kernel launch (linked to its
+-- kernel by correlation), then the call that takes the op's host time
+local ev, corr = {}, 0
+local function op(name, ts, dur, call, call_dur, kernel_dur)
+  ev[#ev + 1] = T.x_event("cpu_op", name, ts, dur)
+  corr = corr + 1
+  ev[#ev + 1] = T.x_event("cuda_runtime", "cudaLaunchKernel", ts + 10, 10, { correlation = tostring(corr) })
+  ev[#ev + 1] = T.x_event("kernel", "k_" .. name, ts + dur + 100, kernel_dur,
+    { correlation = tostring(corr), stream = "7", device = "0" }, 1, 7)
+  if call then ev[#ev + 1] = T.x_event("cuda_runtime", call, ts + 30, call_dur) end
+end
+op("aten::item", 1000, 5100, "cudaStreamSynchronize", 5000, 10)
+op("aten::empty", 10000, 4100, "cudaMalloc", 4000, 20)
+op("aten::add", 20000, 3100, "cudaLaunchKernel", 3000, 30)
+op("aten::mm", 30000, 200, "cudaMemcpyAsync", 50, 100) -- 200 < 5 x 100: not counted
+local small = T.write_trace(tmp .. "/small.json", ev)
+local script = tmp .. "/hc.lua"
+local f = assert(io.open(script, "w"))
+f:write([[
+local t = tl.load(arg[1])
+local h = t:host_calls()
+for _, k in ipairs({ "sync", "copy", "launch", "setup" }) do
+  local x = h[k]
+  print(k, x.calls, string.format("%.3f", x.us), x.longest or "-", x.longest_op or "-")
+end
+]])
+f:close()
+local ok, code, out, err = T.run(string.format("%s run %s %s", T.q(bin), T.q(script), T.q(small)))
+T.check(ok, "host_calls on the small trace: exit " .. tostring(code) .. "\n" .. out .. err)
+-- launches: the three 10 us ones of the counted ops and aten::add's 3 ms one
+local want = {
+  "sync\t1\t5000.000\tcudaStreamSynchronize\taten::item",
+  "copy\t0\t0.000\t-\t-",
+  "launch\t4\t3030.000\tcudaLaunchKernel\taten::add",
+  "setup\t1\t4000.000\tcudaMalloc\taten::empty",
+}
+T.eq(out, table.concat(want, "\n") .. "\n", "host_calls of the small trace")
+
+-- 2. the shared traces
+local function shared_trace(rel)
+  local p = (shared or "") .. "/" .. rel
+  return T.file_exists(p) and p or nil
+end
+local toy = shared_trace("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz")
+local sglang = shared_trace("inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz")
+if not (toy and sglang) then
+  T.rmrf(tmp)
+  T.skip("no shared traces under " .. tostring(shared))
+end
+
+-- the same figures from the events: the nearest enclosing cpu_op of each
+-- runtime call, counted when its duration is more than 5x its kernels' time
+local check = tmp .. "/walk.lua"
+f = assert(io.open(check, "w"))
+f:write([[
+local t = tl.load(arg[1])
+local function kind(n)
+  local l = n:lower()
+  if l:find("synchronize", 1, true) then return "sync" end
+  if l:find("memcpy", 1, true) then return l:find("async", 1, true) and "copy" or "sync" end
+  if l:find("launch", 1, true) or l:find("memset", 1, true) then return "launch" end
+  return "setup"
+end
+local walk = { sync = 0, copy = 0, launch = 0, setup = 0 }
+local counts = {}
+for _, cat in ipairs({ "cuda_runtime", "cuda_driver" }) do
+  for e in t:events({ cat = cat }) do
+    local p = e:parent()
+    while p and p.cat ~= "cpu_op" do p = p:parent() end
+    if p then
+      local g = 0
+      for _, k in ipairs(p:kernels()) do g = g + k.dur_ns end
+      if g > 0 and p.dur_ns > 5 * g then
+        local k = kind(e.name)
+        walk[k] = walk[k] + e.dur_ns
+        counts[k] = (counts[k] or 0) + 1
+      end
+    end
+  end
+end
+local h = t:host_calls()
+for _, k in ipairs({ "sync", "copy", "launch", "setup" }) do
+  print(k, counts[k] or 0, h[k].calls, walk[k], math.floor(h[k].us * 1000 + 0.5))
+end
+]])
+f:close()
+for _, tr in ipairs({ toy, sglang }) do
+  ok, code, out, err = T.run(string.format("%s run %s %s", T.q(bin), T.q(check), T.q(tr)))
+  T.check(ok, tr .. ": exit " .. tostring(code) .. "\n" .. out .. err)
+  for line in out:gmatch("[^\n]+") do
+    local k, n1, n2, ns1, ns2 = line:match("^(%a+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)$")
+    T.check(k and n1 == n2 and ns1 == ns2, tr .. ": the C figures equal the walk's: " .. line)
+  end
+end
+
+local function card(tr, name)
+  local dir = tmp .. "/" .. name
+  local ok2, code2, o, e = T.run(string.format("cd %s && %s run orchestrator.lua %s -o %s -q", T.q(root .. "/lua"),
+    T.q(bin), T.q(tr), T.q(dir)))
+  T.check(ok2, name .. ": orchestrator exit " .. tostring(code2) .. "\n" .. o .. e)
+  return T.read_file(dir .. "/system_findings/cpu_idle_findings.md") or "", T.read_file(dir .. "/analysis.md") or ""
+end
+
+local toy_card, toy_md = card(toy, "toy")
+T.check(toy_card:find("Host time inside operations far exceeds their kernel time", 1, true),
+  "toy: the host-time card, not the synchronization card")
+T.check(not toy_card:find("Host-side synchronization stalls", 1, true), "toy: no synchronization card")
+T.check(toy_card:find("no runtime call inside them synchronizes or copies", 1, true), "toy: no synchronizing call")
+T.check(toy_card:find("(the longest: `hipLaunchKernel` in `aten::add_`, 6.543 ms)", 1, true),
+  "toy: the 6.5 ms launch call named")
+T.check(toy_card:find("CUDA_MODULE_LOADING=EAGER", 1, true), "toy: the lazy-loading advice")
+T.check(toy_md:find("top issue is: Host time inside operations far exceeds their kernel time", 1, true),
+  "toy: the Executive Summary names the card")
+
+local sg_card = card(sglang, "sglang")
+T.check(sg_card:find("Host-side synchronization stalls the GPU pipeline", 1, true), "sglang: the synchronization card")
+T.check(sg_card:find("463.064 ms is in runtime calls that wait for the GPU: 1 synchronization or copy "
+  .. "(`hipMemcpyWithStream` in `aten::copy_`, 463.064 ms)", 1, true), "sglang: the blocking copy named")
+
+T.rmrf(tmp)
+T.finish()
