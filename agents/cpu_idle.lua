@@ -225,8 +225,9 @@ end
 
 -- Where the host time beyond kernel time went (trace:host_calls(): the
 -- runtime calls inside the operations taking more than 5x their GPU time,
--- by kind), or nil without the figures: {blocking_ms, parts = {{key, ms,
--- calls, longest, op, longest_ms}}, rest_ms}.
+-- by kind), or nil without the figures: {sync, copy, launch, setup (each
+-- {key, ms, calls, longest, op, longest_ms}), blocking_ms (sync + copy),
+-- rest_ms (what no runtime call holds)}.
 local function host_split(total_ms)
   if type(host_calls) ~= "table" then return nil end
   local function part(key)
