@@ -553,9 +553,13 @@ local function comparative_facts(v, op)
   if present(op.difference_ms) then
     out[#out + 1] = "The absolute gap is " .. F.round(math.abs(op.difference_ms), 3) .. " ms."
   end
+  -- count_trace2 is TraceDiff's count of aligned regions (the rows' lowest
+  -- common ancestors with Trace 2 work), not Trace 2's number of calls
   if present(op.count_trace2) and op.count_trace2 ~= op.count then
-    out[#out + 1] = "The call counts differ (" .. num(op.count) .. " in Trace 1, " .. num(op.count_trace2)
-      .. " in Trace 2), so part of the gap is extra calls rather than slower kernels."
+    out[#out + 1] = "Its " .. num(op.count) .. " " .. (op.count == 1 and "call" or "calls") .. " in Trace 1 align with "
+      .. num(op.count_trace2) .. " " .. (op.count_trace2 == 1 and "region" or "regions") .. " of Trace 2 (TraceDiff's "
+      .. "lowest common ancestors, the Count column's second figure), so the Trace 2 time is that of those regions, "
+      .. "not a call-by-call match."
   end
   local e = op.efficiency or {}
   if present(e.bound_type) then
