@@ -558,7 +558,7 @@ local function comparative_facts(v, op)
   if present(op.count_trace2) and op.count_trace2 ~= op.count then
     out[#out + 1] = "Its " .. num(op.count) .. " " .. (op.count == 1 and "call" or "calls") .. " in Trace 1 align with "
       .. num(op.count_trace2) .. " " .. (op.count_trace2 == 1 and "region" or "regions") .. " of Trace 2 (TraceDiff's "
-      .. "lowest common ancestors, the Count column's second figure), so the Trace 2 time is that of "
+      .. "lowest common ancestors, the Count column's second figure): the Trace 2 time covers "
       .. (op.count_trace2 == 1 and "that region" or "those regions") .. ", not a call-by-call match."
   end
   local e = op.efficiency or {}

@@ -575,7 +575,7 @@ do -- comparative: times and gaps, never the efficiency ratio; count mismatch ex
     "comparative insight: (0.18-0.08)/0.08")
   has(text, "The absolute gap is 0.1 ms.", "comparative gap")
   has(text, "Its 2 calls in Trace 1 align with 4 regions of Trace 2 (TraceDiff's lowest common ancestors, the Count "
-    .. "column's second figure), so the Trace 2 time is that of those regions, not a call-by-call match.",
+    .. "column's second figure): the Trace 2 time covers those regions, not a call-by-call match.",
     "comparative count mismatch: count_trace2 counts aligned regions, not calls")
   lacks(text, "call counts differ", "no claim about Trace 2's calls")
   has(text, "| 2 / 4 | -0.1 |", "comparative count and difference cells")
