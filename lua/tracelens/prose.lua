@@ -553,6 +553,7 @@ local function comparative_facts(v, op)
   if present(op.difference_ms) then
     out[#out + 1] = "The absolute gap is " .. F.round(math.abs(op.difference_ms), 3) .. " ms."
   end
+
   -- count_trace2 is TraceDiff's count of aligned regions (the rows' lowest
   -- common ancestors with Trace 2 work), not Trace 2's number of calls
   if present(op.count_trace2) and op.count_trace2 ~= op.count then
@@ -593,12 +594,36 @@ end
 --- The measured facts of the members (up to three, largest impact first), then
 --- variance warnings. Comparative prose uses times and gaps, never the
 --- trace-2-relative efficiency.
+-- Trace 1 at least this many times Trace 2's time: a gap that large is
+-- rarely one kernel running faster; TraceDiff may have aligned the op with a
+-- smaller part of Trace 2 (another shape, a partial window). HTA's sampled
+-- ranks: 40.424 ms against 0.023 ms, while Trace 2 runs the op under another
+-- shape for 106.57 ms.
+local EXTREME_RATIO = 10
+
+local function extreme_gaps(v)
+  local names = {}
+  for i = 1, math.min(#v.rows, 3) do
+    local op = v.rows[i].op
+    if finite(op.time_ms) and finite(op.t2_time_ms) and op.t2_time_ms > 0
+      and op.time_ms >= EXTREME_RATIO * op.t2_time_ms then
+      names[#names + 1] = M.label(v, op)
+    end
+  end
+  if #names == 0 then return nil end
+  return "For " .. M.list(names) .. ", Trace 2 takes under a tenth of Trace 1's time: before reading the gap as "
+    .. "slower kernels, check that the region of Trace 2 TraceDiff aligned " .. (#names == 1 and "it" or "each")
+    .. " with runs the same work (another shape or a partial alignment gives such gaps)."
+end
+
 function M.measurements(v)
   local out = {}
   local facts = v.heuristic and heuristic_facts or (v.comparative and comparative_facts or standalone_facts)
   for i = 1, math.min(#v.rows, 3) do
     for _, s in ipairs(facts(v, v.rows[i].op)) do out[#out + 1] = s end
   end
+  local extreme = v.comparative and not v.heuristic and extreme_gaps(v)
+  if extreme then out[#out + 1] = extreme end
   local per_call = M.per_call_us(v.lead)
   if per_call and per_call < SHORT_CALL_US then
     out[#out + 1] = "Each call of " .. code(v.lead.name) .. " lasts " .. F.round(per_call, 1)

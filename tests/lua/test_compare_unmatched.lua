@@ -61,6 +61,17 @@ T.close(tonumber(said_ms), ms, "coverage line: their kernel time", nil, 0.006)
 T.check(line:find("ran no GPU work in Trace 2", 1, true), "coverage line says why they are not compared")
 -- no Data-table row compares with nothing ("| 1 / 0 |")
 T.check(not md:find("| %d+ / 0 |"), "no finding lists an operation with no calls in trace 2")
+-- a tenfold gap is questioned: fbgemm's embedding backward, 40.424 ms in
+-- trace 1 against 0.023 ms in the region TraceDiff aligned it with (trace 2
+-- runs the op under another shape)
+local extreme = 0
+for _, r in ipairs(T.csv_records(out .. "/perf_report_trace1_csvs/unified_perf_summary.csv")) do
+  local t1, t2 = tonumber(r["Kernel Time (µs)_sum"]), tonumber(r.lca_total_kernel_time_trace2_us)
+  if r.name:find("SplitLookupFunction", 1, true) and t2 and t2 > 0 and t1 >= 10 * t2 then extreme = extreme + 1 end
+end
+T.check(extreme > 0, "the perf report has a tenfold gap for the embedding backward")
+T.check(md:find("Trace 2 takes under a tenth of Trace 1's time: before reading the gap as slower kernels", 1, true),
+  "the tenfold gap is questioned in the findings")
 -- the `other` cards are comparative here, not time-share estimates
 T.check(not line:find("share of GPU time alone", 1, true), "comparative: the other cards are not called heuristic")
 

@@ -578,6 +578,14 @@ do -- comparative: times and gaps, never the efficiency ratio; count mismatch ex
     .. "column's second figure): the Trace 2 time covers those regions, not a call-by-call match.",
     "comparative count mismatch: count_trace2 counts aligned regions, not calls")
   lacks(text, "call counts differ", "no claim about Trace 2's calls")
+  lacks(text, "under a tenth", "a 2.25x gap is not questioned")
+  -- a tenfold gap: the alignment is to be checked
+  local x = op { name = "aten::mm", count = 2, time_ms = 1.0, pct = 10.0, bound = "memory", eff = 44.44, fpb = 51.2,
+    t2 = 0.05, count2 = 2, diff = -0.95 }
+  local text2 = synthetic("comparative", "gemm", "gemm", "GEMM", metrics_of("gemm", "comparative", { x },
+    { finding("gemm", { x }, { bound = "memory", bucket = "all", low = 26.79, mid = 31.25, high = 35.72 }) }))
+  has(text2, "Trace 2 takes under a tenth of Trace 1's time: before reading the gap as slower kernels, check that "
+    .. "the region of Trace 2 TraceDiff aligned it with runs the same work", "comparative: a 20x gap is questioned")
   has(text, "| 2 / 4 | -0.1 |", "comparative count and difference cells")
   lacks(text, "44.44", "comparative prose has no efficiency ratio")
   lacks(text, "FP8", "comparative gives no precision advice")
