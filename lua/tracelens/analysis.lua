@@ -106,8 +106,8 @@ local function standalone_efficiency(eff, row)
   end
 end
 
--- Comparative efficiency (§6.3). [FIX, docs/analysis.md "Operations
--- without a counterpart in trace 2"] a row whose lowest common ancestors hold
+-- Comparative efficiency (§6.3). [FIX, docs/compat.md "operations without
+-- a counterpart in trace 2"] a row whose lowest common ancestors hold
 -- no trace-2 GPU work (lca_count_trace2 = 0) has nothing to compare with: the
 -- reference projects 0% there (the whole trace-1 time as the "gap"), which
 -- would call work trace 2 never ran a slowdown. It gets no efficiency, so no

@@ -553,7 +553,6 @@ local function comparative_facts(v, op)
   if present(op.difference_ms) then
     out[#out + 1] = "The absolute gap is " .. F.round(math.abs(op.difference_ms), 3) .. " ms."
   end
-
   -- count_trace2 is TraceDiff's count of aligned regions (the rows' lowest
   -- common ancestors with Trace 2 work), not Trace 2's number of calls
   if present(op.count_trace2) and op.count_trace2 ~= op.count then
@@ -591,9 +590,6 @@ function M.per_call_us(op)
   return op.time_ms * 1000 / op.count
 end
 
---- The measured facts of the members (up to three, largest impact first), then
---- variance warnings. Comparative prose uses times and gaps, never the
---- trace-2-relative efficiency.
 -- Trace 1 at least this many times Trace 2's time: a gap that large is
 -- rarely one kernel running faster; TraceDiff may have aligned the op with a
 -- smaller part of Trace 2 (another shape, a partial window). HTA's sampled
@@ -616,6 +612,9 @@ local function extreme_gaps(v)
     .. " with runs the same work (another shape or a partial alignment gives such gaps)."
 end
 
+--- The measured facts of the members (up to three, largest impact first), then
+--- variance warnings. Comparative prose uses times and gaps, never the
+--- trace-2-relative efficiency.
 function M.measurements(v)
   local out = {}
   local facts = v.heuristic and heuristic_facts or (v.comparative and comparative_facts or standalone_facts)

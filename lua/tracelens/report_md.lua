@@ -413,7 +413,11 @@ end
 local function uncompared_text(inp, whole)
   if not is_comparative(inp) then return "" end
   local n, total, by_name, names = 0, 0, {}, {}
-  for _, m in pairs(inp.metrics or {}) do
+  local cats = {}
+  for k in pairs(inp.metrics or {}) do cats[#cats + 1] = k end
+  table.sort(cats) -- one order of the sums, run after run
+  for _, k in ipairs(cats) do
+    local m = inp.metrics[k]
     for _, op in ipairs(type(m) == "table" and m.operations or {}) do
       local ms = tonumber(op.time_ms)
       if op.no_trace2_counterpart == true and ms and type(op.name) == "string" then
