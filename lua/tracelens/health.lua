@@ -93,7 +93,7 @@ function M.checks(trace)
       .. " no launch call in the trace (no runtime event has " .. pick(missing, "its", "their") .. " correlation id): "
       .. pick(missing, "it is", "they are") .. " analysed by kernel name only", FIX.dropped)
   end
-  if h.gpu_unlinked == 0 then add("unlinked", "ok", "every GPU event has its launch under a CPU op", "") end
+  if h.gpu_unlinked == 0 then add("unlinked", "ok", "every GPU event is linked to its launch call", "") end
 
   -- launches whose GPU work is missing
   local orphan = h.launches_without_gpu - h.launches_without_gpu_at_end

@@ -186,7 +186,8 @@ void tl_unlinked_gpu_compute(const tl_trace *t, tl_unlinked_gpu *u)
             if (es->cat_id[e] != cid[c]) continue;
             int64_t d = es->dur[e] > 0 ? es->dur[e] : 0;
             u->total_ns += d;
-            if (tl_is_gpu_cat(es->cat[e]) && t->tree.parent[e] != TL_NOUID) continue;
+            /* linked, under a launch call that some CPU op may enclose */
+            if (tl_is_gpu_cat(es->cat[e]) && t->tree.parent[e] != TL_NOUID && !t->tree.gpu_only) continue;
             u->unlinked_ns += d;
             u->count++;
             uint32_t gi = tl_map_get(&groups, cid[c], es->name[e]);

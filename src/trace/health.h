@@ -59,7 +59,9 @@ typedef struct tl_health {
 
 void tl_health_compute(const tl_trace *t, tl_health *h);
 
-/* The GPU events no launch links to (tree parent none), grouped by
+/* The GPU events no launching CPU op is above: those no launch links to
+ * (tree parent none), and in a trace without CPU ops (tree gpu_only: launch
+ * calls at the top level) every one; grouped by
  * (category, name): the events whose category text is exactly "kernel",
  * "gpu_memcpy" or "gpu_memset", taken category by category in that order
  * and in UID order within one; durations below 0 count as 0. Groups in

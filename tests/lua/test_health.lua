@@ -157,7 +157,7 @@ if data and T.file_exists(data .. "/hta/trace_filter/sampled_rank-0.json.gz") th
   -- no flow at all: linked by correlation id (tree.c), said as a note
   T.check(o:find("[note] GPU events linked by correlation id: the trace has no ac2g flow event, so 1,204 GPU events "
     .. "were linked to their launch calls by correlation id alone", 1, true)
-    and o:find("[ok]   every GPU event has its launch under a CPU op", 1, true),
+    and o:find("[ok]   every GPU event is linked to its launch call", 1, true),
     "sampled trace: linked by correlation, said as a note: " .. o)
   _, _, o = T.run(T.q(bin) .. " check " .. T.q(data .. "/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
   T.check(o:find("509 GPU events (13.7 ms, 30.1% of GPU time) have no launch call", 1, true),
