@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../util/str.h"
+#include "../util/vec.h"
 
 int tl_host_call_kind(const char *name)
 {
@@ -30,15 +31,10 @@ void tl_host_calls_compute(const tl_trace *t, tl_host_calls *h)
     const tl_tree *tr = &t->tree;
     memset(h, 0, sizeof *h);
     for (int k = 0; k < TL_HC_KINDS; k++) h->longest[k] = h->longest_op[k] = TL_NOUID;
-    uint8_t *kind = malloc(es->names.n + 1);
-    if (!kind) return;
+    uint8_t *kind = tl_xmalloc(es->names.n + 1);
     memset(kind, 0xff, es->names.n + 1); /* not classified yet */
     /* whether an op counts, decided once: 0 unknown, 1 counts, 2 does not */
-    uint8_t *state = calloc(es->n ? es->n : 1, 1);
-    if (!state) {
-        free(kind);
-        return;
-    }
+    uint8_t *state = tl_xcalloc(es->n ? es->n : 1, 1);
     for (size_t u = 0; u < es->n; u++) {
         uint8_t c = es->cat[u];
         if (c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) continue;
