@@ -117,7 +117,11 @@ function M.checks(trace)
   end
 
   -- shapes and stacks
-  if h.cpu_ops > 0 and h.cpu_ops_with_shapes == 0 then
+  if h.cpu_ops == 0 and h.gpu_events > 0 then
+    add("cpu_ops", "warn", "no CPU operations", "the trace has no cpu_op event: its GPU work belongs to no "
+      .. "operation (no op names, shapes or modules), so the analysis groups the kernels by their names only and "
+      .. "has no roofline for them", FIX.activities)
+  elseif h.cpu_ops > 0 and h.cpu_ops_with_shapes == 0 then
     add("shapes", "warn", "no input shapes", pick(h.cpu_ops, "the only CPU op does not record",
       "none of the " .. count(h.cpu_ops, "CPU op") .. " records") .. " its input "
       .. "shapes: FLOPs, bytes and the roofline cannot be computed", FIX.shapes)

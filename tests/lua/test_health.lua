@@ -159,6 +159,14 @@ if data and T.file_exists(data .. "/hta/trace_filter/sampled_rank-0.json.gz") th
     .. "were linked to their launch calls by correlation id alone", 1, true)
     and o:find("[ok]   every GPU event is linked to its launch call", 1, true),
     "sampled trace: linked by correlation, said as a note: " .. o)
+  -- launch calls at the top level, no CPU op (562 GPU events, 0 cpu_op events in the file)
+  local gpu_only = data .. "/traces/mi210/gpu_only_trace/gpu_only_trace.json.gz"
+  if T.file_exists(gpu_only) then
+    _, _, o = T.run(T.q(bin) .. " check " .. T.q(gpu_only))
+    T.check(o:find("[warn] no CPU operations: the trace has no cpu_op event", 1, true)
+      and o:find("[ok]   every GPU event is linked to its launch call", 1, true)
+      and not o:find("input shapes", 1, true), "gpu-only trace: no CPU operations said, linked launches ok: " .. o)
+  end
   _, _, o = T.run(T.q(bin) .. " check " .. T.q(data .. "/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
   T.check(o:find("509 GPU events (13.7 ms, 30.1% of GPU time) have no launch call", 1, true),
     "Qwen: GPU events without a launch named: " .. o)
