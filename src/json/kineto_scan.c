@@ -1341,6 +1341,16 @@ done:
 
 /* ------------------------------------------------------------ buffering */
 
+/* The size of the own buffer that keeps rest bytes: cap, doubled (up to
+ * max_cap) while less than a quarter of it would be left to read into.
+ * Kept is at most max_value (scan checks it first), so a buffer of max_cap
+ * always has room to read on. */
+static size_t own_cap_for(const scanner *s, size_t cap, size_t rest)
+{
+    while (rest + PAD + cap / 4 > cap && cap < s->max_cap) cap = cap * 2 < s->max_cap ? cap * 2 : s->max_cap;
+    return cap;
+}
+
 /* Keeps buf[keep..len), reads more. Returns OK, or ERR (read error or end
  * of data when more was needed: the caller decides which). */
 static int refill(scanner *s, size_t keep, int *got_more)
@@ -1367,28 +1377,26 @@ static int refill(scanner *s, size_t keep, int *got_more)
     size_t rest = s->len - keep;
     int was_borrowed = s->borrowed;
     if (was_borrowed) { /* back to the own buffer, with the kept bytes */
-        s->cap = s->own_cap;
-        while (s->cap - PAD < rest + rest / 3 + 1 && s->cap < s->max_cap)
-            s->cap = s->cap * 2 < s->max_cap ? s->cap * 2 : s->max_cap;
-        if (s->cap != s->own_cap) {
+        size_t cap = own_cap_for(s, s->own_cap, rest);
+        if (cap != s->own_cap) {
             free(s->own_buf);
-            s->own_buf = tl_xmalloc(s->cap);
+            s->own_buf = tl_xmalloc(cap);
         }
         memcpy(s->own_buf, s->buf + keep, rest);
         s->buf = s->own_buf;
+        s->cap = cap;
         s->borrowed = 0;
     } else {
         memmove(s->buf, s->buf + keep, rest);
+        size_t cap = own_cap_for(s, s->cap, rest);
+        if (cap != s->cap) {
+            s->cap = cap;
+            s->buf = tl_xrealloc(s->buf, cap);
+        }
     }
     s->base += keep;
     s->len = rest;
     s->ix_n = 0; /* the bytes moved: classify again */
-    if (s->cap - s->len - PAD < s->cap / 4 && s->cap < s->max_cap) {
-        /* kept is at most max_value (scan checks it first), so a buffer of
-         * max_cap always has room to read on */
-        s->cap = s->cap * 2 < s->max_cap ? s->cap * 2 : s->max_cap;
-        s->buf = tl_xrealloc(s->buf, s->cap);
-    }
     double t0 = tl_now_s();
     /* read a cache-sized chunk at a time: the bytes are still in the core's
      * cache when classified and parsed (4 MiB reads made the scan ~30%
