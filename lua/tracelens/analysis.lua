@@ -106,24 +106,66 @@ local function standalone_efficiency(eff, row)
   end
 end
 
+-- The gap TraceDiff's alignment gives may be this many times the gap to
+-- Trace 2's own calls of the same signature before the latter is used.
+local OVERSTATED = 2
+
+-- Trace 1 at least this many times the Trace 2 time it is compared with: a
+-- gap that large is rarely one kernel running faster; TraceDiff may have
+-- aligned the op with a smaller part of Trace 2 (another shape, a partial
+-- window). HTA's sampled ranks: 40.424 ms against 0.023 ms, while Trace 2
+-- runs the op under another shape for 106.57 ms. The prose questions such
+-- gaps (tracelens.prose).
+M.EXTREME_RATIO = 10
+
+--- Which Trace 2 time a comparative row is compared with (§6.3, [FIX]
+--- docs/compat.md "Comparative: the same signature in Trace 2"). TraceDiff
+--- gives the Trace 2 GPU time of the regions it aligns with the row's calls
+--- (lca_total_kernel_time_trace2_us). When Trace 2 also runs the row's
+--- signature (prepare's trace2_same_signature_* columns) and that alignment
+--- faces the calls with no Trace 2 work, or with a gap more than twice the
+--- gap to Trace 2's own calls of the signature, the alignment paired the
+--- calls with other work (a sampled or shifted window): the row is compared
+--- with those calls instead, scaled to the row's call count. Returns
+--- {basis = "same_signature", t2_us, count (Trace 2's calls), total_us
+--- (their time), lca_us} or {basis = "lca"}.
+function M.trace2_side(row)
+  local t1, c1 = num(row[KT_SUM]), num(row.operation_count) or num(row.count)
+  local c2, s2 = num(row.trace2_same_signature_count), num(row.trace2_same_signature_kernel_time_us)
+  if t1 and t1 > 0 and c1 and c1 > 0 and c2 and c2 > 0 and s2 then
+    local direct = s2 * c1 / c2
+    local lca_t2 = num(row.lca_total_kernel_time_trace2_us)
+    local aligned = num(row.lca_count_trace2) ~= 0 and lca_t2
+    if not aligned or (t1 - lca_t2 > 0 and t1 - direct < (t1 - lca_t2) / OVERSTATED) then
+      return { basis = "same_signature", t2_us = direct, count = c2, total_us = s2, lca_us = aligned and lca_t2 or nil }
+    end
+  end
+  return { basis = "lca" }
+end
+
 -- Comparative efficiency (§6.3). [FIX, docs/compat.md "operations without
 -- a counterpart in trace 2"] a row whose lowest common ancestors hold
--- no trace-2 GPU work (lca_count_trace2 = 0) has nothing to compare with: the
--- reference projects 0% there (the whole trace-1 time as the "gap"), which
--- would call work trace 2 never ran a slowdown. It gets no efficiency, so no
--- estimate and no finding; the report counts it under Analysis coverage.
-local function comparative_efficiency(eff, row)
+-- no trace-2 GPU work (lca_count_trace2 = 0), and whose signature Trace 2
+-- does not run, has nothing to compare with: the reference projects 0%
+-- there (the whole trace-1 time as the "gap"), which would call work trace 2
+-- never ran a slowdown. It gets no efficiency, so no estimate and no
+-- finding; the report counts it under Analysis coverage.
+local function comparative_efficiency(eff, row, side)
   local t1 = num(row[KT_SUM])
   if not t1 or t1 <= 0 then return end
-  if num(row.lca_count_trace2) == 0 then return end
   local pct
-  local delta, speedup = num(row["delta_us (trace2 - trace1)"]), num(row["speedup (trace2/trace1)"])
-  if delta then
-    pct = 100 * (t1 + delta) / t1
-  elseif speedup and speedup >= 0 then
-    pct = 100 * speedup
+  if side.basis == "same_signature" then
+    pct = 100 * side.t2_us / t1
   else
-    return
+    if num(row.lca_count_trace2) == 0 then return end
+    local delta, speedup = num(row["delta_us (trace2 - trace1)"]), num(row["speedup (trace2/trace1)"])
+    if delta then
+      pct = 100 * (t1 + delta) / t1
+    elseif speedup and speedup >= 0 then
+      pct = 100 * speedup
+    else
+      return
+    end
   end
   local roofline = num(row["Pct Roofline_mean"])
   if roofline and pct < roofline then
@@ -155,7 +197,11 @@ function M.efficiency(row, peak_hbm, maf, scope)
     "resolved_peak_hbm_bw", truthy(peak_hbm) and r2(peak_hbm) or json.null,
     "warning", json.null,
     "is_anomaly", false)
-  if scope == "comparative" then comparative_efficiency(eff, row) else standalone_efficiency(eff, row) end
+  if scope == "comparative" then
+    comparative_efficiency(eff, row, M.trace2_side(row))
+  else
+    standalone_efficiency(eff, row)
+  end
   return eff
 end
 
@@ -259,6 +305,38 @@ local function by_kernel_time(rows, cols)
   return out
 end
 
+local function integer(x) return math.tointeger(x) or math.floor(x) end
+
+-- The Trace 2 side of a comparative operation (M.trace2_side): t2_time_ms,
+-- count_trace2, difference_ms, and what they are; raw = Trace 1's time (ms).
+local function comparative_fields(op, row, raw)
+  local side = M.trace2_side(row)
+  if side.basis == "same_signature" then
+    op.t2_time_ms = r3(side.t2_us / 1000)
+    op.count_trace2 = integer(side.count)
+    op.difference_ms = r3(side.t2_us / 1000 - raw)
+    op.trace2_basis = "same_signature"
+    op.t2_same_signature_ms = r3(side.total_us / 1000)
+    op.t2_aligned_ms = side.lca_us and r3(side.lca_us / 1000) or json.null
+  else
+    local t2, c2, delta = num(row.lca_total_kernel_time_trace2_us), num(row.lca_count_trace2),
+      num(row["delta_us (trace2 - trace1)"])
+    if t2 then op.t2_time_ms = r3(t2 / 1000) end
+    if c2 then op.count_trace2 = integer(c2) end
+    if c2 == 0 then op.no_trace2_counterpart = true end
+    if delta then op.difference_ms = r3(delta / 1000) end
+  end
+  -- a tenfold gap on the aligned figure: Trace 2's calls of the same name
+  -- under other shapes, for the prose
+  local nc, nus = num(row.trace2_same_name_count), num(row.trace2_same_name_kernel_time_us)
+  local sc = num(row.trace2_same_signature_count)
+  local t2 = num(op.t2_time_ms)
+  if side.basis == "lca" and t2 and t2 > 0 and raw >= M.EXTREME_RATIO * t2 and nc and nus and nc > (sc or 0) then
+    op.t2_other_shapes = json.obj("count", integer(nc - (sc or 0)),
+      "time_ms", r3((nus - (num(row.trace2_same_signature_kernel_time_us) or 0)) / 1000))
+  end
+end
+
 -- §6.4 build_operation_metrics
 function M.operations(rows, cols, meta, config, scope, fusion_map)
   local peak_hbm = meta.peak_hbm_bw_tbs or 1
@@ -297,14 +375,7 @@ function M.operations(rows, cols, meta, config, scope, fusion_map)
       if cols[field] and v ~= nil and v == v then op[field] = v end
     end
     op.args = M.format_args(row["Input Dims"], row["Input type"])
-    if scope == "comparative" then
-      local t2, c2, delta = num(row.lca_total_kernel_time_trace2_us), num(row.lca_count_trace2),
-        num(row["delta_us (trace2 - trace1)"])
-      if t2 then op.t2_time_ms = r3(t2 / 1000) end
-      if c2 then op.count_trace2 = math.tointeger(c2) or math.floor(c2) end
-      if c2 == 0 then op.no_trace2_counterpart = true end
-      if delta then op.difference_ms = r3(delta / 1000) end
-    end
+    if scope == "comparative" then comparative_fields(op, row, raw) end
     local frac = e2e > 0 and raw / e2e or 1.0
     local std, mean = num(row["Kernel Time (µs)_std"]), num(row["Kernel Time (µs)_mean"])
     if count > 10 and frac >= 0.05 and std and mean and mean > 0 then

@@ -404,6 +404,59 @@ local function lua_rows(t)
   return rows, cols
 end
 
+-- Comparative mode: what Trace 2 itself runs of each operation of Trace 1,
+-- from its own unified_perf_summary, by signature (name, Input Dims, Input
+-- type, Concrete Inputs; any process, thread or strides) and by name alone.
+-- tracelens.analysis compares an operation with Trace 2's calls of the same
+-- signature when TraceDiff's alignment contradicts them (docs/compat.md
+-- "Comparative: the same signature in Trace 2").
+local SIGNATURE_COLS = { "Input Dims", "Input type", "Concrete Inputs" }
+
+local function signature_key(row, name)
+  local parts = { name or tostring(row.name) }
+  for i, c in ipairs(SIGNATURE_COLS) do parts[i + 1] = tostring(row[c] or "") end
+  return table.concat(parts, "\0")
+end
+
+local function trace2_index(unified2)
+  local by_sig, by_name = {}, {}
+  local function add(map, key, count, us)
+    local e = map[key] or { count = 0, us = 0 }
+    e.count, e.us = e.count + count, e.us + us
+    map[key] = e
+  end
+  if not unified2 then return { by_sig = by_sig, by_name = by_name } end
+  for _, row in unified2:rows() do
+    local count = num(row.operation_count) or num(row.count) or 0
+    local us = num(row["Kernel Time (µs)_sum"])
+    if count > 0 and us and us >= 0 then
+      add(by_sig, signature_key(row), count, us)
+      add(by_name, tostring(row.name), count, us)
+    end
+  end
+  return { by_sig = by_sig, by_name = by_name }
+end
+
+-- The columns trace2_same_signature_{count,kernel_time_us} and
+-- trace2_same_name_{count,kernel_time_us} added to a category's operations
+-- (the analyzers' table only: the category CSV keeps the reference's columns).
+-- names: the operations' names as the perf report has them.
+local function with_trace2_columns(ops, index, names)
+  local cols = { sig_n = {}, sig_us = {}, name_n = {}, name_us = {} }
+  local n = #ops
+  for i, row in ops:rows() do
+    local name = tostring(names[i])
+    local s, m = index.by_sig[signature_key(row, name)], index.by_name[name]
+    if s then cols.sig_n[i], cols.sig_us[i] = s.count, s.us end
+    if m then cols.name_n[i], cols.name_us[i] = m.count, m.us end
+  end
+  local function sized(t) return setmetatable(t, { __len = function() return n end }) end
+  return ops:with_column("trace2_same_signature_count", sized(cols.sig_n))
+    :with_column("trace2_same_signature_kernel_time_us", sized(cols.sig_us))
+    :with_column("trace2_same_name_count", sized(cols.name_n))
+    :with_column("trace2_same_name_kernel_time_us", sized(cols.name_us))
+end
+
 local function add_time_keys(entry, tb)
   for _, k in ipairs({ "gpu_kernel_time_ms", "cpu_duration_ms", "sync_time_ms", "sync_ops_count", "has_sync_bottleneck" }) do
     entry[k] = tb[k]
@@ -475,13 +528,16 @@ function M.run(inp)
   end
   local synthetic = synthetic_names(unified)
   local replayed = replayed_op(inp.trace)
+  local index2 = inp.scope == "comparative" and inp.sheets2 and trace2_index(inp.sheets2.unified_perf_summary)
   for _, g in ipairs(order) do
     local ops = extra[g.name] and append_rows(unified, g.idx, extra[g.name], inp.sheets.gpu_timeline)
       or unified:take(g.idx)
+    local perf_names = index2 and ops:column("name") -- the perf report's names, before the synthetic ones' renaming
     ops = rename_synthetic(ops, synthetic)
     local csv = out .. "/category_data/" .. g.name .. "_ops.csv"
     local meta_path = out .. "/metadata/" .. g.name .. "_metadata.json"
     ops:with_column("enhanced_category", g.name):with_column("display_name", g.display):write_csv(csv)
+    if index2 then ops = with_trace2_columns(ops, index2, perf_names) end
     local rows, cols = lua_rows(ops)
     local tb = M.time_breakdown(rows, cols, replayed)
     local meta = base_metadata(inp, util, g.display, g.name)

@@ -541,6 +541,22 @@ local function standalone_facts(v, op)
   return out
 end
 
+-- An operation compared with Trace 2's own calls of its signature
+-- (tracelens.analysis trace2_side): what the Trace 2 figure is, and why not
+-- the aligned one.
+local function same_signature_fact(op)
+  local calls = num(op.count_trace2) .. " " .. plural(op.count_trace2, "call")
+  local scaled = op.count_trace2 ~= op.count
+    and ("; " .. num(op.t2_time_ms) .. " ms for as many calls as Trace 1's " .. num(op.count)) or ""
+  local head = "The Trace 2 time is that of its own calls with the same name and shapes (" .. calls .. ", "
+    .. num(op.t2_same_signature_ms) .. " ms" .. scaled .. ")"
+  if present(op.t2_aligned_ms) then
+    return head .. ": the Trace 2 regions TraceDiff aligns with these calls hold " .. num(op.t2_aligned_ms)
+      .. " ms of GPU work, which would make the gap more than twice what it is against Trace 2's own calls."
+  end
+  return head .. ": TraceDiff aligns these calls with no Trace 2 GPU work."
+end
+
 local function comparative_facts(v, op)
   local out = {}
   local pct = M.slower_pct(op.time_ms, op.t2_time_ms)
@@ -553,9 +569,11 @@ local function comparative_facts(v, op)
   if present(op.difference_ms) then
     out[#out + 1] = "The absolute gap is " .. F.round(math.abs(op.difference_ms), 3) .. " ms."
   end
+  if op.trace2_basis == "same_signature" then
+    out[#out + 1] = same_signature_fact(op)
   -- count_trace2 is TraceDiff's count of aligned regions (the rows' lowest
   -- common ancestors with Trace 2 work), not Trace 2's number of calls
-  if present(op.count_trace2) and op.count_trace2 ~= op.count then
+  elseif present(op.count_trace2) and op.count_trace2 ~= op.count then
     out[#out + 1] = "Its " .. num(op.count) .. " " .. (op.count == 1 and "call" or "calls") .. " in Trace 1 align with "
       .. num(op.count_trace2) .. " " .. (op.count_trace2 == 1 and "region" or "regions") .. " of Trace 2 (TraceDiff's "
       .. "lowest common ancestors, the Count column's second figure): the Trace 2 time covers "
@@ -590,26 +608,34 @@ function M.per_call_us(op)
   return op.time_ms * 1000 / op.count
 end
 
--- Trace 1 at least this many times Trace 2's time: a gap that large is
--- rarely one kernel running faster; TraceDiff may have aligned the op with a
--- smaller part of Trace 2 (another shape, a partial window). HTA's sampled
--- ranks: 40.424 ms against 0.023 ms, while Trace 2 runs the op under another
--- shape for 106.57 ms.
-local EXTREME_RATIO = 10
+-- Trace 1 at least this many times Trace 2's time (tracelens.analysis)
+local EXTREME_RATIO = require("tracelens.analysis").EXTREME_RATIO
 
 local function extreme_gaps(v)
-  local names = {}
+  local names, others, told = {}, {}, {}
   for i = 1, math.min(#v.rows, 3) do
     local op = v.rows[i].op
-    if finite(op.time_ms) and finite(op.t2_time_ms) and op.t2_time_ms > 0
+    if op.trace2_basis ~= "same_signature" and finite(op.time_ms) and finite(op.t2_time_ms) and op.t2_time_ms > 0
       and op.time_ms >= EXTREME_RATIO * op.t2_time_ms then
       names[#names + 1] = M.label(v, op)
+      -- what Trace 2 runs of the same name under other shapes (its whole
+      -- trace, once per name)
+      local o = op.t2_other_shapes
+      if type(o) == "table" and finite(o.time_ms) and o.time_ms > op.t2_time_ms and not told[op.name] then
+        told[op.name] = true
+        others[#others + 1] = code(op.name) .. " " .. num(o.count) .. " " .. plural(o.count, "time") .. " for "
+          .. num(o.time_ms) .. " ms"
+      end
     end
   end
   if #names == 0 then return nil end
-  return "For " .. M.list(names) .. ", Trace 2 takes under a tenth of Trace 1's time: before reading the gap as "
+  local s = "For " .. M.list(names) .. ", Trace 2 takes under a tenth of Trace 1's time: before reading the gap as "
     .. "slower kernels, check that the region of Trace 2 TraceDiff aligned " .. (#names == 1 and "it" or "each")
     .. " with runs the same work (another shape or a partial alignment gives such gaps)."
+  if #others > 0 then
+    s = s .. " Under other shapes, Trace 2 runs " .. M.list(others) .. "."
+  end
+  return s
 end
 
 --- The measured facts of the members (up to three, largest impact first), then

@@ -407,11 +407,13 @@ local function coverage(inp)
   return { analysed = analysed, whole = whole, share = whole > 0 and analysed / whole or 0, missed = missed }
 end
 
--- Comparative mode: the operations of trace 1 that ran no GPU work in trace
--- 2 (no_trace2_counterpart, tracelens.analysis) are not compared, so no
--- finding covers them; say how much time that is and what it mostly is.
-local function uncompared_text(inp, whole)
-  if not is_comparative(inp) then return "" end
+-- Comparative mode: how the operations of trace 1 were compared
+-- (tracelens.analysis). Those with no counterpart in trace 2
+-- (no_trace2_counterpart) are not compared, so no finding covers them; those
+-- compared with trace 2's own calls of their signature (trace2_basis
+-- "same_signature") are not compared where TraceDiff aligns them. Says how
+-- many of each, how much time, and what it mostly is.
+local function comparative_ops(inp, pick)
   local n, total, by_name, names = 0, 0, {}, {}
   local cats = {}
   for k in pairs(inp.metrics or {}) do cats[#cats + 1] = k end
@@ -420,7 +422,7 @@ local function uncompared_text(inp, whole)
     local m = inp.metrics[k]
     for _, op in ipairs(type(m) == "table" and m.operations or {}) do
       local ms = tonumber(op.time_ms)
-      if op.no_trace2_counterpart == true and ms and type(op.name) == "string" then
+      if pick(op) and ms and type(op.name) == "string" then
         n, total = n + 1, total + ms
         if not by_name[op.name] then
           by_name[op.name] = 0
@@ -430,17 +432,33 @@ local function uncompared_text(inp, whole)
       end
     end
   end
-  if n == 0 then return "" end
   table.sort(names, function(a, b)
     if by_name[a] ~= by_name[b] then return by_name[a] > by_name[b] end
     return a < b
   end)
   local top = {}
   for i = 1, math.min(2, #names) do top[i] = md.code(names[i]) .. " " .. ms_text(by_name[names[i]]) end
-  return string.format(" Not compared: %d operation %s of Trace 1 (%s, %s) ran no GPU work in Trace 2 (no "
-    .. "counterpart where TraceDiff aligns the two traces), so no finding covers %s (largest: %s).", n,
-    n == 1 and "signature" or "signatures", ms_text(total), share_text(total, whole), n == 1 and "it" or "them",
-    table.concat(top, "; "))
+  return n, total, table.concat(top, "; ")
+end
+
+local function uncompared_text(inp, whole)
+  if not is_comparative(inp) then return "" end
+  local out = ""
+  local n, total, top = comparative_ops(inp, function(op) return op.no_trace2_counterpart == true end)
+  if n > 0 then
+    out = string.format(" Not compared: %d operation %s of Trace 1 (%s, %s) %s no counterpart in Trace 2 (TraceDiff "
+      .. "aligns %s with no Trace 2 GPU work, and Trace 2 runs no call with the same name and shapes), so no "
+      .. "finding covers %s (largest: %s).", n, n == 1 and "signature" or "signatures", ms_text(total),
+      share_text(total, whole), n == 1 and "has" or "have", n == 1 and "it" or "them", n == 1 and "it" or "them", top)
+  end
+  n, total, top = comparative_ops(inp, function(op) return op.trace2_basis == "same_signature" end)
+  if n > 0 then
+    out = out .. string.format(" Compared call for call: %d operation %s of Trace 1 (%s, %s) %s compared with "
+      .. "Trace 2's own calls of the same name and shapes: the Trace 2 work TraceDiff aligns with %s is none, or "
+      .. "makes the gap more than twice as large (largest: %s).", n, n == 1 and "signature" or "signatures",
+      ms_text(total), share_text(total, whole), n == 1 and "is" or "are", n == 1 and "it" or "them", top)
+  end
+  return out
 end
 
 local function coverage_line(inp)

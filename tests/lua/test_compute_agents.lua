@@ -261,9 +261,15 @@ local AGENT = { gemm = "gemm", groupedgemm_fwd = "gemm", sdpa_fwd = "sdpa", sdpa
 local MI300X_META = json.encode(json.obj("platform", "MI300X", "peak_hbm_bw_tbs", 5.3, "max_achievable_tflops",
   json.obj("matrix_fp16", 654, "matrix_bf16", 708, "matrix_fp32", 163, "matrix_fp8", 1273)))
 
+-- tracelens.analysis with run_category replaced (the rest of the module as it is)
+local function stub_analysis(run_category)
+  local real = require "tracelens.analysis"
+  package.loaded["tracelens.analysis"] = setmetatable({ run_category = run_category }, { __index = real })
+end
+
 -- The analyzer's output for `metrics` (the numeric step replaced by a stub).
 local function run_agent(agent, cat, display, metrics, metadata)
-  package.loaded["tracelens.analysis"] = { run_category = function() return metrics end }
+  stub_analysis(function() return metrics end)
   local chunk = assert(loadfile(root .. "/agents/" .. agent .. ".lua"))
   local ok, out = pcall(chunk, { category = cat, display_name = display, scope = metrics.comparison_scope or "standalone",
     out_dir = "/nonexistent", ops = {}, metadata = metadata or MI300X_META })
@@ -591,6 +597,92 @@ do -- comparative: times and gaps, never the efficiency ratio; count mismatch ex
   lacks(text, "FP8", "comparative gives no precision advice")
 end
 
+do -- comparative: TraceDiff's alignment against trace 2's own calls of the same signature
+  -- (tracelens.analysis trace2_side; docs/compat.md "Comparative: the same
+  -- signature in Trace 2"). The rows are HTA's sampled ranks' aten::mm of
+  -- M=8192, N=8192, K=512: 2 calls, 2503 µs in trace 1; TraceDiff aligned them
+  -- with 20 µs of trace 2 work; trace 2 runs the same 2 calls for 2611 µs.
+  local analysis = require "tracelens.analysis"
+  local KT = "Kernel Time (µs)_sum"
+  local function row(t)
+    local r = { name = "aten::mm", ["Input Dims"] = "((8192, 512), (512, 8192))", ["Input type"] = "('float', 'float')",
+      operation_count = 2, [KT] = 2503.0, lca_count_trace2 = 2, lca_total_kernel_time_trace2_us = 20.0,
+      ["delta_us (trace2 - trace1)"] = 20.0 - 2503.0, ["speedup (trace2/trace1)"] = 20.0 / 2503.0,
+      trace2_same_signature_count = 2, trace2_same_signature_kernel_time_us = 2611.0,
+      trace2_same_name_count = 5, trace2_same_name_kernel_time_us = 3000.0 }
+    for k, v in pairs(t or {}) do r[k] = v end
+    for k, v in pairs(r) do if v == false then r[k] = nil end end
+    return r
+  end
+  local cols = {}
+  for k in pairs(row()) do cols[k] = true end
+  local meta = { gpu_utilization = { total_time_ms = 100.0 } }
+  local function one(t) return analysis.operations({ row(t) }, cols, meta, {}, "comparative")[1] end
+  -- 1. the alignment faces the calls with 20 µs: compared with trace 2's own calls, not slower
+  local o = one()
+  T.eq(o.trace2_basis, "same_signature", "same signature: basis")
+  T.eq(o.t2_time_ms, 2.611, "same signature: trace 2 time")
+  T.eq(o.count_trace2, 2, "same signature: trace 2 calls")
+  T.eq(o.difference_ms, 0.108, "same signature: difference 2.611 - 2.503")
+  T.eq(o.t2_aligned_ms, 0.02, "same signature: what TraceDiff aligned")
+  T.eq(o.efficiency.efficiency_percent, 104.31, "same signature: 100 x 2611 / 2503")
+  T.eq(#analysis.impact_estimates({ o }, "gemm", 100.0, "comparative"), 0, "same signature: not slower, no estimate")
+  T.eq(o.t2_other_shapes, nil, "same signature: no tenfold gap to question")
+  -- 2. four calls in trace 2 for 2610 µs: 1305 µs for trace 1's two; the
+  -- direct gap (1198) is under half the aligned one (2483)
+  o = one { trace2_same_signature_count = 4, trace2_same_signature_kernel_time_us = 2610.0 }
+  T.eq(o.trace2_basis, "same_signature", "scaled: basis")
+  T.eq(o.t2_time_ms, 1.305, "scaled: 2610 x 2 / 4")
+  T.eq(o.count_trace2, 4, "scaled: trace 2's own call count")
+  T.eq(o.efficiency.efficiency_percent, 52.14, "scaled: 100 x 1305 / 2503")
+  -- 3. the alignment agrees with trace 2's calls (gaps 503 and 453 µs): TraceDiff's figures, as the reference
+  o = one { lca_total_kernel_time_trace2_us = 2000.0, ["delta_us (trace2 - trace1)"] = -503.0,
+    trace2_same_signature_kernel_time_us = 2050.0 }
+  T.eq(o.trace2_basis, nil, "consistent alignment: basis kept")
+  T.eq(o.t2_time_ms, 2.0, "consistent alignment: the aligned time")
+  T.eq(o.efficiency.efficiency_percent, 79.9, "consistent alignment: 100 x 2000 / 2503")
+  -- 4. no trace 2 work aligned, the signature runs in trace 2: compared with it
+  o = one { lca_count_trace2 = 0, lca_total_kernel_time_trace2_us = 0.0, ["delta_us (trace2 - trace1)"] = -2503.0 }
+  T.eq(o.trace2_basis, "same_signature", "no aligned work: basis")
+  T.eq(o.no_trace2_counterpart, nil, "no aligned work, same signature in trace 2: compared")
+  T.eq(o.t2_aligned_ms, json.null, "no aligned work: nothing aligned")
+  -- 5. neither: not compared
+  o = one { lca_count_trace2 = 0, lca_total_kernel_time_trace2_us = 0.0, ["delta_us (trace2 - trace1)"] = -2503.0,
+    trace2_same_signature_count = false, trace2_same_signature_kernel_time_us = false }
+  T.eq(o.no_trace2_counterpart, true, "no counterpart at all: flagged")
+  T.eq(o.efficiency.efficiency_percent, json.null, "no counterpart at all: no efficiency")
+  -- 6. a tenfold gap on the aligned figure (0.2 against 2.503 ms), the
+  -- signature absent from trace 2: what trace 2 runs under other shapes
+  o = one { lca_total_kernel_time_trace2_us = 200.0, ["delta_us (trace2 - trace1)"] = -2303.0,
+    trace2_same_signature_count = false, trace2_same_signature_kernel_time_us = false }
+  T.eq(o.trace2_basis, nil, "tenfold gap: the aligned figure")
+  T.eq(o.t2_time_ms, 0.2, "tenfold gap: trace 2 time")
+  T.eq(o.t2_other_shapes.count, 5, "tenfold gap: trace 2's calls under other shapes")
+  T.eq(o.t2_other_shapes.time_ms, 3.0, "tenfold gap: their time")
+  -- a ninefold one is not questioned
+  o = one { lca_total_kernel_time_trace2_us = 280.0, ["delta_us (trace2 - trace1)"] = -2223.0,
+    trace2_same_signature_count = false, trace2_same_signature_kernel_time_us = false }
+  T.eq(o.t2_other_shapes, nil, "ninefold gap: no other shapes")
+
+  -- the prose of a re-based member, and of a tenfold gap with other shapes in trace 2
+  local s = op { name = "aten::cat", count = 10, time_ms = 5.15, pct = 10.0, bound = "memory", eff = 83.75, fpb = 1.0,
+    t2 = 4.313, count2 = 36, diff = -0.837 }
+  s.trace2_basis, s.t2_same_signature_ms, s.t2_aligned_ms = "same_signature", 15.526, 1.136
+  local text = synthetic("comparative same signature", "gemm", "gemm", "GEMM", metrics_of("gemm", "comparative", { s },
+    { finding("gemm", { s }, { bound = "memory", bucket = "all", low = 26.79, mid = 31.25, high = 35.72 }) }))
+  has(text, "The Trace 2 time is that of its own calls with the same name and shapes (36 calls, 15.526 ms; 4.313 ms "
+    .. "for as many calls as Trace 1's 10): the Trace 2 regions TraceDiff aligns with these calls hold 1.136 ms of "
+    .. "GPU work, which would make the gap more than twice what it is against Trace 2's own calls.",
+    "same signature: what the Trace 2 time is")
+  lacks(text, "regions of Trace 2 (TraceDiff's lowest common ancestors", "same signature: no aligned-regions sentence")
+  local x = op { name = "aten::mm", count = 2, time_ms = 1.0, pct = 10.0, bound = "memory", eff = 5.0, fpb = 51.2,
+    t2 = 0.05, count2 = 2, diff = -0.95 }
+  x.t2_other_shapes = json.obj("count", 3, "time_ms", 7.5)
+  text = synthetic("comparative other shapes", "gemm", "gemm", "GEMM", metrics_of("gemm", "comparative", { x },
+    { finding("gemm", { x }, { bound = "memory", bucket = "all", low = 26.79, mid = 31.25, high = 35.72 }) }))
+  has(text, "Under other shapes, Trace 2 runs `aten::mm` 3 times for 7.5 ms.", "tenfold gap: trace 2's other shapes")
+end
+
 do -- every analyzer: no data, error
   for _, agent in ipairs({ "gemm", "sdpa", "elementwise", "reduce", "norm", "convolution", "moe", "triton", "generic" }) do
     local out = run_agent(agent, "x_cat", "X", json.obj("category", "x_cat", "status", "ERROR", "error", "boom",
@@ -603,7 +695,7 @@ do -- every analyzer: no data, error
     lacks(out.findings, "### P", agent .. " no-data file has no card")
   end
   -- a raising numeric step becomes an ERROR metrics object and file
-  package.loaded["tracelens.analysis"] = { run_category = function() error("exploded") end }
+  stub_analysis(function() error("exploded") end)
   local out = assert(loadfile(root .. "/agents/gemm.lua"))({ category = "gemm", display_name = "GEMM", scope = "standalone" })
   package.loaded["tracelens.analysis"] = nil
   has(out.findings, "Status: ERROR", "raising analysis -> error file")
