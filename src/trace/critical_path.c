@@ -169,9 +169,17 @@ static void classify(cp *c)
     c->name_block = tl_xcalloc(nn, 1);
     c->name_lock = tl_xcalloc(nn, 1);
     c->name_sync = tl_xcalloc(nn, 1);
-    static const char *const block[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
-                                        "cudaEventSynchronize",  "cudaMemcpy",            "cudaMemcpyAsync"};
-    static const char *const lock[] = {"cudaHostAlloc", "cudaLaunchKernel", "cudaMemcpyAsync"};
+    /* HTA's lists are CUDA's; a ROCm trace names the same calls hip*
+     * (hipMemcpyWithStream: PyTorch's blocking copy on ROCm). Without them a
+     * ROCm step's hipDeviceSynchronize counted as 13 ms of host work on the
+     * path (MI300X Qwen: "CPU-bound" at 91% GPU compute). */
+    static const char *const block[] = {
+        "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",  "cudaEventSynchronize",
+        "cudaMemcpy",            "cudaMemcpyAsync",       "hipDeviceSynchronize", "hipStreamSynchronize",
+        "hipEventQuery",         "hipEventSynchronize",   "hipMemcpy",       "hipMemcpyAsync",
+        "hipMemcpyWithStream"};
+    static const char *const lock[] = {"cudaHostAlloc",  "cudaLaunchKernel",  "cudaMemcpyAsync", "hipHostAlloc",
+                                       "hipHostMalloc", "hipLaunchKernel", "hipExtLaunchKernel", "hipMemcpyAsync"};
     for (size_t i = 0; i < sizeof block / sizeof *block; i++) {
         uint32_t id = tl_strpool_find(&es->names, block[i], strlen(block[i]));
         if (id != NONE32) c->name_block[id] = 1;

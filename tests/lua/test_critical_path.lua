@@ -68,6 +68,42 @@ do
   T.check(not ok and tostring(err):find("no ProfilerStep#3", 1, true), "unknown step: " .. tostring(err))
 end
 
+-- ---------------------------------------------------------------- ROCm names
+-- The same step without its cuda_sync event, once with CUDA's call names and
+-- once with ROCm's: HTA's lists of blocking calls (zero weight: the host's
+-- wait) and of launch calls are CUDA's, and a ROCm trace's hip* calls must
+-- count as theirs. Through the host alone: op start -> launch (100) ->
+-- launch end (10) -> synchronize start (90) -> its end (0, blocking) -> op
+-- end (240) = 440 us, so the longest path runs through the kernel: op start
+-- -> launch (100, CPU) -> kernel start (50, launch delay) -> kernel end (600)
+-- = 750 us, GPU-bound. With the synchronize counted as host work the host
+-- path would be 1000 us and the step CPU-bound.
+do
+  local function step(launch, sync)
+    return {
+      X("cpu_op", "aten::step", 0, 1000, {}),
+      X("cuda_runtime", launch, 100, 10, { correlation = "1" }),
+      X("kernel", "gemm", 150, 600, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+      X("cuda_runtime", sync, 200, 560, { correlation = "2" }),
+    }
+  end
+  local lengths = {}
+  for _, v in ipairs({ { "cuda", "cudaLaunchKernel", "cudaDeviceSynchronize" },
+    { "hip", "hipLaunchKernel", "hipDeviceSynchronize" }, { "hipcopy", "hipLaunchKernel", "hipMemcpyWithStream" } }) do
+    local path = dir .. "/" .. v[1] .. "_nosync.json"
+    local f = assert(io.open(path, "w"))
+    f:write('{"traceEvents":[', table.concat(step(v[2], v[3]), ",\n"), "]}")
+    f:close()
+    local cp = tl.load(path):critical_path{}
+    lengths[v[1]] = cp.length_us
+    T.close(cp.length_us, 750, v[1] .. ": the blocking call weighs nothing", 0, 1e-9)
+    T.close(cp.by_category.cpu, 100, v[1] .. ": CPU up to the launch", 0, 1e-9)
+    T.close(cp.by_category.gpu_compute, 600, v[1] .. ": the kernel", 0, 1e-9)
+    T.eq(cp.bound, "GPU", v[1] .. ": GPU-bound")
+  end
+  T.eq(lengths.hip, lengths.cuda, "hip names: the path of the CUDA names")
+end
+
 -- ---------------------------------------------------------------- analysis.md's line
 do
   local cpmd = require "tracelens.critical_path_md"
