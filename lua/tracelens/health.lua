@@ -33,6 +33,8 @@ local FIX = {
   stacks = "profile with with_stack=True (call stacks, nn.Module parents and entry points need it)",
   flows = "keep the ac2g flow events (the launch-to-GPU arrows) when filtering or sampling a trace "
     .. "(HTA's trace_filter drops them); the profiler writes them by default",
+  before_trace = "synchronize (torch.cuda.synchronize()) before the profiler's active window opens, e.g. at the "
+    .. "end of each step, so no earlier work runs inside it",
   dropped = "profile every thread (the default) and start the active window after warm-up "
     .. "(torch.profiler.schedule(wait=1, warmup=1, active=N)); a full activity buffer also drops runtime "
     .. "records: profile fewer steps per trace",
@@ -66,8 +68,17 @@ function M.checks(trace)
 
   -- GPU events without a launching CPU op
   local nested = h.gpu_unlinked_launched
-  local missing = h.gpu_unlinked - nested
-  local missing_us = h.gpu_unlinked_us - h.gpu_unlinked_launched_us
+  local before = h.gpu_before_trace or 0
+  local missing = h.gpu_unlinked - nested - before
+  local missing_us = h.gpu_unlinked_us - h.gpu_unlinked_launched_us - (h.gpu_before_trace_us or 0)
+  if before > 0 then
+    add("gpu_before_trace", "warn", "GPU work launched before the trace", count(before, "GPU event") .. " ("
+      .. ms(h.gpu_before_trace_us) .. ", " .. pct(h.gpu_before_trace_us, h.gpu_us) .. " of GPU time) "
+      .. pick(before, "starts", "start") .. " before the trace's first launch call, so "
+      .. pick(before, "it was", "they were") .. " launched before the profiling window opened (typically the "
+      .. "previous step's tail, running while the first profiled step waits for it): the analysis leaves "
+      .. pick(before, "it", "them") .. " out, as work of no profiled op", FIX.before_trace)
+  end
   if nested > 0 then
     add("unlinked_flows", "warn", "GPU events without a launch flow", count(nested, "GPU event") .. " ("
       .. ms(h.gpu_unlinked_launched_us) .. ", " .. pct(h.gpu_unlinked_launched_us, h.gpu_us)

@@ -160,9 +160,11 @@ function M.unlinked_text(u)
 end
 
 --- The five utilisation figures over every GPU event (trace:timeline with
---- the unlinked ones), as gpu_utilization reads them from the sheet.
+--- the unlinked ones, except the work launched before the trace: the
+--- tail of earlier work, of no profiled op), as gpu_utilization reads them
+--- from the sheet.
 local function utilization_all(trace)
-  local ok, t = pcall(trace.timeline, trace, { include_unlinked = true })
+  local ok, t = pcall(trace.timeline, trace, { include_unlinked = true, before_trace = false })
   if not ok or not t or (t.total_time or 0) <= 0 then return nil end
   local pct = function(x) return x / t.total_time * 100 end
   return json.obj(

@@ -22,6 +22,8 @@ int tl_l_trace_check(lua_State *L)
     tl_lset_int(L, "gpu_unlinked", (lua_Integer)h.n_gpu_unlinked);
     tl_lset_us(L, "gpu_us", h.gpu_ns);
     tl_lset_us(L, "gpu_unlinked_us", h.gpu_unlinked_ns);
+    tl_lset_int(L, "gpu_before_trace", (lua_Integer)h.n_gpu_before_trace);
+    tl_lset_us(L, "gpu_before_trace_us", h.gpu_before_trace_ns);
     tl_lset_int(L, "gpu_unlinked_launched", (lua_Integer)h.n_gpu_unlinked_launched);
     tl_lset_int(L, "flow_events", (lua_Integer)h.n_flows);
     tl_lset_int(L, "gpu_linked_by_correlation", (lua_Integer)h.n_gpu_linked_by_corr);
@@ -67,6 +69,8 @@ int tl_l_trace_unlinked_gpu(lua_State *L)
     tl_lset_int(L, "total_ns", u.total_ns);
     tl_lset_int(L, "unlinked_ns", u.unlinked_ns);
     tl_lset_int(L, "count", (lua_Integer)u.count);
+    tl_lset_int(L, "before_trace_ns", u.before_trace_ns);
+    tl_lset_int(L, "before_trace_count", (lua_Integer)u.n_before_trace);
     lua_createtable(L, (int)u.ng, 0);
     for (size_t i = 0; i < u.ng; i++) {
         const tl_unlinked_group *g = &u.g[i];

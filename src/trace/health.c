@@ -121,10 +121,14 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
                 }
             }
         }
-        if (tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS) && tr->parent[u] == TL_NOUID && id != TL_NONE &&
-            tl_idset_has(&corr_launch, id)) {
-            h->n_gpu_unlinked_launched++;
-            h->gpu_unlinked_launched_ns += es->dur[u];
+        if (tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS) && tr->parent[u] == TL_NOUID) {
+            if (id != TL_NONE && tl_idset_has(&corr_launch, id)) {
+                h->n_gpu_unlinked_launched++;
+                h->gpu_unlinked_launched_ns += es->dur[u];
+            } else if (tl_tree_before_trace(tr, es, u)) {
+                h->n_gpu_before_trace++;
+                h->gpu_before_trace_ns += es->dur[u];
+            }
         }
         if (h->n_steps && tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS)) {
             if (es->ts[u] < h->steps_t0) {
@@ -185,6 +189,11 @@ void tl_unlinked_gpu_compute(const tl_trace *t, tl_unlinked_gpu *u)
         for (size_t e = 0; e < es->n; e++) {
             if (es->cat_id[e] != cid[c]) continue;
             int64_t d = es->dur[e] > 0 ? es->dur[e] : 0;
+            if ((es->flags[e] & TL_F_TS) && tl_is_gpu_cat(es->cat[e]) && tl_tree_before_trace(&t->tree, es, e)) {
+                u->before_trace_ns += d;
+                u->n_before_trace++;
+                continue;
+            }
             u->total_ns += d;
             /* linked, under a launch call that some CPU op may enclose */
             if (tl_is_gpu_cat(es->cat[e]) && t->tree.parent[e] != TL_NOUID && !t->tree.gpu_only) continue;

@@ -146,7 +146,7 @@ size_t tl_gpu_buckets(const tl_event_store *es, const tl_tree *t, int include_un
     for (size_t i = 0; i < es->n; i++) {
         bk[i] = 0xff;
         if (!tl_is_gpu_cat(es->cat[i]) || !(es->flags[i] & TL_F_TS)) continue;
-        if (!include_unlinked && !t->in_tree[i]) continue;
+        if (!tl_timeline_holds(es, t, include_unlinked, i)) continue;
         if (flags && flags[i] != want) continue;
         uint8_t b;
         if (es->cat[i] == TL_CAT_GPU_MEMCPY) {
@@ -296,7 +296,7 @@ void tl_overlap_sweep(const tl_event_store *es, const tl_tree *t, int include_un
     TL_VEC(uint32_t) set = {0};
     for (size_t i = 0; i < es->n; i++) {
         if (!tl_is_gpu_cat(es->cat[i]) || !(es->flags[i] & TL_F_TS)) continue;
-        if (!include_unlinked && !t->in_tree[i]) continue;
+        if (!tl_timeline_holds(es, t, include_unlinked, i)) continue;
         TL_PUSH(set, (uint32_t)i);
     }
     size_t n = set.n;

@@ -36,6 +36,21 @@ size_t tl_merge(tl_interval *iv, size_t n);
 size_t tl_subtract(const tl_interval *a, size_t na, const tl_interval *b, size_t nb, tl_interval *out);
 int64_t tl_length(const tl_interval *iv, size_t n);
 
+/* include_unlinked, for the functions below: which GPU events no launch
+ * links to join the linked ones. */
+enum {
+    TL_UNLINKED_NONE = 0,     /* none (the reference's timeline) */
+    TL_UNLINKED_ALL = 1,      /* every one (--include_unlinked_kernels) */
+    TL_UNLINKED_LAUNCHED = 2, /* all but those that ran before the trace's first launch call (tl_tree_before_trace) */
+};
+
+/* Does the timeline's set (include_unlinked: TL_UNLINKED_*) hold GPU event i? */
+static inline int tl_timeline_holds(const tl_event_store *es, const tl_tree *t, int include_unlinked, size_t i)
+{
+    if (t->in_tree[i] || include_unlinked == TL_UNLINKED_ALL) return 1;
+    return include_unlinked == TL_UNLINKED_LAUNCHED && !tl_tree_before_trace(t, es, i);
+}
+
 /* The bucket (TL_B_*) of every GPU event with a timestamp into bk (es->n
  * entries; 0xff for the others, for unlinked ones unless include_unlinked,
  * and where flags[i] != want when flags is given); events per bucket into

@@ -501,10 +501,17 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     if (!threaded) gpu_job_main(&job);
     memset(t->parent, 0xff, es->n * sizeof *t->parent);
     t->gpu_only = 1;
+    t->first_launch_ns = INT64_MAX;
+    uint8_t *kind = tl_launch_kinds(es);
     for (size_t i = 0; i < es->n; i++) {
-        if (es->cat[i] == TL_CAT_CPU_OP || es->cat[i] == TL_CAT_PYTHON_FUNCTION) t->gpu_only = 0;
-        if (tl_is_gpu_cat(es->cat[i])) t->n_gpu++;
+        uint8_t c = es->cat[i];
+        if (c == TL_CAT_CPU_OP || c == TL_CAT_PYTHON_FUNCTION) t->gpu_only = 0;
+        if (tl_is_gpu_cat(c)) t->n_gpu++;
+        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[i]] != TL_LAUNCH_NONE &&
+            (es->flags[i] & TL_F_TS) && es->ts[i] < t->first_launch_ns)
+            t->first_launch_ns = es->ts[i];
     }
+    free(kind);
     t->name_comm = tl_xcalloc(es->names.n + 1, 1);
     for (uint32_t id = 0; id < es->names.n; id++)
         t->name_comm[id] = (uint8_t)tl_name_is_comm(tl_strpool_get(&es->names, id));

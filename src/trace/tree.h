@@ -33,6 +33,9 @@ typedef struct tl_tree {
     size_t n_linked_gpu, n_gpu;     /* GPU-set events linked / total */
     size_t n_linked_by_corr;        /* of them, linked by correlation alone: the trace has no ac2g flow */
     int gpu_only;                   /* no cpu_op nor python_function event */
+    /* start of the first runtime call that enqueues GPU work (a kernel,
+     * copy, memset or graph launch); INT64_MAX when there is none */
+    int64_t first_launch_ns;
     uint8_t *name_comm;             /* per names id: matches the communication regexes */
 } tl_tree;
 
@@ -89,6 +92,14 @@ tl_launch_kind tl_launch_call_kind(const char *name);
 /* The tl_launch_kind of every names id of es (names.n + 1 entries; the
  * caller frees): the test once per distinct name. */
 uint8_t *tl_launch_kinds(const tl_event_store *es);
+
+/* GPU event i started before the trace's first launch call, and no launch
+ * links to it: work launched before the profiling window opened (the tail
+ * of the previous step, running while the first profiled step waits). */
+static inline int tl_tree_before_trace(const tl_tree *t, const tl_event_store *es, size_t i)
+{
+    return !t->in_tree[i] && es->ts[i] < t->first_launch_ns;
+}
 
 /* The op that launched GPU event g (§5): the nearest cpu_op above its
  * runtime call (skipping cpu_ops named "execute", passing python functions),

@@ -54,16 +54,36 @@ local function small_trace()
 end
 
 -- tracelens.prepare.unlinked_gpu as it was before trace:unlinked_gpu (a walk
--- over the events in Lua).
+-- over the events in Lua). The unlinked events that start before the first
+-- runtime call that enqueues GPU work (by name: "launch", "memcpy",
+-- "memset") were launched before the trace: counted apart (`before`).
 local GPU_CATS = { "kernel", "gpu_memcpy", "gpu_memset" }
+local function first_launch_ns(trace)
+  local first = math.huge
+  for _, cat in ipairs({ "cuda_runtime", "cuda_driver" }) do
+    for e in trace:events({ cat = cat }) do
+      local l = tostring(e.name):lower()
+      if (l:find("launch", 1, true) or l:find("memcpy", 1, true) or l:find("memset", 1, true)) and e.ts_ns then
+        first = math.min(first, e.ts_ns)
+      end
+    end
+  end
+  return first
+end
+
 local function unlinked_by_walk(trace)
-  local r = { total_us = 0, unlinked_us = 0, count = 0, kernels = {} }
+  local r = { total_us = 0, unlinked_us = 0, count = 0, kernels = {}, before = 0 }
   local by_key = {}
+  local first = first_launch_ns(trace)
   for _, cat in ipairs(GPU_CATS) do
     for e in trace:events({ cat = cat }) do
       local d = math.max(0, e.dur_ns or 0)
-      r.total_us = r.total_us + d
-      if not e:launcher() then
+      if not e:launcher() and e.ts_ns < first then
+        r.before = r.before + 1
+        d = nil
+      end
+      if d then r.total_us = r.total_us + d end
+      if d and not e:launcher() then
         r.unlinked_us, r.count = r.unlinked_us + d, r.count + 1
         local key = cat .. "\0" .. tostring(e.name)
         local k = by_key[key]
@@ -105,7 +125,9 @@ local function same(a, b, path, errs)
 end
 
 local function check_unlinked(trace, what)
-  local errs = same(prepare.unlinked_gpu(trace), unlinked_by_walk(trace), what, {})
+  local walk = unlinked_by_walk(trace)
+  walk.before = nil -- prepare.unlinked_gpu leaves them out
+  local errs = same(prepare.unlinked_gpu(trace), walk, what, {})
   T.check(#errs == 0, what .. ": unlinked_gpu differs from the walk: " .. table.concat(errs, "; ", 1, math.min(5, #errs)))
 end
 
@@ -333,7 +355,8 @@ if not tl.fs.kind(path) then
 else
   local trace = tl.load(path, { include_call_stack = true, enable_pseudo_ops = true })
   local u = trace:unlinked_gpu()
-  T.check(u.count > 0, "qwen: has unlinked GPU events")
+  T.check(u.before_trace_count > 0, "qwen: has GPU events launched before the trace")
+  T.eq(u.before_trace_count, unlinked_by_walk(trace).before, "qwen: GPU events launched before the trace, as the walk")
   check_unlinked(trace, "qwen")
   check_slices(trace, "qwen")
   local opts = { group_by_num_kernels = true, include_call_stack = true }
