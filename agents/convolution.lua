@@ -4,8 +4,11 @@
 -- Compute-bound groups: tile/occupancy tuning of the dominant kernel (a
 -- depthwise convolution is called out first: one input channel per filter
 -- leaves little work per output). Memory-bound groups: when layout transposes
--- take more than 10% of convolution time, switch to channels-last; otherwise
--- tune memory access. The expected efficiency depends on the filter size.
+-- (ops named transpose, or the NCHW<->NHWC conversion kernels inside the
+-- convolutions) take more than 10% of convolution time, switch to
+-- channels-last; otherwise tune memory access. The expected efficiency
+-- depends on the filter size, and is stated only in the unit of the group's
+-- bound (TFLOPS for compute-bound, bandwidth for memory-bound).
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
@@ -53,19 +56,25 @@ local CLASS_TEXT = { transpose = "transposed convolution (also a layout-mismatch
   depthwise = "depthwise convolution", ["1d"] = "standard 1D convolution", ["2d"] = "standard 2D convolution",
   ["3d"] = "standard 3D convolution", other = "convolution of unrecognised shape" }
 
--- Expected efficiency by filter: {what, % of peak, unit} or nil (asymmetric or unknown filters).
+-- Expected efficiency by filter: {what, % of peak, unit, bound} or nil
+-- (asymmetric or unknown filters); bound: the roofline side the figure is
+-- of (nil: either).
 local function expected(op)
   if class(op) == "depthwise" then return { "depthwise convolutions", 50, "of peak" } end
   local g = geometry(op)
   if not g then return nil end
   if not square(g) then return nil end
   local k = g.kernel[1]
-  if k >= 5 then return { "large filters (5×5 and up)", 70, "of peak TFLOPS" } end
-  if k == 3 then return { "3×3 filters", 70, "of peak TFLOPS" } end
-  if k == 1 then return { "1×1 filters", 60, "of peak HBM bandwidth" } end
+  if k >= 5 then return { "large filters (5×5 and up)", 70, "of peak TFLOPS", "compute" } end
+  if k == 3 then return { "3×3 filters", 70, "of peak TFLOPS", "compute" } end
+  if k == 1 then return { "1×1 filters", 60, "of peak HBM bandwidth", "memory" } end
 end
 
+-- The share of convolution time in layout changes: ops named transpose, and
+-- the NCHW<->NHWC conversion kernels run inside the convolutions.
 local function transpose_pct(v) return (v.metrics.category_specific or {}).transpose_overhead_percent or 0 end
+local function layout_pct(v) return (v.metrics.category_specific or {}).layout_kernel_percent or 0 end
+local function layout_share(v) return math.max(transpose_pct(v), layout_pct(v)) end
 
 local rules = { missing = "No Convolution operations found in trace" }
 
@@ -96,8 +105,8 @@ function rules.identify(v)
   if c == "depthwise" then
     out[2] = "Each filter sees one input channel, so every output has little work and a lower efficiency is expected."
   end
-  local t = transpose_pct(v)
-  if v.bound == "memory" and t > TRANSPOSE_MODERATE then
+  local t = layout_share(v)
+  if (v.bound == "memory" or layout_pct(v) > TRANSPOSE_MODERATE) and t > TRANSPOSE_MODERATE then
     out[#out + 1] = "Layout transposes take " .. F.num(t) .. "% of convolution time, "
       .. (t > TRANSPOSE_HIGH and "a high share" or "a moderate share") .. "."
   end
@@ -106,14 +115,17 @@ end
 
 function rules.source_keys(v)
   local keys = { "operations[].Input Dims" }
-  if v.bound == "memory" then keys[2] = "category_specific.transpose_overhead_percent" end
+  if v.bound == "memory" then
+    keys[2] = "category_specific.transpose_overhead_percent"
+    keys[3] = "category_specific.layout_kernel_percent"
+  end
   return keys
 end
 
 function rules.reasoning(v)
   local out, e = {}, expected(v.lead)
   local eff = (v.lead.efficiency or {}).efficiency_percent
-  if e and not v.heuristic and not v.comparative and F.present(eff) then
+  if e and (e[4] == nil or e[4] == v.bound) and not v.heuristic and not v.comparative and F.present(eff) then
     out[1] = "Convolutions with " .. e[1] .. " usually reach more than " .. e[2] .. "% " .. e[3] .. ", and "
       .. say.code(v.lead.name) .. " reaches " .. F.num(eff) .. "%."
   end
@@ -139,8 +151,13 @@ function rules.reasoning(v)
 end
 
 function rules.advice(v)
-  if v.bound == "compute" then return { say.remedy.tile_tuning(v) } end
-  if transpose_pct(v) > TRANSPOSE_MODERATE then return { say.remedy.channels_last(v) } end
+  if v.bound == "compute" then
+    -- the conversion kernels run beside the convolution's own kernel: a
+    -- channels-last model drops them whatever bounds that kernel
+    if layout_pct(v) > TRANSPOSE_MODERATE then return { say.remedy.tile_tuning(v), say.remedy.channels_last(v) } end
+    return { say.remedy.tile_tuning(v) }
+  end
+  if layout_share(v) > TRANSPOSE_MODERATE then return { say.remedy.channels_last(v) } end
   return { say.remedy.memory_access(v) }
 end
 
@@ -151,8 +168,9 @@ function rules.notes(v)
     notes[1] = "The trace does not show the kernel's tile size; a kernel profiler (Nsight Compute, rocprofv3) shows "
       .. "it, and whether another tile shape would fill more compute units."
   end
-  notes[#notes + 1] = "The trace does not show each convolution's memory layout; layout transposes take "
-    .. F.num(transpose_pct(v)) .. "% of convolution time across all convolutions."
+  notes[#notes + 1] = "The trace does not show each convolution's memory layout; across all convolutions, "
+    .. "NCHW/NHWC conversion kernels inside them take " .. F.num(layout_pct(v)) .. "% of convolution time and ops "
+    .. "named transpose " .. F.num(transpose_pct(v)) .. "%."
   return notes
 end
 
@@ -160,8 +178,15 @@ function rules.summary(metrics)
   local cs = metrics.category_specific or {}
   local t = cs.transpose_overhead_percent or 0
   local band = t > TRANSPOSE_HIGH and "high" or (t > TRANSPOSE_MODERATE and "moderate" or "acceptable")
-  return { "Layout transposes: " .. F.num(cs.transpose_count) .. " signatures, " .. F.num(cs.transpose_time_ms)
+  local out = { "Layout transposes: " .. F.num(cs.transpose_count) .. " signatures, " .. F.num(cs.transpose_time_ms)
     .. " ms, " .. F.num(cs.transpose_overhead_percent) .. "% of convolution time (" .. band .. ")." }
+  local l = cs.layout_kernel_percent or 0
+  if l > 0 then
+    out[2] = "Layout conversion kernels inside the convolutions (NCHW/NHWC): " .. F.num(cs.layout_kernel_time_ms)
+      .. " ms, " .. F.num(l) .. "% of convolution time ("
+      .. (l > TRANSPOSE_HIGH and "high" or (l > TRANSPOSE_MODERATE and "moderate" or "acceptable")) .. ")."
+  end
+  return out
 end
 
 local metrics = F.analyze(ctx)

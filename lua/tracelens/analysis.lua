@@ -44,18 +44,26 @@ local function sum_column(rows, col)
   return s
 end
 
---- The µs of memory copies (GPU events named "Memcpy ...", the GPU timeline's
---- gpu_memcpy) among a unified row's kernels, from its kernel_details_summary.
-function M.copy_time_us(row)
+--- The µs of a unified row's kernels whose name `keep(name)` accepts, from
+--- its kernel_details_summary (entries {'name': ..., 'stream': ..., 'count':
+--- ..., 'total_duration_us': ...}). `hint`, when given, is a text every
+--- accepted name contains (a row without it is skipped unparsed).
+function M.kernel_time_us(row, keep, hint)
   local kd = row.kernel_details_summary
-  if type(kd) ~= "string" or not kd:find("Memcpy", 1, true) then return 0 end
+  if type(kd) ~= "string" or (hint and not kd:find(hint, 1, true)) then return 0 end
   kd = kd:gsub("np%.float64%(([^()]*)%)", "%1")
   local us = 0
-  for t in kd:gmatch("{'name': 'Memcpy [^']*', 'stream': [^,]*, 'count': [^,]*, 'total_duration_us': ([^,}]*)") do
-    us = us + (tonumber(t) or 0)
+  for name, t in kd:gmatch("{'name': '(.-)', 'stream': [^,]*, 'count': [^,]*, 'total_duration_us': ([^,}]*)") do
+    if keep(name) then us = us + (tonumber(t) or 0) end
   end
   return us
 end
+
+local function is_copy(name) return name:sub(1, 7) == "Memcpy " end
+
+--- The µs of memory copies (GPU events named "Memcpy ...", the GPU timeline's
+--- gpu_memcpy) among a unified row's kernels, from its kernel_details_summary.
+function M.copy_time_us(row) return M.kernel_time_us(row, is_copy, "Memcpy") end
 
 --- Is the row a memory copy: all of its kernel time in memory copies (e.g.
 --- `aten::copy_` → `Memcpy DtoH`)? Such an op moves data over the host link (or
@@ -205,12 +213,18 @@ function M.efficiency(row, peak_hbm, maf, scope)
   return eff
 end
 
--- §6.8 classify_kernel_library
+-- §6.8 classify_kernel_library. [FIX, docs/compat.md "kernel libraries"]
+-- the reference's markers are ROCm's: a CUDA trace's cuDNN convolution or
+-- cuBLAS GEMM was "PyTorch Native" (from a native kernel beside it, a bias
+-- add or a fill) or had none; tracelens adds the NVIDIA libraries' and
+-- FBGEMM's kernel-name markers ahead of the native one.
 local OP_LIBRARIES = { { "aiter::", "AITER" }, { "rocm_aiter", "AITER" }, { "fbgemm", "FBGEMM" },
   { "miopen", "MIOpen" }, { "triton", "Triton" } }
 local KERNEL_LIBRARIES = { { "aiter", "AITER" }, { "ck_tile::", "CK" }, { "ck_tile6kentry", "CK" },
   { "FmhaFwd", "CK" }, { "FmhaBwd", "CK" }, { "Cijk_", "Tensile" }, { "wvSplitK", "rocBLAS" },
   { "splitKreduce", "rocBLAS" }, { "rocprim::", "rocPRIM" }, { "triton_", "Triton" },
+  { "cudnn", "cuDNN" }, { "cublas", "cuBLAS" }, { "nvjet_", "cuBLAS" }, { "_sgemm_", "cuBLAS" },
+  { "_hgemm_", "cuBLAS" }, { "cutlass", "CUTLASS" }, { "fbgemm_gpu::", "FBGEMM" },
   { "void at::native::", "PyTorch Native" } }
 
 function M.kernel_library(op_name, kernel_details)

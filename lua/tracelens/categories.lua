@@ -6,6 +6,7 @@
 -- the operation classifier, category_specific, and the no-data / error shapes.
 local json = require "tracelens.json"
 local py = require "tracelens.py"
+local analysis = require "tracelens.analysis"
 
 local M = {}
 
@@ -253,6 +254,18 @@ local function kernel_ms(rows, pred)
   return s / 1000
 end
 
+-- Kernels that convert a tensor between the NCHW and NHWC layouts (cuDNN's
+-- nchwToNhwcKernel / nhwcToNchwKernel, MIOpen's batched_transpose_*): the
+-- cost of a convolution run in a layout other than its input's.
+local LAYOUT_KERNELS = { "nchwtonhwc", "nhwctonchw", "nchw2nhwc", "nhwc2nchw", "batched_transpose" }
+local function is_layout_kernel(name)
+  local l = name:lower()
+  for _, p in ipairs(LAYOUT_KERNELS) do
+    if l:find(p, 1, true) then return true end
+  end
+  return false
+end
+
 local convolution = {
   extra_fields = BASE_FIELDS,
   category_specific = function(rows, _, meta)
@@ -260,8 +273,14 @@ local convolution = {
     local n = count_rows(rows, is_transpose)
     local t_ms = n > 0 and kernel_ms(rows, is_transpose) or 0
     local cat_ms = kernel_ms(rows, function() return true end)
+    -- [FIX, docs/analyzers.md] the layout conversions inside the
+    -- convolutions, which ops named "transpose" do not count
+    local layout_us = 0
+    for _, row in ipairs(rows) do layout_us = layout_us + analysis.kernel_time_us(row, is_layout_kernel) end
     return peak_specs(meta, json.obj("transpose_count", n, "transpose_time_ms", r3(t_ms),
-      "transpose_overhead_percent", cat_ms > 0 and r2(t_ms / cat_ms * 100) or 0))
+      "transpose_overhead_percent", cat_ms > 0 and r2(t_ms / cat_ms * 100) or 0,
+      "layout_kernel_time_ms", r3(layout_us / 1000),
+      "layout_kernel_percent", cat_ms > 0 and r2(layout_us / 1000 / cat_ms * 100) or 0))
   end,
 }
 

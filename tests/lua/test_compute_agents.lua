@@ -683,6 +683,26 @@ do -- comparative: TraceDiff's alignment against trace 2's own calls of the same
   has(text, "Under other shapes, Trace 2 runs `aten::mm` 3 times for 7.5 ms.", "tenfold gap: trace 2's other shapes")
 end
 
+do -- convolution: the NCHW/NHWC conversion kernels inside the convolutions are layout time
+  -- (Falconsai's patch embedding: 23.07 of 129.6 µs in cuDNN's nchwToNhwc / nhwcToNchw kernels)
+  local categories = require "tracelens.categories"
+  local function entry(name, us)
+    return string.format("{'name': '%s', 'stream': 7, 'count': 1, 'total_duration_us': %s, 'mean_duration_us': %s}",
+      name, us, us)
+  end
+  local kd = "[" .. table.concat({ entry("Memset (Device)", 2.112),
+    entry("void cudnn::engines_precompiled::nhwcToNchwKernel<__nv_bfloat16, float>(float const*)", 10.5),
+    entry("void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, float>(float const*)", 12.57),
+    entry("cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized>(Params)", 104.418) }, ", ") .. "]"
+  local rows = { { name = "aten::convolution", ["Kernel Time (µs)_sum"] = 129.6, kernel_details_summary = kd },
+    { name = "aten::transpose", ["Kernel Time (µs)_sum"] = 0.0 } }
+  local cs = categories.config("conv_fwd").category_specific(rows, {}, {})
+  T.close(cs.layout_kernel_time_ms, 0.023, "conv: layout conversion kernels, 10.5 + 12.57 µs", 0, 1e-9)
+  T.close(cs.layout_kernel_percent, 17.8, "conv: 23.07 of 129.6 µs", 0, 1e-9)
+  T.eq(cs.transpose_overhead_percent, 0, "conv: no time in ops named transpose")
+  T.eq(require("tracelens.analysis").kernel_library("aten::convolution", kd), "cuDNN", "conv: the cuDNN kernels' library")
+end
+
 do -- every analyzer: no data, error
   for _, agent in ipairs({ "gemm", "sdpa", "elementwise", "reduce", "norm", "convolution", "moe", "triton", "generic" }) do
     local out = run_agent(agent, "x_cat", "X", json.obj("category", "x_cat", "status", "ERROR", "error", "boom",
