@@ -27,8 +27,8 @@ M.TITLE = {
   host_time = "Host time inside operations far exceeds their kernel time",
   comm_blocking = "Exposed communication blocks compute",
   comm_overlap = "Low compute/communication overlap",
-  d2h_memcpy = "Device-to-host copies on the critical path",
-  h2d_memcpy = "Host-to-device copies on the critical path",
+  d2h_memcpy = "Frequent or long device-to-host copies",
+  h2d_memcpy = "Frequent or long host-to-device copies",
 }
 
 -- The share of the GPU's idle time (all streams, the idle_breakdown sheet's
