@@ -254,12 +254,20 @@ end
 
 -- The estimate's bound and fusion type in words ("compute-bound, with
 -- matrix kernels"), not the fields' enum values (matrix_compute, memory_bound).
-local FUSION_TYPE_WORDS = { matrix_compute = "with matrix kernels (GEMM or convolution)",
+local FUSION_TYPE_WORDS = { matrix_compute = "matrix kernels (GEMM or convolution) with their epilogue",
   memory_bound = "no matrix kernels (element-wise, normalization and reduction kernels)" }
+-- bound_type is the estimator's class (matrix kernels: compute, else
+-- memory), not a roofline verdict on the kernels: said as the estimate's
 local function pattern_words(e)
-  local bound = sf.present(e.bound_type) and (tostring(e.bound_type) .. "-bound") or "bound unknown"
+  local bound = sf.present(e.bound_type) and ("the estimate treats it as " .. tostring(e.bound_type) .. "-bound")
+    or "no bound is estimated"
   local kind = FUSION_TYPE_WORDS[e.fusion_type] or (sf.present(e.fusion_type) and tostring(e.fusion_type))
-  return kind and (bound .. ", " .. kind) or bound
+  return kind and (kind .. "; " .. bound) or bound
+end
+
+-- The Type cell of the impact summary: the kind of kernels alone.
+local function type_words(e)
+  return FUSION_TYPE_WORDS[e.fusion_type] or (sf.present(e.fusion_type) and tostring(e.fusion_type)) or "unknown"
 end
 
 local function coverage(e)
@@ -310,7 +318,7 @@ local function impact_summary(findings)
     local e = f.estimate
     local word = rules.confidence(f.candidate, e.confidence)
     lines[#lines + 1] = string.format("| P%d: %s | %s | %s | %s%% | %s |", n, md.cell(f.pattern.name),
-      pattern_words(e), prose.range(savings(e.impact_score_low), savings(e.impact_score_high)),
+      type_words(e), prose.range(savings(e.impact_score_low), savings(e.impact_score_high)),
       prose.range(num(e.impact_score_low), num(e.impact_score_high)), word)
   end
   return table.concat(lines, "\n")
