@@ -12,6 +12,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local categories = require "tracelens.categories"
 
 local ctx = ...
 
@@ -45,6 +46,9 @@ end
 
 local function class(op)
   local name, kernel = op.name:lower(), tostring(op.kernel_name or ""):lower()
+  -- a layout conversion kernel (MIOpen's batched_transpose_*, cuDNN's
+  -- nchwToNhwc) is not a transposed convolution
+  if categories.is_layout_kernel(name) then return "layout" end
   if name:find("transpose") or name:find("deconv") then return "transpose" end
   local g = geometry(op)
   if kernel:find("depthwise") or (g and g.per_group == 1 and g.c_in > 1) then return "depthwise" end
@@ -53,6 +57,7 @@ local function class(op)
 end
 
 local CLASS_TEXT = { transpose = "transposed convolution (also a layout-mismatch signal)",
+  layout = "layout conversion between NCHW and NHWC, run around convolutions whose kernels want the other layout",
   depthwise = "depthwise convolution", ["1d"] = "standard 1D convolution", ["2d"] = "standard 2D convolution",
   ["3d"] = "standard 3D convolution", other = "convolution of unrecognised shape" }
 
@@ -80,6 +85,7 @@ local rules = { missing = "No Convolution operations found in trace" }
 
 function rules.noun(v)
   local c = class(v.lead)
+  if c == "layout" then return "layout conversion" end
   if c == "depthwise" then return "depthwise convolution" end
   if c == "transpose" then return "transposed convolution" end
   return "convolution"
@@ -148,6 +154,13 @@ function rules.reasoning(v)
   end
   out[#out + 1] = F.occupancy_note(v)
   return out
+end
+
+-- Without a performance model: a layout conversion is removed by running
+-- the model in the layout its convolutions want; anything else is profiled.
+function rules.advice_unmodeled(v)
+  if class(v.lead) == "layout" then return { say.remedy.channels_last(v) } end
+  return { say.remedy.profile_unmodeled(v) }
 end
 
 function rules.advice(v)

@@ -216,15 +216,16 @@ end
 -- §6.8 classify_kernel_library. [FIX, docs/compat.md "kernel libraries"]
 -- the reference's markers are ROCm's: a CUDA trace's cuDNN convolution or
 -- cuBLAS GEMM was "PyTorch Native" (from a native kernel beside it, a bias
--- add or a fill) or had none; tracelens adds the NVIDIA libraries' and
--- FBGEMM's kernel-name markers ahead of the native one.
+-- add or a fill) or had none; tracelens adds the NVIDIA libraries',
+-- FBGEMM's and MIOpen's kernel-name markers ahead of the native one.
 local OP_LIBRARIES = { { "aiter::", "AITER" }, { "rocm_aiter", "AITER" }, { "fbgemm", "FBGEMM" },
   { "miopen", "MIOpen" }, { "triton", "Triton" } }
 local KERNEL_LIBRARIES = { { "aiter", "AITER" }, { "ck_tile::", "CK" }, { "ck_tile6kentry", "CK" },
   { "FmhaFwd", "CK" }, { "FmhaBwd", "CK" }, { "Cijk_", "Tensile" }, { "wvSplitK", "rocBLAS" },
   { "splitKreduce", "rocBLAS" }, { "rocprim::", "rocPRIM" }, { "triton_", "Triton" },
   { "cudnn", "cuDNN" }, { "cublas", "cuBLAS" }, { "nvjet_", "cuBLAS" }, { "_sgemm_", "cuBLAS" },
-  { "_hgemm_", "cuBLAS" }, { "cutlass", "CUTLASS" }, { "fbgemm_gpu::", "FBGEMM" },
+  { "_hgemm_", "cuBLAS" }, { "cutlass", "CUTLASS" }, { "fbgemm_gpu::", "FBGEMM" }, { "igemm_", "MIOpen" },
+  { "batched_transpose_", "MIOpen" },
   { "void at::native::", "PyTorch Native" } }
 
 function M.kernel_library(op_name, kernel_details)

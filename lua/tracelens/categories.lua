@@ -265,6 +265,7 @@ local function is_layout_kernel(name)
   end
   return false
 end
+M.is_layout_kernel = is_layout_kernel
 
 local convolution = {
   extra_fields = BASE_FIELDS,

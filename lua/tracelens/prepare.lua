@@ -94,6 +94,24 @@ local function type_family(ktype)
   return "Others"
 end
 
+-- The convolution category of a kernel name (lower case), or nil:
+-- "CONV_bwd" for the gradients, "CONV_fwd" for the forward pass and the
+-- NCHW/NHWC layout conversions (which the convolution analysis counts as
+-- layout time, tracelens.categories).
+local CONV_BWD = { "igemm_bwd", "igemm_wrw", "_dgrad_", "_wgrad_", "miopenconvbwd", "naive_conv_bwd",
+  "naive_conv_wrw" }
+local CONV_FWD = { "igemm_fwd", "_fprop_", "miopenconvfwd", "miopensp3asmconv", "naive_conv_fwd" }
+local function conv_kernel(lname)
+  for _, w in ipairs(CONV_BWD) do
+    if lname:find(w, 1, true) then return "CONV_bwd" end
+  end
+  for _, w in ipairs(CONV_FWD) do
+    if lname:find(w, 1, true) then return "CONV_fwd" end
+  end
+  if categories.is_layout_kernel(lname) then return "CONV_fwd" end
+  return nil
+end
+
 function M.unlinked_category(name, cat)
   if cat == "gpu_memcpy" then return nil end
   name = tostring(name or "")
@@ -104,6 +122,12 @@ function M.unlinked_category(name, cat)
     return nil
   end
   if lname:sub(1, 7) == "triton_" then return "triton" end
+  -- convolution kernels and the layout conversions around them, which the
+  -- reference's rule table (classify_kernels) has no rule for: MIOpen's
+  -- implicit-GEMM convolutions (igemm_fwd/bwd/wrw_gtc*: forward, data and
+  -- weight gradients) were GEMM work, its batched_transpose_* kernels other
+  local conv = conv_kernel(lname)
+  if conv then return conv end
   local ktype, perf = classify_kernels.classify(name)
   if perf == "Others" then perf = type_family(ktype) end
   if perf == "GEMM" or perf == "GEMM-MoE" then return "GEMM" end

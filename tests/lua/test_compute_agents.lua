@@ -701,6 +701,17 @@ do -- convolution: the NCHW/NHWC conversion kernels inside the convolutions are 
   T.close(cs.layout_kernel_percent, 17.8, "conv: 23.07 of 129.6 µs", 0, 1e-9)
   T.eq(cs.transpose_overhead_percent, 0, "conv: no time in ops named transpose")
   T.eq(require("tracelens.analysis").kernel_library("aten::convolution", kd), "cuDNN", "conv: the cuDNN kernels' library")
+  -- kernels without a launching op (the MI210 gpu_only_trace): MIOpen's
+  -- implicit-GEMM convolutions and its layout conversions are convolution work
+  local prepare = require "tracelens.prepare"
+  for name, want in pairs({
+    ["igemm_fwd_gtcx2_nhwc_bf16_bx0_ex1_bt32x256x32_wt16x64x4_ws1x1_wr1x2"] = "CONV_fwd",
+    ["igemm_bwd_gtcx2_nhwc_bf16_bx0_ex1_bt32x128x32_wt16x64x4_ws1x1_wr1x1"] = "CONV_bwd",
+    ["igemm_wrw_gtcx2_nhwc_bf16_bx0_ex1_bt256x128x16_wt32x32x8_ws2x1_wr2x2"] = "CONV_bwd",
+    ["batched_transpose_16x64_pack_1x4_ediv_1x2_half"] = "CONV_fwd",
+    ["Cijk_Ailk_Bjlk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x64x32"] = "GEMM" }) do
+    T.eq(prepare.unlinked_category(name, "kernel"), want, "unlinked category of " .. name)
+  end
 end
 
 do -- every analyzer: no data, error
