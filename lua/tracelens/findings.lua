@@ -232,11 +232,13 @@ function M.no_roofline(ctx)
   return not present(meta.peak_hbm_bw_tbs) and not present(meta.max_achievable_tflops)
 end
 
---- The blockquote under a heuristic card (§2.2 item 5); no_roofline: the GPU
---- has no arch file, so no operation has a roofline.
+--- The blockquote under a heuristic card (§2.2 item 5); no_roofline: no
+--- platform (an arch file) was resolved for the trace, so no operation has a
+--- roofline.
 function M.heuristic_warning(f, no_roofline)
-  return "> **Warning — estimated:** " .. (no_roofline and "Without an arch file for this GPU no roofline covers "
-    .. "this operation." or "No performance model covers this operation.") .. " The impact is derived from its "
+  return "> **Warning — estimated:** " .. (no_roofline and "Without the GPU's peak figures (no platform was "
+    .. "resolved for this trace; analysis.md's roofline note says why) no roofline covers this operation."
+    or "No performance model covers this operation.") .. " The impact is derived from its "
     .. "share of end-to-end GPU time (" .. M.num(f.percent_of_total) .. "%), not from a gap projection."
 end
 

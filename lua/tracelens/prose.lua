@@ -413,7 +413,7 @@ function M.insight(v)
   local calls = " over " .. t.calls .. " " .. plural(t.calls, "call")
   local share = t.time .. " ms (" .. t.pct .. "% of end-to-end GPU time)"
   if v.heuristic then
-    return subject .. (many and " have" or " has") .. (F.no_roofline(v.ctx) and " no roofline on this GPU (no arch file)"
+    return subject .. (many and " have" or " has") .. (F.no_roofline(v.ctx) and " no roofline (the GPU's peak figures are unknown)"
       or " no performance model") .. ", yet " .. (many and "take " or "takes ")
       .. share .. calls .. "."
   end
@@ -444,7 +444,7 @@ function M.flag_reason(v)
   local what = count .. " " .. v.noun .. " " .. plural(n, "signature")
   if v.heuristic then
     return "This finding covers " .. code(v.lead.name) .. ", which has no " .. (F.no_roofline(v.ctx)
-      and "roofline on this GPU" or "performance model") .. " but takes "
+      and "roofline (the GPU's peak figures are unknown)" or "performance model") .. " but takes "
       .. num(v.finding.percent_of_total) .. "% of end-to-end GPU time, enough to report from its time share alone."
   end
   if v.comparative then
@@ -590,7 +590,7 @@ local function comparative_facts(v, op)
 end
 
 local function heuristic_facts(v, op)
-  local out = { F.no_roofline(v.ctx) and ("Without an arch file for this GPU there is no roofline to place "
+  local out = { F.no_roofline(v.ctx) and ("Without the GPU's peak figures there is no roofline to place "
     .. M.label(v, op) .. " on.") or ("No FLOPs or byte count is modelled for " .. M.label(v, op)
     .. ", so the trace cannot place it on the roofline.") }
   out[2] = "Its weight is its time: " .. num(op.time_ms) .. " ms over " .. num(op.count) .. " "
