@@ -348,16 +348,21 @@ local function sync_card(s, q)
   end
   local h = host_split(s.total_ms)
   if h and h.blocking_ms < BLOCKING_SHARE * s.total_ms then return host_time_card(s, h, names, rows, share) end
+  -- most of the GPU's idle time had launched work waiting (q): the host's
+  -- synchronization waits for that work, it does not hold the GPU back
+  local remove = "keep scalars on the device instead of reading them on the host, and wait on events instead of "
+    .. "blocking synchronizations"
   return {
-    title = sf.TITLE.host_sync,
+    title = q and sf.TITLE.host_sync_queued or sf.TITLE.host_sync,
     insight = string.format("Operations in %s spend %s on the host beyond their GPU kernel time, a sign of device "
       .. "synchronization inside the step.", sf.list(names), sf.ms(s.total_ms))
       .. (h and blocking_sentence(h) or "")
       .. (q and string.format(" The GPU, though, idled with launched work waiting for %s of its idle time (\"%s\"): "
         .. "a host that synchronizes then waits for that work, so removing the synchronization frees the host but "
         .. "does not start the waiting work sooner.", sf.pct(q.share), sf.TITLE.queued_wait) or ""),
-    action = "Remove device synchronizations from the step: keep scalars on the device instead of reading them "
-      .. "on the host, and wait on events instead of blocking synchronizations. Batch the host reads that remain.",
+    action = q and ("First find what the waiting work waits for (\"" .. sf.TITLE.queued_wait .. "\"): the "
+        .. "synchronization only waits for it. Then, so that the host queues the next work meanwhile, " .. remove .. ".")
+      or ("Remove device synchronizations from the step: " .. remove .. ". Batch the host reads that remain."),
     identification = string.format("%s operation signatures take more than 5x their kernel time on the host, "
       .. "adding up to %s (%s)%s. (source: `category_manifest.json` → `categories[].sync_time_ms`, "
       .. "`categories[].sync_ops_count`, `categories[].has_sync_bottleneck`)", sf.count(s.ops), sf.ms(s.total_ms),
@@ -384,7 +389,9 @@ local function cards()
   end
   local s = sync_evidence()
   if #s.categories == 0 then return { idle_card } end
-  if s.bottleneck then return { sync_card(s, q), idle_card } end
+  -- a synchronization bottleneck leads, unless the GPU's idle time is mostly
+  -- launched work waiting: what that work waits for comes first
+  if s.bottleneck and not q then return { sync_card(s, q), idle_card } end
   return { idle_card, sync_card(s, q) }
 end
 

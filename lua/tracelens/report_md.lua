@@ -297,7 +297,8 @@ local function system_items(inp)
   for _, name in ipairs({ "cpu_idle", "multi_kernel" }) do
     local d = findings_of(inp, "system", name)
     for i, c in ipairs(d and d.cards or {}) do
-      if not (name == "cpu_idle" and has_d2h and c.title == sf.TITLE.host_sync) then
+      if not (name == "cpu_idle" and has_d2h and (c.title == sf.TITLE.host_sync or c.title == sf.TITLE.host_sync_queued))
+      then
         local block = doc.block(d, "system", c.p) or doc.block(d, "system", i)
         items[#items + 1] = { title = c.title, card = c.body, source = name,
           block = block and block.body or { "**Impact estimate:** " .. sf.NOT_QUANTIFIABLE } }

@@ -24,6 +24,7 @@ M.TITLE = {
   host_pipeline = "GPU idle gaps in the host pipeline",
   queued_wait = "GPU idle while launched work waits to start",
   host_sync = "Host-side synchronization stalls the GPU pipeline",
+  host_sync_queued = "The host synchronizes on launched work that waits to start",
   host_time = "Host time inside operations far exceeds their kernel time",
   comm_blocking = "Exposed communication blocks compute",
   comm_overlap = "Low compute/communication overlap",

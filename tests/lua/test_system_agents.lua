@@ -152,15 +152,18 @@ do
   T.check(s:find("| Idle with launched work waiting to start | 30.0 ms (75.0%) | true |", 1, true), "queued row")
   level1(s, "system", "cpu_idle (queued)")
   no_placeholders(s, "cpu_idle (queued)")
-  -- beside a sync card: the sync card says the host's wait may be for that work
   local cats = { category("gemm", "GEMM", 12.0, 4, true) }
   s = run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u, cats),
     metrics = cpu_metrics(100.0, 60.0, 40.0, 0.0, 0.0), waits = waits(40.0, 30.0, "k", 25.0) }).findings or ""
   titles = card_titles(s)
-  T.eq(titles[1], "Host-side synchronization stalls the GPU pipeline", "queued idle and a sync bottleneck: sync first")
-  T.eq(titles[2], "GPU idle while launched work waits to start", "then the queued-wait card")
+  -- beside a sync card: the queued-wait card first; the sync card says the
+  -- host's wait is for that work and advises finding what it waits for first
+  T.eq(titles[1], "GPU idle while launched work waits to start", "queued idle and a sync bottleneck: queued first")
+  T.eq(titles[2], "The host synchronizes on launched work that waits to start", "then the sync card, retitled")
   T.check(s:find("The GPU, though, idled with launched work waiting for 75.0% of its idle time", 1, true),
     "the sync card qualified: " .. s)
+  T.check(s:find("**Action**: First find what the waiting work waits for (\"GPU idle while launched work waits to "
+    .. "start\"): the synchronization only waits for it.", 1, true), "the sync card's action: the waiting work first")
   s = run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u, cats),
     metrics = cpu_metrics(100.0, 60.0, 40.0, 0.0, 0.0) }).findings or ""
   T.check(not s:find("idled with launched work waiting", 1, true), "no queued idle: the sync card as before")
