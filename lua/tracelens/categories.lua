@@ -258,13 +258,7 @@ end
 -- nchwToNhwcKernel / nhwcToNchwKernel, MIOpen's batched_transpose_*): the
 -- cost of a convolution run in a layout other than its input's.
 local LAYOUT_KERNELS = { "nchwtonhwc", "nhwctonchw", "nchw2nhwc", "nhwc2nchw", "batched_transpose" }
-local function is_layout_kernel(name)
-  local l = name:lower()
-  for _, p in ipairs(LAYOUT_KERNELS) do
-    if l:find(p, 1, true) then return true end
-  end
-  return false
-end
+local function is_layout_kernel(name) return has_any(name:lower(), LAYOUT_KERNELS) end
 M.is_layout_kernel = is_layout_kernel
 
 local convolution = {

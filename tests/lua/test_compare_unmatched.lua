@@ -121,7 +121,7 @@ T.check(md:find("Trace 2 takes under a tenth of Trace 1's time: before reading t
   "the tenfold gap is questioned in the findings")
 -- trace 2 runs the embedding backward with a 262144x1296 table: 2 calls, 106.57 ms
 T.check(md:find("Under other shapes, Trace 2 runs `torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>` "
-  .. "2 times for 106.57 ms.", 1, true), "the tenfold gap: what trace 2 runs of the op under other shapes")
+  .. "2 times for 106.57 ms", 1, true), "the tenfold gap: what trace 2 runs of the op under other shapes")
 -- the `other` cards are comparative here, not time-share estimates
 T.check(not line:find("share of GPU time alone", 1, true), "comparative: the other cards are not called heuristic")
 

@@ -93,7 +93,7 @@ local function copy_cards(md)
   local cards, cur = {}, nil
   for line in (md .. "\n"):gmatch("([^\n]*)\n") do
     if line:find("^#") then
-      cur = line:find("copies on the critical path", 1, true) and { line } or nil
+      cur = line:find("Frequent or long ", 1, true) and { line } or nil
       if cur then cards[#cards + 1] = cur end
     elseif cur then
       cur[#cur + 1] = line
