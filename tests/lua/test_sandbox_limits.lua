@@ -111,6 +111,17 @@ batch({
   -- (d) a long C call: interruptible, or given up on by the watchdog
   find = { code = [[return ("a"):rep(3000):find(("a-"):rep(12).."b")]], expect = times_out },
   table_move = { code = [[return table.move({}, 1, 1e15, 2)]], expect = fails_with(TIME_LIMIT) },
+  -- Lua's C loops that allocate nothing (redteam): the empty string repeated
+  -- 2^63 times (the empty result at once), and insert/remove shifting the
+  -- elements a __len claims (interrupted)
+  rep_empty = { code = [[return #string.rep("", math.maxinteger) + #("x"):rep(3, "") + #(""):rep(3, ",")]],
+    expect = function(r) return r.ok and r.value == 5, "string.rep: Lua's results, the empty one at once" end },
+  rep_empty_sep = { code = [[return #(""):rep(math.maxinteger, "")]],
+    expect = function(r) return r.ok and r.value == 0, "the empty string at once" end },
+  insert_len = { code = [[local t = setmetatable({}, { __len = function() return 1 << 62 end })
+    table.insert(t, 1, "x")]], expect = fails_with(TIME_LIMIT) },
+  remove_len = { code = [[local t = setmetatable({}, { __len = function() return 1 << 62 end })
+    return table.remove(t, 1)]], expect = fails_with(TIME_LIMIT) },
   stuck = { code = STUCK_RE, expect = fails_with(ABANDONED, true) },
 }, { timeout = TIMEOUT, memory_mb = 64 }, TIMEOUT + GRACE + SLACK)
 
@@ -128,6 +139,24 @@ local mv = tl.parallel({ { code = [[
   return good and #c]] } })
 T.check(mv[1].ok, "table.move in a task: " .. tostring(mv[1].error))
 T.eq(mv[1].value, 20004, "table.move in chunks: Lua's results")
+
+-- the guarded table.insert/table.remove keep Lua's semantics and errors
+local ir = tl.parallel({ { code = [[
+  local t = { 1, 2, 3 }
+  table.insert(t, 4) table.insert(t, 1, 0) table.insert(t, 3, 1.5)
+  local r1 = table.remove(t, 1) local r2 = table.remove(t) local r3 = table.remove({})
+  local e1 = select(2, pcall(table.insert, t, 9, 1))
+  local e2 = select(2, pcall(table.remove, t, 7))
+  local e3 = select(2, pcall(table.insert, t, 1, 2, 3))
+  local big = {} for i = 1, 20000 do big[i] = i end
+  table.insert(big, 1, 0) local first = table.remove(big, 1)
+  local good = first == 0 and #big == 20000
+  for i = 1, 20000 do good = good and big[i] == i end
+  return table.concat(t, ",") .. "|" .. r1 .. r2 .. tostring(r3) .. "|" .. e1 .. "|" .. e2 .. "|" .. e3 .. "|" .. tostring(good)]] } })
+T.check(ir[1].ok, "table.insert/remove in a task: " .. tostring(ir[1].error))
+T.eq(ir[1].value, "1,1.5,2,3|04nil|bad argument #2 to 'table.insert' (position out of bounds)|"
+  .. "bad argument #1 to 'table.remove' (position out of bounds)|wrong number of arguments to 'insert'|true",
+  "table.insert/remove: Lua's results and errors")
 
 -- a stuck task does not hold up the tasks queued behind it (one thread:
 -- a replacement runs them)
