@@ -1,7 +1,9 @@
 #include "limits.h"
 
 #include <lauxlib.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +122,18 @@ tl_limits *tl_limits_of(lua_State *L)
 
 static double mb(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
+/* luaL_error with printf's formats (lua_pushfstring takes no precision:
+ * "%.1f" would raise "invalid conversion" instead of the message). */
+static int raise_fmt(lua_State *L, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return luaL_error(L, "%s", buf);
+}
+
 void tl_limits_need(lua_State *L, size_t n, const char *what)
 {
     tl_limits *lim = tl_limits_of(L);
@@ -127,7 +141,7 @@ void tl_limits_need(lua_State *L, size_t n, const char *what)
     size_t left = tl_limits_left(lim);
     if (n > left) {
         lim->out_of_memory = 1;
-        luaL_error(L, "memory limit exceeded (%s needs %.1f MB, %.1f MB left)", what, mb(n), mb(left));
+        raise_fmt(L, "memory limit exceeded (%s needs %.1f MB, %.1f MB left)", what, mb(n), mb(left));
     }
 }
 
@@ -172,7 +186,7 @@ void tl_limits_charge_object(lua_State *L, int idx, size_t n, const char *what)
     lua_pop(L, 2);
     if (tl_limits_charge(lim, n) != 0) {
         lim->out_of_memory = 1;
-        luaL_error(L, "memory limit exceeded (%s, %.1f MB; cap %.1f MB)", what, mb(n), mb(lim->hit));
+        raise_fmt(L, "memory limit exceeded (%s, %.1f MB; cap %.1f MB)", what, mb(n), mb(lim->hit));
     }
     c->n = n;
 }
@@ -182,7 +196,7 @@ void tl_limits_charge_object(lua_State *L, int idx, size_t n, const char *what)
 /* Raises when the task is over a limit (sticky) or past its deadline. */
 static void raise_if_over(lua_State *L, tl_limits *lim)
 {
-    if (lim->out_of_memory) luaL_error(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
+    if (lim->out_of_memory) raise_fmt(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
     if (lim->timed_out || (lim->deadline > 0 && tl_now_s() > lim->deadline)) {
         lim->timed_out = 1;
         luaL_error(L, "time limit exceeded");

@@ -220,6 +220,28 @@ T.check(v and v[1] == v[2], "DAG: the subtables are one table")
 for _ = 1, 60 do v = v and v[1] end
 T.check(type(v) == "table" and next(v) == nil, "DAG: 60 levels down, the empty table")
 
+-- a small gzip file that expands to a huge trace (redteam): refused once its
+-- decompressed text passes what the memory left allows (as a plain file of
+-- that size is), not after the whole trace was built outside the cap
+local bomb_dir = T.tmpdir()
+local bomb = bomb_dir .. "/bomb.json"
+do
+  local ev = '{"name":"k","cat":"kernel","ph":"X","ts":1,"dur":1,"pid":0,"tid":7,"args":{}}'
+  local f = assert(io.open(bomb, "wb"))
+  f:write('{"traceEvents":[', ev)
+  local chunk = ("," .. ev):rep(10000)
+  for _ = 1, 150 do f:write(chunk) end -- 1.5 M events, 120 MB of text
+  f:write("]}")
+  f:close()
+end
+T.check(os.execute("gzip -9 " .. T.q(bomb)) == true, "gzip the bomb")
+local br = tl.parallel({ { code = [[return tl.load(...)]], args = { bomb .. ".gz" } } },
+  { timeout = 60, memory_mb = 16 })[1]
+T.check(not br.ok and has(br.error, MEMORY_LIMIT) and has(br.error, "decompressed"),
+  "a gzip bomb: refused by its decompressed size: " .. tostring(br.error or br.value))
+T.check(br.seconds < 20, "a gzip bomb: refused early (" .. tostring(br.seconds) .. " s)")
+os.remove(bomb .. ".gz")
+
 -- ------------------------------------------------------------ item 8
 local one = { { code = "return 1" } }
 for _, bad in ipairs({
