@@ -193,12 +193,23 @@ void tl_limits_charge_object(lua_State *L, int idx, size_t n, const char *what)
 
 /* -------------------------------------------------------------- time */
 
-/* Raises when the task is over a limit (sticky) or past its deadline. */
+static void time_hook(lua_State *L, lua_Debug *ar);
+
+/* Raises when the task is over a limit (sticky) or past its deadline. From
+ * then on the hook runs before every instruction: the error unwinds through
+ * the to-be-closed variables of every frame, and Lua runs each __close in
+ * protected mode, the next one after the previous raised; each must stop
+ * at its first instruction, before it calls a slow C function (with the
+ * usual count each could run one, or 10000 instructions, past the limit). */
 static void raise_if_over(lua_State *L, tl_limits *lim)
 {
-    if (lim->out_of_memory) raise_fmt(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
+    if (lim->out_of_memory) {
+        lua_sethook(L, time_hook, LUA_MASKCOUNT, 1);
+        raise_fmt(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
+    }
     if (lim->timed_out || (lim->deadline > 0 && tl_now_s() > lim->deadline)) {
         lim->timed_out = 1;
+        lua_sethook(L, time_hook, LUA_MASKCOUNT, 1);
         luaL_error(L, "time limit exceeded");
     }
 }

@@ -118,6 +118,13 @@ batch({
     expect = function(r) return r.ok and r.value == 5, "string.rep: Lua's results, the empty one at once" end },
   rep_empty_sep = { code = [[return #(""):rep(math.maxinteger, "")]],
     expect = function(r) return r.ok and r.value == 0, "the empty string at once" end },
+  -- the error unwinds through 20000 frames with a to-be-closed variable each,
+  -- whose __close makes one slow C call (redteam): each stops at once
+  close_chain = { code = [[local big = {} for i = 1, 30000 do big[i] = (i * 7919) % 30011 end
+    local mt = { __close = function() local c = table.move(big, 1, #big, 1, {}) table.sort(c) end }
+    local function nest(k) local x <close> = setmetatable({}, mt) if k > 0 then return nest(k - 1) end
+      while true do end end
+    nest(20000)]], expect = fails_with(TIME_LIMIT) },
   insert_len = { code = [[local t = setmetatable({}, { __len = function() return 1 << 62 end })
     table.insert(t, 1, "x")]], expect = fails_with(TIME_LIMIT) },
   remove_len = { code = [[local t = setmetatable({}, { __len = function() return 1 << 62 end })
