@@ -82,6 +82,41 @@ end
 --- not read as the heading's closing sequence.
 function M.heading(s) return (M.text(s):gsub("#(#*%s*)$", "\\#%1")) end
 
+-- s with each `<` that could open raw HTML written as an entity.
+local function no_html(s)
+  return (s:gsub("()<", function(i) return html_start(s, i) and "&lt;" or "<" end))
+end
+
+--- Inline text written by someone else (a user rule's card title) placed in
+--- a line of ours: its Markdown kept, but on one line and without raw HTML
+--- (an unclosed comment would hide what follows).
+function M.foreign_inline(s) return no_html(one_line(s)) end
+
+--- A line of a card or Detailed Analysis block written by someone else (a
+--- user rule's findings file) copied into a document: its inline Markdown,
+--- entities, tables and `<br>` kept, but nothing that changes the structure
+--- around it: on one line (a lone carriage return ends a line in Markdown),
+--- no heading (`#`, or a setext underline of `=` or `-` under the line
+--- before) and no thematic break, also inside a block quote or list item
+--- (escaped with a backslash), and no raw HTML (a comment is a marker to
+--- the checks, an `<a id=...>` a link target).
+function M.foreign_line(s)
+  s = no_html(one_line(s))
+  local at = 1 -- after the container markers: block quotes, list items
+  while true do
+    local j = s:match("^[ \t]*>[ \t]?()", at) or s:match("^[ \t]*[-+*][ \t]+()", at)
+      or s:match("^[ \t]*%d+[.)][ \t]+()", at)
+    if not j or j == at then break end
+    at = j
+  end
+  local rest = s:sub(at)
+  local lead = rest:match("^[ \t]*()")
+  if rest:find("^[ \t]*#") or rest:find("^[ \t]*[=%-*_][=%-*_ \t]*$") then
+    rest = rest:sub(1, lead - 1) .. "\\" .. rest:sub(lead)
+  end
+  return s:sub(1, at - 1) .. rest
+end
+
 --- s split at the pipes that are not escaped (GFM: a `|` right after a
 --- backslash belongs to the cell), nothing stripped: the cells of a table
 --- row once its outer pipes are removed. The parts keep their escapes.

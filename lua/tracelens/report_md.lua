@@ -242,27 +242,52 @@ local function fallback_compute_block(inp, f)
   }
 end
 
+-- A line of a user rule's card or block: the rule's own text, which must not
+-- change the report's structure around it (md.foreign_line: no heading, no
+-- raw HTML, no marker); its impact markers are the report's, made from the
+-- finding.
+local IMPACT_END = "^<!%-%-%s*impact%-end%s*%-%->%s*$"
+local DETAIL_MARKER = "^<!%-%-%s*impact%-begin.-kind=detail_estimate.-%-%->%s*$"
+local function rule_line(line, f)
+  if line:find(IMPACT_END) then return "<!-- impact-end -->" end
+  if line:find(DETAIL_MARKER) then return findings.detail_marker(f) end
+  return md.foreign_line(line)
+end
+
+local function rule_names(inp)
+  local set = {}
+  for _, r in ipairs(inp.rules or {}) do set[r.name] = true end
+  return set
+end
+
 -- One entry per priority_data.findings[] entry, in order:
 -- {title=, card = {lines}, block = {lines}, category=}.
 local function compute_items(inp)
   local items = {}
+  local rules = rule_names(inp)
   for i, f in ipairs((inp.priority or {}).findings or {}) do
     local d = findings_of(inp, "compute", f.category)
     local rank = math.tointeger(f.category_rank) or i
     local card = d and doc.card(d, rank)
     local block = d and doc.block(d, "compute", rank)
     local item = { category = f.category, finding = f }
+    local rule = rules[f.category]
     if card then
-      item.title = card.title
+      item.title = rule and md.foreign_inline(card.title) or card.title
       item.card = {}
       for _, line in ipairs(card.body) do
-        item.card[#item.card + 1] = line:find(P_ITEM) and compute_marker(f) or line
+        item.card[#item.card + 1] = line:find(P_ITEM) and compute_marker(f) or rule and rule_line(line, f) or line
       end
     else
       local fb = fallback_compute_card(inp, f)
       item.title, item.card = fb.title, fb.body
     end
-    item.block = block and block.body or fallback_compute_block(inp, f)
+    if block and rule then
+      item.block = {}
+      for _, line in ipairs(block.body) do item.block[#item.block + 1] = rule_line(line, f) end
+    else
+      item.block = block and block.body or fallback_compute_block(inp, f)
+    end
     items[#items + 1] = item
   end
   return items

@@ -193,6 +193,11 @@ local function accept(t, r, opts)
   if v.metrics ~= nil then
     local ok, m = pcall(json.decode, v.metrics)
     if not ok or not json.is_obj(m) then return "metrics are not a JSON object: " .. tostring(m) end
+    -- the ranking files a finding under its metrics' category: a rule's
+    -- (or an analyzer's) metrics name its own, never a built-in one's
+    if m.category ~= t.name then
+      return string.format("metrics are for category %s, not %s", tostring(m.category), t.name)
+    end
     t.metrics = m
     tl.fs.write_file(string.format("%s/category_data/%s_metrics.json", opts.out_dir, t.name), v.metrics)
   end

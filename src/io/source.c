@@ -28,6 +28,7 @@ struct tl_source {
     struct inflate_state inf;
     uint8_t *in;
     int members;
+    uint64_t max_bytes, produced; /* the cap on decompressed bytes (0 = none), and so far */
 
     /* ring: chunks of chunk_bytes, inflated by the thread, which starts at
      * the first read or take (so the chunk size can be set before) */
@@ -136,7 +137,14 @@ static long produce_gzip(tl_source *s, char *out)
             return -1;
         }
     }
-    return (long)(s->chunk_bytes - st->avail_out);
+    long n = (long)(s->chunk_bytes - st->avail_out);
+    s->produced += (uint64_t)n;
+    if (s->max_bytes && s->produced > s->max_bytes) {
+        tl_error_set(&s->perr, "%s: decompressed data past %llu bytes, " TL_SOURCE_TOO_LARGE, s->path,
+                     (unsigned long long)s->max_bytes);
+        return -1;
+    }
+    return n;
 rerr:
     tl_error_set(&s->perr, "%s: read error: %s", s->path, strerror(errno));
     return -1;
@@ -229,6 +237,11 @@ void tl_source_set_chunk(tl_source *s, size_t bytes, size_t pad)
     if (!s->gzip || s->thread_started || bytes == 0 || bytes > UINT32_MAX || pad > 4096) return;
     s->chunk_bytes = bytes;
     s->pad = pad;
+}
+
+void tl_source_set_max_bytes(tl_source *s, uint64_t max)
+{
+    if (s->gzip && !s->thread_started) s->max_bytes = max;
 }
 
 /* gzip: starts the thread that inflates ahead, once; -1 with err filled

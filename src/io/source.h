@@ -30,6 +30,13 @@ long tl_source_read(tl_source *src, char *buf, size_t cap, tl_error *err);
  * zero bytes after each chunk's data (a taken buffer has bytes + pad). */
 void tl_source_set_chunk(tl_source *src, size_t bytes, size_t pad);
 
+/* gzip only, before the first read or take: once the decompressed data
+ * passes max bytes (0 = no limit), reading fails with "PATH: decompressed
+ * data past N bytes, the most this load may read" (a small file cannot
+ * expand without bound). */
+void tl_source_set_max_bytes(tl_source *src, uint64_t max);
+#define TL_SOURCE_TOO_LARGE "the most this load may read"
+
 /* gzip only, instead of tl_source_read (never after it): the next chunk of
  * decompressed data, whole, without a copy. The caller owns *buf (of the
  * chunk size) and hands it back with tl_source_give once read. Returns its

@@ -2554,6 +2554,15 @@ int tl_scan_file(const char *path, tl_event_store *es, const tl_scan_opts *opts,
     if (!src) return -1;
     es->file_bytes = tl_source_file_size(src);
     es->gzip = tl_source_is_gzip(src);
+    if (opts && opts->max_text_bytes) {
+        if (!es->gzip && es->file_bytes > opts->max_text_bytes) {
+            tl_error_set(err, "%s: %llu bytes, past %llu bytes, " TL_SOURCE_TOO_LARGE, path,
+                         (unsigned long long)es->file_bytes, (unsigned long long)opts->max_text_bytes);
+            tl_source_close(src);
+            return -1;
+        }
+        tl_source_set_max_bytes(src, opts->max_text_bytes);
+    }
     int nparts = opts && opts->parts ? opts->parts
                  : (es->file_bytes >= (es->gzip ? GZ_PARALLEL_MIN_BYTES : PARALLEL_MIN_BYTES) ? cores() : 1);
     if (nparts > MAX_PARTS) nparts = MAX_PARTS;

@@ -46,6 +46,9 @@ typedef struct tl_scan_opts {
     /* Segment size of a gzip file scanned in parallel (0 = 2 MiB); tests
      * use tiny ones. */
     size_t segment_bytes;
+    /* The most bytes of trace text read (decompressed for gzip; a plain
+     * file larger than that is refused at once); 0 = no limit. */
+    uint64_t max_text_bytes;
     /* The largest single JSON value, in bytes (0 = TL_SCAN_MAX_VALUE_DEFAULT). */
     uint64_t max_value_bytes;
     /* The byte classifier (a tl_sx_path of structix.h): 0 = the

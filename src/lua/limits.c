@@ -1,7 +1,9 @@
 #include "limits.h"
 
 #include <lauxlib.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +122,18 @@ tl_limits *tl_limits_of(lua_State *L)
 
 static double mb(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
+/* luaL_error with printf's formats (lua_pushfstring takes no precision:
+ * "%.1f" would raise "invalid conversion" instead of the message). */
+static int raise_fmt(lua_State *L, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return luaL_error(L, "%s", buf);
+}
+
 void tl_limits_need(lua_State *L, size_t n, const char *what)
 {
     tl_limits *lim = tl_limits_of(L);
@@ -127,7 +141,7 @@ void tl_limits_need(lua_State *L, size_t n, const char *what)
     size_t left = tl_limits_left(lim);
     if (n > left) {
         lim->out_of_memory = 1;
-        luaL_error(L, "memory limit exceeded (%s needs %.1f MB, %.1f MB left)", what, mb(n), mb(left));
+        raise_fmt(L, "memory limit exceeded (%s needs %.1f MB, %.1f MB left)", what, mb(n), mb(left));
     }
 }
 
@@ -172,19 +186,30 @@ void tl_limits_charge_object(lua_State *L, int idx, size_t n, const char *what)
     lua_pop(L, 2);
     if (tl_limits_charge(lim, n) != 0) {
         lim->out_of_memory = 1;
-        luaL_error(L, "memory limit exceeded (%s, %.1f MB; cap %.1f MB)", what, mb(n), mb(lim->hit));
+        raise_fmt(L, "memory limit exceeded (%s, %.1f MB; cap %.1f MB)", what, mb(n), mb(lim->hit));
     }
     c->n = n;
 }
 
 /* -------------------------------------------------------------- time */
 
-/* Raises when the task is over a limit (sticky) or past its deadline. */
+static void time_hook(lua_State *L, lua_Debug *ar);
+
+/* Raises when the task is over a limit (sticky) or past its deadline. From
+ * then on the hook runs before every instruction: the error unwinds through
+ * the to-be-closed variables of every frame, and Lua runs each __close in
+ * protected mode, the next one after the previous raised; each must stop
+ * at its first instruction, before it calls a slow C function (with the
+ * usual count each could run one, or 10000 instructions, past the limit). */
 static void raise_if_over(lua_State *L, tl_limits *lim)
 {
-    if (lim->out_of_memory) luaL_error(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
+    if (lim->out_of_memory) {
+        lua_sethook(L, time_hook, LUA_MASKCOUNT, 1);
+        raise_fmt(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
+    }
     if (lim->timed_out || (lim->deadline > 0 && tl_now_s() > lim->deadline)) {
         lim->timed_out = 1;
+        lua_sethook(L, time_hook, LUA_MASKCOUNT, 1);
         luaL_error(L, "time limit exceeded");
     }
 }
@@ -359,6 +384,74 @@ static int guard_move(lua_State *L)
     return 1;
 }
 
+/* Calls upvalue 1 (Lua's function) with the arguments as they are. */
+static int call_original(lua_State *L)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* table.insert(t, pos, v): Lua's, with the time limit checked while the
+ * elements above pos are shifted up: a __len can claim 2^62 of them, and
+ * Lua's loop over absent elements allocates nothing and runs no Lua code
+ * (no hook). Other forms (no pos: no loop; not a table: Lua's checks)
+ * are Lua's own. */
+static int guard_insert(lua_State *L)
+{
+    if (lua_gettop(L) != 3 || lua_type(L, 1) != LUA_TTABLE) return call_original(L);
+    lua_Integer e = (lua_Integer)((lua_Unsigned)luaL_len(L, 1) + 1u); /* first empty element */
+    lua_Integer pos = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, (lua_Unsigned)pos - 1u < (lua_Unsigned)e, 2, "position out of bounds");
+    lua_Integer steps = 0;
+    for (lua_Integer i = e; i > pos; i--) {
+        lua_geti(L, 1, i - 1);
+        lua_seti(L, 1, i); /* t[i] = t[i - 1] */
+        if (++steps % MOVE_CHUNK == 0) tl_limits_check(L);
+    }
+    lua_seti(L, 1, pos); /* t[pos] = v */
+    return 0;
+}
+
+/* table.remove(t [, pos]): Lua's, with the time limit checked while the
+ * elements above pos are shifted down (the same loop as insert's). */
+static int guard_remove(lua_State *L)
+{
+    if (lua_type(L, 1) != LUA_TTABLE) return call_original(L);
+    lua_Integer size = luaL_len(L, 1);
+    lua_Integer pos = luaL_optinteger(L, 2, size);
+    if (pos != size) /* a pos given: in [1, size + 1] (Lua 5.4 names argument 1) */
+        luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 1, "position out of bounds");
+    lua_geti(L, 1, pos); /* the result: t[pos] */
+    lua_Integer steps = 0;
+    for (; pos < size; pos++) {
+        lua_geti(L, 1, pos + 1);
+        lua_seti(L, 1, pos); /* t[pos] = t[pos + 1] */
+        if (++steps % MOVE_CHUNK == 0) tl_limits_check(L);
+    }
+    lua_pushnil(L);
+    lua_seti(L, 1, pos); /* t[pos] = nil */
+    return 1;
+}
+
+/* string.rep(s, n [, sep]): Lua's, except that an empty result (s and sep
+ * empty) is returned at once: Lua's loop would run n times (up to 2^63)
+ * copying nothing, without a look at the clock. A longer result is
+ * allocated first (the memory cap bounds it), so its loop is bounded too. */
+static int guard_rep(lua_State *L)
+{
+    size_t l, lsep = 0;
+    luaL_checklstring(L, 1, &l);
+    luaL_checkinteger(L, 2);
+    luaL_optlstring(L, 3, "", &lsep);
+    if (l == 0 && lsep == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    return call_original(L);
+}
+
 /* Replaces tbl[name] (tbl at idx) by fn with the old value as upvalue 1. */
 static void wrap_field(lua_State *L, int idx, const char *name, lua_CFunction fn)
 {
@@ -378,6 +471,12 @@ void tl_limits_install_guards(lua_State *L)
     wrap_field(L, -1, "setmetatable", guard_setmetatable);
     wrap_field(L, -1, "getmetatable", guard_getmetatable);
     lua_pop(L, 1);
-    if (lua_getglobal(L, "table") == LUA_TTABLE) wrap_field(L, -1, "move", guard_move);
+    if (lua_getglobal(L, "table") == LUA_TTABLE) {
+        wrap_field(L, -1, "move", guard_move);
+        wrap_field(L, -1, "insert", guard_insert);
+        wrap_field(L, -1, "remove", guard_remove);
+    }
+    lua_pop(L, 1);
+    if (lua_getglobal(L, "string") == LUA_TTABLE) wrap_field(L, -1, "rep", guard_rep); /* also ("x"):rep */
     lua_pop(L, 1);
 }

@@ -6,9 +6,10 @@
  * the time hook, tl_limits_check (the one call C code makes in long loops),
  * the charging of C memory made for a task (a loaded trace, a Table, a
  * compiled regex, the copy of a task's result) to its cap, and the guards
- * that keep a task over its limits from carrying on (pcall, xpcall, load
- * and table.move of task states; no __gc metamethods there, nor access to
- * the metatables of C types).
+ * that keep a task over its limits from carrying on (pcall, xpcall, load,
+ * and table.move, table.insert, table.remove and string.rep, Lua's C loops
+ * that could run 2^62 times without allocating; no __gc metamethods there,
+ * nor access to the metatables of C types).
  *
  * Inheritance: a task started by a task (nested tl.parallel) has a record
  * whose parent is its caller's. Its deadline is never later than the
@@ -83,8 +84,8 @@ void tl_limits_charge_object(lua_State *L, int idx, size_t n, const char *what);
  * the error object at erridx): marks the task out of memory when it is a
  * memory error, then raises again when the task is over a limit. */
 void tl_limits_after_catch(lua_State *L, int status, int erridx);
-/* Replaces pcall, xpcall and table.move of a sandboxed state with guarded
- * ones (see above); setmetatable refuses metatables with a __gc field (Lua
+/* Replaces pcall, xpcall, table.move, table.insert, table.remove and
+ * string.rep of a sandboxed state with guarded ones (see above); setmetatable refuses metatables with a __gc field (Lua
  * runs finalizers with hooks off, where no deadline holds) and
  * getmetatable gives no userdata's metatable table. */
 void tl_limits_install_guards(lua_State *L);

@@ -2,10 +2,12 @@
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "../io/source.h"
 #include "../json/json_text.h"
 #include "../trace/capture.h"
 #include "../trace/timeline.h"
@@ -246,7 +248,12 @@ int tl_l_load(lua_State *L)
         write_details = tl_lopt_bool(L, 2, "write_execution_details", 1) && !tl_lua_sandboxed(L);
     }
     struct stat st; /* in a task: refused when a quarter of the file is more than the cap leaves */
-    if (tl_limits_of(L) && stat(path, &st) == 0) tl_limits_need(L, (size_t)st.st_size / 4, path);
+    tl_limits *lim = tl_limits_of(L);
+    if (lim && stat(path, &st) == 0) tl_limits_need(L, (size_t)st.st_size / 4, path);
+    /* ... and so is a gzip file once a quarter of its decompressed text is
+     * (a small file may expand a thousandfold: checked while it is read) */
+    size_t left = lim ? tl_limits_left(lim) : SIZE_MAX;
+    if (left < SIZE_MAX / 4) o.max_text_bytes = (uint64_t)left * 4;
     tl_error err = {{0}};
     tl_trace *t;
     if (capdir) {
@@ -277,6 +284,13 @@ int tl_l_load(lua_State *L)
         t = tl_trace_load(path, &o, &err);
     }
     if (!t) {
+        if (lim && o.max_text_bytes && strstr(err.msg, TL_SOURCE_TOO_LARGE)) {
+            lim->out_of_memory = 1;
+            char msg[sizeof err.msg + 128]; /* lua_pushfstring takes no "%.1f" */
+            snprintf(msg, sizeof msg, "memory limit exceeded (%s: its decompressed text passes 4 times the %.1f MB left)",
+                     path, (double)left / (1024.0 * 1024.0));
+            return luaL_error(L, "%s", msg);
+        }
         lua_pushstring(L, err.msg);
         return lua_error(L);
     }

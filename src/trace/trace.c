@@ -71,6 +71,7 @@ tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *er
     tl_scan_opts so = {0};
     so.parts = t->opts.threads;
     so.skip_host_args = t->opts.skip_host_args;
+    so.max_text_bytes = t->opts.max_text_bytes;
     if (t->opts.max_value_mb < 0 || t->opts.max_value_mb > TL_MAX_VALUE_MB_MAX) {
         tl_error_set(err, "max_value_mb must be from 1 to %d, not %d", TL_MAX_VALUE_MB_MAX, t->opts.max_value_mb);
         tl_es_free(&t->es);

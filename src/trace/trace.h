@@ -20,6 +20,7 @@ typedef struct tl_load_opts {
     int pseudo_ops;         /* run the pseudo-op pass after the tree (--enable_pseudo_ops) */
     int max_value_mb;       /* the largest single JSON value in MiB, 1..TL_MAX_VALUE_MB_MAX (0 = 64) */
     int skip_host_args;     /* host events without their args (tl_scan_opts.skip_host_args): the multi-rank pass */
+    uint64_t max_text_bytes; /* the most bytes of trace text read, decompressed (tl_scan_opts); 0 = no limit */
 } tl_load_opts;
 
 #define TL_MAX_VALUE_MB_DEFAULT 64

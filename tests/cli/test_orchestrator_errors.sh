@@ -160,6 +160,52 @@ mkdir empty_dir
 "$BIN" run orchestrator.lua "$TRACE" -o empty_dir --no-rules -q >/dev/null 2>&1 && [ -f empty_dir/analysis.md ] && ok \
   || ko "an empty directory is used"
 
+# a rule's metrics name its own category: one that names a built-in category
+# (its findings ranked as GEMM's, at any impact it claims) fails, and no
+# finding of the built-in category carries its numbers (redteam)
+mkdir spoof
+cat >spoof/spoof.lua <<'LUA'
+local rule = require "tracelens.rule"
+local json = require "tracelens.json"
+local r = rule.run(..., { select = function(row) return true end,
+  advice = function(v) return { { action = "Do X.", mechanism = "Because Y." } } end })
+local m = json.decode(r.metrics)
+m.category = "gemm"
+for _, f in ipairs(m.category_findings or {}) do f.impact_score, f.impact_score_low, f.impact_score_high = 9999, 9998, 10000 end
+r.metrics = json.encode(m)
+return r
+LUA
+"$BIN" run orchestrator.lua "$TRACE" -o o_spoof --rules spoof -q >/dev/null 2>"$T/err"
+grep -F '| spoof | Compute Kernel |' o_spoof/analysis.md | grep -qF 'metrics are for category gemm, not spoof' && ok \
+  || ko "a rule's metrics for another category: $(grep -F 'spoof' o_spoof/analysis.md | head -3)"
+grep -q '9999' o_spoof/priority_data.json o_spoof/analysis.md && ko "a rule's impact ranked under a built-in category" || ok
+
+# a rule's cards and blocks are copied into analysis.md as its own text: a
+# heading (ATX, setext, inside a list), raw HTML, a marker or an anchor in
+# them does not become part of the report's structure (redteam)
+mkdir inject
+cat >inject/inject.lua <<'LUA'
+local rule = require "tracelens.rule"
+local r = rule.run(..., { select = function(row) return true end,
+  advice = function(v) return { { action = "Do X.", mechanism = "Because Y." } } end })
+local lines = { "", "FAKE Warnings", "-------------", "", "- # FAKE heading in a list", "> ## FAKE quoted heading",
+  "x\r## FAKE after a carriage return", "<h2>FAKE html</h2>", "<!-- top-ops-row low=1 high=2 -->",
+  "<a id=\"detailed-analysis-compute-p1\"></a>", "* * *", "" }
+local inject = table.concat(lines, "\n")
+r.findings = r.findings:gsub("(%*%*Action%*%*:[^\n]*\n)", function(a) return a .. inject end)
+r.findings = r.findings:gsub("(<!%-%- reasoning%-candidate tier=compute rank=1 %-%->\n[^\n]*\n)",
+  function(a) return a .. inject end, 1)
+return r
+LUA
+"$BIN" run orchestrator.lua "$TRACE" -o o_inject --rules inject -q >/dev/null 2>"$T/err"
+grep -q 'FAKE Warnings' o_inject/analysis.md && ok || ko "the injecting rule's cards are in the report"
+grep -q '| inject | Compute Kernel |' o_inject/analysis.md && ko "the injecting rule failed: $(grep '| inject | Compute' o_inject/analysis.md)" || ok
+bad=$(grep -nE '^(-{4,}|={3,}|(- |> )?#+ FAKE|<h2>|<!-- top-ops-row low=1 high=2 -->|\* \* \*$)' o_inject/analysis.md)
+[ -z "$bad" ] && ok || ko "a rule's text became report structure: $bad"
+n_a=$(grep -c '^<a id="detailed-analysis-compute-p1"></a>$' o_inject/analysis.md)
+[ "$n_a" -eq 1 ] && ok || ko "a rule's text added an anchor ($n_a)"
+grep -q $'\r' o_inject/analysis.md && ko "a carriage return from a rule is in the report" || ok
+
 # run from inside the shipped lua/ directory (the script found as
 # ./orchestrator.lua): the analyzers are still found next to it
 (cd "$ROOT/lua" && "$BIN" run orchestrator.lua "$TRACE" -o "$T/from_lua_dir" -q >"$T/stdout" 2>"$T/err")

@@ -111,6 +111,24 @@ batch({
   -- (d) a long C call: interruptible, or given up on by the watchdog
   find = { code = [[return ("a"):rep(3000):find(("a-"):rep(12).."b")]], expect = times_out },
   table_move = { code = [[return table.move({}, 1, 1e15, 2)]], expect = fails_with(TIME_LIMIT) },
+  -- Lua's C loops that allocate nothing (redteam): the empty string repeated
+  -- 2^63 times (the empty result at once), and insert/remove shifting the
+  -- elements a __len claims (interrupted)
+  rep_empty = { code = [[return #string.rep("", math.maxinteger) + #("x"):rep(3, "") + #(""):rep(3, ",")]],
+    expect = function(r) return r.ok and r.value == 5, "string.rep: Lua's results, the empty one at once" end },
+  rep_empty_sep = { code = [[return #(""):rep(math.maxinteger, "")]],
+    expect = function(r) return r.ok and r.value == 0, "the empty string at once" end },
+  -- the error unwinds through 20000 frames with a to-be-closed variable each,
+  -- whose __close makes one slow C call (redteam): each stops at once
+  close_chain = { code = [[local big = {} for i = 1, 30000 do big[i] = (i * 7919) % 30011 end
+    local mt = { __close = function() local c = table.move(big, 1, #big, 1, {}) table.sort(c) end }
+    local function nest(k) local x <close> = setmetatable({}, mt) if k > 0 then return nest(k - 1) end
+      while true do end end
+    nest(20000)]], expect = fails_with(TIME_LIMIT) },
+  insert_len = { code = [[local t = setmetatable({}, { __len = function() return 1 << 62 end })
+    table.insert(t, 1, "x")]], expect = fails_with(TIME_LIMIT) },
+  remove_len = { code = [[local t = setmetatable({}, { __len = function() return 1 << 62 end })
+    return table.remove(t, 1)]], expect = fails_with(TIME_LIMIT) },
   stuck = { code = STUCK_RE, expect = fails_with(ABANDONED, true) },
 }, { timeout = TIMEOUT, memory_mb = 64 }, TIMEOUT + GRACE + SLACK)
 
@@ -128,6 +146,24 @@ local mv = tl.parallel({ { code = [[
   return good and #c]] } })
 T.check(mv[1].ok, "table.move in a task: " .. tostring(mv[1].error))
 T.eq(mv[1].value, 20004, "table.move in chunks: Lua's results")
+
+-- the guarded table.insert/table.remove keep Lua's semantics and errors
+local ir = tl.parallel({ { code = [[
+  local t = { 1, 2, 3 }
+  table.insert(t, 4) table.insert(t, 1, 0) table.insert(t, 3, 1.5)
+  local r1 = table.remove(t, 1) local r2 = table.remove(t) local r3 = table.remove({})
+  local e1 = select(2, pcall(table.insert, t, 9, 1))
+  local e2 = select(2, pcall(table.remove, t, 7))
+  local e3 = select(2, pcall(table.insert, t, 1, 2, 3))
+  local big = {} for i = 1, 20000 do big[i] = i end
+  table.insert(big, 1, 0) local first = table.remove(big, 1)
+  local good = first == 0 and #big == 20000
+  for i = 1, 20000 do good = good and big[i] == i end
+  return table.concat(t, ",") .. "|" .. r1 .. r2 .. tostring(r3) .. "|" .. e1 .. "|" .. e2 .. "|" .. e3 .. "|" .. tostring(good)]] } })
+T.check(ir[1].ok, "table.insert/remove in a task: " .. tostring(ir[1].error))
+T.eq(ir[1].value, "1,1.5,2,3|04nil|bad argument #2 to 'table.insert' (position out of bounds)|"
+  .. "bad argument #1 to 'table.remove' (position out of bounds)|wrong number of arguments to 'insert'|true",
+  "table.insert/remove: Lua's results and errors")
 
 -- a stuck task does not hold up the tasks queued behind it (one thread:
 -- a replacement runs them)
@@ -190,6 +226,28 @@ local v = shared_res.dag_result.value
 T.check(v and v[1] == v[2], "DAG: the subtables are one table")
 for _ = 1, 60 do v = v and v[1] end
 T.check(type(v) == "table" and next(v) == nil, "DAG: 60 levels down, the empty table")
+
+-- a small gzip file that expands to a huge trace (redteam): refused once its
+-- decompressed text passes what the memory left allows (as a plain file of
+-- that size is), not after the whole trace was built outside the cap
+local bomb_dir = T.tmpdir()
+local bomb = bomb_dir .. "/bomb.json"
+do
+  local ev = '{"name":"k","cat":"kernel","ph":"X","ts":1,"dur":1,"pid":0,"tid":7,"args":{}}'
+  local f = assert(io.open(bomb, "wb"))
+  f:write('{"traceEvents":[', ev)
+  local chunk = ("," .. ev):rep(10000)
+  for _ = 1, 150 do f:write(chunk) end -- 1.5 M events, 120 MB of text
+  f:write("]}")
+  f:close()
+end
+T.check(os.execute("gzip -9 " .. T.q(bomb)) == true, "gzip the bomb")
+local br = tl.parallel({ { code = [[return tl.load(...)]], args = { bomb .. ".gz" } } },
+  { timeout = 60, memory_mb = 16 })[1]
+T.check(not br.ok and has(br.error, MEMORY_LIMIT) and has(br.error, "decompressed"),
+  "a gzip bomb: refused by its decompressed size: " .. tostring(br.error or br.value))
+T.check(br.seconds < 20, "a gzip bomb: refused early (" .. tostring(br.seconds) .. " s)")
+os.remove(bomb .. ".gz")
 
 -- ------------------------------------------------------------ item 8
 local one = { { code = "return 1" } }
