@@ -224,7 +224,8 @@ local KERNEL_LIBRARIES = { { "aiter", "AITER" }, { "ck_tile::", "CK" }, { "ck_ti
   { "FmhaFwd", "CK" }, { "FmhaBwd", "CK" }, { "Cijk_", "Tensile" }, { "wvSplitK", "rocBLAS" },
   { "splitKreduce", "rocBLAS" }, { "rocprim::", "rocPRIM" }, { "triton_", "Triton" },
   { "cudnn", "cuDNN" }, { "cublas", "cuBLAS" }, { "nvjet_", "cuBLAS" }, { "_sgemm_", "cuBLAS" },
-  { "_hgemm_", "cuBLAS" }, { "cutlass", "CUTLASS" }, { "fbgemm_gpu::", "FBGEMM" }, { "igemm_", "MIOpen" },
+  { "_hgemm_", "cuBLAS" }, { "pytorch_flash::", "FlashAttention" }, { "flash::flash_", "FlashAttention" },
+  { "cutlass::Kernel", "CUTLASS" }, { "cutlass_", "CUTLASS" }, { "fbgemm_gpu::", "FBGEMM" }, { "igemm_", "MIOpen" },
   { "batched_transpose_", "MIOpen" },
   { "void at::native::", "PyTorch Native" } }
 
