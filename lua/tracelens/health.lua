@@ -120,6 +120,15 @@ function M.checks(trace)
       .. " " .. pick(m, "has", "have") .. " no GPU memset event with " .. pick(m, "its", "their")
       .. " correlation id: " .. pick(m, "its", "their") .. " GPU time, if any, is not in the GPU figures")
   end
+  if (h.launches_captured or 0) > 0 then
+    local cap = h.launches_captured
+    add("launches_captured", "note", "launches recorded into a graph", count(cap, "launch call") .. " "
+      .. pick(cap, "falls", "fall") .. " inside a stream capture (between a StreamBeginCapture and the next "
+      .. "StreamEndCapture of its thread): captured into a GPU graph, " .. pick(cap, "it", "they")
+      .. " never ran, so " .. pick(cap, "it has", "they have") .. " no GPU event. This is a graph capture trace: "
+      .. "pass its folder to `tracelens report REPLAY_TRACE --inference --capture_folder DIR` to give the graph "
+      .. "replays their ops and shapes")
+  end
   if h.launches_without_gpu_at_end > 0 then
     local late = h.launches_without_gpu_at_end
     add("launches_at_end", "note", "launches after the last GPU record", count(late, "launch call", "comes", "come")

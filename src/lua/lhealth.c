@@ -54,6 +54,7 @@ int tl_l_trace_check(lua_State *L)
     tl_lset_int(L, "launches", (lua_Integer)h.n_launches);
     tl_lset_int(L, "launches_without_gpu", (lua_Integer)h.n_launches_orphan);
     tl_lset_int(L, "launches_without_gpu_at_end", (lua_Integer)h.n_launches_orphan_at_end);
+    tl_lset_int(L, "launches_captured", (lua_Integer)h.n_launches_captured);
     tl_lset_int(L, "memset_calls", (lua_Integer)h.n_memsets);
     tl_lset_int(L, "memset_calls_without_gpu", (lua_Integer)h.n_memsets_orphan);
     return 1;

@@ -15,6 +15,72 @@ typedef struct sev {
     uint32_t dev;
 } sev;
 
+/* A stream capture on a thread: from a *StreamBeginCapture call's start to
+ * the end of the next *StreamEndCapture call of the same thread. */
+typedef struct capwin {
+    uint64_t thread;
+    int64_t t0, t1;
+} capwin;
+
+static int cmp_capwin(const void *a, const void *b)
+{
+    const capwin *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static uint64_t thread_of(const tl_event_store *es, size_t u) { return (uint64_t)es->pid[u] << 32 | es->tid[u]; }
+
+/* The capture windows of the trace, sorted by (thread, start); *n their count. */
+static capwin *capture_windows(const tl_event_store *es, size_t *n)
+{
+    *n = 0;
+    /* per names id: 1 a begin-capture call, 2 an end-capture call */
+    uint8_t *role = tl_xcalloc(es->names.n + 1, 1);
+    int any = 0;
+    for (uint32_t id = 0; id < es->names.n; id++) {
+        const char *nm = tl_strpool_get(&es->names, id);
+        if (strstr(nm, "StreamBeginCapture")) role[id] = 1, any = 1;
+        else if (strstr(nm, "StreamEndCapture")) role[id] = 2, any = 1;
+    }
+    TL_VEC(capwin) marks = {0}; /* t0 = ts, t1 = end, thread; role in the sign of t1 - t0 below */
+    if (any)
+        for (size_t u = 0; u < es->n; u++) {
+            uint8_t c = es->cat[u];
+            if ((c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) || !role[es->name[u]] || !(es->flags[u] & TL_F_TS))
+                continue;
+            capwin m = {thread_of(es, u), es->ts[u], role[es->name[u]] == 1 ? INT64_MIN : tl_es_end(es, u)};
+            TL_PUSH(marks, m);
+        }
+    free(role);
+    qsort(marks.v, marks.n, sizeof *marks.v, cmp_capwin);
+    /* pair each begin with the next end of its thread */
+    size_t k = 0;
+    for (size_t i = 0; i < marks.n; i++) {
+        if (marks.v[i].t1 != INT64_MIN) continue;
+        size_t j = i + 1;
+        while (j < marks.n && marks.v[j].thread == marks.v[i].thread && marks.v[j].t1 == INT64_MIN) j++;
+        if (j < marks.n && marks.v[j].thread == marks.v[i].thread)
+            marks.v[k++] = (capwin){marks.v[i].thread, marks.v[i].t0, marks.v[j].t1};
+    }
+    *n = k;
+    return marks.v;
+}
+
+/* Is event u (a call) inside one of the capture windows w[0..n)? */
+static int in_capture(const capwin *w, size_t n, const tl_event_store *es, size_t u)
+{
+    uint64_t th = thread_of(es, u);
+    int64_t ts = es->ts[u];
+    size_t lo = 0, hi = n; /* the first window of a later thread, or of this thread starting after ts */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].thread < th || (w[mid].thread == th && w[mid].t0 <= ts)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && w[lo - 1].thread == th && ts <= w[lo - 1].t1;
+}
+
 void tl_health_compute(const tl_trace *t, tl_health *h)
 {
     const tl_event_store *es = &t->es;
@@ -104,6 +170,8 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     tl_idset_build(&corr_launch, launch_ids.v, launch_ids.n);
     free(seen_ids.v);
     free(launch_ids.v);
+    size_t n_win;
+    capwin *win = capture_windows(es, &n_win);
     /* pass 2: launches without GPU work, GPU work outside the steps */
     for (size_t u = 0; u < es->n; u++) {
         uint8_t c = es->cat[u];
@@ -115,7 +183,9 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
                 h->n_memsets_orphan += !found;
             } else {
                 h->n_launches++;
-                if (!found) {
+                if (!found && n_win && in_capture(win, n_win, es, u)) {
+                    h->n_launches_captured++;
+                } else if (!found) {
                     h->n_launches_orphan++;
                     if (es->ts[u] >= last_gpu_start) h->n_launches_orphan_at_end++;
                 }
@@ -170,6 +240,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     if (!h->n_steps) h->steps_t0 = h->steps_t1 = 0;
     free(gpu.v);
     free(kind);
+    free(win);
     tl_idset_free(&corr_seen);
     tl_idset_free(&corr_launch);
 }

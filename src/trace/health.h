@@ -55,9 +55,12 @@ typedef struct tl_health {
     size_t n_gpu_before_launch;
     int64_t max_gpu_before_launch_ns;
     /* kernel, copy and graph launch calls whose GPU work is not in the trace
-     * (at_end: after the last GPU event started); memset calls likewise (the
-     * runtime does not always record a GPU memset for one) */
-    size_t n_launches, n_launches_orphan, n_launches_orphan_at_end;
+     * (at_end: after the last GPU event started; captured: inside a stream
+     * capture on their thread, from a *StreamBeginCapture call to the next
+     * *StreamEndCapture: recorded into a graph, never run; neither is in
+     * n_launches_orphan); memset calls likewise (the runtime does not always
+     * record a GPU memset for one) */
+    size_t n_launches, n_launches_orphan, n_launches_orphan_at_end, n_launches_captured;
     size_t n_memsets, n_memsets_orphan;
 } tl_health;
 

@@ -94,6 +94,30 @@ ok, code, out = T.run(T.q(bin) .. " check " .. T.q(root .. "/examples/demo_trace
 T.eq(code, 0, "the demo is healthy")
 T.check(out:find("verdict: healthy"), "healthy verdict")
 
+-- a graph capture trace: launches between hipStreamBeginCapture and the next
+-- hipStreamEndCapture of their thread were recorded into a graph, never run
+do
+  local cap = write("capture.json", {
+    X("cuda_runtime", "hipLaunchKernel", 10, 5, { correlation = "1" }),
+    X("kernel", "warmup_kernel", 20, 10, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    F("s", 1, 1, 1, 10), F("f", 1, 0, 7, 20),
+    X("cuda_runtime", "hipStreamBeginCapture", 100, 5, {}),
+    X("cuda_runtime", "hipLaunchKernel", 110, 5, { correlation = "2" }),
+    X("cuda_runtime", "hipLaunchKernel", 120, 5, { correlation = "3" }),
+    X("cuda_runtime", "hipStreamEndCapture", 130, 5, {}),
+    -- on another thread, outside any capture: a launch whose GPU record is missing
+    X("cuda_runtime", "hipLaunchKernel", 115, 5, { correlation = "4" }, 1, 2),
+    X("cuda_runtime", "hipLaunchKernel", 190, 5, { correlation = "5" }),
+    X("kernel", "later_kernel", 200, 10, { correlation = "5", stream = "7", device = "0" }, 0, 7),
+    F("s", 5, 1, 1, 190), F("f", 5, 0, 7, 200),
+  })
+  local _, _, o = T.run(T.q(bin) .. " check " .. T.q(cap))
+  T.check(o:find("[note] launches recorded into a graph: 2 launch calls fall inside a stream capture", 1, true),
+    "capture: two captured launches: " .. o)
+  T.check(o:find("[warn] launches without GPU work: 1 of 5 kernel, copy or graph launch calls has no GPU event", 1, true),
+    "capture: the launch on the other thread is still missing its GPU record: " .. o)
+end
+
 -- counts and their nouns and verbs agree, one and many
 local function has(text, want, what) T.check(text:find(want, 1, true), what .. ": " .. want .. "\n" .. text) end
 ok, code, out = T.run(T.q(bin) .. " check " .. T.q(sick))
