@@ -17,7 +17,8 @@ the steps; overlapping work on one stream (> 1 us); negative and zero
 durations; GPU work starting before its launch (> 1 us: clock offsets).
 
 options:
-  --json      one JSON object per trace (path, checks, figures) instead of text
+  --json      JSON instead of text: one object (path, checks, figures) for one
+              trace, an array of them for several
   -q          print only the verdict line of each trace
   -h, --help  this help
 
@@ -47,6 +48,7 @@ local function main(argv)
     return 2
   end
   local status = 0
+  local objects = {} -- --json: the traces' objects, written at the end
   for _, path in ipairs(traces) do
     local ok, trace = pcall(tl.load, path)
     if not ok then
@@ -65,13 +67,14 @@ local function main(argv)
       for k in pairs(figures) do keys[#keys + 1] = k end
       table.sort(keys)
       for _, k in ipairs(keys) do fig[k] = figures[k] end
-      io.write(json.encode(json.obj("path", path, "checks", json.arr(arr), "figures", fig)), "\n")
+      objects[#objects + 1] = json.obj("path", path, "checks", json.arr(arr), "figures", fig)
     elseif quiet then
-      io.write((health.format(path, checks):match("verdict:[^\n]*")), "  ", path, "\n")
+      io.write(health.verdict(checks, true), "  ", path, "\n")
     else
       io.write(health.format(path, checks))
     end
   end
+  if as_json then io.write(json.encode(#objects == 1 and objects[1] or json.arr(objects)), "\n") end
   return status
 end
 

@@ -212,6 +212,17 @@ function M.tally(checks)
   return t
 end
 
+--- The verdict line of the checks; quiet: the checks themselves are not
+--- shown (`check -q`).
+function M.verdict(checks, quiet)
+  local t = M.tally(checks)
+  local verdict = t.fail > 0 and "unusable for a GPU analysis"
+    or t.warn > 0 and (quiet and "usable, with limits (run without -q to see them)" or "usable, with the limits above")
+    or "healthy"
+  return string.format("verdict: %s (%d failed, %s, %s)", verdict, t.fail, count(t.warn, "warning"),
+    count(t.note, "note"))
+end
+
 --- The checks as text lines for a terminal.
 function M.format(path, checks)
   local lines = { "tracelens check: " .. path }
@@ -221,12 +232,7 @@ function M.format(path, checks)
     lines[#lines + 1] = line
     if c.fix then lines[#lines + 1] = "         fix: " .. c.fix end
   end
-  local t = M.tally(checks)
-  local verdict = t.fail > 0 and "unusable for a GPU analysis"
-    or t.warn > 0 and "usable, with the limits above"
-    or "healthy"
-  lines[#lines + 1] = string.format("verdict: %s (%d failed, %s, %s)", verdict, t.fail, count(t.warn, "warning"),
-    count(t.note, "note"))
+  lines[#lines + 1] = M.verdict(checks)
   return table.concat(lines, "\n") .. "\n"
 end
 

@@ -89,6 +89,14 @@ T.eq(code, 3, "--json exit status")
 local doc = require("tracelens.json").decode(out)
 T.eq(doc.figures.gpu_unlinked, 2, "--json figures")
 T.eq(#doc.checks, #health.checks(t), "--json checks")
+-- several traces: one JSON document, an array of their objects
+ok, code, out = T.run(T.q(bin) .. " check --json " .. T.q(sick) .. " " .. T.q(root .. "/examples/demo_trace.json"))
+local okd, docs = pcall(require("tracelens.json").decode, out)
+T.check(okd and #docs == 2 and docs[1].path == sick and docs[2].figures ~= nil, "--json, two traces: an array of two")
+-- -q: the verdict alone does not point at limits it did not print
+ok, code, out = T.run(T.q(bin) .. " check -q " .. T.q(sick))
+T.check(out:find("^verdict: usable, with limits %(run without %-q to see them%) %(0 failed, 5 warnings, 3 notes%)  "),
+  "-q verdict: " .. out)
 
 ok, code, out = T.run(T.q(bin) .. " check " .. T.q(root .. "/examples/demo_trace.json"))
 T.eq(code, 0, "the demo is healthy")
