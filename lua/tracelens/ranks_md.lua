@@ -214,6 +214,28 @@ end
 local TOP = 3
 local GB_PER_GIB = 1073741824 / 1e9 -- GiB/s -> GB/s
 
+-- A summary row's key among the per-instance rows (nccl_implicit_sync).
+local function instance_key(r)
+  return table.concat({ tostring(r["Collective name"]), tostring(r.dtype), tostring(r["In msg nelems"]),
+    tostring(r["Group size"]) }, "\0")
+end
+
+-- Per summary key: the process groups and node spans of its instances
+-- ({groups = {name = true}, n_groups, spans = {span = true}}).
+local function instance_groups(t)
+  local by = {}
+  if not t then return by end
+  for _, r in t:rows() do
+    local k = instance_key(r)
+    local g = by[k] or { groups = {}, n_groups = 0, spans = {} }
+    by[k] = g
+    local pg = tostring(r["Process Group Name"])
+    if not g.groups[pg] then g.groups[pg], g.n_groups = true, g.n_groups + 1 end
+    if r.node_span then g.spans[tostring(r.node_span)] = true end
+  end
+  return by
+end
+
 local function collective_lines(d)
   local t = d.sheets.nccl_summary_implicit_sync
   if not t or t:nrows() == 0 then return {} end
@@ -225,7 +247,9 @@ local function collective_lines(d)
     return a.i < b.i
   end)
   local link = link_of(d.arch)
+  local groups = instance_groups(d.sheets.nccl_implicit_sync)
   local n = math.min(TOP, #rows)
+  local crossing = 0 -- rows whose collectives cross nodes: not the GPU-to-GPU link's traffic
   local out = { string.format("The %s by total communication latency (nccl_summary_implicit_sync; "
     .. "latency is the shortest of the ranks' kernels, about the last arrival's; the sheet's `bus bw (GB/s)` "
     .. "is in GiB/s, 2^30 bytes "
@@ -236,12 +260,20 @@ local function collective_lines(d)
   for k = 1, n do
     local r = rows[k].row
     local bw = r["bus bw (GB/s)_mean"]
+    local g = groups[instance_key(r)]
+    -- the summary row names its first group; its calls may be of several
+    local group = r["Process Group Name"] and ((g and g.n_groups > 1)
+      and string.format("%d groups of %s ranks", g.n_groups, tostring(r["Group size"] or "?"))
+      or string.format("%s (%s ranks)", tostring(r["Process Group Name"]), tostring(r["Group size"] or "?")))
+    local inter = g and g.spans.inter_node
+    if inter then crossing = crossing + 1 end
     local cells = { md.cell(r["Collective name"]), md.cell(r.dtype), mb(r["Full msg size (MB)"]),
-      r["Process Group Name"] and md.cell(string.format("%s (%s ranks)", tostring(r["Process Group Name"]),
-        tostring(r["Group size"] or "?"))) or "–",
+      group and (md.cell(group) .. (inter and " (across nodes)" or "")) or "–",
       tostring(math.tointeger(r.count) or r.count), string.format("%.3f", r["Total comm latency (ms)"] or 0),
       string.format("%.3f", r.comm_latency_mean or 0), bw and string.format("%.2f", bw) or "–" }
-    if link then cells[#cells + 1] = bw and string.format("%.1f%%", 100 * bw * GB_PER_GIB / link.gbps) or "–" end
+    if link then
+      cells[#cells + 1] = (bw and not inter) and string.format("%.1f%%", 100 * bw * GB_PER_GIB / link.gbps) or "–"
+    end
     out[#out + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
   out[#out + 1] = ""
@@ -249,6 +281,10 @@ local function collective_lines(d)
     out[#out + 1] = string.format("The bus bandwidth is compared with the %s of %s: %.1f GB/s per GPU and direction "
       .. "(the arch file's gpu_link_gbps; the share is of the bus bandwidth converted from GiB/s to GB/s).",
       md.text(link.name), md.text(d.platform or "this GPU"), link.gbps)
+    if crossing > 0 then
+      out[#out] = out[#out] .. " A collective across nodes (node_span inter_node) moves its data over the network "
+        .. "between the nodes, whose bandwidth the traces do not give: it has no share of the link."
+    end
   elseif d.arch then
     out[#out + 1] = string.format("The arch file of %s gives no GPU-to-GPU link bandwidth (gpu_link_gbps), so the "
       .. "bus bandwidth is not compared with a link: the link is unknown.", md.text(d.platform or "this GPU"))

@@ -207,6 +207,22 @@ else
   for _, k in ipairs({ "straggler", "last", "wait_lo", "wait_hi" }) do T.eq(mine[k], ref[k], "tp_dp_16: " .. k .. " as ref_csvs") end
   T.eq(mine.top["Collective name"], ref.top["Collective name"], "tp_dp_16: slowest collective as ref_csvs")
   check_busy(sec, per_rank(tp .. "/ranks", 16), 16, "tp_dp_16")
+  -- the slowest collective, allreduce of 64 MB, runs in the DP groups across
+  -- the two nodes: its row counts those groups (from nccl_implicit_sync, read
+  -- here) and gives no share of the intra-node link
+  local groups, spans = {}, {}
+  for _, r in ipairs(T.csv_records(tmp .. "/out_tp/collective_report_csvs/nccl_implicit_sync.csv")) do
+    if r["Collective name"] == ref.top["Collective name"] and r["In msg nelems"] == ref.top["In msg nelems"] then
+      groups[r["Process Group Name"]] = true
+      spans[r.node_span] = true
+    end
+  end
+  local ng = 0
+  for _ in pairs(groups) do ng = ng + 1 end
+  T.check(spans.inter_node and not spans.intra_node, "tp_dp_16: the slowest collective crosses nodes")
+  has(sec, string.format("| %d groups of 2 ranks (across nodes) |", ng), "tp_dp_16: its groups, across nodes")
+  T.check(sec:find("| " .. ref.top["Collective name"] .. " |[^\n]*| – |\n"), "tp_dp_16: no share of the link for it")
+  has(sec, "A collective across nodes (node_span inter_node) moves its data over the network", "tp_dp_16: why")
   validate(tmp .. "/out_tp", "tp_dp_16")
 end
 
