@@ -42,12 +42,10 @@ function M.data(trace, steps)
   if not rep then return nil end
   local ok, cp = pcall(trace.critical_path, trace, { step = rep.number })
   if not ok or type(cp) ~= "table" or not (cp.length_us > 0) then return nil end
-  local by = cp.graph_edges_by_type or {}
-  local gpu = (by.critical_path_kernel_launch_delay or 0) + (by.critical_path_kernel_kernel_delay or 0)
   return { step = cp.step, name = rep.name, length_us = cp.length_us, wall_us = cp.wall_us,
     by_category = cp.by_category, bound = cp.bound, events = #cp.events,
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events
-    blind = gpu > 0 and (by.critical_path_sync_dependency or 0) == 0 }
+    blind = cp.blind }
 end
 
 local function ms(us) return string.format("%.3f", us / 1000) end

@@ -136,5 +136,7 @@ int tl_l_trace_critical_path(lua_State *L)
      * at least as much of the path as the CPU ops and runtime calls */
     int64_t gpu = p->by_cat[TL_CPC_GPU_COMPUTE] + p->by_cat[TL_CPC_COMM];
     tl_lset_str(L, "bound", gpu >= p->by_cat[TL_CPC_CPU] && gpu > 0 ? "GPU" : "CPU");
+    lua_pushboolean(L, tl_cpath_blind(p));
+    lua_setfield(L, -2, "blind");
     return 1;
 }

@@ -51,6 +51,13 @@ static void print_summary(const tl_cpath *p, const char *out, double secs)
         printf("  %-28s %14.3f ms  %5.1f%%\n", tl_cp_cat_name(c), (double)p->by_cat[c] / 1e6, pct);
     }
     printf("overlaid trace: %s\n", out);
+    if (tl_cpath_blind(p)) {
+        double cover = p->win_end > p->win_start ? (double)p->length / (double)(p->win_end - p->win_start) : 1.0;
+        printf("note: the trace records no synchronisation events (cuda_sync, written by PyTorch 2.1 and later on\n"
+               "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it: host work\n"
+               "after such a wait is missing, and the path covers %.0f%% of the window's wall time.\n",
+               100.0 * cover);
+    }
 }
 
 static int usage(const char *msg) { return tl_usage_error("critical-path", msg); }

@@ -110,6 +110,15 @@ typedef struct tl_cp_opts {
 int tl_critical_path(const tl_trace *t, const tl_cp_opts *o, tl_cpath *out, tl_error *err);
 void tl_cpath_free(tl_cpath *p);
 
+/* The path cannot return from the GPU to the host: the window has GPU work
+ * (launch or kernel-to-kernel edges) but no sync edge, as in a trace without
+ * cuda_sync events (older PyTorch, ROCm); host work after a wait for the GPU
+ * is then missing from the path. */
+static inline int tl_cpath_blind(const tl_cpath *p)
+{
+    return p->n_by_type[TL_CPE_LAUNCH] + p->n_by_type[TL_CPE_KERNEL_KERNEL] > 0 && p->n_by_type[TL_CPE_SYNC] == 0;
+}
+
 /* A flow event of the overlay (HTA's overlaid trace): the start ('s') or
  * finish ('f') of path edge `edge` placed on event ev at ts. */
 typedef struct tl_cp_flow {

@@ -69,6 +69,12 @@ print(len(c) - len(fl), len(fl), len(ev))'
 grep -q 'critical path of ProfilerStep#3: 0.990 ms of 1.000 ms wall time, 4 events' "$T/out" && ok \
   || ko "summary: $(cat "$T/out")"
 [ "$(count "$T/o.json.gz")" = "4 4 10" ] && ok || ko "overlay counts: $(count "$T/o.json.gz")"
+! grep -q 'no synchronisation events' "$T/out" && ok || ko "a trace with cuda_sync: no blind-path note"
+# the same step without its cuda_sync event: the path cannot come back to the host, and says so
+grep -v '"cuda_sync"' "$T/good.json" | sed '$ s/,$/]}/' >"$T/nosync.json"
+"$BIN" critical-path "$T/nosync.json" -o "$T/o.json.gz" >"$T/out" 2>"$T/err"
+[ $? -eq 0 ] && grep -q '^note: the trace records no synchronisation events' "$T/out" \
+  && grep -q 'the path covers 75% of the window' "$T/out" && ok || ko "no cuda_sync: the note: $(cat "$T/out" "$T/err")"
 "$BIN" critical-path "$T/good.json" -o "$T/o.json.gz" --all -q >"$T/out" 2>&1
 [ $? -eq 0 ] && [ ! -s "$T/out" ] && ok || ko "--all -q: $(cat "$T/out")"
 

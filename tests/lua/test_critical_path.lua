@@ -54,6 +54,7 @@ do
   T.close(cp.by_category.gpu_compute, 600, "GPU compute", 0, 1e-9)
   T.close(cp.by_category.sync, 560, "the blocking call the path crosses", 0, 1e-9)
   T.eq(cp.bound, "GPU", "GPU-bound")
+  T.eq(cp.blind, false, "a sync edge back to the host: not blind")
   local o = read_json(dir .. "/hand_cp.json.gz")
   local crit, flows = 0, 0
   for _, e in ipairs(o.traceEvents) do
@@ -100,6 +101,7 @@ do
     T.close(cp.by_category.cpu, 100, v[1] .. ": CPU up to the launch", 0, 1e-9)
     T.close(cp.by_category.gpu_compute, 600, v[1] .. ": the kernel", 0, 1e-9)
     T.eq(cp.bound, "GPU", v[1] .. ": GPU-bound")
+    T.eq(cp.blind, true, v[1] .. ": no cuda_sync event, no way back to the host: blind")
   end
   T.eq(lengths.hip, lengths.cuda, "hip names: the path of the CUDA names")
 end
