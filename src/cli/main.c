@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compare/compare.h"
@@ -466,12 +467,19 @@ static int cmd_report(int argc, char **argv)
     if (!trace) return usage_error("report: no trace given", REPORT_HELP);
     if (!out) return usage_error("report: no output directory given (-o DIR)", REPORT_HELP);
     if (platform && arch_path) return usage_error("report: --platform and --arch are mutually exclusive", REPORT_HELP);
-    if (!ro.inference && (ro.group_by_parent_module || capture || compare_capture))
-        return usage_error(ro.group_by_parent_module ? "report: --group_by_parent_module needs --inference"
-                                                     : "report: --capture_folder needs --inference",
-                           REPORT_HELP);
     if (compare_capture && !compare)
         return usage_error("report: --comparison_capture_folder requires --comparison_json_path", REPORT_HELP);
+    /* the output folder's path, before the trace loads (a large trace takes a while) */
+    struct stat ost;
+    if (stat(out, &ost) == 0 && !S_ISDIR(ost.st_mode)) {
+        fprintf(stderr, "tracelens: %s: exists and is not a directory\n", out);
+        return TL_EXIT_INPUT;
+    }
+    if (!ro.inference && (ro.group_by_parent_module || capture || compare_capture))
+        return usage_error(ro.group_by_parent_module ? "report: --group_by_parent_module needs --inference"
+                           : capture              ? "report: --capture_folder needs --inference"
+                                                  : "report: --comparison_capture_folder needs --inference",
+                           REPORT_HELP);
     /* the platform and the arch file are checked before the trace loads:
      * an unknown platform name is a usage error, an unreadable arch file an
      * input error */
@@ -540,7 +548,6 @@ static int cmd_report(int argc, char **argv)
         if (cj.t) tl_trace_release(cj.t);
         return TL_EXIT_INPUT;
     }
-    if (!quiet) fprintf(stderr, "tracelens: roofline: %s\n", pc.how);
     ro.arch = pc.have_arch ? &arch : NULL;
     tl_sheets sheets;
     /* --comparison_json_path: TraceDiff beside the report build adds its
@@ -554,8 +561,13 @@ static int cmd_report(int argc, char **argv)
     if (cj.t) tl_diff_beside_free(&db);
     if (pc.have_arch) tl_arch_free(&arch);
     if (!rc && tl_report_write(&sheets, out, &ro, &err) != 0) rc = TL_EXIT_INPUT;
-    if (rc) fprintf(stderr, "tracelens: %s\n", err.msg);
-    else if (!quiet) fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);
+    if (rc) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+    } else if (!quiet) {
+        /* said once the report is written: a failed run prints its error alone */
+        fprintf(stderr, "tracelens: roofline: %s\n", pc.how);
+        fprintf(stderr, "tracelens: wrote %zu sheets to %s\n", sheets.n, out);
+    }
     if (!rc || sheets.v) tl_sheets_free(&sheets);
     tl_trace_release(t);
     if (cj.t) tl_trace_release(cj.t);

@@ -51,11 +51,21 @@ expect_error control "$T/control.json" "(event 1): control character inside a st
 expect_error corrupt_gz "$T/corrupt.json.gz" "corrupt gzip stream"
 expect_error directory "$T/adir" "is a directory"
 expect_error missing "$T/nope.json" "nope.json: cannot open: No such file or directory"
+# an output path that is a file: said before the trace is read
+printf '%s' "$good" >"$T/g.json"
+: >"$T/afile"
+"$BIN" report "$T/g.json" -o "$T/afile" 2>"$T/err" >/dev/null
+rc=$?
+[ $rc -eq 1 ] && [ "$(cat "$T/err")" = "tracelens: $T/afile: exists and is not a directory" ] && ok \
+  || ko "-o a file: exit $rc, $(cat "$T/err")"
 
 # no GPU event at all: a one-line error; GPU events no launch links to are
 # reported (issue 11 item 2: the gpu_timeline over every GPU event)
 printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2}]}' >"$T/nogpu.json"
 expect_error nogpu "$T/nogpu.json" "no GPU events found in the trace"
+# without -q too, a failing report prints its error alone (no progress line before it)
+"$BIN" report "$T/nogpu.json" -o "$T/out_loud" 2>"$T/err" >/dev/null
+[ "$(wc -l <"$T/err")" -eq 1 ] && ok || ko "report without -q: not one line: $(cat "$T/err")"
 # what the trace holds instead, and how to record the GPU; a category's
 # control bytes are not echoed
 printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":2},{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":9},{"ph":"X","cat":"x\\u001b[31m","name":"c","pid":1,"tid":1,"ts":4,"dur":1},{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"p"}}]}' >"$T/cpuonly.json"
