@@ -70,9 +70,11 @@ static const char *const RANKS_HELP =
     "                           cores; 1: one trace in memory at a time)\n"
     "  -q, --quiet              no progress lines\n";
 
+/* msg names the command ("ranks: ...", "ranks reduce: ..."): one line, as
+ * every command's usage errors (tl_usage_error) */
 static int usage(const char *msg)
 {
-    fprintf(stderr, "tracelens: %s\n\n%s", msg, RANKS_HELP);
+    fprintf(stderr, "tracelens: %s (see `tracelens ranks --help`)\n", msg);
     return TL_EXIT_USAGE;
 }
 

@@ -126,5 +126,14 @@ for r in 0 1; do printf '{' >"$T/allbad/rank${r}_trace.json"; done
 [ "$(tail -1 "$T/err")" = "tracelens: no rank trace could be read (--allow-missing-ranks needs at least one)" ] && ok || ko "allow none: $(cat "$T/err")"
 [ ! -e "$T/out_allow_none" ] && ok || ko "allow none: output left behind"
 
+# usage errors: one line pointing at --help, as every command's
+for args in "$T/gap --trace_glob G" "$T/gap --agg_metrics mean bogus"; do
+  # shellcheck disable=SC2086
+  "$BIN" ranks $args -o "$T/out_usage" 2>"$T/err" >/dev/null
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q '(see `tracelens ranks --help`)$' "$T/err" && ok \
+    || ko "usage error '$args': exit $rc, $(cat "$T/err")"
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
