@@ -30,8 +30,9 @@ static const char *const SPLIT_HELP =
     "options:\n"
     "  -o, --output-dir DIR         output directory (required)\n"
     "  -i, --iterations SPEC        all (default), N (iteration N) or START:END\n"
-    "                               (END exclusive, clamped to the count); alone,\n"
-    "                               the selection is written as one file\n"
+    "                               (END exclusive, clamped to the count); N or\n"
+    "                               START:END alone is written as one file, `all`\n"
+    "                               alone writes only execution_details\n"
     "  --store-single-iteration     one file per selected iteration\n"
     "  --find-steady-state          the steady-state windows: mixed, decode-only and\n"
     "                               prefill+decode (one file each when found)\n"
@@ -180,8 +181,8 @@ int tl_split_cli(int argc, char **argv)
         return TL_EXIT_INPUT;
     }
     if (!o.quiet && !o.range && !o.store_single && !o.find_steady_state && !o.divide_phases)
-        printf("split: no selection given (-i, --store-single-iteration, --find-steady-state, --divide-phases): "
-               "no trace written\n");
+        printf("split: all iterations and no output option: no trace written (give -i N or START:END, "
+               "--store-single-iteration, --find-steady-state or --divide-phases)\n");
     if (!o.quiet)
         printf("split: %zu trace file%s and execution_details.{json,csv} in %s (%.2f s)\n", n, n == 1 ? "" : "s",
                o.out_dir, tl_now_s() - t0);
