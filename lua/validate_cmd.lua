@@ -111,6 +111,15 @@ local function main(argv)
     io.write(validate.format_findings(passed, errors))
     return passed and 0 or 1
   end
+  -- a folder with none of an analysis' outputs (a perf report's, say): say
+  -- so, rather than run the levels over missing files
+  local function has(p) return outdir.kind(text.join(o.dir, p)) ~= nil end
+  if not (has("analysis.md") or has("category_findings") or has("system_findings") or has("priority_data.json")) then
+    io.stderr:write("tracelens: validate: ", o.dir, ": not an analysis output folder (no analysis.md, "
+      .. "category_findings/, system_findings/ or priority_data.json): validate checks what "
+      .. "`tracelens run orchestrator.lua TRACE -o DIR` writes\n")
+    return 1
+  end
   local levels = o.level and { [tonumber(o.level)] = true } or nil
   local r = validate.validate_dir(o.dir, { scope = o.scope, levels = levels })
   if o.level == "2" and r.outputs_error then

@@ -95,8 +95,11 @@ cp -r "$D" "$T/out3"
 sed -i 's/tier=system rank=1/tier=compute rank=1/' "$T/out3/system_findings/cpu_idle_findings.md"
 expect "invalid findings file" 1 "RESULT: FAIL (system_findings/cpu_idle_findings.md)" "$T/out3"
 mkdir "$T/empty"
-expect "empty directory" 1 "<file not found>" "$T/empty"
-expect "level 2 without a manifest" 1 "category_manifest.json: " "$T/empty" --level 2
+# a folder with none of an analysis' outputs (an empty one, a perf report's): one line saying so
+expect "empty directory" 1 "tracelens: validate: $T/empty: not an analysis output folder" "$T/empty"
+expect "empty directory, level 2" 1 "not an analysis output folder" "$T/empty" --level 2
+mkdir -p "$T/partial/category_findings"
+expect "level 2 without a manifest" 1 "category_manifest.json: " "$T/partial" --level 2
 expect "not a directory" 1 "tracelens: validate: $T/nowhere: not a directory" "$T/nowhere"
 
 # usage errors
