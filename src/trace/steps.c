@@ -101,7 +101,7 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     /* every GPU event to its step */
     uint8_t *bk = tl_xmalloc(es->n ? es->n : 1);
     size_t cnt[3];
-    tl_gpu_buckets(es, tr, 1, NULL, 0, bk, cnt);
+    tl_gpu_buckets(es, tr, TL_UNLINKED_LAUNCHED, NULL, 0, bk, cnt); /* not the work launched before the trace */
     size_t *of = tl_xmalloc((es->n ? es->n : 1) * sizeof *of);
     size_t *count = tl_xcalloc(steps.n + 1, sizeof *count);
     TL_VEC(int64_t) corr_ids = {0}; /* the GPU events' correlations */
