@@ -103,10 +103,15 @@ local function migrate_flash(v)
       .. "attention." }
 end
 
+-- Flash Attention runs already: its kernel is a library's, not the user's to
+-- tune; what the user controls is which fused kernel runs.
 local function already_flash()
-  return { action = "Flash Attention is already in use, so the lever is kernel tuning rather than a change of "
-      .. "algorithm.",
-    mechanism = "A migration to Flash Attention does not apply, because the workload already runs it." }
+  return { action = "Flash Attention is already in use, and its kernel is a library's: time the other fused "
+      .. "attention backends for this shape (`torch.nn.attention.sdpa_kernel` with each other `SDPBackend` this "
+      .. "build offers, or a FlashAttention build made for this GPU) and keep the fastest.",
+    mechanism = "A migration to Flash Attention does not apply, because the workload already runs it. Fused "
+      .. "attention kernels differ in how well they fill a given GPU at a given sequence length and head size, so "
+      .. "another backend can run the same attention in less time." }
 end
 
 local function chunked_prefill()
@@ -236,7 +241,7 @@ function rules.advice(v)
   -- paged attention tunes its dominant kernel component
   local target = impl == "paged" and b and ("the " .. say.code(b.top.name) .. " kernel of " .. say.code(v.lead.name)) or nil
   local tune = v.bound == "compute" and say.remedy.tile_tuning(v, target) or say.remedy.memory_access(v, target)
-  if impl == "flash" then return { tune, already_flash() } end
+  if impl == "flash" then return { already_flash() } end
   if impl ~= "paged" then return { tune } end
   if v.bound == "compute" then
     if w == "prefill_heavy" then return { tune, chunked_prefill() } end
