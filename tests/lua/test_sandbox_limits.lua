@@ -247,7 +247,17 @@ local br = tl.parallel({ { code = [[return tl.load(...)]], args = { bomb .. ".gz
 T.check(not br.ok and has(br.error, MEMORY_LIMIT) and has(br.error, "decompressed"),
   "a gzip bomb: refused by its decompressed size: " .. tostring(br.error or br.value))
 T.check(br.seconds < 20, "a gzip bomb: refused early (" .. tostring(br.seconds) .. " s)")
-os.remove(bomb .. ".gz")
+-- ... and among the capture traces of tl.load{capture_folder = DIR}, which
+-- are classified (and merged) under the same budget (redteam2)
+local capdir = bomb_dir .. "/capture"
+T.check(os.execute("mkdir " .. T.q(capdir) .. " && mv " .. T.q(bomb .. ".gz") .. " " .. T.q(capdir)) == true,
+  "the bomb in a capture folder")
+local cr = tl.parallel({ { code = [[return tl.load(...)]], args = { demo, { capture_folder = capdir } } } },
+  { timeout = 60, memory_mb = 16 })[1]
+T.check(not cr.ok and has(cr.error, MEMORY_LIMIT) and has(cr.error, "a capture trace of " .. capdir),
+  "a gzip bomb among the capture traces: refused by its decompressed size: " .. tostring(cr.error or cr.value))
+T.check(cr.seconds < 20, "a capture gzip bomb: refused early (" .. tostring(cr.seconds) .. " s)")
+os.remove(capdir .. "/bomb.json.gz")
 
 -- ------------------------------------------------------------ item 8
 local one = { { code = "return 1" } }
