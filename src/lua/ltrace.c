@@ -211,7 +211,7 @@ static int event_gc(lua_State *L)
 
 /* The C memory of a loaded trace (columns, args, names, tree), as charged
  * to the memory cap of a task that loads it (limits.h). */
-static size_t trace_bytes(const tl_trace *t)
+size_t tl_ltrace_bytes(const tl_trace *t)
 {
     const tl_event_store *es = &t->es;
     const tl_strpool *pools[] = {&es->names, &es->cats, &es->keys, &es->values};
@@ -297,7 +297,7 @@ int tl_l_load(lua_State *L)
     }
     tl_ltrace_push(L, t);
     tl_trace_release(t); /* the handle holds it now */
-    tl_limits_charge_object(L, -1, trace_bytes(t), path); /* a task's cap counts it while the handle lives */
+    tl_limits_charge_object(L, -1, tl_ltrace_bytes(t), path); /* a task's cap counts it while the handle lives */
     return 1;
 }
 

@@ -259,6 +259,20 @@ T.check(not cr.ok and has(cr.error, MEMORY_LIMIT) and has(cr.error, "a capture t
 T.check(cr.seconds < 20, "a capture gzip bomb: refused early (" .. tostring(cr.seconds) .. " s)")
 os.remove(capdir .. "/bomb.json.gz")
 
+-- background reports (redteam2): each build has a thread and working memory
+-- of its own, made in C; a task cannot have more of them running at once than
+-- its cap allows (1024 of them took 1.2 GB in a task capped at 64 MB)
+local bg = tl.parallel({ { code = [[
+  local t = tl.load(...)
+  local jobs = {}
+  for i = 1, 200 do jobs[i] = t:report{ background = true, short_kernel_histogram_bins = i } end
+  return #jobs]], args = { demo } },
+  { code = [[local t = tl.load(...) return #t:report{ background = true }:wait().__order]], args = { demo } } },
+  { timeout = 60, memory_mb = 64, jobs = 2 })
+T.check(not bg[1].ok and has(bg[1].error, MEMORY_LIMIT) and has(bg[1].error, "a report build"),
+  "200 background reports in 64 MB: refused: " .. tostring(bg[1].error or bg[1].value))
+T.check(bg[2].ok and bg[2].value > 0, "one background report in 64 MB: " .. tostring(bg[2].error or bg[2].value))
+
 -- ------------------------------------------------------------ item 8
 local one = { { code = "return 1" } }
 for _, bad in ipairs({
