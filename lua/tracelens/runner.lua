@@ -74,6 +74,7 @@ end
 
 --- The rules of dirs, in directory then name order: {{name =, path =}}.
 --- A rule file's stem is its name; it must be letters, digits, `_` and `-`,
+--- be a regular file (not a symbolic link),
 --- name no built-in analyzer or category (reserved: see reserved_names())
 --- and no rule of another directory (names compared ignoring case, as the
 --- findings files would collide on a case-insensitive file system).
@@ -90,6 +91,10 @@ function M.find_rules(dirs, reserved)
         local key = stem:lower()
         if not stem:find("^[%w_%-]+$") then
           return nil, string.format("rule %s: a rule's file name must be letters, digits, _ or - and .lua", path)
+        elseif tl.fs.lkind(path) == "link" then
+          -- a link can name any file (~/.aws/credentials): loaded as a rule,
+          -- a syntax error would quote a word of it into analysis.md
+          return nil, string.format("rule %s: is a symbolic link; copy the rule file into the folder", path)
         elseif tl.fs.kind(path) ~= "file" then
           return nil, string.format("rule %s: not a file", path)
         elseif reserved(key) then
@@ -173,6 +178,32 @@ function M.tasks(spec, warn)
   return tasks
 end
 
+-- The consistency messages of text, as "line N: <check>" without the text
+-- they quote (a rule chose it: quoted again, it would trip the check again).
+local function consistency_problems(text_, rel)
+  local seen, list = {}, {}
+  for _, msg in ipairs(validate.consistency_text(text_, rel)) do
+    local line, what = msg:match(":(%d+): ([^\"]-):? \"") -- "REL:LINE: what: \"quote\""
+    local item = line and string.format("line %s: %s", line, what) or "a statement that cannot be true"
+    if not seen[item] then
+      seen[item] = true
+      list[#list + 1] = item
+    end
+  end
+  return list
+end
+
+--- A failure reason as the report shows it. A rule chooses its own error
+--- messages, and "table: 0x…", "nan" or "250% of total time" in one would
+--- fail the consistency checks (Level 4) of the whole run once the reason is
+--- written into analysis.md and the rule's findings file: a rule's reason
+--- that holds such text is replaced by one that says why it is not shown.
+function M.shown_reason(why, is_rule)
+  why = tostring(why)
+  if not is_rule or #validate.consistency_text(why, "reason") == 0 then return why end
+  return "its error message is not shown: it holds text the consistency checks refuse"
+end
+
 local function findings_path(out, t)
   local sub = (t.tier == "compute") and "category_findings" or "system_findings"
   return string.format("%s/%s/%s_findings.md", out, sub, t.name)
@@ -210,6 +241,16 @@ local function accept(t, r, opts)
     local passed, errors = validate.validate_findings_file(path, "compute", opts.scope)
     if not passed then return "findings fail the checks: " .. table.concat(errors or {}, "; ") end
   end
+  -- a rule's text is written into analysis.md: a statement in it that cannot
+  -- be true ("table: 0x…", a share above 100%) would fail the consistency
+  -- checks of the whole run, so it fails the rule instead
+  if t.ctx and t.ctx.rule then
+    local wrong = consistency_problems(v.findings, "findings")
+    if #wrong > 0 then
+      return "findings fail the consistency checks (docs/validate.md, Level 4): " .. table.concat(wrong, "; ", 1,
+        math.min(#wrong, 5)) .. (#wrong > 5 and string.format("; %d more", #wrong - 5) or "")
+    end
+  end
   return nil
 end
 
@@ -241,6 +282,7 @@ function M.run(tasks, opts, warn)
         attempt = attempt }
       local why = accept(t, r, opts)
       if why then
+        why = M.shown_reason(why, t.ctx and t.ctx.rule)
         errors[t] = why
         if attempt == 1 and why:find("abandoned", 1, true) then
           -- stuck in a C call past its time: its thread still runs, so a

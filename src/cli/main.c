@@ -288,7 +288,7 @@ static size_t count_graph_launches(const tl_trace *t)
 static int merge_capture(tl_trace **t, const char *dir, int pseudo_ops, int quiet, tl_error *err)
 {
     tl_capture_index idx;
-    if (tl_capture_index_load(dir, 1, &idx, err) != 0) return -1;
+    if (tl_capture_index_load(dir, 1, 0, &idx, err) != 0) return -1;
     if (idx.classified && !quiet) {
         if (idx.written) fprintf(stderr, "tracelens: classified the capture traces: wrote %s/execution_details.json\n", dir);
         else fprintf(stderr, "tracelens: classified the capture traces%s%s\n", idx.note ? ": " : "", idx.note ? idx.note : "");

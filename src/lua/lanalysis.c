@@ -533,6 +533,10 @@ int tl_l_trace_fusion_diff_nodes(lua_State *L)
  * at positions lo..hi (1-based; a node with fewer gives what it has), node
  * after node: the GPU events a fusion candidate claims in its instances
  * (lua/tracelens/fusion/overlap.lua). */
+/* The lists these functions walk (1, 2, ... to the first nil) are read raw
+ * (lua_rawgeti), never through an __index: one that is a C function
+ * (rawlen) would feed the loop forever without a Lua instruction, so
+ * without a look at the clock or the memory cap (redteam2). */
 int tl_l_trace_kernel_slices(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
@@ -544,13 +548,14 @@ int tl_l_trace_kernel_slices(lua_State *L)
     lua_newtable(L);
     lua_Integer n = 0;
     for (lua_Integer i = from;; i++) {
-        if (lua_geti(L, 2, i) == LUA_TNIL) {
+        if (lua_rawgeti(L, 2, i) == LUA_TNIL) {
             lua_pop(L, 1);
             break;
         }
         lua_Integer node = luaL_checkinteger(L, -1);
         lua_pop(L, 1);
         if (node < 0 || (size_t)node >= es->n) return luaL_error(L, "kernel_slices: no event %d", (int)node);
+        if (i == LUA_MAXINTEGER) luaL_error(L, "kernel_slices: the list reaches math.maxinteger");
         if (lo < 1) continue; /* position lo holds nothing: the slice stops at once */
         lua_Integer pos = 0;  /* position among the node's kernel-category events */
         tl_span gs = tl_tree_gpu_span(tr, (uint32_t)node);
@@ -585,7 +590,7 @@ static int read_uid_list(lua_State *L, int idx, int64_t **v, size_t *n, size_t *
 {
     *n = 0;
     for (lua_Integer i = 1;; i++) {
-        int ty = lua_geti(L, idx, i);
+        int ty = lua_rawgeti(L, idx, i);
         if (ty == LUA_TNIL) {
             lua_pop(L, 1);
             return 1;
@@ -617,7 +622,7 @@ int tl_l_uid_repeats(lua_State *L)
     lua_Integer out = 0, nl = 0;
     int ok = 1;
     for (lua_Integer li = 1; ok; li++) {
-        if (lua_geti(L, 1, li) != LUA_TTABLE) {
+        if (lua_rawgeti(L, 1, li) != LUA_TTABLE) {
             ok = lua_isnil(L, -1);
             lua_pop(L, 1);
             break;
@@ -666,7 +671,7 @@ int tl_l_uid_claims(lua_State *L)
     size_t n, cap = 0;
     int ok = 1;
     for (size_t k = 1; ok && k <= nl; k++) {
-        if (lua_geti(L, 1, (lua_Integer)k) != LUA_TTABLE) {
+        if (lua_rawgeti(L, 1, (lua_Integer)k) != LUA_TTABLE) {
             ok = 0;
             lua_pop(L, 1);
             break;
@@ -710,7 +715,7 @@ int tl_l_trace_durs_us(lua_State *L)
     const tl_event_store *es = &t->es;
     lua_newtable(L);
     for (lua_Integer i = 1;; i++) {
-        if (lua_geti(L, 2, i) == LUA_TNIL) {
+        if (lua_rawgeti(L, 2, i) == LUA_TNIL) {
             lua_pop(L, 1);
             break;
         }
@@ -725,7 +730,7 @@ int tl_l_trace_durs_us(lua_State *L)
     return 1;
 }
 
-/* tl.join_ints(list, sep) -> the integers of list (as ipairs reads it) in
+/* tl.join_ints(list, sep) -> the integers of list (as ipairs reads a plain table (raw)) in
  * decimal, joined by sep (table.concat's text); nil when an entry is not
  * an integer. */
 int tl_l_join_ints(lua_State *L)
@@ -736,7 +741,7 @@ int tl_l_join_ints(lua_State *L)
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     for (lua_Integer i = 1;; i++) {
-        int ty = lua_geti(L, 1, i);
+        int ty = lua_rawgeti(L, 1, i);
         if (ty == LUA_TNIL) {
             lua_pop(L, 1);
             break;

@@ -518,8 +518,35 @@ int tl_l_trace_platform(lua_State *L)
  * or raises its error. */
 #define REPORT_JOB_MT "tracelens.report_build_job"
 
+/* What a report build is charged in a capped task while it runs (a
+ * background one until its sheets are taken or the job is collected): the
+ * build's working memory is made in C, outside the Lua heap, and a
+ * background one has a thread of its own (its stack, its malloc arena), so
+ * that a task cannot run more builds at once than its cap allows. */
+enum { REPORT_BUILD_BASE = 4 << 20 };
+static size_t report_build_bytes(const tl_trace *t) { return REPORT_BUILD_BASE + tl_ltrace_bytes(t) / 8; }
+
+/* Charges a report build to L's limits (none: nothing); raises when over. */
+static size_t reserve_build(lua_State *L, const tl_trace *t, tl_limits **limp)
+{
+    tl_limits *lim = tl_limits_of(L);
+    *limp = lim;
+    if (!lim) return 0;
+    size_t n = report_build_bytes(t);
+    if (tl_limits_charge(lim, n) != 0) {
+        lim->out_of_memory = 1;
+        char msg[200]; /* lua_pushfstring takes no "%.1f" */
+        snprintf(msg, sizeof msg, "memory limit exceeded (a report build, %.1f MB; cap %.1f MB)", n / 1048576.0,
+                 lim->hit / 1048576.0);
+        luaL_error(L, "%s", msg);
+    }
+    return n;
+}
+
 typedef struct report_job {
     tl_trace *t; /* retained */
+    tl_limits *lim; /* retained, or NULL: charged `reserved` bytes while the job holds them */
+    size_t reserved;
     tl_report_opts o;
     tl_arch arch;
     int have_arch;
@@ -550,10 +577,20 @@ static void report_job_join(report_job *j)
     j->done = 1;
 }
 
+/* Gives back the job's charge (once). */
+static void report_job_unreserve(report_job *j)
+{
+    if (j->lim) tl_limits_uncharge(j->lim, j->reserved);
+    tl_limits_release(j->lim);
+    j->lim = NULL;
+    j->reserved = 0;
+}
+
 static void report_job_free(report_job *j)
 {
     if (!j) return;
     report_job_join(j);
+    report_job_unreserve(j);
     if (j->rc == 0 && !j->handed) tl_sheets_free(&j->s);
     tl_kernel_ngrams_free(&j->ngrams);
     if (j->have_arch) tl_arch_free(&j->arch);
@@ -581,6 +618,7 @@ static int report_job_wait(lua_State *L)
     if (j->rc != 0) return luaL_error(L, "%s", j->err.msg);
     if (j->handed) return luaL_error(L, "report: the job's sheets are gone (out of memory)");
     j->handed = 1; /* tl_lreport_push_sheets frees them, also when it fails */
+    report_job_unreserve(j); /* the Tables are charged as they are pushed */
     tl_lreport_push_sheets(L, &j->s);
     lua_pushstring(L, j->how);
     lua_setfield(L, -2, "__platform");
@@ -711,14 +749,23 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
     tl_error err;
     if (background) {
         report_job *j = new_report_job(L);
+        tl_limits *lim;
+        j->reserved = reserve_build(L, t, &lim); /* the job gives it back (its __gc too, after a raise below) */
+        j->lim = lim;
+        tl_limits_retain(lim);
         if (tl_platform_resolve(t, platform, arch_path, &j->arch, &pc, &err) != 0) return luaL_error(L, "%s", err.msg);
         o.name = NULL;
         start_report_job(j, t, &o, pc.have_arch, pc.how);
         return 1;
     }
+    tl_limits *lim;
+    size_t reserved = reserve_build(L, t, &lim); /* raises before anything is made */
     tl_arch arch;
     memset(&arch, 0, sizeof arch);
-    if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) return luaL_error(L, "%s", err.msg);
+    if (tl_platform_resolve(t, platform, arch_path, &arch, &pc, &err) != 0) {
+        if (lim) tl_limits_uncharge(lim, reserved);
+        return luaL_error(L, "%s", err.msg);
+    }
     o.arch = pc.have_arch ? &arch : NULL;
     tl_sheets s;
     /* compare = t2: TraceDiff beside the report build adds its columns to
@@ -729,6 +776,7 @@ static int build_report(lua_State *L, tl_trace *t, int idx)
         o.unified_hook = (tl_report_unified_hook){&db, tl_diff_beside_begin, tl_diff_beside_end, "diff_stats"};
     }
     int rc = tl_report_build(t, &o, &s, &err);
+    if (lim) tl_limits_uncharge(lim, reserved);
     if (compare) tl_diff_beside_free(&db);
     if (pc.have_arch) tl_arch_free(&arch);
     if (rc != 0) return luaL_error(L, "%s", err.msg);

@@ -211,7 +211,7 @@ static int event_gc(lua_State *L)
 
 /* The C memory of a loaded trace (columns, args, names, tree), as charged
  * to the memory cap of a task that loads it (limits.h). */
-static size_t trace_bytes(const tl_trace *t)
+size_t tl_ltrace_bytes(const tl_trace *t)
 {
     const tl_event_store *es = &t->es;
     const tl_strpool *pools[] = {&es->names, &es->cats, &es->keys, &es->values};
@@ -262,7 +262,8 @@ int tl_l_load(lua_State *L)
         o.with_python = 1;
         tl_capture_index ix;
         t = NULL;
-        if (tl_capture_index_load(capdir, write_details, &ix, &err) == 0) {
+        /* the capture traces read (classified, merged) keep to the same budget */
+        if (tl_capture_index_load(capdir, write_details, o.max_text_bytes, &ix, &err) == 0) {
             tl_trace *replay = tl_trace_load(path, &o, &err);
             tl_capture_summary sum;
             if (replay) t = tl_trace_merge_capture(replay, capdir, &ix, pseudo, &sum, &err);
@@ -287,8 +288,8 @@ int tl_l_load(lua_State *L)
         if (lim && o.max_text_bytes && strstr(err.msg, TL_SOURCE_TOO_LARGE)) {
             lim->out_of_memory = 1;
             char msg[sizeof err.msg + 128]; /* lua_pushfstring takes no "%.1f" */
-            snprintf(msg, sizeof msg, "memory limit exceeded (%s: its decompressed text passes 4 times the %.1f MB left)",
-                     path, (double)left / (1024.0 * 1024.0));
+            snprintf(msg, sizeof msg, "memory limit exceeded (%s%s: its decompressed text passes 4 times the %.1f MB left)",
+                     capdir ? "a capture trace of " : "", capdir ? capdir : path, (double)left / (1024.0 * 1024.0));
             return luaL_error(L, "%s", msg);
         }
         lua_pushstring(L, err.msg);
@@ -296,7 +297,7 @@ int tl_l_load(lua_State *L)
     }
     tl_ltrace_push(L, t);
     tl_trace_release(t); /* the handle holds it now */
-    tl_limits_charge_object(L, -1, trace_bytes(t), path); /* a task's cap counts it while the handle lives */
+    tl_limits_charge_object(L, -1, tl_ltrace_bytes(t), path); /* a task's cap counts it while the handle lives */
     return 1;
 }
 

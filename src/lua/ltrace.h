@@ -35,6 +35,9 @@ void tl_ltrace_push(lua_State *L, tl_trace *t);
 void tl_lev_push(lua_State *L, tl_trace *t, uint32_t uid);
 /* The trace of a handle at idx, or NULL when it is not one. */
 tl_trace *tl_ltrace_test(lua_State *L, int idx);
+/* The C memory of a loaded trace (columns, args, names, tree): what a task
+ * that loads it is charged. */
+size_t tl_ltrace_bytes(const tl_trace *t);
 /* The trace of the handle at idx; a Lua error when it is not one or is closed. */
 tl_trace *tl_ltrace_check(lua_State *L, int idx);
 /* The event at idx, or 0 when it is not one. */

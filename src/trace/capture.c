@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "../json/json_text.h"
+#include "../io/source.h"
 #include "../json/kineto_scan.h"
 #include "../util/bigmem.h"
 #include "../util/hashmap.h"
@@ -104,6 +105,7 @@ typedef struct merge {
     size_t n_notes;
     char *first_note;
     tl_error *err;
+    uint64_t max_text;          /* the capture text the cache may hold at once (0 = no limit) */
 } merge;
 
 /* ----------------------------------------------------------- notes */
@@ -455,6 +457,37 @@ static void find_capture_roots(merge *m, ctree *c, const char *file)
     free(end.v);
 }
 
+static void release_entry(ctree *c)
+{
+    tl_trace_release(c->ct);
+    free(c->key);
+    free(c->roots); /* the templates stay in all_roots */
+}
+
+/* The least recently used cache entry (the cache is not empty). */
+static ctree *oldest(merge *m)
+{
+    ctree *c = &m->cache[0];
+    for (size_t i = 1; i < m->ncache; i++)
+        if (m->cache[i].stamp < c->stamp) c = &m->cache[i];
+    return c;
+}
+
+/* Drops entry c from the cache (the last one takes its place). */
+static void evict(merge *m, ctree *c)
+{
+    release_entry(c);
+    *c = m->cache[--m->ncache];
+}
+
+/* The text (decompressed bytes) of the capture traces in the cache. */
+static uint64_t cached_text(const merge *m)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < m->ncache; i++) b += m->cache[i].ct->es.bytes;
+    return b;
+}
+
 /* The capture trace of (key, path), through the per-call LRU cache; NULL
  * with m->err set when it cannot be loaded. */
 static ctree *capture_tree(merge *m, const char *key, const char *path, const char *file)
@@ -468,18 +501,29 @@ static ctree *capture_tree(merge *m, const char *key, const char *path, const ch
         }
     }
     tl_load_opts lo = {.with_python = 1};
-    tl_trace *ct = tl_trace_load(path, &lo, m->err);
+    tl_trace *ct;
+    if (m->max_text) {
+        /* under a budget: the cached traces and the new one's text within it
+         * (the oldest cached ones let go first; a template outlives its
+         * trace), the new one read only up to what is left */
+        while (m->ncache && cached_text(m) > m->max_text / 2) evict(m, oldest(m));
+        lo.max_text_bytes = m->max_text - cached_text(m);
+        ct = tl_trace_load(path, &lo, m->err);
+        if (!ct && m->ncache && strstr(m->err->msg, TL_SOURCE_TOO_LARGE)) { /* all of it for this one */
+            while (m->ncache) evict(m, &m->cache[0]);
+            lo.max_text_bytes = m->max_text;
+            ct = tl_trace_load(path, &lo, m->err);
+        }
+    } else {
+        ct = tl_trace_load(path, &lo, m->err);
+    }
     if (!ct) return NULL;
     ctree *c;
     if (m->ncache < CACHE_MAX) {
         c = &m->cache[m->ncache++];
     } else {
-        c = &m->cache[0];
-        for (size_t i = 1; i < m->ncache; i++)
-            if (m->cache[i].stamp < c->stamp) c = &m->cache[i];
-        tl_trace_release(c->ct);
-        free(c->key);
-        free(c->roots); /* the templates stay in all_roots */
+        c = oldest(m);
+        release_entry(c);
     }
     memset(c, 0, sizeof *c);
     c->key = tl_xmalloc(kl + pl + 2);
@@ -944,6 +988,9 @@ tl_trace *tl_trace_merge_capture(const tl_trace *replay, const char *dir, const 
     m.rp = replay;
     m.sum = sum;
     m.err = err;
+    /* the replay's text is part of the budget: what is left of it for the cache */
+    if (idx->max_text_bytes)
+        m.max_text = idx->max_text_bytes > replay->es.bytes ? idx->max_text_bytes - replay->es.bytes : 1;
     tl_sb_init(&m.notes);
     tl_map_init(&m.over, 1024);
 

@@ -34,6 +34,8 @@ typedef struct tl_capture_index {
     int classified;      /* 1: execution_details.json was absent and was classified */
     int written;         /* 1: ... and written into the folder (write was set and it could be) */
     char *note;          /* why it was not written (owned), NULL when it was or write was not set */
+    uint64_t max_text_bytes; /* the most trace text (decompressed) one capture trace may have, and the
+                              * merge hold at once; 0 = no limit (a memory-capped caller's budget) */
 } tl_capture_index;
 
 /* Reads DIR/execution_details.json, or classifies the capture traces in
@@ -41,8 +43,11 @@ typedef struct tl_capture_index {
  * reference does (whole or not at all; a folder that cannot take it leaves
  * the classification in memory and says so in out->note). Errors (one
  * line, file named): DIR missing or without traces, a corrupt
- * execution_details.json, an unreadable capture trace. */
-int tl_capture_index_load(const char *dir, int write, tl_capture_index *out, tl_error *err);
+ * execution_details.json, an unreadable capture trace. max_text_bytes
+ * (0 = none): each capture trace classified is read only up to that much
+ * text (a gzip bomb stops there, with TL_SOURCE_TOO_LARGE in the error), and
+ * the merge keeps to it (out->max_text_bytes). */
+int tl_capture_index_load(const char *dir, int write, uint64_t max_text_bytes, tl_capture_index *out, tl_error *err);
 void tl_capture_index_free(tl_capture_index *ix);
 
 typedef struct tl_capture_summary {

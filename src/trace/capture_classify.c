@@ -334,6 +334,7 @@ static int classify_file(const char *dir, const char *file, tl_capture_index *ix
     tl_event_store es;
     tl_es_init(&es);
     tl_scan_opts so = {0};
+    so.max_text_bytes = ix->max_text_bytes;
     int rc = tl_scan_file(path, &es, &so, err);
     free(path);
     if (rc != 0) {
@@ -437,9 +438,10 @@ static int write_details(const char *path, const tl_capture_index *ix, tl_error 
     return tl_outfile_commit(&o, err);
 }
 
-int tl_capture_index_load(const char *dir, int write, tl_capture_index *out, tl_error *err)
+int tl_capture_index_load(const char *dir, int write, uint64_t max_text_bytes, tl_capture_index *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
+    out->max_text_bytes = max_text_bytes;
     struct stat st;
     if (stat(dir, &st) != 0) {
         tl_error_set(err, "%s: capture folder: %s", dir, strerror(errno));

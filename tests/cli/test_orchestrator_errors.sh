@@ -206,6 +206,36 @@ n_a=$(grep -c '^<a id="detailed-analysis-compute-p1"></a>$' o_inject/analysis.md
 [ "$n_a" -eq 1 ] && ok || ko "a rule's text added an anchor ($n_a)"
 grep -q $'\r' o_inject/analysis.md && ko "a carriage return from a rule is in the report" || ok
 
+# a rule file that is a symbolic link is refused: it can name any file, and
+# a syntax error would quote a word of it into analysis.md (redteam2)
+mkdir linked && printf 'aws_key AKIASECRETKEY123456\n' >secret.txt && ln -s "$T/secret.txt" linked/leak.lua
+expect "a rule that is a symbolic link" 2 "tracelens: rule linked/leak.lua: is a symbolic link" "$TRACE" --rules linked \
+  -o o_linked -q
+[ ! -e o_linked ] && ok || ko "a refused rule link leaves no output directory"
+
+# a rule's text cannot fail the consistency checks of the whole run
+# (redteam2): findings with an interpreter value or a share above 100% fail
+# the rule (left out, listed under Warnings), and a rule's error message with
+# such text is not shown; the run passes its checks and exits 0
+mkdir consist
+cat >consist/bad_text.lua <<'LUA'
+local rule = require "tracelens.rule"
+return rule.run(..., { select = function(row) return true end,
+  advice = function(v) return { { action = "Act on table: 0x55d0c0ffee00.", mechanism = "It is 250% of total time." } } end })
+LUA
+printf '%s\n' 'error("oops table: 0x55d0c0ffee00 nan 250% of total time")' >consist/bad_err.lua
+printf '%s\n' "$FINE" >consist/fine.lua
+"$BIN" run orchestrator.lua "$TRACE" -o o_consist --rules consist -q >"$T/stdout" 2>"$T/err" && ok \
+  || ko "a rule's text failed the run: $(cat "$T/stdout" "$T/err")"
+grep -q "consistency passed" "$T/stdout" && ok || ko "consistency with bad rules: $(cat "$T/stdout")"
+grep -qF '| bad_text | Compute Kernel | findings fail the consistency checks' o_consist/analysis.md && ok \
+  || ko "the rule with inconsistent findings failed: $(grep -F 'bad_text' o_consist/analysis.md | head -3)"
+grep -qF '| bad_err | Compute Kernel | its error message is not shown' o_consist/analysis.md && ok \
+  || ko "the rule's error message is not shown: $(grep -F 'bad_err' o_consist/analysis.md | head -3)"
+[ -e o_consist/category_findings/fine_findings.md ] && grep -q '| fine | Compute Kernel |' o_consist/analysis.md \
+  && ko "the good rule failed" || ok
+grep -rq '0x55d0c0ffee00' o_consist && ko "a rule's interpreter value is in the output" || ok
+
 # run from inside the shipped lua/ directory (the script found as
 # ./orchestrator.lua): the analyzers are still found next to it
 (cd "$ROOT/lua" && "$BIN" run orchestrator.lua "$TRACE" -o "$T/from_lua_dir" -q >"$T/stdout" 2>"$T/err")

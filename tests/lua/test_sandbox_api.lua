@@ -274,5 +274,29 @@ T.check(tostring(hv.close):find("non%-closable"), "a Table is not closable: " ..
 T.eq(hv.rows, 3, "the Table still reads after the attempt")
 T.eq(hv.re, "truetrue", "tl.re caches patterns with NUL bytes apart")
 
+-- the lists tl's functions walk to the first nil are read raw (redteam2):
+-- an __index that is a C function (rawlen: 0 for any key) would feed the C
+-- loop forever, with no Lua instruction for the time limit to stop, and
+-- grow C memory outside the cap until the machine ran out
+do
+  local feeding = [[local what, t = ...
+    local forever = setmetatable({}, { __index = rawlen })
+    if what == "slices" then return #t:kernel_slices(forever, 1, 0, 0) end
+    if what == "durs" then return #t:durs_us(forever) end
+    if what == "repeats" then return select(2, tl.uid_repeats({ forever })) and 0 end
+    if what == "claims" then return #(tl.uid_claims({ forever })) end
+    if what == "lists" then return select(2, tl.uid_repeats(forever)) and 0 end
+    return tl.join_ints(forever, ",")]]
+  local tasks = {}
+  for i, what in ipairs({ "slices", "durs", "repeats", "claims", "lists", "join" }) do
+    tasks[i] = { code = feeding, args = { what, trace }, name = "=" .. what }
+  end
+  local rs = tl.parallel(tasks, { timeout = 2, memory_mb = 64 })
+  for i, r in ipairs(rs) do
+    T.check(r.ok and r.seconds < 1, tasks[i].name .. ": an __index never feeds the list: " .. tostring(r.ok) .. " "
+      .. tostring(r.error or r.value))
+  end
+end
+
 T.rmrf(dir)
 T.finish()

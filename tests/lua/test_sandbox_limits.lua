@@ -247,7 +247,31 @@ local br = tl.parallel({ { code = [[return tl.load(...)]], args = { bomb .. ".gz
 T.check(not br.ok and has(br.error, MEMORY_LIMIT) and has(br.error, "decompressed"),
   "a gzip bomb: refused by its decompressed size: " .. tostring(br.error or br.value))
 T.check(br.seconds < 20, "a gzip bomb: refused early (" .. tostring(br.seconds) .. " s)")
-os.remove(bomb .. ".gz")
+-- ... and among the capture traces of tl.load{capture_folder = DIR}, which
+-- are classified (and merged) under the same budget (redteam2)
+local capdir = bomb_dir .. "/capture"
+T.check(os.execute("mkdir " .. T.q(capdir) .. " && mv " .. T.q(bomb .. ".gz") .. " " .. T.q(capdir)) == true,
+  "the bomb in a capture folder")
+local cr = tl.parallel({ { code = [[return tl.load(...)]], args = { demo, { capture_folder = capdir } } } },
+  { timeout = 60, memory_mb = 16 })[1]
+T.check(not cr.ok and has(cr.error, MEMORY_LIMIT) and has(cr.error, "a capture trace of " .. capdir),
+  "a gzip bomb among the capture traces: refused by its decompressed size: " .. tostring(cr.error or cr.value))
+T.check(cr.seconds < 20, "a capture gzip bomb: refused early (" .. tostring(cr.seconds) .. " s)")
+os.remove(capdir .. "/bomb.json.gz")
+
+-- background reports (redteam2): each build has a thread and working memory
+-- of its own, made in C; a task cannot have more of them running at once than
+-- its cap allows (1024 of them took 1.2 GB in a task capped at 64 MB)
+local bg = tl.parallel({ { code = [[
+  local t = tl.load(...)
+  local jobs = {}
+  for i = 1, 200 do jobs[i] = t:report{ background = true, short_kernel_histogram_bins = i } end
+  return #jobs]], args = { demo } },
+  { code = [[local t = tl.load(...) return #t:report{ background = true }:wait().__order]], args = { demo } } },
+  { timeout = 60, memory_mb = 64, jobs = 2 })
+T.check(not bg[1].ok and has(bg[1].error, MEMORY_LIMIT) and has(bg[1].error, "a report build"),
+  "200 background reports in 64 MB: refused: " .. tostring(bg[1].error or bg[1].value))
+T.check(bg[2].ok and bg[2].value > 0, "one background report in 64 MB: " .. tostring(bg[2].error or bg[2].value))
 
 -- ------------------------------------------------------------ item 8
 local one = { { code = "return 1" } }

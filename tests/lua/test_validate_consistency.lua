@@ -136,8 +136,10 @@ T.check(not ok and out:find("GPU event 3 claimed by two", 1, true) ~= nil,
   "validate --level 4 reads the GPU events beside the fusion metrics: " .. out)
 T.rmrf(dir)
 
--- The orchestrator runs Level 4 at the end: a user rule whose advice states
--- an impossible share makes the run print it and exit 1, with OUT written.
+-- The orchestrator runs Level 4 on a user rule's findings (redteam2): a rule
+-- whose advice states an impossible share fails (left out, listed under
+-- Warnings with the check and line, not the statement), and the run passes
+-- its checks and exits 0: one rule's text never fails everyone's analysis.
 local shared = arg[2]
 local trace = shared .. "/agent_cases/standalone/elem_01_add_poor_bw/trace.json"
 if T.file_exists(trace) then
@@ -156,11 +158,13 @@ return rule.run(..., {
   f:close()
   local rok, rcode, rout, rerr = T.run(string.format("%s run orchestrator.lua %s --rules %s -o %s -q", T.q(bin),
     T.q(trace), T.q(tmp .. "/rules"), T.q(tmp .. "/out")))
-  T.check(not rok and rcode == 1, "a wrong statement fails the analysis (exit " .. tostring(rcode) .. ")")
-  T.check(rout:find("consistency FAILED", 1, true) ~= nil, "the summary says consistency FAILED: " .. rout)
-  T.check(rerr:find("tracelens: consistency: analysis.md:%d+: share above 100%% of its whole: \"528.8%% of "
-    .. "compute time\"\n") ~= nil, "the statement is printed even with -q: " .. rerr)
-  T.check(T.file_exists(tmp .. "/out/analysis.md"), "OUT is written for the reader")
+  T.check(rok and rcode == 0, "a rule's wrong statement does not fail the analysis (exit " .. tostring(rcode) .. ")")
+  T.check(rout:find("consistency passed", 1, true) ~= nil, "the summary says consistency passed: " .. rout)
+  T.check(not rerr:find("tracelens: consistency:", 1, true), "no consistency message: " .. rerr)
+  local md = T.read_file(tmp .. "/out/analysis.md") or ""
+  T.check(md:find("| wrong_share | Compute Kernel | findings fail the consistency checks (docs/validate.md, Level 4): "
+    .. "line ", 1, true) ~= nil, "the rule is listed failed with the check")
+  T.check(not md:find("528.8%", 1, true), "the rule's statement is not in analysis.md")
   T.rmrf(tmp)
 else
   print("note: " .. trace .. " absent; the orchestrator's Level 4 not run")
