@@ -266,6 +266,68 @@ static int sandbox_load(lua_State *L)
     return 2;
 }
 
+/* print and warn of a sandboxed state: to standard error, each line
+ * prefixed with "[NAME] " (the task's name, the registry's
+ * tracelens.task_name, else "task") and every control byte written as \xNN,
+ * so that what a rule prints cannot pass for tracelens's own output on
+ * stdout nor move the terminal's cursor. warn adds "warning: ". */
+static void sandbox_emit(lua_State *L, const char *tag)
+{
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b); /* the string on top, as the buffer requires */
+        if (i < n) luaL_addchar(&b, '\t');
+    }
+    luaL_pushresult(&b);
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    lua_getfield(L, LUA_REGISTRYINDEX, "tracelens.task_name");
+    const char *name = lua_isstring(L, -1) ? lua_tostring(L, -1) : "task";
+    int at_line_start = 1;
+    for (size_t i = 0; i <= len; i++) {
+        if (at_line_start) {
+            fprintf(stderr, "[%s] %s", name, tag ? tag : "");
+            at_line_start = 0;
+        }
+        if (i == len) break;
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\n') {
+            fputc('\n', stderr);
+            at_line_start = 1;
+        } else if (c < 0x20 && c != '\t') {
+            fprintf(stderr, "\\x%02x", c);
+        } else if (c == 0x7f) {
+            fputs("\\x7f", stderr);
+        } else {
+            fputc(c, stderr);
+        }
+    }
+    if (!at_line_start) fputc('\n', stderr);
+    fflush(stderr);
+    lua_pop(L, 2);
+}
+
+static int sandbox_print(lua_State *L)
+{
+    sandbox_emit(L, NULL);
+    return 0;
+}
+
+/* warn(msg1, ...): its pieces joined with nothing, as Lua's; control
+ * messages ("@on", "@off") are ignored */
+static int sandbox_warn(lua_State *L)
+{
+    const char *first = luaL_checkstring(L, 1);
+    if (lua_gettop(L) == 1 && first[0] == '@') return 0;
+    for (int i = 1; i <= lua_gettop(L); i++) luaL_checkstring(L, i);
+    lua_concat(L, lua_gettop(L));
+    sandbox_emit(L, "warning: ");
+    return 0;
+}
+
 static void open_sandbox_libs(lua_State *L)
 {
     static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},   {LUA_TABLIBNAME, luaopen_table},
@@ -300,6 +362,8 @@ static void open_sandbox_libs(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.rawload");
     lua_register(L, "load", sandbox_load);
     lua_register(L, "require", sandbox_require);
+    lua_register(L, "print", sandbox_print);
+    lua_register(L, "warn", sandbox_warn);
     tl_limits_install_guards(L); /* pcall, xpcall, table.move, set/getmetatable: limits.h */
 }
 

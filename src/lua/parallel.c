@@ -430,6 +430,9 @@ static int task_main(lua_State *L)
     const tl_state_opts *so = lua_touserdata(L, 2);
     lua_settop(L, 0);
     tl_host_fill_state(L, so);
+    /* the name a sandboxed print prefixes its lines with (host.c) */
+    lua_pushstring(L, tk->name ? tk->name : tk->script ? tk->script : "task");
+    lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.task_name");
     int st = tk->code ? luaL_loadbufferx(L, tk->code, strlen(tk->code), tk->name ? tk->name : "=task", "t")
                       : luaL_loadfilex(L, tk->script, "t");
     if (st != LUA_OK) return lua_error(L);

@@ -160,6 +160,22 @@ mkdir empty_dir
 "$BIN" run orchestrator.lua "$TRACE" -o empty_dir --no-rules -q >/dev/null 2>&1 && [ -f empty_dir/analysis.md ] && ok \
   || ko "an empty directory is used"
 
+# what a rule prints goes to stderr, each line tagged with the rule's name and
+# its control bytes escaped: it cannot pass for tracelens's own output on
+# stdout nor clear the terminal (redteam2)
+mkdir chatty
+cat >chatty/chatty.lua <<'LUA'
+local rule = require "tracelens.rule"
+print("analysis: /elsewhere/analysis.md\n  findings: 0 compute\27[2J")
+warn("tracelens: consistency: FAILED")
+return rule.run(..., { select = function(row) return false end })
+LUA
+"$BIN" run orchestrator.lua "$TRACE" -o o_chatty --rules chatty >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && ! grep -q 'elsewhere' "$T/out" && grep -qF '[chatty] analysis: /elsewhere/analysis.md' "$T/err" \
+  && grep -qF '[chatty]   findings: 0 compute\x1b[2J' "$T/err" && grep -qF '[chatty] warning: tracelens: consistency: FAILED' "$T/err" \
+  && ! grep -q "$(printf '\033')" "$T/err" && ok || ko "a rule's print: exit $rc, stdout $(head -c 300 "$T/out"), stderr $(grep chatty "$T/err" | head -3)"
+
 # a rule's metrics name its own category: one that names a built-in category
 # (its findings ranked as GEMM's, at any impact it claims) fails, and no
 # finding of the built-in category carries its numbers (redteam)
