@@ -187,8 +187,8 @@ local function comparative_efficiency(eff, row, side)
   eff.is_anomaly = false
 end
 
--- §6.3 calculate_efficiency
-function M.efficiency(row, peak_hbm, maf, scope)
+-- §6.3 calculate_efficiency (side: M.trace2_side(row) when the caller has it)
+function M.efficiency(row, peak_hbm, maf, scope, side)
   local tflops, tbs, fpb = num(row["TFLOPS/s_mean"]), num(row["TB/s_mean"]), num(row["FLOPS/Byte"])
   local bound = row["Roofline Bound"]
   local spec = row["Compute Spec"]
@@ -206,7 +206,7 @@ function M.efficiency(row, peak_hbm, maf, scope)
     "warning", json.null,
     "is_anomaly", false)
   if scope == "comparative" then
-    comparative_efficiency(eff, row, M.trace2_side(row))
+    comparative_efficiency(eff, row, side or M.trace2_side(row))
   else
     standalone_efficiency(eff, row)
   end
@@ -325,8 +325,7 @@ local function integer(x) return math.tointeger(x) or math.floor(x) end
 
 -- The Trace 2 side of a comparative operation (M.trace2_side): t2_time_ms,
 -- count_trace2, difference_ms, and what they are; raw = Trace 1's time (ms).
-local function comparative_fields(op, row, raw)
-  local side = M.trace2_side(row)
+local function comparative_fields(op, row, raw, side)
   if side.basis == "same_signature" then
     op.t2_time_ms = r3(side.t2_us / 1000)
     op.count_trace2 = integer(side.count)
@@ -377,7 +376,8 @@ function M.operations(rows, cols, meta, config, scope, fusion_map)
       "time_ms", r3(raw),
       "percent_of_category", cat_total > 0 and r2(raw / cat_total * 100) or 0,
       "percent_of_total", e2e > 0 and r2(raw / e2e * 100) or json.null)
-    op.efficiency = M.efficiency(row, peak_hbm, maf, scope)
+    local side = scope == "comparative" and M.trace2_side(row) or nil -- which Trace 2 time, once per row
+    op.efficiency = M.efficiency(row, peak_hbm, maf, scope, side)
     if M.is_copy_row(row) then
       -- a memory copy: no HBM roofline, no impact estimate (see is_copy_row)
       op.efficiency.efficiency_percent = json.null
@@ -391,7 +391,7 @@ function M.operations(rows, cols, meta, config, scope, fusion_map)
       if cols[field] and v ~= nil and v == v then op[field] = v end
     end
     op.args = M.format_args(row["Input Dims"], row["Input type"])
-    if scope == "comparative" then comparative_fields(op, row, raw) end
+    if side then comparative_fields(op, row, raw, side) end
     local frac = e2e > 0 and raw / e2e or 1.0
     local std, mean = num(row["Kernel Time (µs)_std"]), num(row["Kernel Time (µs)_mean"])
     if count > 10 and frac >= 0.05 and std and mean and mean > 0 then
