@@ -53,7 +53,7 @@ static capwin *capture_windows(const tl_event_store *es, size_t *n)
             TL_PUSH(marks, m);
         }
     free(role);
-    qsort(marks.v, marks.n, sizeof *marks.v, cmp_capwin);
+    if (marks.n > 1) qsort(marks.v, marks.n, sizeof *marks.v, cmp_capwin);
     /* pair each begin with the next end of its thread */
     size_t k = 0;
     for (size_t i = 0; i < marks.n; i++) {
