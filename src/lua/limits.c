@@ -122,11 +122,9 @@ tl_limits *tl_limits_of(lua_State *L)
 
 static double mb(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
-/* luaL_error with printf's formats (lua_pushfstring takes no precision:
- * "%.1f" would raise "invalid conversion" instead of the message). */
-static int raise_fmt(lua_State *L, const char *fmt, ...)
+int tl_limits_raise(lua_State *L, const char *fmt, ...)
 {
-    char buf[512];
+    char buf[5120]; /* room for a path (PATH_MAX) and the words around it */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -141,7 +139,7 @@ void tl_limits_need(lua_State *L, size_t n, const char *what)
     size_t left = tl_limits_left(lim);
     if (n > left) {
         lim->out_of_memory = 1;
-        raise_fmt(L, "memory limit exceeded (%s needs %.1f MB, %.1f MB left)", what, mb(n), mb(left));
+        tl_limits_raise(L, "memory limit exceeded (%s needs %.1f MB, %.1f MB left)", what, mb(n), mb(left));
     }
 }
 
@@ -186,7 +184,7 @@ void tl_limits_charge_object(lua_State *L, int idx, size_t n, const char *what)
     lua_pop(L, 2);
     if (tl_limits_charge(lim, n) != 0) {
         lim->out_of_memory = 1;
-        raise_fmt(L, "memory limit exceeded (%s, %.1f MB; cap %.1f MB)", what, mb(n), mb(lim->hit));
+        tl_limits_raise(L, "memory limit exceeded (%s, %.1f MB; cap %.1f MB)", what, mb(n), mb(lim->hit));
     }
     c->n = n;
 }
@@ -205,7 +203,7 @@ static void raise_if_over(lua_State *L, tl_limits *lim)
 {
     if (lim->out_of_memory) {
         lua_sethook(L, time_hook, LUA_MASKCOUNT, 1);
-        raise_fmt(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
+        tl_limits_raise(L, "memory limit exceeded (%.1f MB)", mb(lim->hit ? lim->hit : lim->limit));
     }
     if (lim->timed_out || (lim->deadline > 0 && tl_now_s() > lim->deadline)) {
         lim->timed_out = 1;

@@ -75,6 +75,11 @@ size_t tl_limits_left(const tl_limits *lim);
  * left)" when n more bytes would pass a cap, a check before a large C
  * allocation (the size of a file about to be loaded). A no-op elsewhere. */
 void tl_limits_need(lua_State *L, size_t n, const char *what);
+
+/* luaL_error with printf's formats (lua_pushfstring takes no precision:
+ * "%.1f" would raise "invalid conversion" instead of the message); the
+ * message is cut at 5119 bytes. Does not return. */
+int tl_limits_raise(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* In a task state: charges n bytes to the task for as long as the object at
  * idx (a userdata holding C memory) lives; raises "memory limit exceeded
  * (WHAT, N MB)" when that passes a cap. A no-op elsewhere. */

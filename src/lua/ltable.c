@@ -535,10 +535,8 @@ static size_t reserve_build(lua_State *L, const tl_trace *t, tl_limits **limp)
     size_t n = report_build_bytes(t);
     if (tl_limits_charge(lim, n) != 0) {
         lim->out_of_memory = 1;
-        char msg[200]; /* lua_pushfstring takes no "%.1f" */
-        snprintf(msg, sizeof msg, "memory limit exceeded (a report build, %.1f MB; cap %.1f MB)", n / 1048576.0,
-                 lim->hit / 1048576.0);
-        luaL_error(L, "%s", msg);
+        tl_limits_raise(L, "memory limit exceeded (a report build, %.1f MB; cap %.1f MB)", n / 1048576.0,
+                        lim->hit / 1048576.0);
     }
     return n;
 }

@@ -287,10 +287,9 @@ int tl_l_load(lua_State *L)
     if (!t) {
         if (lim && o.max_text_bytes && strstr(err.msg, TL_SOURCE_TOO_LARGE)) {
             lim->out_of_memory = 1;
-            char msg[sizeof err.msg + 128]; /* lua_pushfstring takes no "%.1f" */
-            snprintf(msg, sizeof msg, "memory limit exceeded (%s%s: its decompressed text passes 4 times the %.1f MB left)",
-                     capdir ? "a capture trace of " : "", capdir ? capdir : path, (double)left / (1024.0 * 1024.0));
-            return luaL_error(L, "%s", msg);
+            return tl_limits_raise(L, "memory limit exceeded (%s%s: its decompressed text passes 4 times the %.1f MB left)",
+                                   capdir ? "a capture trace of " : "", capdir ? capdir : path,
+                                   (double)left / (1024.0 * 1024.0));
         }
         lua_pushstring(L, err.msg);
         return lua_error(L);
