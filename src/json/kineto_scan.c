@@ -1168,8 +1168,7 @@ static void commit_event(scanner *s)
     es->flags[i] = flags;
     if (s->e_pid == UINT32_MAX) s->e_pid = tl_es_idval(es, 2, 0);
     if (s->e_tid == UINT32_MAX) s->e_tid = tl_es_idval(es, 2, 0);
-    es->pid[i] = s->e_pid;
-    es->tid[i] = s->e_tid;
+    tl_es_set_thread(es, i, s->e_pid, s->e_tid);
     if (s->e_ph == 's' || s->e_ph == 'f') {
         tl_es_set_corr(es, i, s->e_id);
         if (s->e_corr != TL_NONE) tb_put_int(s, TL_K_CORRELATION, s->e_corr);

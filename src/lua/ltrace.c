@@ -428,8 +428,8 @@ static int events_iter(lua_State *L)
         uint32_t i = f->pos++;
         if (f->cat != UINT32_MAX && es->cat_id[i] != f->cat) continue;
         if (f->name != UINT32_MAX && es->name[i] != f->name) continue;
-        if (f->pid != UINT32_MAX && es->pid[i] != f->pid) continue;
-        if (f->tid != UINT32_MAX && es->tid[i] != f->tid) continue;
+        if (f->pid != UINT32_MAX && tl_es_pid(es, i) != f->pid) continue;
+        if (f->tid != UINT32_MAX && tl_es_tid(es, i) != f->tid) continue;
         tl_lev_push(L, t, i);
         return 1;
     }
@@ -774,8 +774,8 @@ static int event_index(lua_State *L)
         else lua_pushnil(L);
     } else if (!strcmp(k, "ts_ns")) lua_pushinteger(L, es->ts[u]);
     else if (!strcmp(k, "dur_ns")) lua_pushinteger(L, es->dur[u]);
-    else if (!strcmp(k, "pid")) push_idval(L, es, es->pid[u]);
-    else if (!strcmp(k, "tid")) push_idval(L, es, es->tid[u]);
+    else if (!strcmp(k, "pid")) push_idval(L, es, tl_es_pid(es, u));
+    else if (!strcmp(k, "tid")) push_idval(L, es, tl_es_tid(es, u));
     else if (!strcmp(k, "ph")) {
         if (es->ph[u]) lua_pushlstring(L, (const char *)&es->ph[u], 1);
         else lua_pushnil(L);

@@ -117,13 +117,13 @@ static void put_event(tl_sbuf *b, const tl_event_store *es, size_t e, int critic
     SEP();
     tl_sb_puts(b, "\"name\":");
     put_jstr(b, tl_es_name(es, e), tl_strpool_len(&es->names, es->name[e]));
-    if (es->idvals[es->pid[e]].kind != 2) {
+    if (es->idvals[tl_es_pid(es, e)].kind != 2) {
         tl_sb_puts(b, ",\"pid\":");
-        put_idval(b, es, es->pid[e]);
+        put_idval(b, es, tl_es_pid(es, e));
     }
-    if (es->idvals[es->tid[e]].kind != 2) {
+    if (es->idvals[tl_es_tid(es, e)].kind != 2) {
         tl_sb_puts(b, ",\"tid\":");
-        put_idval(b, es, es->tid[e]);
+        put_idval(b, es, tl_es_tid(es, e));
     }
     if (es->flags[e] & TL_F_TS) {
         tl_sb_puts(b, ",\"ts\":");
@@ -286,7 +286,7 @@ static void build_index(const tl_event_store *es, index_t *ix)
             TL_PUSH(meta, u);
             continue;
         }
-        if (es->flags[i] & TL_F_DUR) TL_PUSH(timed, ((tev){es->pid[i], es->tid[i], es->ts[i], u}));
+        if (es->flags[i] & TL_F_DUR) TL_PUSH(timed, ((tev){tl_es_pid(es, i), tl_es_tid(es, i), es->ts[i], u}));
         int64_t c = tl_es_corr(es, i);
         if (es->ph[i] == 's' || es->ph[i] == 'f') {
             if (c != TL_NONE) TL_PUSH(flow, ((pair){c, u}));
@@ -381,7 +381,7 @@ static void extract_roots(const tl_event_store *es, const index_t *ix, const tl_
     TL_VEC(int64_t) corrs = {0};
     for (size_t k = 0; k < n; k++) {
         const tl_iteration *r = &roots[sel[k]];
-        uint32_t pid = es->pid[r->uid], tid = es->tid[r->uid];
+        uint32_t pid = tl_es_pid(es, r->uid), tid = tl_es_tid(es, r->uid);
         int64_t lo = r->ts, hi = r->ts + r->dur;
         /* the events on the root's thread starting at or after lo */
         size_t a = 0, b = ix->n_timed;
@@ -490,9 +490,9 @@ int tl_split_write_overlay(const tl_event_store *es, const uint8_t *critical, co
         } else {
             const tl_cp_flow *f = &flows[i - es->n];
             tl_sb_printf(&b, "{\"ph\":\"%c\",\"id\":%u,\"pid\":", f->is_start ? 's' : 'f', (unsigned)f->id);
-            put_idval(&b, es, es->pid[f->ev]);
+            put_idval(&b, es, tl_es_pid(es, f->ev));
             tl_sb_puts(&b, ",\"tid\":");
-            put_idval(&b, es, es->tid[f->ev]);
+            put_idval(&b, es, tl_es_tid(es, f->ev));
             tl_sb_puts(&b, ",\"ts\":");
             put_us(&b, f->ts, 1);
             tl_sb_puts(&b, ",\"cat\":\"critical_path\",\"name\":\"critical_path\",\"args\":{\"weight\":");

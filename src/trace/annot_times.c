@@ -73,12 +73,12 @@ void tl_annot_times_compute(const tl_trace *t, tl_annot_times *out)
         uint8_t c = es->cat[u];
         if (es->ph[u] != 'X' || !(es->flags[u] & TL_F_TS)) continue;
         if (c == TL_CAT_USER_ANNOTATION || c == TL_CAT_GPU_USER_ANNOTATION) {
-            rng x = {es->name[u], es->pid[u], es->ts[u], tl_es_end(es, u)};
+            rng x = {es->name[u], tl_es_pid(es, u), es->ts[u], tl_es_end(es, u)};
             if (c == TL_CAT_USER_ANNOTATION) TL_PUSH(r, x);
             else TL_PUSH(ga, x);
         } else if (tl_is_gpu_cat(c) && tr->parent[u] != TL_NOUID) {
             uint32_t rt = tr->parent[u];
-            lkey x = {es->pid[rt], es->ts[rt], (uint32_t)u};
+            lkey x = {tl_es_pid(es, rt), es->ts[rt], (uint32_t)u};
             TL_PUSH(k, x);
         }
     }

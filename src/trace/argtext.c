@@ -104,15 +104,15 @@ static const char *meta_text(const tl_trace *t, uint32_t pid, uint32_t tid, cons
 static const char *meta_of(const tl_trace *t, uint32_t ev, int which, tl_sbuf *buf)
 {
     static const char *const key[3] = {"process_name", "process_labels", "thread_name"};
-    uint32_t tid = which == TL_META_THREAD_NAME ? t->es.tid[ev] : tl_es_find_idval(&t->es, 0, 0);
-    return meta_text(t, t->es.pid[ev], tid, key[which], buf);
+    uint32_t tid = which == TL_META_THREAD_NAME ? tl_es_tid(&t->es, ev) : tl_es_find_idval(&t->es, 0, 0);
+    return meta_text(t, tl_es_pid(&t->es, ev), tid, key[which], buf);
 }
 
 /* Text id of a metadata name (see tl_argtext_meta; argtext.h). */
 uint32_t tl_argtext_meta_id(tl_argtext *a, uint32_t ev, int which)
 {
     const tl_event_store *es = &a->t->es;
-    uint32_t i = tl_map_get(&a->meta, es->pid[ev], es->tid[ev]);
+    uint32_t i = tl_map_get(&a->meta, tl_es_pid(es, ev), tl_es_tid(es, ev));
     if (i == UINT32_MAX) {
         tl_sbuf b;
         tl_sb_init(&b);
@@ -123,7 +123,7 @@ uint32_t tl_argtext_meta_id(tl_argtext *a, uint32_t ev, int which)
         }
         tl_sb_free(&b);
         i = (uint32_t)a->n_meta++;
-        tl_map_put(&a->meta, es->pid[ev], es->tid[ev], i);
+        tl_map_put(&a->meta, tl_es_pid(es, ev), tl_es_tid(es, ev), i);
     }
     return a->meta_ids[3 * i + (size_t)which];
 }

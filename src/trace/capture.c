@@ -199,7 +199,7 @@ static void copy_events(tl_event_store *dst, const tl_event_store *src, const ui
         dst->flags[j] = src->flags[u];
         dst->name[j] = MAPSTR(nmap, names, src->name[u]);
         dst->cat_id[j] = MAPSTR(cmap, cats, src->cat_id[u]);
-        uint32_t ids[2] = {src->pid[u], src->tid[u]};
+        uint32_t ids[2] = {tl_es_pid(src, u), tl_es_tid(src, u)};
         for (int k = 0; k < 2; k++) {
             uint32_t id = ids[k];
             if (imap[id] == NONE) {
@@ -209,8 +209,7 @@ static void copy_events(tl_event_store *dst, const tl_event_store *src, const ui
             }
             ids[k] = imap[id];
         }
-        dst->pid[j] = ids[0];
-        dst->tid[j] = ids[1];
+        tl_es_set_thread(dst, j, ids[0], ids[1]);
         tl_arg_iter it;
         tl_arg a;
         tl_es_args_begin(src, u, &it);
@@ -259,8 +258,7 @@ static void copy_block(tl_event_store *es, uint32_t from, size_t n)
     COL(cat);
     COL(ph);
     COL(flags);
-    COL(pid);
-    COL(tid);
+    COL(thr);
 #undef COL
     tl_es_copy_corr_big(es, base, es, from, n);
     uint64_t shift = es->blob_len - b0;
@@ -439,7 +437,7 @@ static void find_capture_roots(merge *m, ctree *c, const char *file)
         es->cat[r] = TL_CAT_CUDA_RUNTIME;
         es->ph[r] = 0;
         es->flags[r] = TL_F_TS | TL_F_DUR | TL_F_ARGS;
-        es->pid[r] = es->tid[r] = absent;
+        tl_es_set_thread(es, r, absent, absent);
         tl_es_set_args_end(es, r + 1, es->blob_len);
         es->n = r + 1;
         for (size_t k = 0; k < wr.n; k++) ct->tree.parent[wr.v[k]] = (uint32_t)r;

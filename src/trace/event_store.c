@@ -37,6 +37,7 @@ void tl_es_init(tl_event_store *es)
     tl_strpool_init(&es->values);
     for (int k = 0; k < TL_K__COUNT; k++)
         tl_strpool_intern(&es->keys, well_known_keys[k], strlen(well_known_keys[k]));
+    tl_map_init(&es->thread_ix, 16);
     es->n_idval_slots = 256;
     es->idval_slots = tl_xcalloc(es->n_idval_slots, sizeof *es->idval_slots);
     es->args_off = tl_big_realloc(NULL, sizeof *es->args_off);
@@ -125,8 +126,7 @@ void tl_es_grow(tl_event_store *es, size_t nc)
     es->cat = tl_big_realloc(es->cat, nc * sizeof *es->cat);
     es->ph = tl_big_realloc(es->ph, nc * sizeof *es->ph);
     es->flags = tl_big_realloc(es->flags, nc * sizeof *es->flags);
-    es->pid = tl_big_realloc(es->pid, nc * sizeof *es->pid);
-    es->tid = tl_big_realloc(es->tid, nc * sizeof *es->tid);
+    es->thr = tl_big_realloc(es->thr, nc * sizeof *es->thr);
     es->args_off = tl_big_realloc(es->args_off, (nc + 1) * sizeof *es->args_off);
     es->cap = nc;
 }
@@ -142,8 +142,7 @@ void tl_es_trim(tl_event_store *es)
     tl_big_trim(es->cat, n);
     tl_big_trim(es->ph, n);
     tl_big_trim(es->flags, n);
-    tl_big_trim(es->pid, n * sizeof *es->pid);
-    tl_big_trim(es->tid, n * sizeof *es->tid);
+    tl_big_trim(es->thr, n * sizeof *es->thr);
     tl_big_trim(es->args_off, (n + 1) * sizeof *es->args_off);
     tl_big_trim(es->blob, es->blob_len);
 }
@@ -158,14 +157,15 @@ void tl_es_free(tl_event_store *es)
     tl_big_free(es->cat);
     tl_big_free(es->ph);
     tl_big_free(es->flags);
-    tl_big_free(es->pid);
-    tl_big_free(es->tid);
+    tl_big_free(es->thr);
     tl_big_free(es->args_off);
     tl_big_free(es->blob);
     tl_strpool_free(&es->names);
     tl_strpool_free(&es->cats);
     tl_strpool_free(&es->keys);
     tl_strpool_free(&es->values);
+    free(es->threads);
+    tl_map_free(&es->thread_ix);
     free(es->idvals);
     free(es->idval_slots);
     free(es->args_wraps);
@@ -180,17 +180,17 @@ void tl_es_free(tl_event_store *es)
 void tl_es_clear(tl_event_store *es)
 {
     /* keep the columns and the blob (their pages stay mapped and warm) */
-    void *keep[12] = {es->ts, es->dur, es->corr_lo, es->name, es->cat_id, es->cat,
-                      es->ph, es->flags, es->pid, es->tid, es->args_off, es->blob};
+    void *keep[11] = {es->ts, es->dur, es->corr_lo, es->name, es->cat_id, es->cat,
+                      es->ph, es->flags, es->thr, es->args_off, es->blob};
     size_t cap = es->cap, blob_cap = es->blob_cap;
     es->ts = NULL, es->dur = NULL, es->corr_lo = NULL, es->name = NULL, es->cat_id = NULL, es->cat = NULL;
-    es->ph = NULL, es->flags = NULL, es->pid = NULL, es->tid = NULL, es->args_off = NULL, es->blob = NULL;
+    es->ph = NULL, es->flags = NULL, es->thr = NULL, es->args_off = NULL, es->blob = NULL;
     tl_es_free(es);
     tl_es_init(es);
     tl_big_free(es->args_off);
     es->ts = keep[0], es->dur = keep[1], es->corr_lo = keep[2], es->name = keep[3], es->cat_id = keep[4];
-    es->cat = keep[5], es->ph = keep[6], es->flags = keep[7], es->pid = keep[8], es->tid = keep[9];
-    es->args_off = keep[10], es->blob = keep[11];
+    es->cat = keep[5], es->ph = keep[6], es->flags = keep[7], es->thr = keep[8];
+    es->args_off = keep[9], es->blob = keep[10];
     es->cap = cap;
     es->blob_cap = blob_cap;
     es->args_off[0] = 0;
@@ -236,6 +236,20 @@ uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i)
     uint32_t mask = es->n_idval_slots - 1, s = idval_hash(kind, i) & mask;
     while (es->idval_slots[s]) s = (s + 1) & mask;
     es->idval_slots[s] = id + 1;
+    return id;
+}
+
+uint32_t tl_es_thread_slow(tl_event_store *es, uint32_t pid, uint32_t tid)
+{
+    uint32_t id = tl_map_get(&es->thread_ix, pid, tid);
+    if (id == UINT32_MAX) {
+        TL_GROW(es->threads, es->cap_threads, es->n_threads + 1);
+        id = es->n_threads++;
+        es->threads[id].pid = pid;
+        es->threads[id].tid = tid;
+        tl_map_put(&es->thread_ix, pid, tid, id);
+    }
+    es->thread_hint = id;
     return id;
 }
 
@@ -309,13 +323,13 @@ static void move_column(void *dst, size_t at, void **src, size_t n, size_t width
 }
 
 /* The fixed-width columns of an append: copied, or remapped to dst's ids
- * (names, categories, pid/tid), each source column released once copied
+ * (names, categories, threads), each source column released once copied
  * when consuming. */
 typedef struct column_job {
     tl_event_store *dst, *src;
     size_t base, n;
     int consume;
-    const uint32_t *names, *cats, *idv;
+    const uint32_t *names, *cats, *threads;
 } column_job;
 
 static void *column_job_main(void *arg)
@@ -335,10 +349,8 @@ static void *column_job_main(void *arg)
     if (consume) tl_big_free(src->name), src->name = NULL;
     for (size_t i = 0; i < n; i++) dst->cat_id[base + i] = j->cats[src->cat_id[i]];
     if (consume) tl_big_free(src->cat_id), src->cat_id = NULL;
-    for (size_t i = 0; i < n; i++) dst->pid[base + i] = j->idv[src->pid[i]];
-    if (consume) tl_big_free(src->pid), src->pid = NULL;
-    for (size_t i = 0; i < n; i++) dst->tid[base + i] = j->idv[src->tid[i]];
-    if (consume) tl_big_free(src->tid), src->tid = NULL;
+    for (size_t i = 0; i < n; i++) dst->thr[base + i] = j->threads[src->thr[i]];
+    if (consume) tl_big_free(src->thr), src->thr = NULL;
     return NULL;
 }
 
@@ -357,6 +369,9 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
         if (v.kind == 1 || v.kind == 3) v.i = names[v.i];
         idv[i] = tl_es_idval(dst, v.kind, v.i);
     }
+    uint32_t *threads = tl_xmalloc((src->n_threads ? src->n_threads : 1) * sizeof *threads);
+    for (uint32_t i = 0; i < src->n_threads; i++)
+        threads[i] = tl_es_thread(dst, idv[src->threads[i].pid], idv[src->threads[i].tid]);
     size_t base = dst->n, n = src->n;
     /* geometric, for the many small appends of a segmented scan */
     if (base + n > dst->cap) tl_es_grow(dst, base + n > dst->cap + dst->cap / 4 ? base + n : dst->cap + dst->cap / 4);
@@ -371,7 +386,7 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
     }
     /* the columns and the args touch disjoint memory: a large append does
      * them at once, the columns in a second thread */
-    column_job cj = {dst, src, base, n, consume, names, cats, idv};
+    column_job cj = {dst, src, base, n, consume, names, cats, threads};
     pthread_t th;
     int threaded = n >= 100000 && pthread_create(&th, NULL, column_job_main, &cj) == 0;
     if (!threaded) column_job_main(&cj);
@@ -444,6 +459,7 @@ static void append_events(tl_event_store *dst, tl_event_store *src, int consume)
     free(keys);
     free(values);
     free(idv);
+    free(threads);
 }
 
 void tl_es_append(tl_event_store *dst, tl_event_store *src)

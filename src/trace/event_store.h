@@ -1,10 +1,11 @@
 /* event_store.h — the columnar, immutable-after-load store of trace events.
  * Owns: one struct-of-arrays with a row per element of `traceEvents` (the row
  * index is the event's UID), the string pools (names, categories, args keys,
- * raw args values), the pid/tid value table, the compact per-event args blob,
- * the top-level keys of the document (raw JSON text, secrets removed) and the
- * metadata (ph "M") table. After loading nothing is written, so any number of
- * threads may read it concurrently. (Loading includes the optional pseudo-op
+ * raw args values), the pid/tid value table and the table of (pid, tid)
+ * pairs, the compact per-event args blob, the top-level keys of the document
+ * (raw JSON text, secrets removed) and the metadata (ph "M") table. After
+ * loading nothing is written, so any number of threads may read it
+ * concurrently. (Loading includes the optional pseudo-op
  * pass, pseudo_ops.h, which appends events before the store is shared.) */
 #ifndef TL_EVENT_STORE_H
 #define TL_EVENT_STORE_H
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util/hashmap.h"
 #include "../util/strpool.h"
 
 #define TL_NONE INT64_MIN /* an absent int64 value */
@@ -78,6 +80,11 @@ typedef struct tl_idval {
  *                exactly as in the file: strings keep their quotes)        */
 enum { TL_AV_INT = 0, TL_AV_RAW = 1 };
 
+/* A thread of the trace: its pid and tid, as idvals ids. */
+typedef struct tl_thread_ref {
+    uint32_t pid, tid;
+} tl_thread_ref;
+
 typedef struct tl_meta_entry {
     uint32_t pid, tid;  /* idval ids */
     uint32_t name;      /* interned M-event name, e.g. process_name */
@@ -106,7 +113,10 @@ typedef struct tl_event_store {
     uint8_t *cat;           /* tl_cat */
     uint8_t *ph;            /* the ph character, 0 when absent */
     uint8_t *flags;
-    uint32_t *pid, *tid;    /* idvals index */
+    /* the (pid, tid) of event i: threads[thr[i]], read with tl_es_pid /
+     * tl_es_tid and written with tl_es_set_thread; each distinct pair is
+     * kept once (a trace has a few dozen), so an event costs 4 bytes */
+    uint32_t *thr;
     /* args of event i: blob[tl_es_args_at(i) .. tl_es_args_at(i + 1)). The
      * n+1 offsets are kept modulo 2^args_off_bits (32; fewer only when a test
      * asks, TRACELENS_ARGS_OFF_BITS): args_wraps lists, in order, the event
@@ -122,6 +132,10 @@ typedef struct tl_event_store {
     size_t blob_len, blob_cap;
 
     tl_strpool names, cats, keys, values;
+    tl_thread_ref *threads;
+    uint32_t n_threads, cap_threads;
+    uint32_t thread_hint;   /* the last pair found or added: events come in runs of one thread */
+    tl_map thread_ix;       /* (pid, tid) -> threads index */
     tl_idval *idvals;
     uint32_t n_idvals, cap_idvals;
     uint32_t *idval_slots;  /* hash of idvals: index+1 */
@@ -168,6 +182,22 @@ void tl_es_grow(tl_event_store *es, size_t nc);
 void tl_es_trim(tl_event_store *es);
 
 uint32_t tl_es_idval(tl_event_store *es, uint8_t kind, int64_t i);
+
+/* The threads index of the pair (pid, tid) (idvals ids), added if new. */
+uint32_t tl_es_thread_slow(tl_event_store *es, uint32_t pid, uint32_t tid);
+static inline uint32_t tl_es_thread(tl_event_store *es, uint32_t pid, uint32_t tid)
+{
+    uint32_t h = es->thread_hint;
+    if (h < es->n_threads && es->threads[h].pid == pid && es->threads[h].tid == tid) return h;
+    return tl_es_thread_slow(es, pid, tid);
+}
+/* Event i's pid and tid (idvals ids), and setting both. */
+static inline uint32_t tl_es_pid(const tl_event_store *es, size_t i) { return es->threads[es->thr[i]].pid; }
+static inline uint32_t tl_es_tid(const tl_event_store *es, size_t i) { return es->threads[es->thr[i]].tid; }
+static inline void tl_es_set_thread(tl_event_store *es, size_t i, uint32_t pid, uint32_t tid)
+{
+    es->thr[i] = tl_es_thread(es, pid, tid);
+}
 /* Finds without inserting; UINT32_MAX when absent. */
 uint32_t tl_es_find_idval(const tl_event_store *es, uint8_t kind, int64_t i);
 

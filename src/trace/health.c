@@ -29,7 +29,7 @@ static int cmp_capwin(const void *a, const void *b)
     return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
-static uint64_t thread_of(const tl_event_store *es, size_t u) { return (uint64_t)es->pid[u] << 32 | es->tid[u]; }
+static uint64_t thread_of(const tl_event_store *es, size_t u) { return (uint64_t)tl_es_pid(es, u) << 32 | tl_es_tid(es, u); }
 
 /* The capture windows of the trace, sorted by (thread, start); *n their count. */
 static capwin *capture_windows(const tl_event_store *es, size_t *n)
@@ -161,7 +161,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
             else if (a.key == dev_key) dev = a.i;
         }
         /* the device from args, else the process (kept apart by the top bit) */
-        uint32_t where = dev == INT64_MIN ? 0x80000000u | es->pid[u] : (uint32_t)dev & 0x7fffffffu;
+        uint32_t where = dev == INT64_MIN ? 0x80000000u | tl_es_pid(es, u) : (uint32_t)dev & 0x7fffffffu;
         sev s = {stream, es->ts[u], tl_es_end(es, u), where};
         TL_PUSH(gpu, s);
     }

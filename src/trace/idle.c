@@ -21,7 +21,7 @@ void tl_idle_where(const tl_event_store *es, uint32_t dev_key, size_t u, int64_t
     int has_dev, has_stream; /* both keys in one walk of the args */
     tl_args_int2(es, u, dev_key, device, &has_dev, TL_K_STREAM, stream, &has_stream);
     if (!has_dev) {
-        const tl_idval *p = &es->idvals[es->pid[u]];
+        const tl_idval *p = &es->idvals[tl_es_pid(es, u)];
         *device = p->kind == 0 ? p->i : -1;
     }
     if (!has_stream) *stream = -1;

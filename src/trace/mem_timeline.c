@@ -102,7 +102,7 @@ static void ops_at(const tl_event_store *es, peak_ref *p, size_t n)
     for (size_t u = 0; u < es->n; u++) {
         if (es->cat[u] != TL_CAT_CPU_OP || !(es->flags[u] & TL_F_TS)) continue;
         /* the first peak at or after (pid, tid, ts[u]) */
-        peak_ref key = {es->pid[u], es->tid[u], es->ts[u], 0, NULL};
+        peak_ref key = {tl_es_pid(es, u), tl_es_tid(es, u), es->ts[u], 0, NULL};
         size_t lo = 0, hi = n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
@@ -229,9 +229,9 @@ void tl_mem_timeline_compute(const tl_trace *t, unsigned buckets, tl_mem_timelin
     for (size_t k = 0; k < dv.n; k++) {
         tl_mem_device *d = &dv.v[k];
         uint32_t e = d->peak_alloc_uid;
-        pr[np++] = (peak_ref){es->pid[e], es->tid[e], es->ts[e], e, &d->peak_alloc_op};
+        pr[np++] = (peak_ref){tl_es_pid(es, e), tl_es_tid(es, e), es->ts[e], e, &d->peak_alloc_op};
         if ((e = d->peak_reserved_uid) != TL_NOUID)
-            pr[np++] = (peak_ref){es->pid[e], es->tid[e], es->ts[e], e, &d->peak_reserved_op};
+            pr[np++] = (peak_ref){tl_es_pid(es, e), tl_es_tid(es, e), es->ts[e], e, &d->peak_reserved_op};
     }
     ops_at(es, pr, np);
     free(pr);

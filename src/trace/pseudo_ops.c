@@ -393,8 +393,7 @@ static uint32_t new_op(work *w, const char *name, uint32_t who, uint32_t timed, 
     es->cat[i] = TL_CAT_CPU_OP;
     es->ph[i] = 'X';
     es->flags[i] = (uint8_t)(TL_F_ARGS | tf);
-    es->pid[i] = es->pid[who];
-    es->tid[i] = es->tid[who];
+    es->thr[i] = es->thr[who];
     tl_es_set_args_end(es, i + 1, es->blob_len);
     es->n = i + 1;
     t->parent = tl_big_realloc(t->parent, es->n * sizeof *t->parent);
@@ -913,8 +912,8 @@ static int cmp_idval(const tl_event_store *es, uint32_t a, uint32_t b)
 static int by_pid_tid_ts(void *ctx, size_t a, size_t b)
 {
     const tl_event_store *es = ctx;
-    int c = cmp_idval(es, es->pid[a], es->pid[b]);
-    if (!c) c = cmp_idval(es, es->tid[a], es->tid[b]);
+    int c = cmp_idval(es, tl_es_pid(es, a), tl_es_pid(es, b));
+    if (!c) c = cmp_idval(es, tl_es_tid(es, a), tl_es_tid(es, b));
     if (!c) c = (es->ts[a] > es->ts[b]) - (es->ts[a] < es->ts[b]);
     return c;
 }

@@ -124,21 +124,13 @@ static void build_stacks(tl_tree *t, const tl_event_store *es, u32vec *kids)
         if (is_host_cat(es->cat[i], t->with_python) && (es->flags[i] & TL_F_TS)) TL_PUSH(host, (uint32_t)i);
     sort_by_ts(host.v, host.n, es->ts);
 
-    tl_map thread_ix;
-    tl_map_init(&thread_ix, 64);
-    TL_VEC(u32vec) stacks = {0};
+    /* a stack per thread: (pid, tid) pairs are the store's threads */
+    u32vec *stacks = tl_xcalloc(es->n_threads + 1, sizeof *stacks);
     size_t nkids = 0;
     for (size_t k = 0; k < host.n; k++) {
         uint32_t u = host.v[k];
         t->in_tree[u] = 1;
-        uint32_t th = tl_map_get(&thread_ix, es->pid[u], es->tid[u]);
-        if (th == UINT32_MAX) {
-            th = (uint32_t)stacks.n;
-            tl_map_put(&thread_ix, es->pid[u], es->tid[u], th);
-            u32vec empty = {0};
-            TL_PUSH(stacks, empty);
-        }
-        u32vec *st = &stacks.v[th];
+        u32vec *st = &stacks[es->thr[u]];
         int64_t ts = es->ts[u], te = tl_es_end(es, u);
         while (st->n && ts >= tl_es_end(es, st->v[st->n - 1])) st->n--;
         if (st->n && te > tl_es_end(es, st->v[st->n - 1])) {
@@ -157,9 +149,8 @@ static void build_stacks(tl_tree *t, const tl_event_store *es, u32vec *kids)
         }
         TL_PUSH(*st, u);
     }
-    for (size_t i = 0; i < stacks.n; i++) free(stacks.v[i].v);
-    free(stacks.v);
-    tl_map_free(&thread_ix);
+    for (size_t i = 0; i < es->n_threads; i++) free(stacks[i].v);
+    free(stacks);
     host.n = nkids;
     *kids = host;
 }
@@ -170,10 +161,7 @@ static int is_graph_launch(const char *nm)
 }
 
 /* The (pid, tid) of event i as one key of the link map. */
-static inline uint64_t thread_key(const tl_event_store *es, size_t i)
-{
-    return ((uint64_t)es->pid[i] << 32) | es->tid[i];
-}
+static inline uint64_t thread_key(const tl_event_store *es, size_t i) { return es->thr[i]; }
 
 /* How many events ahead link_gpu's loops start loading the map slots they
  * will use: its maps hold hundreds of thousands of ids, beyond the caches. */
@@ -203,16 +191,14 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
     tl_map64 flow_s, flow_f;
     tl_map pid_tid_link;
     size_t nflow = 0, nflow_s = 0, nflow_f = 0, nlink = 0, ngraph = 0;
-    /* The link of a flow's end is looked up at the end's (pid, tid) only:
-     * with few pid/tid values, the events on threads where no flow ends are
-     * left out of that map (they would never be found). f_thread: (pid, tid)
-     * pairs where a flow ends; links: events with a link per pair. */
-    uint32_t ni = es->n_idvals, *links = NULL;
-    uint8_t *f_thread = NULL;
-    if (ni <= 256) {
-        f_thread = tl_xcalloc((size_t)ni * ni + 1, 1);
-        links = tl_xcalloc((size_t)ni * ni + 1, sizeof *links);
-    }
+    /* The link of a flow's end is looked up at the end's (pid, tid) only,
+     * and neither may be absent: the events on other threads are left out
+     * of that map (they would never be found). f_thread: the threads where
+     * a flow ends and both are present; links: events with a link per
+     * thread. */
+    uint32_t nt = es->n_threads;
+    uint32_t *links = tl_xcalloc(nt + 1, sizeof *links);
+    uint8_t *f_thread = tl_xcalloc(nt + 1, 1);
     /* the events the passes below look at, in UID order: flows and events
      * with a correlation (every event with args when linking by External
      * id), and the runtime calls; mapped at their largest, of which only
@@ -227,12 +213,12 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
             if (es->ph[i] == 's') nflow_s++;
             else if (es->ph[i] == 'f') {
                 nflow_f++;
-                if (f_thread) f_thread[(size_t)es->pid[i] * ni + es->tid[i]] = 1;
+                f_thread[es->thr[i]] = 1;
             }
             cand[n_cand++] = (uint32_t)i;
         } else if (tl_es_corr(es, i) != TL_NONE) {
             nlink++;
-            if (links) links[(size_t)es->pid[i] * ni + es->tid[i]]++;
+            links[es->thr[i]]++;
             cand[n_cand++] = (uint32_t)i;
         } else if (t->link_by_external_id && (es->flags[i] & TL_F_ARGS)) {
             cand[n_cand++] = (uint32_t)i;
@@ -242,11 +228,10 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
             if (c == TL_CAT_CUDA_RUNTIME && is_graph_launch(tl_es_name(es, i))) ngraph++;
         }
     }
-    size_t nlink_f = nlink;
-    if (f_thread) {
-        nlink_f = 0;
-        for (size_t k = 0; k < (size_t)ni * ni; k++)
-            if (f_thread[k]) nlink_f += links[k];
+    size_t nlink_f = 0;
+    for (uint32_t k = 0; k < nt; k++) {
+        if (es->idvals[es->threads[k].pid].kind == 2 || es->idvals[es->threads[k].tid].kind == 2) f_thread[k] = 0;
+        if (f_thread[k]) nlink_f += links[k];
     }
     free(links);
     tl_map64_init(&flow_s, nflow_s + 1);
@@ -274,8 +259,7 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         if (!(es->flags[i] & TL_F_ARGS)) continue;
         int64_t link;
         if (!link_of(t, es, i, &link)) continue;
-        if (es->idvals[es->pid[i]].kind != 2 && es->idvals[es->tid[i]].kind != 2 &&
-            (!f_thread || f_thread[(size_t)es->pid[i] * ni + es->tid[i]]))
+        if (f_thread[es->thr[i]])
             tl_map_put(&pid_tid_link, (uint64_t)link, thread_key(es, i), (uint32_t)i);
         if (ngraph && tl_is_gpu_cat(c)) {
             gpu_next[i] = TL_NOUID;
@@ -341,7 +325,7 @@ static void link_gpu(tl_tree *t, const tl_event_store *es, edgevec *gpu_pairs)
         if (tl_map64_get(&flow_s, (uint64_t)link) == UINT32_MAX) continue;
         uint32_t f = tl_map64_get(&flow_f, (uint64_t)link);
         if (f == UINT32_MAX) continue;
-        if (es->idvals[es->pid[f]].kind == 2 || es->idvals[es->tid[f]].kind == 2) continue;
+        if (!f_thread[es->thr[f]]) continue; /* its pid or tid is absent */
         uint32_t g = tl_map_get(&pid_tid_link, (uint64_t)tl_es_corr(es, f), thread_key(es, f));
         /* only GPU-set events are linked (the reference does not check;
          * linking anything else could make a cycle) */
@@ -421,7 +405,7 @@ static void link_fwd_bwd(tl_tree *t, const tl_event_store *es)
             int64_t best = 0;
             for (size_t k = i; k < j; k++) {
                 uint32_t u = sp[k].uid;
-                if (es->pid[u] == es->pid[bwd] && es->tid[u] == es->tid[bwd]) continue;
+                if (es->thr[u] == es->thr[bwd]) continue;
                 if (fwd == TL_NOUID || es->ts[u] > best) {
                     fwd = u;
                     best = es->ts[u];

@@ -118,8 +118,8 @@ static void compare_event(const char *scan, const tl_event_store *a, const tl_ev
     if (a->cat[i] != b->cat[i] || !same_str(&a->cats, a->cat_id[i], &b->cats, b->cat_id[i]))
         mismatch(scan, "cat", i);
     if (tl_es_corr(a, i) != tl_es_corr(b, i)) mismatch(scan, "corr", i);
-    if (!same_idval(a, a->pid[i], b, b->pid[i])) mismatch(scan, "pid", i);
-    if (!same_idval(a, a->tid[i], b, b->tid[i])) mismatch(scan, "tid", i);
+    if (!same_idval(a, tl_es_pid(a, i), b, tl_es_pid(b, i))) mismatch(scan, "pid", i);
+    if (!same_idval(a, tl_es_tid(a, i), b, tl_es_tid(b, i))) mismatch(scan, "tid", i);
     if (!same_args(a, b, i)) mismatch(scan, "args", i);
 }
 

@@ -516,8 +516,8 @@ static void check_event(diff *d, json_t *ev)
     check_ph(d, ev);
     check_cat(d, ev);
     check_name(d, ev);
-    check_idval(d, ev, "pid", d->es->pid[d->event]);
-    check_idval(d, ev, "tid", d->es->tid[d->event]);
+    check_idval(d, ev, "pid", tl_es_pid(d->es, d->event));
+    check_idval(d, ev, "tid", tl_es_tid(d->es, d->event));
     check_time(d, ev, "ts", 0);
     check_time(d, ev, "dur", 1);
     check_flow_id(d, ev);

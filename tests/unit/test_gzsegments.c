@@ -143,7 +143,7 @@ static int same_store(const tl_event_store *a, const tl_event_store *b)
             a->ph[i] != b->ph[i] || a->flags[i] != b->flags[i] || !same_text(&a->names, a->name[i], &b->names, b->name[i]) ||
             !same_text(&a->cats, a->cat_id[i], &b->cats, b->cat_id[i]))
             return 0;
-        tl_idval pa = a->idvals[a->pid[i]], pb = b->idvals[b->pid[i]];
+        tl_idval pa = a->idvals[tl_es_pid(a, i)], pb = b->idvals[tl_es_pid(b, i)];
         if (pa.kind != pb.kind || (pa.kind == 0 ? pa.i != pb.i : !same_text(&a->names, (uint32_t)pa.i, &b->names, (uint32_t)pb.i)))
             return 0;
         tl_arg_iter ia, ib;

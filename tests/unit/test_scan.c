@@ -115,8 +115,8 @@ static void awkward_input(void)
         return;
     }
     CHECK_I64(es.n, 6);
-    CHECK(es.idvals[es.pid[0]].kind == 1);
-    CHECK_STR(tl_strpool_get(&es.names, (uint32_t)es.idvals[es.pid[0]].i), "Spans");
+    CHECK(es.idvals[tl_es_pid(&es, 0)].kind == 1);
+    CHECK_STR(tl_strpool_get(&es.names, (uint32_t)es.idvals[tl_es_pid(&es, 0)].i), "Spans");
     CHECK_I64(es.ts[0], 1500);
     CHECK_I64(es.dur[0], 2000);
     CHECK_STR(tl_es_name(&es, 1), "k\xc3\xa9\"q");
@@ -137,7 +137,7 @@ static void awkward_input(void)
     CHECK(es.cat[2] == TL_CAT_OTHER);
     CHECK(!(es.flags[2] & TL_F_DUR));
     CHECK_STR(tl_es_name(&es, 2), "bad \xef\xbf\xbd utf8");
-    CHECK(es.idvals[es.pid[2]].kind == 1);
+    CHECK(es.idvals[tl_es_pid(&es, 2)].kind == 1);
     CHECK_I64(es.n_meta, 1);
     CHECK(es.cat[3] == TL_CAT_NONE);
     CHECK_I64(tl_es_corr(&es, 4), 5); /* flow id */
@@ -203,6 +203,16 @@ static void bad_input(void)
     bad("{\"traceEvents\":[{},{\"a\":\"\\x\"}]}", 31, "(event 1)");
 }
 
+/* Do the pid/tid values a of store sa and b of store sb read the same? */
+static int same_idval(const tl_event_store *sa, uint32_t a, const tl_event_store *sb, uint32_t b)
+{
+    tl_idval x = sa->idvals[a], y = sb->idvals[b];
+    if (x.kind != y.kind) return 0;
+    if (x.kind == 1 || x.kind == 3)
+        return strcmp(tl_strpool_get(&sa->names, (uint32_t)x.i), tl_strpool_get(&sb->names, (uint32_t)y.i)) == 0;
+    return x.kind == 2 || x.i == y.i;
+}
+
 /* Compares two stores event by event, args included. */
 static void same_store(const tl_event_store *a, const tl_event_store *b, const char *what)
 {
@@ -213,8 +223,7 @@ static void same_store(const tl_event_store *a, const tl_event_store *b, const c
             a->flags[i] != b->flags[i] || a->ph[i] != b->ph[i] || a->cat[i] != b->cat[i] ||
             strcmp(tl_es_name(a, i), tl_es_name(b, i)) != 0 ||
             strcmp(tl_strpool_get(&a->cats, a->cat_id[i]), tl_strpool_get(&b->cats, b->cat_id[i])) != 0 ||
-            a->idvals[a->pid[i]].kind != b->idvals[b->pid[i]].kind ||
-            a->idvals[a->tid[i]].kind != b->idvals[b->tid[i]].kind)
+            !same_idval(a, tl_es_pid(a, i), b, tl_es_pid(b, i)) || !same_idval(a, tl_es_tid(a, i), b, tl_es_tid(b, i)))
             bad = 1;
         tl_arg_iter ia, ib;
         tl_arg x, y;
@@ -263,6 +272,17 @@ static void parallel_parts(void)
     tl_scan_opts one = {.parts = 1};
     CHECK_I64(tl_scan_file(path, &seq, &one, &err), 0);
     CHECK_I64(seq.n, 3000);
+    /* one entry per (pid, tid) pair: pid 1 or "Spans", tid 0..3 */
+    CHECK_I64(seq.n_threads, 8);
+    for (size_t i = 0; i < seq.n; i++) {
+        tl_idval p = seq.idvals[tl_es_pid(&seq, i)], t = seq.idvals[tl_es_tid(&seq, i)];
+        int spans = i % 5 == 0;
+        if (p.kind != spans || (!spans && p.i != 1) || t.kind != 0 || t.i != (int64_t)(i % 4)) {
+            fprintf(stderr, "event %zu: wrong pid/tid\n", i);
+            CHECK(0);
+            break;
+        }
+    }
     int joined = 0;
     for (int parts = 2; parts <= 9; parts++) {
         tl_event_store par;
