@@ -158,6 +158,14 @@ local function late_start_lines(sheets)
   end
   local what = string.format("the start of the last `%s` on stream %s in each iteration, the two latest ranks flagged",
     md.text(first.kernel or "?"), tostring(first.stream))
+  -- the rule flags the two latest ranks of every iteration: with two ranks
+  -- (or fewer) that run the kernel it flags them all, whatever their starts
+  local nrows = t:nrows()
+  if nrows <= 2 then
+    return { string.format("HTA's late-start rule (rank_stragglers: %s) names no straggler here: only %d %s the "
+      .. "kernel, so the rule flags %s in every iteration, whatever %s.", what, nrows,
+      nrows == 1 and "rank runs" or "ranks run", nrows == 1 and "it" or "both", nrows == 1 and "its start" or "their starts") }
+  end
   if #flagged == 0 then
     return { string.format("HTA's late-start rule (rank_stragglers: %s) flags no rank.", what) }
   end

@@ -358,6 +358,14 @@ if T.dir_exists(trf) then
   local n = #T.csv_records(tmp .. "/out_trf/collective_report_csvs/nccl_long.csv")
   has(tsec, string.format("No collective was matched across the ranks (the ranks report has no straggler_summary rows): "
     .. "none of the %d collective kernels records its collective name or process group", n), "HTA glob: why unmatched")
+  -- HTA's late-start rule flags the two latest ranks of each iteration: with two ranks it flags both, always,
+  -- so it names no straggler (the sheet still says Yes for both)
+  local late = T.csv_records(tmp .. "/out_trf/collective_report_csvs/rank_stragglers.csv")
+  T.eq(#late, 2, "HTA glob: rank_stragglers has both ranks")
+  for _, r in ipairs(late) do T.eq(r.potential_straggler, "Yes", "HTA glob: the rule flags rank " .. r.rank) end
+  has(tsec, "names no straggler here: only 2 ranks run the kernel, so the rule flags both in every iteration, "
+    .. "whatever their starts.", "HTA glob: two ranks, no late-start straggler")
+  T.check(not tsec:find("names rank", 1, true), "HTA glob: no rank named by the late-start rule")
   -- the same CSVs as `tracelens ranks --trace_glob`
   ok, code = T.run(string.format("%s ranks -q --no-xlsx --trace_glob %s -o %s", T.q(bin), T.q(trf .. "/*.json.gz"),
     T.q(tmp .. "/trf_cli")))
