@@ -9,12 +9,12 @@
 -- returns {findings = <system_findings/cpu_idle_findings.md text>}
 --
 -- Rules (docs/analyzers.md, "System analyzers and the report"):
---   * No card unless GPU idle time is above 15% of the trace.
+--   * No card unless GPU idle time is above 15% of the GPU span.
 --   * Idle card: when at least half of the GPU's idle time passes with
 --     launched work waiting to start (ctx.waits), the host is not what the
 --     GPU waits for: the queued-wait card (tracelens; the reference would
 --     blame launch overhead). Else exposed communication and exposed memory
---     copies both below 1% of the trace -> the host does not issue work fast
+--     copies both below 1% of the GPU span -> the host does not issue work fast
 --     enough: launch overhead, fixed by a GPU graph. Otherwise -> gaps in the
 --     host pipeline, fixed by overlapping host work (the communication and
 --     copies themselves belong to the multi-kernel analyzer).
@@ -125,13 +125,13 @@ end
 local function launch_overhead_card()
   return {
     title = sf.TITLE.launch_overhead,
-    insight = string.format("The GPU is idle for %s of the %s trace while communication and memory copies are "
-      .. "negligible, so the host does not issue kernels fast enough to keep it busy.", sf.pct(u.idle),
-      sf.ms(u.total_ms)),
+    insight = string.format("The GPU is idle for %s of the %s GPU span (first to last GPU event) while "
+      .. "communication and memory copies are negligible, so the host does not issue kernels fast enough to keep it "
+      .. "busy.", sf.pct(u.idle), sf.ms(u.total_ms)),
     action = "Capture the steady-state step as a GPU graph so that one launch replays the whole kernel sequence. "
       .. "Where capture is not possible, fuse small kernels to cut the number of launches.",
-    identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold, and neither exposed "
-      .. "communication (%s) nor exposed memory copies (%s) reach %s of the trace.%s (source: "
+    identification = string.format("GPU idle time is %s of the GPU span, above the %d%% threshold, and neither exposed "
+      .. "communication (%s) nor exposed memory copies (%s) reach %s of the GPU span.%s (source: "
       .. "`cpu_idle_metrics.json` → `gpu_utilization`, `kernel_analysis`)", sf.pct(u.idle), IDLE_THRESHOLD_PCT,
       sf.pct(u.comm), sf.pct(u.memcpy), sf.pct(NEGLIGIBLE_PCT), kernel_sentence()),
     rows = kernel_rows(utilization_rows()),
@@ -166,16 +166,16 @@ local function queued_wait_card(q)
   end
   return {
     title = sf.TITLE.queued_wait,
-    insight = string.format("The GPU is idle for %s of the %s trace, and for %s of its idle time (%s) kernels or "
-      .. "copies had been launched and had not started: then the GPU was not waiting for the host, which had issued "
-      .. "the work.%s For the other %s nothing launched was waiting.", sf.pct(u.idle), sf.ms(u.total_ms),
-      sf.pct(q.share), sf.ms(q.queued_ms), longest, sf.ms(q.idle_ms - q.queued_ms)),
+    insight = string.format("The GPU is idle for %s of the %s GPU span (first to last GPU event), and for %s of "
+      .. "its idle time (%s) kernels or copies had been launched and had not started: then the GPU was not waiting "
+      .. "for the host, which had issued the work.%s For the other %s nothing launched was waiting.", sf.pct(u.idle),
+      sf.ms(u.total_ms), sf.pct(q.share), sf.ms(q.queued_ms), longest, sf.ms(q.idle_ms - q.queued_ms)),
     action = "Find what the waiting work depends on: an event or another stream it waits for (a "
       .. "`cudaStreamWaitEvent`, a copy or a collective on another stream), the other ranks of a collective, or work "
       .. "this trace does not show (another process on the GPU, work queued before the profiling window, events a "
       .. "filtered or sampled trace left out). Faster launches (CUDA graphs, fewer kernels) would not close these "
       .. "gaps.",
-    identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold, and of the %s the "
+    identification = string.format("GPU idle time is %s of the GPU span, above the %d%% threshold, and of the %s the "
       .. "GPU is idle (over every GPU event, unlinked ones included) %s (%s) pass with launched work not yet "
       .. "started, at least the %s this card needs. (source: `idle_breakdown` → `queued_idle_ms`, `longest_queued`, "
       .. "`longest_queued_idle_ms`; `cpu_idle_metrics.json` → `gpu_utilization`)", sf.pct(u.idle),
@@ -198,7 +198,7 @@ local function transfers_sentence()
     return string.format("Exposed communication (%s) and exposed memory copies (%s) both take more than %s of the "
       .. "trace", sf.pct(u.comm), sf.pct(u.memcpy), sf.pct(NEGLIGIBLE_PCT))
   end
-  return string.format("Exposed %s take%s %s of the trace, more than %s (exposed %s: %s)",
+  return string.format("Exposed %s take%s %s of the GPU span, more than %s (exposed %s: %s)",
     comm and "communication" or "memory copies", comm and "s" or "", sf.pct(comm and u.comm or u.memcpy),
     sf.pct(NEGLIGIBLE_PCT), comm and "memory copies" or "communication", sf.pct(comm and u.memcpy or u.comm))
 end
@@ -206,12 +206,12 @@ end
 local function host_pipeline_card()
   return {
     title = sf.TITLE.host_pipeline,
-    insight = string.format("The GPU is idle for %s of the %s trace between batches of work, beside %s exposed "
-      .. "communication and %s exposed memory copies.", sf.pct(u.idle), sf.ms(u.total_ms), sf.pct(u.comm),
-      sf.pct(u.memcpy)),
+    insight = string.format("The GPU is idle for %s of the %s GPU span (first to last GPU event) between "
+      .. "batches of work, beside %s exposed communication and %s exposed memory copies.", sf.pct(u.idle),
+      sf.ms(u.total_ms), sf.pct(u.comm), sf.pct(u.memcpy)),
     action = "Overlap host work with GPU execution: prepare the next inputs on a background worker and copy them "
       .. "asynchronously from pinned memory. Move host-side processing off the step's critical path.",
-    identification = string.format("GPU idle time is %s of the trace, above the %d%% threshold. %s, so the idle "
+    identification = string.format("GPU idle time is %s of the GPU span, above the %d%% threshold. %s, so the idle "
       .. "gaps sit in a pipeline that also moves data. The transfers themselves are covered by the multi-kernel "
       .. "analysis.%s (source: `cpu_idle_metrics.json` → `gpu_utilization`, `kernel_analysis`)", sf.pct(u.idle),
       IDLE_THRESHOLD_PCT, transfers_sentence(), kernel_sentence()),
@@ -333,10 +333,10 @@ end
 
 local function sync_card(s, q)
   local names, rows = {}, {}
-  -- operations on several host threads can together pass the trace's length: no share then
+  -- operations on several host threads can together pass the GPU span: no share then
   local within = s.total_ms <= u.total_ms
-  local share = within and string.format("%s of the trace", sf.pct(pct_of_total(s.total_ms)))
-    or string.format("more than the %s trace: operations on several host threads overlap", sf.ms(u.total_ms))
+  local share = within and string.format("%s of the GPU span", sf.pct(pct_of_total(s.total_ms)))
+    or string.format("more than the %s GPU span: operations on several host threads overlap", sf.ms(u.total_ms))
   rows[1] = { "Host time beyond kernel time", within and sf.ms_pct(s.total_ms, pct_of_total(s.total_ms))
     or sf.ms(s.total_ms), true }
   rows[2] = { "Operation signatures with host time over 5x kernel time", sf.count(s.ops), s.ops > 0 }

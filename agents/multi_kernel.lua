@@ -119,13 +119,13 @@ local function comm_card()
   local title = blocking.flagged == true and sf.TITLE.comm_blocking or sf.TITLE.comm_overlap
   return {
     title = title,
-    insight = string.format("Collective communication runs without overlapping compute for %s (%s of the trace), "
+    insight = string.format("Collective communication runs without overlapping compute for %s (%s of the GPU span), "
       .. "and %s of the communication time overlaps computation.", sf.ms(exposed),
       sf.pct(analysis.comm_percent_of_total), overlap_text()),
     action = "Issue collectives asynchronously on a separate stream so they run under independent compute, for "
       .. "example by reducing gradients in buckets during the backward pass or by overlapping tensor-parallel "
       .. "collectives with the next layer's compute. The metric to move is exposed communication time.",
-    identification = string.format("Exposed communication is %s of the trace (flagged above 5%%) and the "
+    identification = string.format("Exposed communication is %s of the GPU span (flagged above 5%%) and the "
       .. "compute/communication overlap is %s.%s (source: `multi_kernel_metrics.json` → "
       .. "`nccl_blocking_assessment`, `overlap_assessment`, `nccl_summary.top_ops`)",
       sf.pct(analysis.comm_percent_of_total), overlap_text(), longest_collective()),
@@ -176,10 +176,10 @@ local function copy_card(dir, s)
   end
   return {
     title = sf.TITLE[dir == "D2H" and "d2h_memcpy" or "h2d_memcpy"],
-    insight = string.format("%s %s transfers take %s (%s of the trace).%s", sf.count(s.count), d.noun, sf.ms(s.ms),
+    insight = string.format("%s %s transfers take %s (%s of the GPU span).%s", sf.count(s.count), d.noun, sf.ms(s.ms),
       sf.pct(s.pct), bw),
     action = action,
-    identification = string.format("The %s copies are flagged because they exceed 5%% of the trace or number more "
+    identification = string.format("The %s copies are flagged because they exceed 5%% of the GPU span or number more "
       .. "than 10. %s (source: `multi_kernel_metrics.json` → `memcpy_assessment.issues`, "
       .. "`memcpy_summary.by_direction`%s)", d.noun, d.cause,
       s.bw_sentence and "; `memcpy_bandwidth.json` → `directions`" or ""),
@@ -234,7 +234,7 @@ local function direction_section(dir)
   elseif s.count == 0 then
     cause = "No " .. d.noun .. " transfers in the trace."
   else
-    cause = "Below the flagging thresholds (more than 5% of the trace or more than 10 transfers)."
+    cause = "Below the flagging thresholds (more than 5% of the GPU span or more than 10 transfers)."
   end
   local out = {
     "### " .. d.heading, "",
@@ -285,8 +285,8 @@ local function patterns_section()
 end
 
 local function nothing_flagged()
-  return string.format("No multi-kernel issue is flagged: memory copies stay below 5%% of the trace and 10 "
-    .. "transfers per direction, exposed communication is %s of the trace, and the compute/communication overlap is "
+  return string.format("No multi-kernel issue is flagged: memory copies stay below 5%% of the GPU span and 10 "
+    .. "transfers per direction, exposed communication is %s of the GPU span, and the compute/communication overlap is "
     .. "%s.", sf.pct(analysis.comm_percent_of_total), overlap_text())
 end
 

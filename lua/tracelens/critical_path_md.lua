@@ -42,13 +42,35 @@ function M.data(trace, steps)
   if not rep then return nil end
   local ok, cp = pcall(trace.critical_path, trace, { step = rep.number })
   if not ok or type(cp) ~= "table" or not (cp.length_us > 0) then return nil end
+  -- the step's time before and after any GPU work runs (trace:steps(): every GPU event of the trace, the
+  -- previous step's tail and work launched before the trace too): the GPU has nothing to do there
+  local lead, tail = rep.wall_us, 0
+  if rep.any_gpu_start and rep.any_gpu_end then
+    lead = math.max(0, rep.any_gpu_start - rep.ts)
+    tail = math.max(0, rep.ts + rep.wall_us - rep.any_gpu_end)
+  end
   return { step = cp.step, name = rep.name, length_us = cp.length_us, wall_us = cp.wall_us,
     by_category = cp.by_category, bound = cp.bound, events = #cp.events,
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events
-    blind = cp.blind }
+    blind = cp.blind, gpu_lead_us = lead, gpu_tail_us = tail }
 end
 
+-- A GPU-free stretch at either end of the step worth a sentence: at least this share of its wall time.
+local NO_GPU_SHARE = 0.1
+-- ... and when it is at least this share, the step is called host-bound whatever the path's split.
+local HOST_STEP_SHARE = 0.5
+
 local function ms(us) return string.format("%.3f", us / 1000) end
+
+--- The time of the step without GPU work (before its first and after its
+--- last GPU work) when it is worth a sentence: µs and share of the wall time,
+--- or nil (d: M.data's table or nil).
+function M.no_gpu(d)
+  if not d or not (d.wall_us > 0) then return nil end
+  local t = (d.gpu_lead_us or 0) + (d.gpu_tail_us or 0)
+  if t < NO_GPU_SHARE * d.wall_us then return nil end
+  return t, t / d.wall_us
+end
 
 --- The section's lines (d: M.data's table or nil).
 function M.section(d)
@@ -63,6 +85,9 @@ function M.section(d)
   -- GPU's: the verdict says so instead of calling the step CPU- or GPU-bound
   local by = d.by_category
   local launch = by.launch_delay or 0
+  local wall = d.wall_us > 0 and d.wall_us or 1
+  local lead, tail = d.gpu_lead_us or 0, d.gpu_tail_us or 0
+  local no_gpu = (lead + tail) >= NO_GPU_SHARE * wall
   local verdict = d.bound
   if launch > (by.cpu or 0) and launch > (by.gpu_compute or 0) + (by.communication or 0) then
     verdict = "Launch-delay"
@@ -74,6 +99,8 @@ function M.section(d)
       .. "module loading or JIT compilation, an event wait, other streams' work occupying the GPU). Neither faster "
       .. "kernels nor less host work shortens that part of the step; the `launch_stats` sheet lists the longest "
       .. "launch delays."
+  elseif d.bound == "GPU" and no_gpu then
+    why = "the kernel and communication findings below shorten the part of the step in which the GPU works."
   elseif d.bound == "GPU" then
     why = "the kernel and communication findings below shorten the step; host-side overhead is hidden behind "
       .. "the GPU's work."
@@ -81,16 +108,42 @@ function M.section(d)
     why = "the host-side findings (CPU idle time, launch overhead, kernel fusion to launch fewer kernels) shorten "
       .. "the step; faster kernels shorten it only where the GPU is on the path."
   end
-  local line = string.format("**%s-bound**: the critical path of %s (HTA's algorithm; `tracelens critical-path`) is "
-    .. "%s of its %s ms (%s), so %s", verdict, name, ms(d.length_us), ms(d.wall_us), table.concat(parts, ", "), why)
+  local path = string.format("%s of its %s ms (%s)", ms(d.length_us), ms(d.wall_us), table.concat(parts, ", "))
+  local line
+  if no_gpu then
+    local where
+    if lead >= NO_GPU_SHARE * wall and tail >= NO_GPU_SHARE * wall then
+      where = string.format("the first %s ms and the last %s ms of %s", ms(lead), ms(tail), name)
+    elseif lead >= tail then
+      where = string.format("the first %s ms of %s (the first GPU work runs then)", ms(lead), name)
+    else
+      where = string.format("the last %s ms of %s (the last GPU work ends before them)", ms(tail), name)
+    end
+    local idle = string.format("the GPU has no work for %s, %.0f%% of the step's wall time in which only the "
+      .. "host runs: faster kernels cannot shorten that time, shortening that host work (input loading and "
+      .. "preprocessing are typical) or overlapping it with GPU work can.", where, (lead + tail) / wall * 100)
+    if lead + tail >= HOST_STEP_SHARE * wall then
+      -- most of the step has no GPU work: that, not the path's split, is the headline
+      line = string.format("**Host-bound step**: %s Where the GPU works, the critical path (HTA's algorithm; "
+        .. "`tracelens critical-path`) is %s, %s-bound, so %s", idle, path, verdict, why)
+    else
+      line = string.format("**%s-bound**: the critical path of %s (HTA's algorithm; `tracelens critical-path`) is "
+        .. "%s, so %s Besides, %s", verdict, name, path, why, idle)
+    end
+  else
+    line = string.format("**%s-bound**: the critical path of %s (HTA's algorithm; `tracelens critical-path`) is "
+      .. "%s, so %s", verdict, name, path, why)
+  end
   if d.blind then
     line = line .. " The trace records no synchronisation events (`cuda_sync`, written by PyTorch 2.1 and later on "
       .. "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it: host work after "
       .. "such a wait is missing from the path, which may then be shorter than the step's real critical path."
     local cover = d.wall_us > 0 and d.length_us / d.wall_us or 1
     if cover < 0.6 then
-      line = line .. string.format(" Here the path covers %.0f%% of the step's wall time, so the %s-bound verdict "
-        .. "describes that part of the step only.", cover * 100, verdict == "Launch-delay" and "launch-delay" or verdict)
+      line = line .. string.format(" Here the path covers %.0f%% of the step's wall time, so the path's %s-bound "
+        .. "verdict describes that part of the step only%s.", cover * 100,
+        verdict == "Launch-delay" and "launch-delay" or verdict, no_gpu and " (the time without GPU work above is "
+        .. "most of the rest)" or "")
     end
   end
   return { "## Critical Path", "", line, "" }

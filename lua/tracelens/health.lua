@@ -171,7 +171,7 @@ function M.checks(trace)
     local before, after = h.gpu_before_steps, h.gpu_after_steps
     if before + after > 0 then
       add("window", "note", "GPU work outside the steps", count(before, "GPU event") .. " ("
-        .. ms(h.gpu_before_steps_us) .. ") " .. pick(before, "starts", "start") .. " before "
+        .. ms(h.gpu_before_steps_us) .. ") " .. pick(before, "was", "were") .. " launched before "
         .. pick(h.steps, "the only step", "the first of " .. count(h.steps, "step")) .. " and " .. n(after) .. " ("
         .. ms(h.gpu_after_steps_us) .. ") after " .. pick(h.steps, "it", "the last")
         .. ": the profiling window cuts a step", FIX.window)

@@ -523,7 +523,7 @@ local function no_compute_line(inp)
   if not is_comparative(inp) and cv.whole > 0 and cv.share >= MIN_COVERAGE and compute_pct
     and compute_pct < MIN_COMPUTE_SHARE then
     return string.format("No compute kernel finding reaches the reporting threshold, but that is no verdict on the "
-      .. "kernels: the GPU computes for only %s of the %s trace, and each kernel's impact_score is its recoverable "
+      .. "kernels: the GPU computes for only %s of the %s GPU span, and each kernel's impact_score is its recoverable "
       .. "share of that end-to-end time. The idle time (System-Level Optimizations) is the larger cost here; read "
       .. "the category findings files for the kernels' own efficiency.", pct_text(compute_pct),
       ms_text(tonumber(g.total_time_ms) or 0))
@@ -565,6 +565,15 @@ local function overview(inp, items)
   s[#s + 1] = string.format("Computation takes %s of that time, the GPU is idle for %s, exposed communication takes "
     .. "%s and exposed memory copies take %s.", pct_text(g.computation_time_percent), pct_text(g.idle_time_percent),
     pct_text(g.exposed_comm_time_percent), pct_text(g.exposed_memcpy_time_percent))
+  -- the span's idle share misses the stretches of a step before and after any GPU work runs
+  local cp = inp.critical_path
+  local no_gpu, share = require("tracelens.critical_path_md").no_gpu(cp)
+  if no_gpu then
+    s[#s + 1] = string.format("Besides, %s (the step the Critical Path section analyses) has no GPU work at all "
+      .. "for %s of its %s (%s).",
+      text(cp.name or ("ProfilerStep#" .. tostring(cp.step))), ms_text(no_gpu / 1000), ms_text(cp.wall_us / 1000),
+      pct_text(share * 100))
+  end
   if is_comparative(inp) then
     local t1 = sf.value(g.total_time_ms)
     local t2 = sf.value(((inp.manifest or {}).trace2_gpu_utilization or {}).total_time_ms)

@@ -1147,6 +1147,8 @@ tl_trace *tl_trace_merge_capture(const tl_trace *replay, const char *dir, const 
     }
     if (m.n_notes > MAX_NOTES) tl_sb_printf(&m.notes, "%zu more notes not shown\n", m.n_notes - MAX_NOTES);
     if (T->es.n > m.n0) finish_tree(&m);
+    T->copied_from = (uint32_t)m.n0; /* the pseudo-op pass below appends after them */
+    T->copied_to = (uint32_t)T->es.n;
     sum->notes = m.notes.len ? tl_sb_take(&m.notes) : NULL;
     sum->seconds = now_s() - t0;
     merge_free(&m);

@@ -176,8 +176,11 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     for (size_t u = 0; u < es->n; u++) {
         uint8_t c = es->cat[u];
         int64_t id = tl_es_corr(es, u);
-        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && id != TL_NONE) {
-            int found = tl_idset_has(&corr_seen, id);
+        /* a capture merge's copies of the captured launches are not launch calls of this trace */
+        if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[u]] && id != TL_NONE &&
+            !tl_trace_is_copy(t, u)) {
+            /* (a graph launch a capture merge grafted: its kernels took the captured calls' ids) */
+            int found = tl_idset_has(&corr_seen, id) || tl_tree_has_gpus(tr, (uint32_t)u);
             if (kind[es->name[u]] == TL_LAUNCH_MEMSET) {
                 h->n_memsets++;
                 h->n_memsets_orphan += !found;
@@ -200,11 +203,18 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
                 h->gpu_before_trace_ns += es->dur[u];
             }
         }
+        /* GPU work launched outside the steps (as trace:steps() assigns it: by its launch call's start, an
+         * unlinked event by its own): the asynchronous tail of a step's work runs after the step's annotation
+         * ends, and work launched before the trace is its own warning */
         if (h->n_steps && tl_is_gpu_cat(c) && (es->flags[u] & TL_F_TS)) {
-            if (es->ts[u] < h->steps_t0) {
+            uint32_t rt = tr->parent[u];
+            int64_t at = rt != TL_NOUID ? es->ts[rt] : es->ts[u];
+            if (rt == TL_NOUID && tl_tree_before_trace(tr, es, u)) {
+                /* counted above */
+            } else if (at < h->steps_t0) {
                 h->n_gpu_before_steps++;
                 h->gpu_before_steps_ns += es->dur[u];
-            } else if (es->ts[u] >= h->steps_t1) {
+            } else if (at >= h->steps_t1) {
                 h->n_gpu_after_steps++;
                 h->gpu_after_steps_ns += es->dur[u];
             }

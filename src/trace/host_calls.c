@@ -38,7 +38,7 @@ void tl_host_calls_compute(const tl_trace *t, tl_host_calls *h)
     for (size_t u = 0; u < es->n; u++) {
         uint8_t c = es->cat[u];
         if (c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) continue;
-        if (!tr->in_tree[u]) continue;
+        if (!tr->in_tree[u] || tl_trace_is_copy(t, u)) continue; /* a capture's call: no host time here */
         /* the nearest enclosing CPU op (python functions and annotations passed) */
         uint32_t p = tr->parent[u];
         while (p != TL_NOUID && es->cat[p] != TL_CAT_CPU_OP) p = tr->parent[p];

@@ -48,6 +48,35 @@ static size_t step_at(const tl_step *v, size_t n, int64_t t)
     return SIZE_MAX;
 }
 
+/* Sets each step's any_gpu_start / any_gpu_end from every GPU event of the
+ * trace (steps sorted by ts; they may overlap, but do not nest deeply). */
+static void any_gpu_in_windows(const tl_event_store *es, tl_step *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) v[i].any_gpu_start = v[i].any_gpu_end = INT64_MIN;
+    for (size_t u = 0; u < es->n; u++) {
+        if (!tl_is_gpu_cat(es->cat[u]) || !(es->flags[u] & TL_F_TS)) continue;
+        int64_t a = es->ts[u], b = tl_es_end(es, u);
+        /* the steps starting before b (at b too for an event of no duration), latest first */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (v[mid].ts < b || (v[mid].ts == b && a == b)) lo = mid + 1;
+            else hi = mid;
+        }
+        int misses = 0;
+        for (size_t i = lo; i-- > 0;) {
+            int64_t end = v[i].ts + v[i].dur;
+            if (end <= a) {
+                if (++misses > 4) break;
+                continue;
+            }
+            int64_t from = a > v[i].ts ? a : v[i].ts, to = b < end ? b : end;
+            if (v[i].any_gpu_start == INT64_MIN || from < v[i].any_gpu_start) v[i].any_gpu_start = from;
+            if (v[i].any_gpu_end == INT64_MIN || to > v[i].any_gpu_end) v[i].any_gpu_end = to;
+        }
+    }
+}
+
 size_t tl_steps_find(const tl_trace *t, tl_step **out)
 {
     const tl_event_store *es = &t->es;
@@ -127,10 +156,13 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
     tl_idset_build(&corr, corr_ids.v, corr_ids.n);
     free(corr_ids.v);
     for (size_t u = 0; u < es->n; u++) {
-        if ((es->cat[u] != TL_CAT_CUDA_RUNTIME && es->cat[u] != TL_CAT_CUDA_DRIVER) || tl_es_corr(es, u) == INT64_MIN)
+        if ((es->cat[u] != TL_CAT_CUDA_RUNTIME && es->cat[u] != TL_CAT_CUDA_DRIVER) || tl_es_corr(es, u) == INT64_MIN ||
+            tl_trace_is_copy(t, u)) /* a capture merge's copy: not a launch call of this trace */
             continue;
         uint8_t k = kind[es->name[u]];
-        if ((k != TL_LAUNCH_GRAPH && k != TL_LAUNCH_WORK) || tl_idset_has(&corr, tl_es_corr(es, u)))
+        /* (a graph launch a capture merge grafted: its kernels took the captured calls' ids) */
+        if ((k != TL_LAUNCH_GRAPH && k != TL_LAUNCH_WORK) || tl_idset_has(&corr, tl_es_corr(es, u)) ||
+            tl_tree_has_gpus(tr, (uint32_t)u))
             continue;
         size_t s = step_at(steps.v, steps.n, es->ts[u]);
         if (s != SIZE_MAX) steps.v[s].n_launches_missing++;
@@ -156,6 +188,7 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
         }
         st->partial = st->n_launches_missing > 0;
     }
+    any_gpu_in_windows(es, steps.v, steps.n);
     /* warm-up: leading steps slower than 1.5 x the median */
     int64_t *walls = tl_xmalloc(steps.n * sizeof *walls);
     for (size_t s = 0; s < steps.n; s++) walls[s] = steps.v[s].dur;

@@ -31,6 +31,11 @@ typedef struct tl_step {
     long number;             /* N */
     int64_t ts, dur;         /* the annotation on the CPU (wall time = dur) */
     int64_t gpu_start, gpu_end;
+    /* the first and the last moment of the step's window [ts, ts + dur) in
+     * which any GPU work runs: every GPU event of the trace, whichever step
+     * launched it (work launched before the trace too); INT64_MIN when none
+     * runs in it */
+    int64_t any_gpu_start, any_gpu_end;
     tl_unions u;             /* of the step's GPU work */
     size_t n_gpu, n_unlinked, n_launches_missing;
     int warmup, partial;

@@ -120,6 +120,8 @@ tl_trace *tl_trace_with_pseudo_ops(const tl_trace *src)
     tl_es_copy(&t->es, &src->es);
     tl_tree_copy(&t->tree, &src->tree, src->es.names.n);
     apply_pseudo_ops(t);
+    t->copied_from = src->copied_from;
+    t->copied_to = src->copied_to;
     if (src->capture) { /* a merged trace's copy keeps the merge's summary */
         t->capture = tl_xmalloc(sizeof *t->capture);
         tl_capture_summary_copy(t->capture, src->capture);

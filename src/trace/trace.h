@@ -34,8 +34,16 @@ typedef struct tl_trace {
     double load_seconds, tree_seconds;
     tl_pseudo_summary pseudo; /* when opts.pseudo_ops */
     struct tl_capture_summary *capture; /* a trace merged with capture traces (capture.h): the merge's summary, else NULL */
+    /* [copied_from, copied_to): the events such a merge copied from the
+     * capture traces under the graph launches they replay. Each carries its
+     * graph launch's ts and dur, not a time of its own: their host time was
+     * spent at capture, not in this trace (empty when nothing was merged) */
+    uint32_t copied_from, copied_to;
     atomic_int refs;
 } tl_trace;
+
+/* Is event u a capture merge's copy (above)? */
+static inline int tl_trace_is_copy(const tl_trace *t, size_t u) { return u >= t->copied_from && u < t->copied_to; }
 
 /* Loads and builds the tree; NULL with err set on failure. refs = 1. */
 tl_trace *tl_trace_load(const char *path, const tl_load_opts *opts, tl_error *err);

@@ -69,7 +69,7 @@ if case and T.file_exists(case .. "/sglang_Qwen3-8B_decode.json.gz") then
   T.check(ok3, "analysis of the SGLang decode step: exit " .. tostring(code3) .. " " .. tostring(err3))
   local md3 = T.read_file(dir .. "/c/analysis.md") or ""
   T.check(not md3:find("within target", 1, true), "no within-target verdict when the GPU computes 2% of the time")
-  T.check(md3:find("but that is no verdict on the kernels: the GPU computes for only 2.06% of the 473.75 ms trace",
+  T.check(md3:find("but that is no verdict on the kernels: the GPU computes for only 2.06% of the 473.75 ms GPU span",
     1, true), "the low-compute sentence")
 else
   print("note: ../shared/data not found: the low-compute case is skipped")

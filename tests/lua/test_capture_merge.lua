@@ -424,6 +424,16 @@ if base and read(base .. "/" .. cases[1][1] .. "/" .. cases[1][2]) then
       if l and l.cat == "cpu_op" then with_op = with_op + 1 end
     end
     T.eq(under, c[4], name .. ": kernels under capture dispatches")
+    -- the copies of the captured calls carry the graph launch's ts and dur: they are no launch calls of the
+    -- replay (the health check and the steps do not count them) and no host time (trace:host_calls)
+    local plain, merged = tl.load(base .. "/" .. name .. "/" .. c[2]):check(), t:check()
+    T.eq(merged.launches, plain.launches, name .. ": the launch calls of the replay only")
+    T.eq(merged.launches_without_gpu, 0, name .. ": the grafted graph launch has its GPU work")
+    local h = t:host_calls()
+    for _, k in ipairs({ "launch", "setup" }) do -- (sglang: its one 463 ms synchronizing copy is real)
+      T.check(h[k].us < launch.dur, string.format("%s: host_calls %s %.1f us, under the graph launch's %.1f us",
+        name, k, h[k].us, launch.dur))
+    end
     T.check(with_op >= c[4] * 0.95, name .. ": kernels launched by capture cpu_ops: " .. with_op)
     -- the ops (names and counts) of the reference's ops_summary
     local ref = ref_counts(base .. "/" .. name .. "/perf_csvs/ops_summary.csv")

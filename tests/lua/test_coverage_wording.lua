@@ -68,7 +68,7 @@ T.check(not md:find("cards below judge", 1, true) and not md:find("card below ju
 local _, n = md:gsub("No compute kernel optimization opportunities identified in the analysed categories %("
   .. cov:gsub("%.", "%%.") .. "%% of GPU kernel time%); the rest was not analysed", "")
 T.eq(n, 2, "owlv2: the verdict limited to the analysed share, in the summary and the detailed section")
-T.check(md:find(string.format("Exposed memory copies take %.2f%% of the trace, more than 1.0%% (exposed "
+T.check(md:find(string.format("Exposed memory copies take %.2f%% of the GPU span, more than 1.0%% (exposed "
   .. "communication: 0.0%%)", memcpy_pct), 1, true) ~= nil, "owlv2: the host-pipeline card names the copies: "
   .. string.format("%.2f", memcpy_pct))
 local triton = shared .. "/traces/torch_compile_triton/trace.json.gz"

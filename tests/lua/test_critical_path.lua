@@ -149,11 +149,49 @@ do
     return table.concat(cpmd.section({ step = 6, bound = "GPU", blind = blind, length_us = length, wall_us = wall,
       by_category = { cpu = length / 4, gpu_compute = length * 3 / 4 } }), "\n")
   end
-  T.check(line_of(true, 160e3, 382e3):find("Here the path covers 42% of the step's wall time, so the GPU-bound "
+  T.check(line_of(true, 160e3, 382e3):find("Here the path covers 42% of the step's wall time, so the path's GPU-bound "
     .. "verdict describes that part of the step only.", 1, true), "partial blind path: " .. line_of(true, 160e3, 382e3))
   T.check(not line_of(true, 300e3, 382e3):find("Here the path covers", 1, true), "79% covered: no such sentence")
   T.check(not line_of(false, 160e3, 382e3):find("Here the path covers", 1, true),
     "a path with its sync edges: no such sentence (the skipped time is idle or waiting)")
+  -- the GPU without work at the start of the step (timesformer: its first kernel 218 ms into a 382 ms step, after
+  -- the host's preprocessing): said, and the step called host-bound when that is most of it; a kernel of the
+  -- step before still running then is GPU work (Qwen: the previous step's tail), so nothing is said
+  local function lead_trace(name, prev_tail)
+    local ev = {
+      X("user_annotation", "ProfilerStep#1", 0, 1000, {}),
+      X("cpu_op", "aten::first", 100, 100, {}),
+      X("cuda_runtime", "cudaLaunchKernel", 120, 10, { correlation = "1" }),
+      X("kernel", "k1", 150, prev_tail and 1200 or 300, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+      X("user_annotation", "ProfilerStep#2", 1000, 2000, {}),
+      X("python_function", "preprocess", 1000, 1500, {}),
+      X("cpu_op", "aten::mm", 2500, 300, {}),
+      X("cuda_runtime", "cudaLaunchKernel", 2510, 10, { correlation = "2" }),
+      X("kernel", "gemm", 2550, 400, { correlation = "2", stream = "7", device = "0" }, 0, 7),
+    }
+    local t = tl.load(T.write_trace(dir .. "/" .. name .. ".json", ev))
+    local st = t:steps()
+    local d = cpmd.data(t, { st[2] })
+    return d, table.concat(cpmd.section(d), "\n"), st[2]
+  end
+  local d, lline, s2 = lead_trace("lead", false)
+  T.close(s2.any_gpu_start, 2550, "steps: the first GPU work in step 2's window", 0, 1e-9)
+  T.close(s2.any_gpu_end, 2950, "steps: the last GPU work in step 2's window", 0, 1e-9)
+  T.close(d.gpu_lead_us, 1550, "the step's GPU-free start", 0, 1e-9)
+  T.close(d.gpu_tail_us, 50, "the step's GPU-free end", 0, 1e-9)
+  T.check(lline:find("**Host-bound step**: the GPU has no work for the first 1.550 ms of ProfilerStep#2 (the first "
+    .. "GPU work runs then), 80% of the step's wall time in which only the host runs", 1, true)
+    and lline:find("Where the GPU works, the critical path", 1, true)
+    and not lline:find("hidden behind", 1, true), "a GPU-free start: " .. lline)
+  local d2, tline, t2 = lead_trace("tail", true)
+  T.close(t2.any_gpu_start, 1000, "steps: step 1's kernel still runs when step 2 begins", 0, 1e-9)
+  T.close(d2.gpu_lead_us, 0, "no GPU-free start", 0, 1e-9)
+  T.check(not tline:find("no work for", 1, true) and not tline:find("Host-bound", 1, true),
+    "the previous step's kernel fills the start: " .. tline)
+  T.eq(cpmd.no_gpu(d2), nil, "no GPU-free time for the summary")
+  local nt, share = cpmd.no_gpu(d)
+  T.close(nt, 1600, "the summary's GPU-free time", 0, 1e-9)
+  T.close(share, 0.8, "and its share", 0, 1e-9)
   -- a path held by launch delays (HTA's backward_thread trace: 99.8% of 64 ms) is neither CPU- nor GPU-bound
   local function split_line(by)
     return table.concat(cpmd.section({ step = 552, bound = "CPU", blind = true, length_us = 64232, wall_us = 413451,
@@ -164,7 +202,7 @@ do
     and ld:find("launch delay 99.8%, gaps between kernels 0.0%), so most of the path is time between launch calls and "
       .. "the start of their "
       .. "kernels, with nothing queued ahead of them on their stream", 1, true)
-    and ld:find("so the launch-delay-bound verdict describes that part of the step only.", 1, true)
+    and ld:find("so the path's launch-delay-bound verdict describes that part of the step only.", 1, true)
     and not ld:find("host-side findings", 1, true), "launch-delay verdict: " .. ld)
   -- launch delays that do not outweigh the GPU's work (or the host's) leave the verdict as it was
   local cpu = split_line({ cpu = 40000, gpu_compute = 100, launch_delay = 24000 })
