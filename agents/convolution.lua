@@ -12,6 +12,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local kname = require "tracelens.kernel_name"
 local categories = require "tracelens.categories"
 
 local ctx = ...
@@ -178,8 +179,9 @@ function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
   if v.bound ~= "memory" then
-    notes[1] = "The trace does not show the kernel's tile size; a kernel profiler (Nsight Compute, rocprofv3) shows "
-      .. "it, and whether another tile shape would fill more compute units."
+    local t = kname.tile(v.lead.kernel_name)
+    notes[1] = t and say.tile_note(t) or ("The trace does not show the kernel's tile size; a kernel profiler "
+      .. "(Nsight Compute, rocprofv3) shows it, and whether another tile shape would fill more compute units.")
   end
   notes[#notes + 1] = "The trace does not show each convolution's memory layout; across all convolutions, "
     .. "NCHW/NHWC conversion kernels inside them take " .. F.num(layout_pct(v)) .. "% of convolution time and ops "

@@ -9,6 +9,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local kname = require "tracelens.kernel_name"
 
 local ctx = ...
 
@@ -124,8 +125,9 @@ local TILE_NOTE = "The trace does not show the kernel's tile size; a kernel prof
 function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
-  if v.bound ~= "memory" then notes[#notes + 1] = TILE_NOTE end
-  if long_reduction(shape(v.lead)) then
+  local s, t = shape(v.lead), kname.tile(v.lead.kernel_name)
+  if v.bound ~= "memory" then notes[#notes + 1] = t and say.tile_note(t, s) or TILE_NOTE end
+  if long_reduction(s) and not (t and t.split) then
     notes[#notes + 1] = "The trace does not show how the long K dimension is split across thread blocks (split-K, "
       .. "stream-K); a kernel profiler (Nsight Compute, rocprofv3) shows it."
   end

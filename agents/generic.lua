@@ -75,7 +75,7 @@ function rules.identify(v)
   local truly = true_category(op)
   if truly then
     out[2] = "Its name and kernel match " .. truly .. " work, so read it as " .. truly .. " work that no "
-      .. "performance model here covers."
+      .. (F.unmodelled(v) == "no_model" and "performance model" or "roofline") .. " here covers."
   end
   return out
 end

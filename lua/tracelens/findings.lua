@@ -232,13 +232,30 @@ function M.no_roofline(ctx)
   return not present(meta.peak_hbm_bw_tbs) and not present(meta.max_achievable_tflops)
 end
 
---- The blockquote under a heuristic card (§2.2 item 5); no_roofline: no
---- platform (an arch file) was resolved for the trace, so no operation has a
---- roofline.
-function M.heuristic_warning(f, no_roofline)
-  return "> **Warning — estimated:** " .. (no_roofline and "Without the GPU's peak figures (no platform was "
-    .. "resolved for this trace; analysis.md's roofline note says why) no roofline covers this operation."
-    or "No performance model covers this operation.") .. " The impact is derived from its "
+--- Why the lead op of a heuristic finding (view v) has no roofline:
+--- "no_arch" (no arch file: no operation has one), "no_peak" (its perf model
+--- gives FLOPs and bytes, but the arch file has no peak for its compute spec:
+--- MI300X and `matrix_fp4`), else "no_model"; with "no_peak", the op's
+--- efficiency table (compute_spec, flops_per_byte, tflops_achieved, ...).
+function M.unmodelled(v)
+  if M.no_roofline(v.ctx) then return "no_arch" end
+  local e = type(v.lead) == "table" and type(v.lead.efficiency) == "table" and v.lead.efficiency or {}
+  if present(e.flops_per_byte) and type(e.compute_spec) == "string" and e.compute_spec ~= "" then
+    return "no_peak", e
+  end
+  return "no_model"
+end
+
+--- The blockquote under a heuristic card (§2.2 item 5); why, spec: M.unmodelled's.
+function M.heuristic_warning(f, why, spec)
+  local what = "No performance model covers this operation."
+  if why == "no_arch" then
+    what = "Without the GPU's peak figures (no platform was resolved for this trace; analysis.md's roofline note "
+      .. "says why) no roofline covers this operation."
+  elseif why == "no_peak" then
+    what = "No roofline covers this operation: the arch file has no peak for its compute spec `" .. spec .. "`."
+  end
+  return "> **Warning — estimated:** " .. what .. " The impact is derived from its "
     .. "share of end-to-end GPU time (" .. M.num(f.percent_of_total) .. "%), not from a gap projection."
 end
 
@@ -250,7 +267,7 @@ function M.card(c)
     "<!-- impact-end -->" }
   if f.estimate_method == "heuristic" then
     lines[#lines + 1] = ""
-    lines[#lines + 1] = M.heuristic_warning(f, c.no_roofline)
+    lines[#lines + 1] = M.heuristic_warning(f, c.unmodelled, c.unmodelled_spec)
   end
   return table.concat(lines, "\n")
 end
@@ -336,13 +353,15 @@ local function finding_text(v, rules)
     actions[#actions + 1] = advice[i].action
     mechanisms[#mechanisms + 1] = advice[i].mechanism
   end
+  local why, why_e
+  if v.heuristic then why, why_e = M.unmodelled(v) end
   local title = call(rules.title, v) or prose().title(v)
   if v.library then title = title .. " (" .. md.text(v.library) .. ")" end
   local identification = append(append({ prose().flag_reason(v) }, call(rules.identify, v)),
     { prose().backend(v), prose().layers(v) })
   local keys = append(prose().source_keys(v), call(rules.source_keys, v))
   local c = {
-    finding = v.finding, title = title, no_roofline = v.heuristic and M.no_roofline(v.ctx),
+    finding = v.finding, title = title, unmodelled = why, unmodelled_spec = why_e and why_e.compute_spec,
     insight = call(rules.insight, v) or prose().insight(v),
     action = sentences(actions),
     identification = sentences(identification) .. " " .. prose().source(v, keys),

@@ -281,4 +281,32 @@ function M.unique_short(names)
   return out
 end
 
+--- The tile a GEMM or convolution kernel's name states, or nil:
+--- {m, n, k (the K step), split (a split-K factor the name states, else nil),
+--- text (the part of the name that says it)}. Forms: Tensile `MT256x128x64`
+--- (with `GSU2`, its global split-U), cuDNN / xmma `tilesize128x128x64`,
+--- MIOpen `bt128x128x32`, cuBLAS / CUTLASS / nvjet `_128x64_64x3_` (tile,
+--- then K step x stages) and `_128x64_ldg8_..._stages_64x3_`.
+function M.tile(name)
+  name = tostring(name or "")
+  local function tile(text, m, n, k, split)
+    return { m = tonumber(m), n = tonumber(n), k = tonumber(k), split = split, text = text }
+  end
+  local text, m, n, k = name:match("_(MT(%d+)x(%d+)x(%d+))")
+  if text then
+    local gsu = tonumber(name:match("_GSU(%d+)_") or name:match("_GSU(%d+)$") or "")
+    return tile(text, m, n, k, gsu and gsu > 1 and gsu or nil)
+  end
+  text, m, n, k = name:match("(tilesize(%d+)x(%d+)x(%d+))")
+  if text then return tile(text, m, n, k) end
+  text, m, n, k = name:match("_(bt(%d+)x(%d+)x(%d+))")
+  if text then return tile(text, m, n, k) end
+  local a, b
+  a, m, n, k, b = name:match("_()(%d+)x(%d+)_(%d+)x%d+()_")
+  if a then return tile(name:sub(a, b - 1), m, n, k) end
+  a, m, n, k, b = name:match("_()(%d+)x(%d+)_ldg%d+_.-_stages_(%d+)x%d+()")
+  if a then return tile(name:sub(a, b - 1), m, n, k) end
+  return nil
+end
+
 return M

@@ -398,12 +398,23 @@ end
 function M.title(v)
   if v.heuristic then
     return code(v.lead.name) .. " takes " .. num(v.finding.percent_of_total) .. "% of GPU time with no "
-      .. (F.no_roofline(v.ctx) and "roofline" or "performance model")
+      .. (F.unmodelled(v) ~= "no_model" and "roofline" or "performance model")
   end
   local what = M.title_subject(v)
   if v.comparative then return what .. " slower in Trace 1 than in Trace 2" end
   local band = (BAND[v.bound] or BAND.unknown)[v.bucket] or "below its roofline"
   return what .. " " .. band
+end
+
+--- " no roofline (why)" or " no performance model", after "has" (a heuristic finding).
+function M.unmodelled_phrase(v)
+  local why, e = F.unmodelled(v)
+  if why == "no_arch" then return " no roofline (the GPU's peak figures are unknown)" end
+  if why == "no_peak" then
+    return " a performance model but no roofline (the arch file has no peak for its compute spec "
+      .. code(e.compute_spec) .. ")"
+  end
+  return " no performance model"
 end
 
 --- One-sentence Insight: what is wrong, with the numbers that show it.
@@ -413,9 +424,8 @@ function M.insight(v)
   local calls = " over " .. t.calls .. " " .. plural(t.calls, "call")
   local share = t.time .. " ms (" .. t.pct .. "% of end-to-end GPU time)"
   if v.heuristic then
-    return subject .. (many and " have" or " has") .. (F.no_roofline(v.ctx) and " no roofline (the GPU's peak figures are unknown)"
-      or " no performance model") .. ", yet " .. (many and "take " or "takes ")
-      .. share .. calls .. "."
+    return subject .. (many and " have" or " has") .. M.unmodelled_phrase(v) .. ", yet "
+      .. (many and "take " or "takes ") .. share .. calls .. "."
   end
   if v.comparative then
     local pct = M.slower_pct(t.t1_raw, t.t2_raw)
@@ -443,8 +453,7 @@ function M.flag_reason(v)
   local count = n == 1 and "one" or tostring(n)
   local what = count .. " " .. v.noun .. " " .. plural(n, "signature")
   if v.heuristic then
-    return "This finding covers " .. code(v.lead.name) .. ", which has no " .. (F.no_roofline(v.ctx)
-      and "roofline (the GPU's peak figures are unknown)" or "performance model") .. " but takes "
+    return "This finding covers " .. code(v.lead.name) .. ", which has" .. M.unmodelled_phrase(v) .. ", yet takes "
       .. num(v.finding.percent_of_total) .. "% of end-to-end GPU time, enough to report from its time share alone."
   end
   if v.comparative then
@@ -590,9 +599,19 @@ local function comparative_facts(v, op)
 end
 
 local function heuristic_facts(v, op)
-  local out = { F.no_roofline(v.ctx) and ("Without the GPU's peak figures there is no roofline to place "
-    .. M.label(v, op) .. " on.") or ("No FLOPs or byte count is modelled for " .. M.label(v, op)
-    .. ", so the trace cannot place it on the roofline.") }
+  local why, e = F.unmodelled(v)
+  local first = "No FLOPs or byte count is modelled for " .. M.label(v, op) .. ", so the trace cannot place it on "
+    .. "the roofline."
+  if why == "no_arch" then
+    first = "Without the GPU's peak figures there is no roofline to place " .. M.label(v, op) .. " on."
+  elseif why == "no_peak" then
+    first = "Its performance model gives " .. num(e.flops_per_byte) .. " FLOPs per byte"
+      .. (present(e.tflops_achieved) and present(e.tb_s_achieved) and (" (" .. num(e.tflops_achieved)
+        .. " TFLOPS and " .. num(e.tb_s_achieved) .. " TB/s achieved)") or "") .. ", but the arch file has no peak "
+      .. "for its compute spec " .. code(e.compute_spec) .. ", so no efficiency is computed for " .. M.label(v, op)
+      .. "."
+  end
+  local out = { first }
   out[2] = "Its weight is its time: " .. num(op.time_ms) .. " ms over " .. num(op.count) .. " "
     .. plural(op.count, "call") .. ", " .. num(op.percent_of_total) .. "% of end-to-end GPU time."
   if (op.efficiency or {}).is_anomaly then
@@ -757,9 +776,9 @@ end
 function M.remedy.profile_unmodeled(v)
   return { action = "Profile " .. M.target(v) .. " with hardware counters to learn whether it is compute-bound or "
       .. "memory-bound.",
-    mechanism = "Without " .. (F.no_roofline(v.ctx) and "the GPU's peak figures" or "a performance model")
-      .. " the trace shows how long the op takes but not what limits it. Counter "
-      .. "data gives the bound, and with it the direction: tile and occupancy tuning when compute-bound, "
+    mechanism = "Without " .. (({ no_arch = "the GPU's peak figures", no_peak = "a peak for its compute spec" })
+      [F.unmodelled(v)] or "a performance model") .. " the trace shows how long the op takes but not what limits it. "
+      .. "Counter data gives the bound, and with it the direction: tile and occupancy tuning when compute-bound, "
       .. "memory-access tuning when memory-bound." }
 end
 
@@ -791,8 +810,31 @@ function M.remedy.reroute(v, category)
   end
   return { action = "Treat " .. code(v.lead.name) .. " as " .. category .. " work: " .. how
       .. ", to learn how far this op is from what the GPU reaches on that work.",
-    mechanism = "The op's name and kernels match " .. category .. " work, but no performance model covers it here, so "
+    mechanism = "The op's name and kernels match " .. category .. " work, but no "
+      .. (F.unmodelled(v) == "no_model" and "performance model" or "roofline") .. " covers it here, so "
       .. "its impact is estimated from its share of GPU time rather than from a roofline gap." }
+end
+
+--- The note on the tile a kernel's name states (t: kernel_name.tile's) and,
+--- with a GEMM shape s ({m, n, batch}, or nil), how many tiles its output
+--- makes (the name does not say which output dimension the tile's first side
+--- covers: both counts when they differ).
+function M.tile_note(t, s)
+  local out = string.format("The kernel name states its tile, %d x %d with a K step of %d (`%s`)", t.m, t.n, t.k,
+    md.text(t.text))
+  if t.split then out = out .. string.format(", and a split of K in %d parts", t.split) end
+  if s and s.m and s.n then
+    local a = math.ceil(s.m / t.m) * math.ceil(s.n / t.n)
+    local b = math.ceil(s.m / t.n) * math.ceil(s.n / t.m)
+    local lo, hi = math.min(a, b), math.max(a, b)
+    local batch = tonumber(s.batch) or 1
+    local mult = batch * (t.split or 1)
+    local count = lo == hi and tostring(lo * mult) or string.format("%d to %d", lo * mult, hi * mult)
+    out = out .. string.format(": its %d x %d output%s makes %s %s at once", s.m, s.n,
+      batch > 1 and string.format(" (%d batches)", batch) or "", count, t.split and "tiles and K parts" or "tiles")
+  end
+  return out .. ". A kernel profiler (Nsight Compute, rocprofv3) shows whether another tile shape would fill more "
+    .. "compute units."
 end
 
 return M

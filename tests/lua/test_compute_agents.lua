@@ -394,6 +394,18 @@ do -- GEMM, compute-bound BF16: tile tuning, then FP8 (the platform has an FP8 p
     { finding("gemm", { o }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) }),
     json.encode(json.obj("max_achievable_tflops", json.obj("matrix_bf16", 708))))
   lacks(out.findings, "FP8", "gemm without an FP8 peak")
+  -- the tile and the split of K the kernel's name states (the agent case gemm_01: 8 workgroups for its 256 x 512)
+  local named = op { name = "aten::mm", time_ms = 10.89, pct = 100.0, bound = "compute", eff = 4.46, fpb = 170.44,
+    tflops = 31.55, dims = "((256, 131072), (131072, 512))", types = "('c10::BFloat16', 'c10::BFloat16')",
+    args = "(256,131072) bf16<br>(131072,512) bf16", library = "Tensile",
+    classification = json.obj("is_quantized", false, "gemm_type", "regular"),
+    kernel = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_SN_GSU2_LDSB1_AFC1" }
+  text = synthetic("gemm named tile", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { named },
+    { finding("gemm", { named }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) }))
+  has(text, "The kernel name states its tile, 256 x 128 with a K step of 64 (`MT256x128x64`), and a split of K in 2 "
+    .. "parts: its 256 x 512 output makes 8 tiles and K parts at once.", "gemm: the tile from the kernel name")
+  lacks(text, "does not show the kernel's tile size", "gemm: the name states the tile")
+  lacks(text, "does not show how the long K dimension is split", "gemm: the name states the split")
 end
 
 do -- GEMM: 2000 tiny calls are batched upstream; memory-bound GEMMs sharing a layer go to fusion
@@ -556,6 +568,23 @@ do -- generic: heuristic miscategorized op, skipped communication, anomaly, coll
         pct = 50.0, low = 15.0, mid = 30.0, high = 45.0, rank = 1 }) }, cs), { "Sub-Category" })
     has(t2, case[2], "generic reroute: " .. case[1].name)
   end
+  -- a perf model without a peak for its compute spec (vLLM's MXFP4 MoE GEMMs on MI300X: `matrix_fp4`): no
+  -- roofline, but the model's figures, not "no FLOPs or byte count is modelled"
+  local fp4 = op { name = "pseudo_op::moe_triton_unfused_down", count = 24, time_ms = 3.762, pct = 35.02, fpb = 16.12,
+    tflops = 15.68, tbs = 0.97, spec = "matrix_fp4", kernel = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1",
+    classification = json.obj("sub_category", "miscellaneous") }
+  local t4 = synthetic("generic no peak", "generic", "other", "other", metrics_of("other", "standalone", { fp4 }, {
+    finding("other", { fp4 }, { heuristic = true, bound = "unmodeled", bucket = "unknown", pct = 35.02, low = 10.0,
+      mid = 20.0, high = 30.0, rank = 1 }) }, cs), { "Sub-Category" })
+  has(t4, "takes 35.02% of GPU time with no roofline", "no peak: title")
+  has(t4, "has a performance model but no roofline (the arch file has no peak for its compute spec `matrix_fp4`), "
+    .. "yet takes", "no peak: insight")
+  has(t4, "Its performance model gives 16.12 FLOPs per byte (15.68 TFLOPS and 0.97 TB/s achieved), but the arch file "
+    .. "has no peak for its compute spec `matrix_fp4`, so no efficiency is computed", "no peak: reasoning")
+  has(t4, "> **Warning — estimated:** No roofline covers this operation: the arch file has no peak for its compute spec "
+    .. "`matrix_fp4`.", "no peak: warning")
+  lacks(t4, "No FLOPs or byte count is modelled", "no peak: the model is there")
+  lacks(t4, "no performance model", "no peak: the model is there")
   has(text, "## Communication Kernels (Skipped)", "generic skipped section")
   has(text, "`nccl:all_reduce` and `c10d::broadcast_`", "generic skipped names")
   has(text, "[ANOMALY] - verify measurement", "generic anomaly")
@@ -703,6 +732,11 @@ do -- convolution: the NCHW/NHWC conversion kernels inside the convolutions are 
   T.close(cs.layout_kernel_percent, 17.8, "conv: 23.07 of 129.6 µs", 0, 1e-9)
   T.eq(cs.transpose_overhead_percent, 0, "conv: no time in ops named transpose")
   T.eq(require("tracelens.analysis").kernel_library("aten::convolution", kd), "cuDNN", "conv: the cuDNN kernels' library")
+  -- OWLv2's aten::addmm on an H100: a CUTLASS kernel of cuBLASLt and its split-K reduction, not rocBLAS's
+  T.eq(require("tracelens.analysis").kernel_library("aten::addmm", "[" .. table.concat({
+    entry("void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_bf16_64x64_64x5_tn_align8>(Params)", 20.1),
+    entry("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float>(cublasLt::cublasSplitKParams<float>)",
+      2.3) }, ", ") .. "]"), "cuBLAS", "addmm: cuBLASLt's split-K GEMM")
   -- kernels without a launching op (the MI210 gpu_only_trace): MIOpen's
   -- implicit-GEMM convolutions and its layout conversions are convolution work
   local prepare = require "tracelens.prepare"
