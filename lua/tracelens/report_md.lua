@@ -1124,8 +1124,31 @@ end
 -- than 10% of their median (trace:steps(); the step_breakdown sheet).
 local STEP_SPREAD = 0.10
 local function ms3(us) return string.format("%.3f", us / 1000) end
+-- Every step with GPU work a warm-up step (HTA's MI250 toy trace: its one
+-- step with GPU work is a first step, the other a stub): the figures are the
+-- warm-up's, which the reader must know before acting on them.
+local function warmup_only(steps)
+  local warm = {}
+  for _, s in ipairs(steps) do
+    if (s.gpu_events or 0) > 0 then
+      if not s.warmup then return nil end
+      warm[#warm + 1] = s
+    end
+  end
+  if #warm == 0 then return nil end
+  local names = {}
+  for i, s in ipairs(warm) do names[i] = cell(s.name) end
+  return { "## Steps", "", string.format("All of the steps' GPU work is in %s (%s: wall time more than 1.5 "
+    .. "times the median step's), so the figures of this analysis describe warm-up (first launches that load kernel "
+    .. "code, allocator growth, autotuning), not the steady state: profile more steps, the active window after "
+    .. "warm-up (torch.profiler.schedule(wait=1, warmup=1, active=N)), before acting on them.",
+    #warm == 1 and "a warm-up step" or "warm-up steps", table.concat(names, ", ")), "" }
+end
+
 local function steps_section(inp)
   local steps = inp.steps or {}
+  local warm = warmup_only(steps)
+  if warm then return warm end
   local walls = {}
   for _, s in ipairs(steps) do
     if not s.warmup and not s.partial then walls[#walls + 1] = s.wall_us end

@@ -59,6 +59,31 @@ ok = T.run(T.q(bin) .. " run orchestrator.lua " .. T.q(even) .. " -o " .. T.q(di
 T.check(ok, "analysis of the even trace")
 local md2 = T.read_file(dir .. "/b/analysis.md") or ""
 T.check(not md2:find("## Steps", 1, true), "steps within 10% of each other: no Steps section")
+-- every step with GPU work a warm-up step (HTA's MI250 toy trace): the Steps section says the figures are warm-up's
+do
+  local ev = {
+    X("user_annotation", "ProfilerStep#1", 0, 3000, {}),
+    X("cpu_op", "aten::mm", 10, 50, { ["Input Dims"] = "[[1024, 1024], [1024, 1024]]" }),
+    X("cuda_runtime", "cudaLaunchKernel", 20, 10, { correlation = "1" }),
+    F("s", 1, 1, 1, 20),
+    X("kernel", "sm90_xmma_gemm_bf16bf16_bf16f32", 100, 400, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    F("f", 1, 0, 7, 100),
+    X("user_annotation", "ProfilerStep#2", 3000, 1000, {}),
+    X("cpu_op", "aten::empty", 3010, 50, {}),
+    X("user_annotation", "ProfilerStep#3", 4000, 1000, {}),
+    X("cpu_op", "aten::empty", 4010, 50, {}),
+  }
+  local warm = T.write_trace(dir .. "/warm.json", ev)
+  local okw, codew, _, errw = T.run(T.q(bin) .. " run orchestrator.lua " .. T.q(warm) .. " -o " .. T.q(dir .. "/w")
+    .. " -q")
+  T.check(okw, "analysis of the warm-up trace: exit " .. tostring(codew) .. " " .. tostring(errw))
+  local mdw = T.read_file(dir .. "/w/analysis.md") or ""
+  T.check(mdw:find("## Steps\n\nAll of the steps' GPU work is in a warm-up step (ProfilerStep#1: wall time more than "
+    .. "1.5 times the median step's), so the figures of this analysis describe warm-up", 1, true),
+    "warm-up only: said " .. (mdw:match("## Steps.-\n\n.-\n") or ""))
+  T.check(not md:find("All of the steps' GPU work is in", 1, true), "steady steps: no warm-up sentence")
+end
+
 -- a GPU that mostly idles (the shipped SGLang decode step: 2% computation
 -- in a 474 ms trace): no "within target" verdict on the kernels
 local data = arg[2]
