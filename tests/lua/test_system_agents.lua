@@ -102,6 +102,13 @@ do
   T.eq(#titles, 1, "idle with exposed comm: one card")
   T.eq(titles[1], "GPU idle gaps in the host pipeline", "idle with exposed comm: host-pipeline card")
   T.check(s:find("| Exposed communication | 8.0% | true |", 1, true), "exposed comm row flagged")
+  -- no exposed copies: no advice about copying inputs from pinned memory (HTA's nccl_data has none)
+  T.check(s:find("keep the host launching ahead of the GPU", 1, true) and not s:find("pinned memory", 1, true),
+    "no copies: no copy advice")
+  local u2 = utilization(100.0, 52.0, 40.0, 0.0, 8.0)
+  local s2 = run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u2),
+    metrics = cpu_metrics(100.0, 52.0, 40.0, 0.0, 8.0) }).findings or ""
+  T.check(s2:find("copy them asynchronously from pinned memory", 1, true), "exposed copies: the copy advice")
 end
 
 -- Sync evidence: a sync card; first when a category has has_sync_bottleneck.
