@@ -99,7 +99,7 @@ function rules.advice(v)
   local advice = { say.remedy.memory_access(v) }
   local layer = chain_layer(v)
   if layer then
-    advice[2] = say.remedy.defer_fusion(v, say.code(layer))
+    advice[2] = say.remedy.fuse_in_layer(v, say.code(layer))
   elseif (v.lead.count or 0) > MANY_CALLS then
     advice[2] = say.remedy.batch_upstream(v)
   end

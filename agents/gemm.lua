@@ -108,7 +108,7 @@ function rules.advice(v)
   if v.bound == "memory" then
     advice[#advice + 1] = say.remedy.memory_access(v)
     local layer = say.layer(v.lead)
-    if #say.same_layer_ops(v, v.lead) > 0 then advice[#advice + 1] = say.remedy.defer_fusion(v, say.code(layer)) end
+    if #say.same_layer_ops(v, v.lead) > 0 then advice[#advice + 1] = say.remedy.fuse_in_layer(v, say.code(layer)) end
     return advice
   end
   advice[#advice + 1] = say.remedy.tile_tuning(v)

@@ -114,7 +114,7 @@ function rules.advice(v)
     if (v.lead.count or 0) > MANY_CALLS then
       advice[#advice + 1] = say.remedy.batch_upstream(v)
     elseif #say.same_layer_ops(v, v.lead) > 0 then
-      advice[#advice + 1] = say.remedy.defer_fusion(v, say.code(say.layer(v.lead)))
+      advice[#advice + 1] = say.remedy.fuse_in_layer(v, say.code(say.layer(v.lead)))
     end
   end
   return advice

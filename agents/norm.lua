@@ -64,7 +64,7 @@ function rules.advice(v)
   if image_batchnorm(v.lead) then
     advice[2] = say.remedy.channels_last(v)
   elseif #say.same_layer_ops(v, v.lead) > 0 then
-    advice[2] = say.remedy.defer_fusion(v, say.code(say.layer(v.lead)))
+    advice[2] = say.remedy.fuse_in_layer(v, say.code(say.layer(v.lead)))
   end
   return advice
 end

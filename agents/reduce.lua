@@ -77,9 +77,9 @@ function rules.advice(v)
   if v.bound == "compute" then return { occupancy_tuning(v) } end
   local tune = say.remedy.memory_access(v)
   if class(v.lead) == "softmax" and inside(v.lead, ATTENTION_WORDS) then
-    return { say.remedy.defer_fusion(v, layer_text(v.lead)), tune }
+    return { say.remedy.fuse_in_layer(v, layer_text(v.lead)), tune }
   end
-  if inside(v.lead, NORM_WORDS) then return { say.remedy.defer_fusion(v, layer_text(v.lead)), tune } end
+  if inside(v.lead, NORM_WORDS) then return { say.remedy.fuse_in_layer(v, layer_text(v.lead)), tune } end
   return { tune }
 end
 

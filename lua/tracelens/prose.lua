@@ -766,12 +766,15 @@ function M.remedy.batch_upstream(v)
       .. "amortize the launch cost and give each kernel enough work to fill the compute units." }
 end
 
-function M.remedy.defer_fusion(v, where)
-  return { action = "Leave the fusion of " .. code(v.lead.name) .. " with its neighbouring operations in " .. where
-      .. " to the kernel fusion analysis.",
+-- (an op in a finding is in no fusion candidate: tracelens.analysis leaves
+-- the ops a candidate covers to the kernel fusion analysis, fusion_flagged)
+function M.remedy.fuse_in_layer(v, where)
+  return { action = "Fuse " .. code(v.lead.name) .. " with its neighbouring operations in " .. where
+      .. " (`torch.compile` fuses such chains); the kernel fusion analysis proposes no candidate that covers it.",
     mechanism = "Fusing a chain of memory-bound operations keeps the intermediates on chip instead of writing them "
       .. "to memory and reading them back, which removes traffic that no single-kernel tuning can." }
 end
+M.remedy.defer_fusion = M.remedy.fuse_in_layer -- its former name (rules may call it: docs/rules.md)
 
 function M.remedy.profile_unmodeled(v)
   return { action = "Profile " .. M.target(v) .. " with hardware counters to learn whether it is compute-bound or "

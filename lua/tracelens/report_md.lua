@@ -516,7 +516,7 @@ end
 -- finding reaching the threshold says nothing about the kernels then.
 local MIN_COMPUTE_SHARE = 25
 
-local function no_compute_line(inp)
+local function no_compute_verdict(inp)
   local cv = coverage(inp)
   local g = utilization(inp)
   local compute_pct = tonumber(g.computation_time_percent)
@@ -544,6 +544,37 @@ local function no_compute_line(inp)
   return string.format("⚠️ No compute kernel optimization opportunities identified in the analysed categories, "
     .. "but they cover only %s of GPU kernel time, so this is no verdict on the rest (see Analysis coverage in "
     .. "the Executive Summary).", share_text(cv.analysed, cv.whole))
+end
+
+-- The operations left to the kernel fusion analysis (tracelens.analysis
+-- fusion_flagged: a fusion candidate covers their kernels, so no compute card
+-- judges them): " 3 operation signatures (… of kernel time) get no card here: …", or "".
+local function fusion_left_text(inp)
+  local ms, n, names, seen = 0, 0, {}, {}
+  for _, m in pairs(inp.metrics or {}) do
+    for _, op in ipairs(type(m) == "table" and m.operations or {}) do
+      if op.fusion_flagged == true and tonumber(op.time_ms) then
+        ms, n = ms + tonumber(op.time_ms), n + 1
+        local c = type(op.fusion_candidate_name) == "string" and op.fusion_candidate_name or nil
+        c = c and (c:match("%(%d+%): ([%w_.]+)$") or c)
+        if c and not seen[c] then
+          seen[c] = true
+          names[#names + 1] = md.code(c)
+        end
+      end
+    end
+  end
+  if n == 0 or ms <= 0 then return "" end
+  table.sort(names)
+  return string.format(" %d operation %s (%s of kernel time) %s no card here: %s covered by the kernel fusion "
+    .. "analysis (%s; Kernel Fusion Opportunities).", n, n == 1 and "signature" or "signatures", ms_text(ms),
+    n == 1 and "gets" or "get", n == 1 and "it is" or "they are", table.concat(names, ", "))
+end
+
+local function no_compute_line(inp)
+  local line = no_compute_verdict(inp)
+  if line:find("the trace has no GPU kernel time", 1, true) then return line end
+  return line .. fusion_left_text(inp)
 end
 
 -- Title and Executive Summary ------------------------------------------------------

@@ -420,8 +420,8 @@ do -- GEMM: 2000 tiny calls are batched upstream; memory-bound GEMMs sharing a l
   local b = op { name = "aten::mm", time_ms = 0.3, pct = 3.0, bound = "memory", eff = 20.0, modules = mods, path = "linear.py(1): forward" }
   text = synthetic("gemm chain", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { a, b },
     { finding("gemm", { a, b }, { bound = "memory", low = 0.6, mid = 0.7, high = 0.8 }) }))
-  has(text, "Leave the fusion of `aten::addmm` with its neighbouring operations in `Block > MLP` to the kernel fusion "
-    .. "analysis.", "gemm chain action")
+  has(text, "Fuse `aten::addmm` with its neighbouring operations in `Block > MLP` (`torch.compile` fuses such "
+    .. "chains); the kernel fusion analysis proposes no candidate that covers it.", "gemm chain action")
   has(text, "2 GEMM signatures (`aten::addmm` and `aten::mm`)", "gemm subject lists the names")
   has(text, "12.5–20.0%", "gemm efficiency range keeps Python's 20.0")
 end
@@ -522,7 +522,7 @@ do -- triton, reduce, norm, elementwise rules
   text = synthetic("reduce softmax", "reduce", "reduce", "reduce", metrics_of("reduce", "standalone", { s },
     { finding("reduce", { s }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }))
   has(text, "Softmax dominates this group.", "reduce softmax identification")
-  has(text, "Leave the fusion of `aten::_softmax`", "reduce softmax-in-attention action")
+  has(text, "Fuse `aten::_softmax` with its neighbouring operations", "reduce softmax-in-attention action")
   local bn = op { name = "aten::batch_norm", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 12.0,
     dims = "((8, 64, 56, 56), (64,), (64,))", types = "('float', 'float', 'float')" }
   text = synthetic("norm batchnorm", "norm", "norm_fwd", "NORM_fwd", metrics_of("norm_fwd", "standalone", { bn },

@@ -68,6 +68,24 @@ T.check(not md:find("cards below judge", 1, true) and not md:find("card below ju
 local _, n = md:gsub("No compute kernel optimization opportunities identified in the analysed categories %("
   .. cov:gsub("%.", "%%.") .. "%% of GPU kernel time%); the rest was not analysed", "")
 T.eq(n, 2, "owlv2: the verdict limited to the analysed share, in the summary and the detailed section")
+-- the ops a fusion candidate covers (Owlv2Attention's bmm and softmax) get no compute card: the verdict says so,
+-- with their kernel time from the category metrics files
+do
+  local json = require "tracelens.json"
+  local nflag, ms = 0, 0
+  for f in io.popen("ls " .. T.q(out .. "/category_data")):lines() do
+    if f:match("_metrics%.json$") then
+      local m = json.decode(T.read_file(out .. "/category_data/" .. f) or "{}")
+      for _, op in ipairs(type(m) == "table" and m.operations or {}) do
+        if op.fusion_flagged == true then nflag, ms = nflag + 1, ms + op.time_ms end
+      end
+    end
+  end
+  T.check(nflag > 0, "owlv2: ops left to the fusion analysis")
+  T.check(md:find(string.format("%d operation signatures (%.2f ms of kernel time) get no card here: they are covered "
+    .. "by the kernel fusion analysis (`Owlv2Attention`; Kernel Fusion Opportunities).", nflag, ms), 1, true),
+    string.format("owlv2: %d signatures, %.2f ms left to the fusion analysis, said", nflag, ms))
+end
 T.check(md:find(string.format("Exposed memory copies take %.2f%% of the GPU span, more than 1.0%% (exposed "
   .. "communication: 0.0%%)", memcpy_pct), 1, true) ~= nil, "owlv2: the host-pipeline card names the copies: "
   .. string.format("%.2f", memcpy_pct))
