@@ -101,7 +101,7 @@ local function kernel_rows(rows)
   rows[#rows + 1] = { "Average kernel time per operation",
     string.format("%s µs", sf.present(kernels.avg_kernel_time_us) and string.format("%.1f", avg) or "0.0"),
     avg < SHORT_KERNEL_US }
-  rows[#rows + 1] = { "Operations with under 10 µs of kernel time", sf.count(kernels.short_kernel_count),
+  rows[#rows + 1] = { "Calls of operations averaging under 10 µs of kernel time", sf.count(kernels.short_kernel_count),
     sf.value(kernels.short_kernel_count) > n / 2 }
   return rows
 end

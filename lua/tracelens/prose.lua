@@ -322,17 +322,29 @@ end
 --- 8×3136×768 tensors".
 function M.tensors_text(op)
   local found, shapes, seen, unique = {}, {}, {}, {}
-  for _, d in ipairs(M.input_dims(op) or {}) do collect_shapes(d, found, 1) end
+  -- each shape's element type, from its input's `Input type`
+  local types, of, mixed, known = M.input_types(op) or {}, {}, false, nil
+  for i, d in ipairs(M.input_dims(op) or {}) do
+    local n0 = #found
+    collect_shapes(d, found, 1)
+    local t = type(types[i]) == "string" and (py.torch_dtype(types[i]) or py.torch_dtype("c10::" .. types[i])) or nil
+    for k = n0 + 1, #found do
+      of[k] = t and t:upper() or nil
+      if of[k] and known and of[k] ~= known then mixed = true end -- two element types named
+      known = known or of[k]
+    end
+  end
   for i, d in ipairs(found) do
     local t = M.shape_text(d)
+    if mixed and of[i] then t = t .. " " .. of[i] end -- (MoE: BF16 activations beside an FP32 router weight)
     shapes[i] = t
     if not seen[t] then seen[t] = true; unique[#unique + 1] = t end
   end
   if #shapes == 0 then return nil end
-  local dtype = M.input_dtype(op)
+  local dtype = not mixed and M.input_dtype(op) or nil
   local kind = (dtype and (dtype .. " ") or "") .. plural(#shapes, "tensor")
   if #unique == 1 then return M.count_word(#shapes) .. " " .. unique[1] .. " " .. kind end
-  return M.list(unique, 3) .. " " .. kind
+  return M.list(unique, mixed and 6 or 3) .. " " .. kind
 end
 
 -- One dimension as text: an integer's digits (an integral float too), a

@@ -356,7 +356,8 @@ local function other_ops_text(inp, category_ms)
   -- the metrics list one row per (name, arguments): add them up per name
   for _, op in ipairs((m and m.operations) or {}) do
     local ms = tonumber(op.time_ms)
-    if ms and type(op.name) == "string" then
+    -- a memory copy is not in the category's kernel time (tracelens.analysis is_copy_row): not one of its parts
+    if ms and type(op.name) == "string" and op.memory_copy ~= true then
       local o = by_name[op.name]
       if not o then
         o = { name = op.name, ms = 0, top = 0 }

@@ -45,6 +45,10 @@ T.eq(say.tensors_text(op("(((2, 3), (4, 5)), (6, 7))", "('TensorList', 'c10::BFl
 T.eq(say.tensors_text(op("((), ())")), nil, "no tensors: nothing to say")
 T.eq(say.tensors_text(op("((512,), (141, 512))", "('c10::BFloat16', 'c10::BFloat16')")),
   "512 and 141×512 BF16 tensors", "plain tensors as before")
+-- inputs of two element types: each shape with its own (a MoE op's FP32 router weight beside BF16 tensors)
+T.eq(say.tensors_text(op("((16, 4096), (8, 4096, 14336), (8, 14336, 4096), (16, 2))",
+  "('c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'float')")),
+  "16×4096 BF16, 8×4096×14336 BF16, 8×14336×4096 BF16 and 16×2 FP32 tensors", "mixed element types")
 
 -- py.str / py.repr of values Python has no literal for -----------------------
 
