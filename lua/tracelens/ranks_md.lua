@@ -258,6 +258,7 @@ local function collective_lines(d)
   local groups = instance_groups(d.sheets.nccl_implicit_sync)
   local n = math.min(TOP, #rows)
   local crossing = 0 -- rows whose collectives cross nodes: not the GPU-to-GPU link's traffic
+  local several -- the first row of several groups: its total adds up the calls of every group
   local out = { string.format("The %s by total communication latency (nccl_summary_implicit_sync; "
     .. "latency is the shortest of the ranks' kernels, about the last arrival's; the sheet's `bus bw (GB/s)` "
     .. "is in GiB/s, 2^30 bytes "
@@ -275,6 +276,7 @@ local function collective_lines(d)
       or string.format("%s (%s ranks)", tostring(r["Process Group Name"]), tostring(r["Group size"] or "?")))
     local inter = g and g.spans.inter_node
     if inter then crossing = crossing + 1 end
+    if g and g.n_groups > 1 and not several then several = { row = r, n = g.n_groups } end
     local cells = { md.cell(r["Collective name"]), md.cell(r.dtype), mb(r["Full msg size (MB)"]),
       group and (md.cell(group) .. (inter and " (across nodes)" or "")) or "–",
       tostring(math.tointeger(r.count) or r.count), string.format("%.3f", r["Total comm latency (ms)"] or 0),
@@ -285,6 +287,14 @@ local function collective_lines(d)
     out[#out + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
   out[#out + 1] = ""
+  if several then
+    local total = several.row["Total comm latency (ms)"] or 0
+    out[#out + 1] = string.format("A row of several process groups adds up the calls of all of them, while a rank "
+      .. "takes part in its own group's only, so its total latency is more than any rank spends in it: %s's %.3f ms "
+      .. "over %d groups is %.3f ms per group.", md.text(tostring(several.row["Collective name"])), total, several.n,
+      total / several.n)
+    out[#out + 1] = ""
+  end
   if link then
     out[#out + 1] = string.format("The bus bandwidth is compared with the %s of %s: %.1f GB/s per GPU and direction "
       .. "(the arch file's gpu_link_gbps; the share is of the bus bandwidth converted from GiB/s to GB/s).",

@@ -223,6 +223,13 @@ else
   has(sec, string.format("| %d groups of 2 ranks (across nodes) |", ng), "tp_dp_16: its groups, across nodes")
   T.check(sec:find("| " .. ref.top["Collective name"] .. " |[^\n]*| – |\n"), "tp_dp_16: no share of the link for it")
   has(sec, "A collective across nodes (node_span inter_node) moves its data over the network", "tp_dp_16: why")
+  -- its total latency adds up the calls of its groups: per group it is the total over their number
+  local total = tonumber(ref.top["Total comm latency (ms)"])
+  T.check(total, "tp_dp_16: the slowest collective's total latency in ref_csvs")
+  if total then
+    has(sec, string.format("so its total latency is more than any rank spends in it: %s's %.3f ms over %d groups is "
+      .. "%.3f ms per group.", ref.top["Collective name"], total, ng, total / ng), "tp_dp_16: per group")
+  end
   validate(tmp .. "/out_tp", "tp_dp_16")
 end
 
