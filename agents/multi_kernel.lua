@@ -114,14 +114,30 @@ local function longest_collective()
       or string.format("%.1f", sf.value(top.duration_us)))
 end
 
+-- The GPU's idle share of the span (nothing running: neither compute, communication nor copies), from
+-- overlap_analysis; nil without its figures.
+local IDLE_FIRST_PCT = 15 -- the CPU/idle analyzer's threshold
+local function idle_pct()
+  local t = sf.value(analysis.total_time_us)
+  if t <= 0 then return nil end
+  local busy = sf.value(analysis.computation_time_us) + sf.value(analysis.exposed_comm_time_us)
+    + sf.value(analysis.exposed_memcpy_time_us)
+  return math.max(0, (t - busy) / t * 100)
+end
+
 local function comm_card()
   local exposed, total = comm_exposed_ms(), comm_total_ms()
   local title = blocking.flagged == true and sf.TITLE.comm_blocking or sf.TITLE.comm_overlap
+  -- a GPU idle most of the time has little compute to hide communication under (HTA's nccl_data: idle 76%)
+  local idle = idle_pct()
+  local starved = idle and idle >= IDLE_FIRST_PCT and string.format(" The GPU is also idle for %s of the span, "
+    .. "running nothing: communication can only hide under compute that has been launched, so the host's supply of "
+    .. "work (the CPU/idle findings) bounds what overlap can recover here.", sf.pct(idle)) or ""
   return {
     title = title,
     insight = string.format("Collective communication runs without overlapping compute for %s (%s of the GPU span), "
-      .. "and %s of the communication time overlaps computation.", sf.ms(exposed),
-      sf.pct(analysis.comm_percent_of_total), overlap_text()),
+      .. "and %s of the communication time overlaps computation.%s", sf.ms(exposed),
+      sf.pct(analysis.comm_percent_of_total), overlap_text(), starved),
     action = "Issue collectives asynchronously on a separate stream so they run under independent compute, for "
       .. "example by reducing gradients in buckets during the backward pass or by overlapping tensor-parallel "
       .. "collectives with the next layer's compute. The metric to move is exposed communication time.",

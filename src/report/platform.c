@@ -31,7 +31,7 @@ const char *tl_trace_device_name(const tl_trace *t, char *buf, size_t cap)
 static void describe(tl_platform_choice *c, const char *what, const tl_arch *a)
 {
     const char *kind = a->kind && !strcmp(a->kind, "datasheet_peak") ? "datasheet peak figures"
-                                                                        : "max-achievable figures";
+                                                                        : "max-achievable compute figures";
     snprintf(c->how, sizeof c->how, "%s (%s)", what, kind);
 }
 

@@ -9,7 +9,7 @@
 
 typedef struct tl_platform_choice {
     int have_arch;          /* out holds an arch */
-    char how[160];          /* "platform MI300X (max-achievable)", "detected from ...", "none" */
+    char how[192];          /* "platform MI300X (max-achievable)", "detected from ...", "none" */
     char path[4096];        /* the arch file read, when have_arch */
 } tl_platform_choice;
 

@@ -240,7 +240,8 @@ local function mk_metrics(o)
     "memcpy_summary", json.obj("total_count", 0, "total_time_ms", 0.0, "by_direction", by_direction),
     "nccl_summary", json.obj("total_count", 12, "total_time_ms", o.comm_us / 1000, "top_ops",
       { json.obj("name", "allreduce_kernel", "duration_us", 900.0, "stream", 7) }),
-    "overlap_analysis", json.obj("total_time_us", o.total * 1000, "total_comm_time_us", o.comm_us,
+    "overlap_analysis", json.obj("total_time_us", o.total * 1000,
+      "computation_time_us", o.compute_us or (o.total * 1000 - o.exposed_comm_us), "total_comm_time_us", o.comm_us,
       "exposed_comm_time_us", o.exposed_comm_us, "comm_overlap_ratio", ratio, "comm_percent_of_total", comm_pct),
     "memcpy_assessment", json.obj("flagged", #issues > 0, "issues", issues),
     "nccl_blocking_assessment", blocking, "overlap_assessment", overlap, "patterns_detected", patterns,
@@ -266,8 +267,14 @@ do
   T.check(s:find("1. **high_d2h_memcpy**", 1, true), "pattern list")
   T.check(s:find("`allreduce_kernel`", 1, true), "longest collective quoted")
   T.check(not s:find("Frequent or long host-to-device copies", 1, true), "no H2D card without a flag")
+  T.check(not s:find("The GPU is also idle", 1, true), "a busy GPU: no idle sentence")
   level1(s, "system", "multi_kernel (flagged)")
   no_placeholders(s, "multi_kernel")
+  -- a GPU idle for 72% of the span (HTA's nccl_data: 76%): the communication card says overlap is bounded by it
+  local idle = mk_metrics({ total = 100.0, comm_us = 20000, exposed_comm_us = 8000, compute_us = 20000, copies = {} })
+  local si = run_agent("multi_kernel", { scope = "standalone", manifest = "{}", data = "{}", metrics = idle }).findings
+  T.check((si or ""):find("The GPU is also idle for 72.0% of the span, running nothing: communication can only hide "
+    .. "under compute that has been launched", 1, true), "an idle GPU: said on the communication card")
 end
 
 -- Only overlap flagged (exposed 3 of 100 ms, 40% overlap): the overlap title; copies by time.
