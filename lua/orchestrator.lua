@@ -765,7 +765,7 @@ local function main(argv)
     candidates = candidates,
     cpu_idle_metrics = metrics_files[1].metrics, idle_waits = idle_waits(feed), rules = rules,
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
-    metadata_of = prep.metadata_of, peak_kind = arch and arch.kind,
+    metadata_of = prep.metadata_of, peak_kind = arch and arch.kind, sync_op_names = prep.sync_op_names,
   }, warn)
   progress(opts, "running %d analyzers", #tasks)
   local outcome = timed("analyzers", function()

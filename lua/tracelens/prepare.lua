@@ -274,7 +274,8 @@ end
 --- computation, so with them a category could exceed the compute time it is a
 --- share of (alexnet: elementwise at 528.8%). See docs/compat.md.
 --- replayed (optional): row -> true for an op a graph launch replays (its
---- host duration is the launch's, see below).
+--- host duration is the launch's, see below). Also returns the names of the
+--- rows counted in sync_time_ms.
 function M.time_breakdown(rows, cols, replayed)
   local kt, dur = "Kernel Time (µs)_sum", "total_duration_us"
   local gpu, cpu = 0.0, 0.0
@@ -302,7 +303,7 @@ function M.time_breakdown(rows, cols, replayed)
   -- dur; sglang decode with its capture folder: 1251.2 ms). Neither is the
   -- op's own host time, so such rows do not count as host time beyond kernel
   -- time.
-  local sync, nsync = 0, 0
+  local sync, nsync, names = 0, 0, {}
   if cols[kt] and cols[dur] then
     for _, row in ipairs(rows) do
       local k, d = num(row[kt]), num(row[dur])
@@ -310,11 +311,12 @@ function M.time_breakdown(rows, cols, replayed)
       if k and d and k > 0 and d > 5 * k and not not_own then
         sync = sync + (d - k) / 1000
         nsync = nsync + 1
+        if type(row.name) == "string" then names[#names + 1] = row.name end
       end
     end
   end
   return json.obj("gpu_kernel_time_ms", r3(gpu), "cpu_duration_ms", r3(cpu), "sync_time_ms", r3(sync),
-    "sync_ops_count", nsync, "has_sync_bottleneck", sync > 0.1 * gpu and sync > 1)
+    "sync_ops_count", nsync, "has_sync_bottleneck", sync > 0.1 * gpu and sync > 1), names
 end
 
 -- For a trace with capture traces merged in (trace:capture_summary()): a
@@ -515,7 +517,8 @@ function M.run(inp)
   if unlinked_diag then log(unlinked_diag, "warn") end
 
   local cats = json.arr()
-  local result = { util = util, compute = {} }
+  -- sync_op_names: the ops whose host time beyond kernel time the categories count (trace:host_calls' names)
+  local result = { util = util, compute = {}, sync_op_names = {} }
   -- cpu_idle: always first
   local cpu_csv, cpu_meta = out .. "/category_data/cpu_idle_ops.csv", out .. "/metadata/cpu_idle_metadata.json"
   tl.fs.write_file(cpu_csv, "\n")
@@ -565,7 +568,8 @@ function M.run(inp)
     ops:with_column("enhanced_category", g.name):with_column("display_name", g.display):write_csv(csv)
     if index2 then ops = with_trace2_columns(ops, index2, perf_names) end
     local rows, cols = lua_rows(ops)
-    local tb = M.time_breakdown(rows, cols, replayed)
+    local tb, sync_names = M.time_breakdown(rows, cols, replayed)
+    for _, n in ipairs(sync_names) do result.sync_op_names[#result.sync_op_names + 1] = n end
     local meta = base_metadata(inp, util, g.display, g.name)
     meta.trace_loading_policy = "DO_NOT_LOAD_TRACE_use_precomputed_tree_data"
     local breakdown = json.copy(tb)

@@ -135,7 +135,9 @@ function M.tasks(spec, warn)
   if spec.util.idle_time_percent > IDLE_GATE_PERCENT then
     tasks[#tasks + 1] = task("cpu_idle", "system", agent("cpu_idle"),
       with({ metrics = json.encode(spec.cpu_idle_metrics), waits = spec.idle_waits and json.encode(spec.idle_waits),
-        host_calls = spec.trace and json.encode(spec.trace:host_calls()) }))
+        -- the runtime calls of the ops whose host time the categories count (prepare's sync_op_names)
+        host_calls = spec.trace and json.encode(spec.trace:host_calls(spec.sync_op_names
+          and { names = spec.sync_op_names } or nil)) }))
   end
   if spec.mk_metrics then
     tasks[#tasks + 1] = task("multi_kernel", "system", agent("multi_kernel"),

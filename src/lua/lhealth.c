@@ -2,6 +2,7 @@
 #include "lhealth.h"
 
 #include <lauxlib.h>
+#include <string.h>
 
 #include "../trace/health.h"
 #include "../trace/host_calls.h"
@@ -94,8 +95,27 @@ int tl_l_trace_host_calls(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
     const tl_event_store *es = &t->es;
+    /* opts.names: the op names that count (a list of strings; names the trace lacks match nothing) */
+    uint8_t *only = NULL;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        if (lua_getfield(L, 2, "names") != LUA_TNIL) {
+            luaL_checktype(L, -1, LUA_TTABLE);
+            lua_Integer n = (lua_Integer)lua_rawlen(L, -1); /* raw: no __len of a rule's table */
+            only = lua_newuserdatauv(L, es->names.n + 1, 0); /* freed with the stack */
+            memset(only, 0, es->names.n + 1);
+            for (lua_Integer i = 1; i <= n; i++) {
+                if (lua_rawgeti(L, -2, i) != LUA_TSTRING) luaL_error(L, "host_calls: names[%d] is not a string", (int)i);
+                size_t len;
+                const char *s = lua_tolstring(L, -1, &len);
+                uint32_t id = tl_strpool_find(&es->names, s, len);
+                if (id != UINT32_MAX) only[id] = 1;
+                lua_pop(L, 1);
+            }
+        }
+    }
     tl_host_calls h;
-    tl_host_calls_compute(t, &h);
+    tl_host_calls_compute(t, only, &h);
     static const char *const names[TL_HC_KINDS] = {"sync", "copy", "launch", "setup"};
     lua_createtable(L, 0, 3);
     tl_lset_int(L, "factor", TL_HC_FACTOR);

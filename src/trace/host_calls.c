@@ -25,7 +25,7 @@ static int64_t gpu_ns_under(const tl_trace *t, uint32_t u)
     return s;
 }
 
-void tl_host_calls_compute(const tl_trace *t, tl_host_calls *h)
+void tl_host_calls_compute(const tl_trace *t, const uint8_t *only_name, tl_host_calls *h)
 {
     const tl_event_store *es = &t->es;
     const tl_tree *tr = &t->tree;
@@ -45,7 +45,7 @@ void tl_host_calls_compute(const tl_trace *t, tl_host_calls *h)
         if (p == TL_NOUID) continue;
         if (!state[p]) {
             int64_t g = gpu_ns_under(t, p), d = es->dur[p] > 0 ? es->dur[p] : 0;
-            state[p] = g > 0 && d > TL_HC_FACTOR * g ? 1 : 2;
+            state[p] = g > 0 && d > TL_HC_FACTOR * g && (!only_name || only_name[es->name[p]]) ? 1 : 2;
         }
         if (state[p] != 1) continue;
         uint32_t nm = es->name[u];

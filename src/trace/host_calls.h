@@ -39,6 +39,9 @@ typedef struct tl_host_calls {
 /* The kind of a runtime or driver call, by name. */
 int tl_host_call_kind(const char *name);
 
-void tl_host_calls_compute(const tl_trace *t, tl_host_calls *h);
+/* only_name (NULL: every op): per names id, nonzero for the op names that
+ * count (the analysis' flagged signatures' names, so that the breakdown is
+ * of the ops its total is of); an op of another name is left out. */
+void tl_host_calls_compute(const tl_trace *t, const uint8_t *only_name, tl_host_calls *h);
 
 #endif

@@ -37,11 +37,16 @@ local script = tmp .. "/hc.lua"
 local f = assert(io.open(script, "w"))
 f:write([[
 local t = tl.load(arg[1])
-local h = t:host_calls()
-for _, k in ipairs({ "sync", "copy", "launch", "setup" }) do
-  local x = h[k]
-  print(k, x.calls, string.format("%.3f", x.us), x.longest or "-", x.longest_op or "-")
+local function show(h)
+  for _, k in ipairs({ "sync", "copy", "launch", "setup" }) do
+    local x = h[k]
+    print(k, x.calls, string.format("%.3f", x.us), x.longest or "-", x.longest_op or "-")
+  end
 end
+show(t:host_calls())
+-- only the ops of the given names (the analysis' flagged signatures)
+show(t:host_calls({ names = { "aten::item", "aten::add", "no::such_op" } }))
+print(pcall(t.host_calls, t, { names = { 7 } }))
 ]])
 f:close()
 local ok, code, out, err = T.run(string.format("%s run %s %s", T.q(bin), T.q(script), T.q(small)))
@@ -52,6 +57,12 @@ local want = {
   "copy\t0\t0.000\t-\t-",
   "launch\t4\t3030.000\tcudaLaunchKernel\taten::add",
   "setup\t1\t4000.000\tcudaMalloc\taten::empty",
+  -- names: aten::empty's allocation and its launch left out
+  "sync\t1\t5000.000\tcudaStreamSynchronize\taten::item",
+  "copy\t0\t0.000\t-\t-",
+  "launch\t3\t3020.000\tcudaLaunchKernel\taten::add",
+  "setup\t0\t0.000\t-\t-",
+  "false\thost_calls: names[1] is not a string",
 }
 T.eq(out, table.concat(want, "\n") .. "\n", "host_calls of the small trace")
 
