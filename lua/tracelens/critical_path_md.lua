@@ -35,6 +35,10 @@ function M.representative(steps)
   return order[#order // 2 + 1].s
 end
 
+-- Launched work that waits at least this share of the step's wall time before its first kernel runs is told
+-- apart from the host's time before the launch.
+local QUEUED_SHARE = 0.05
+
 --- The figures of the line (steps: trace:steps()); nil when the trace has
 --- no steps or the path cannot be built (the line is then left out).
 function M.data(trace, steps)
@@ -44,15 +48,24 @@ function M.data(trace, steps)
   if not ok or type(cp) ~= "table" or not (cp.length_us > 0) then return nil end
   -- the step's time before and after any GPU work runs (trace:steps(): every GPU event of the trace, the
   -- previous step's tail and work launched before the trace too): the GPU has nothing to do there
-  local lead, tail = rep.wall_us, 0
+  local lead, tail, queued = rep.wall_us, 0, 0
   if rep.any_gpu_start and rep.any_gpu_end then
     lead = math.max(0, rep.any_gpu_start - rep.ts)
     tail = math.max(0, rep.ts + rep.wall_us - rep.any_gpu_end)
   end
+  -- launched work waiting to start is not the host's time: the host-only start ends at the step's first launch
+  -- call (HTA's backward_thread: its one kernel starts 64 ms after its launch), and no end is claimed when the
+  -- step launches work after the last GPU work in it (that work runs after the step, queued meanwhile)
+  if rep.first_launch and rep.first_launch - rep.ts < lead then
+    local host = math.max(0, rep.first_launch - rep.ts)
+    -- (a wait of a few per cent of the step, an ordinary launch latency, stays in the GPU-free start)
+    if lead - host >= QUEUED_SHARE * rep.wall_us then queued, lead = lead - host, host end
+  end
+  if rep.last_launch and rep.any_gpu_end and rep.last_launch > rep.any_gpu_end then tail = 0 end
   return { step = cp.step, name = rep.name, length_us = cp.length_us, wall_us = cp.wall_us,
     by_category = cp.by_category, bound = cp.bound, events = #cp.events,
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events
-    blind = cp.blind, gpu_lead_us = lead, gpu_tail_us = tail }
+    blind = cp.blind, gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued }
 end
 
 -- A GPU-free stretch at either end of the step worth a sentence: at least this share of its wall time.
@@ -115,7 +128,9 @@ function M.section(d)
     if lead >= NO_GPU_SHARE * wall and tail >= NO_GPU_SHARE * wall then
       where = string.format("the first %s ms and the last %s ms of %s", ms(lead), ms(tail), name)
     elseif lead >= tail then
-      where = string.format("the first %s ms of %s (the first GPU work runs then)", ms(lead), name)
+      where = string.format("the first %s ms of %s (%s)", ms(lead), name, (d.gpu_queued_us or 0) > 0
+        and string.format("until its first launch call, whose work then waits %s ms to start", ms(d.gpu_queued_us))
+        or "the first GPU work runs then")
     else
       where = string.format("the last %s ms of %s (the last GPU work ends before them)", ms(tail), name)
     end

@@ -41,6 +41,10 @@ int tl_l_trace_steps(lua_State *L)
             tl_lset_us(L, "total_memcpy_us", s->u.total_memcpy);
             tl_lset_us(L, "exposed_memcpy_us", s->u.exposed_memcpy);
         }
+        if (s->first_launch != INT64_MIN) {
+            tl_lset_us(L, "first_launch", s->first_launch);
+            tl_lset_us(L, "last_launch", s->last_launch);
+        }
         if (s->any_gpu_start != INT64_MIN) {
             tl_lset_us(L, "any_gpu_start", s->any_gpu_start);
             tl_lset_us(L, "any_gpu_end", s->any_gpu_end);

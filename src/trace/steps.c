@@ -178,12 +178,17 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
         tl_step *st = &steps.v[s];
         st->n_gpu = count[s];
         tl_unions_of(es, uids + off[s], bk, count[s], -1, &st->u);
+        st->first_launch = st->last_launch = INT64_MIN;
         if (count[s]) {
             st->gpu_start = INT64_MAX;
             st->gpu_end = INT64_MIN;
             for (size_t k = off[s]; k < off[s + 1]; k++) {
                 if (es->ts[uids[k]] < st->gpu_start) st->gpu_start = es->ts[uids[k]];
                 if (tl_es_end(es, uids[k]) > st->gpu_end) st->gpu_end = tl_es_end(es, uids[k]);
+                uint32_t rt = tr->parent[uids[k]];
+                if (rt == TL_NOUID) continue;
+                if (st->first_launch == INT64_MIN || es->ts[rt] < st->first_launch) st->first_launch = es->ts[rt];
+                if (st->last_launch == INT64_MIN || es->ts[rt] > st->last_launch) st->last_launch = es->ts[rt];
             }
         }
         st->partial = st->n_launches_missing > 0;

@@ -36,6 +36,9 @@ typedef struct tl_step {
      * launched it (work launched before the trace too); INT64_MIN when none
      * runs in it */
     int64_t any_gpu_start, any_gpu_end;
+    /* the first and the last start of the launch calls of the step's GPU
+     * work (INT64_MIN when none of it has one) */
+    int64_t first_launch, last_launch;
     tl_unions u;             /* of the step's GPU work */
     size_t n_gpu, n_unlinked, n_launches_missing;
     int warmup, partial;

@@ -189,6 +189,22 @@ do
   T.check(not tline:find("no work for", 1, true) and not tline:find("Host-bound", 1, true),
     "the previous step's kernel fills the start: " .. tline)
   T.eq(cpmd.no_gpu(d2), nil, "no GPU-free time for the summary")
+  -- a kernel launched early that waits to start (HTA's backward_thread: 64 ms of launch delay): the waiting is
+  -- not host time, so the GPU-free start ends at the launch call
+  do
+    local ev = {
+      X("user_annotation", "ProfilerStep#1", 0, 2000, {}),
+      X("cpu_op", "aten::mm", 400, 100, {}),
+      X("cuda_runtime", "cudaLaunchKernel", 410, 10, { correlation = "1" }),
+      X("kernel", "gemm", 1800, 100, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    }
+    local tq = tl.load(T.write_trace(dir .. "/queued.json", ev))
+    local dq = cpmd.data(tq, tq:steps())
+    T.close(dq.gpu_lead_us, 410, "queued: the host-only start ends at the launch call", 0, 1e-9)
+    T.close(dq.gpu_queued_us, 1390, "queued: then the kernel waits", 0, 1e-9)
+    T.check(table.concat(cpmd.section(dq), "\n"):find("the GPU has no work for the first 0.410 ms of ProfilerStep#1 "
+      .. "(until its first launch call, whose work then waits 1.390 ms to start)", 1, true), "queued: said")
+  end
   local nt, share = cpmd.no_gpu(d)
   T.close(nt, 1600, "the summary's GPU-free time", 0, 1e-9)
   T.close(share, 0.8, "and its share", 0, 1e-9)
