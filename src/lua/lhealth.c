@@ -105,7 +105,8 @@ int tl_l_trace_host_calls(lua_State *L)
             only = lua_newuserdatauv(L, es->names.n + 1, 0); /* freed with the stack */
             memset(only, 0, es->names.n + 1);
             for (lua_Integer i = 1; i <= n; i++) {
-                if (lua_rawgeti(L, -2, i) != LUA_TSTRING) luaL_error(L, "host_calls: names[%d] is not a string", (int)i);
+                if (lua_rawgeti(L, -2, i) != LUA_TSTRING)
+                    luaL_error(L, "host_calls: names[%d] is not a string", (int)i);
                 size_t len;
                 const char *s = lua_tolstring(L, -1, &len);
                 uint32_t id = tl_strpool_find(&es->names, s, len);

@@ -492,7 +492,8 @@ static void call_stacks(cp *c)
     TL_VEC(ev_thr) v = {0};
     for (size_t e = 0; e < es->n; e++) {
         if (!c->in_win[e] || c->kind[e] == K_GPU || c->kind[e] == K_SYNC) continue;
-        ev_thr x = {idval_key(es, tl_es_pid(es, e)), idval_key(es, tl_es_tid(es, e)), tl_es_pid(es, e), tl_es_tid(es, e), (uint32_t)e};
+        uint32_t pid = tl_es_pid(es, e), tid = tl_es_tid(es, e);
+        ev_thr x = {idval_key(es, pid), idval_key(es, tid), pid, tid, (uint32_t)e};
         TL_PUSH(v, x);
     }
     size_t *ix = tl_msort_order(v.n, evthr_cmp, v.v);
@@ -629,9 +630,11 @@ static void gpu_edges(cp *c)
         for (size_t k = 0; k < recs.n; k++) {
             uint32_t e = recs.v[rix[k]].ev;
             for (; li < nl && ls[li].ts <= es->ts[e]; li++)
-                tl_map_put(&last_on_stream, tl_es_pid(es, ls[li].gpu), (uint64_t)stream_of(c, ls[li].gpu), (uint32_t)li);
+                tl_map_put(&last_on_stream, tl_es_pid(es, ls[li].gpu), (uint64_t)stream_of(c, ls[li].gpu),
+                           (uint32_t)li);
             uint32_t s = tl_map_get(&rec_stream, (uint64_t)tl_es_corr(es, e), 0);
-            uint32_t best = tl_map_get(&last_on_stream, tl_es_pid(es, s), (uint64_t)arg_int(c, s, c->k_wait_stream, -1));
+            uint32_t best =
+                tl_map_get(&last_on_stream, tl_es_pid(es, s), (uint64_t)arg_int(c, s, c->k_wait_stream, -1));
             if (best != NONE32) tl_map_put(&rec_prev, (uint64_t)tl_es_corr(es, e), 0, best);
         }
         tl_map_free(&last_on_stream);
@@ -669,10 +672,10 @@ static void gpu_edges(cp *c)
             uint32_t e = W.v[wix[k]].ev, r = c->partner[e];
             for (; lj > 0 && ls[lj - 1].ts >= es->ts[r]; lj--) {
                 uint32_t rt = ls[lj - 1].rt;
-                uint64_t key = ((uint64_t)tl_es_pid(es, rt) << 32) | tl_es_tid(es, rt);
+                uint64_t key = es->thr[rt]; /* the thread (pid, tid) */
                 tl_map_put(&next_on, key, (uint64_t)stream_of(c, ls[lj - 1].gpu), ls[lj - 1].gpu);
             }
-            uint32_t dst = tl_map_get(&next_on, ((uint64_t)tl_es_pid(es, r) << 32) | tl_es_tid(es, r), (uint64_t)stream_of(c, e));
+            uint32_t dst = tl_map_get(&next_on, es->thr[r], (uint64_t)stream_of(c, e));
             if (dst != NONE32) tl_map_put(&wait_next, e, 0, dst);
         }
         tl_map_free(&next_on);

@@ -29,7 +29,8 @@ static int cmp_capwin(const void *a, const void *b)
     return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
-static uint64_t thread_of(const tl_event_store *es, size_t u) { return (uint64_t)tl_es_pid(es, u) << 32 | tl_es_tid(es, u); }
+/* Event u's (pid, tid) as one key: the store's thread index. */
+static uint64_t thread_of(const tl_event_store *es, size_t u) { return es->thr[u]; }
 
 /* The capture windows of the trace, sorted by (thread, start); *n their count. */
 static capwin *capture_windows(const tl_event_store *es, size_t *n)

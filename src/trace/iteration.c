@@ -457,7 +457,7 @@ static void measure(const tl_trace *t, const size_t *launches, size_t nl, tl_ite
     size_t n = 0;
     for (size_t i = a; i < nl && es->ts[launches[i]] <= hi; i++) {
         size_t l = launches[i];
-        if (tl_es_pid(es, l) != tl_es_pid(es, r) || tl_es_tid(es, l) != tl_es_tid(es, r) || tl_es_end(es, l) > hi) continue;
+        if (es->thr[l] != es->thr[r] || tl_es_end(es, l) > hi) continue; /* another thread, or past the window */
         tl_span gs = tl_tree_gpu_span(tr, (uint32_t)l);
         for (uint32_t k = gs.b; k < gs.e; k++) {
             uint32_t g = tr->gpus.v[k];

@@ -735,8 +735,8 @@ do -- convolution: the NCHW/NHWC conversion kernels inside the convolutions are 
   -- OWLv2's aten::addmm on an H100: a CUTLASS kernel of cuBLASLt and its split-K reduction, not rocBLAS's
   T.eq(require("tracelens.analysis").kernel_library("aten::addmm", "[" .. table.concat({
     entry("void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_bf16_64x64_64x5_tn_align8>(Params)", 20.1),
-    entry("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float>(cublasLt::cublasSplitKParams<float>)",
-      2.3) }, ", ") .. "]"), "cuBLAS", "addmm: cuBLASLt's split-K GEMM")
+    entry("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float>"
+      .. "(cublasLt::cublasSplitKParams<float>)", 2.3) }, ", ") .. "]"), "cuBLAS", "addmm: cuBLASLt's split-K GEMM")
   -- kernels without a launching op (the MI210 gpu_only_trace): MIOpen's
   -- implicit-GEMM convolutions and its layout conversions are convolution work
   local prepare = require "tracelens.prepare"

@@ -84,7 +84,8 @@ do
   T.eq(titles[1], "GPU idle between kernel launches", "idle 40%, nothing exposed: launch-overhead card")
   T.check(s:find("**Idle Time**: 40.0% (40.0 ms out of 100.0 ms total)", 1, true), "idle line")
   T.check(s:find("| Idle time | 40.0 ms (40.0%) | true |", 1, true), "idle row flagged")
-  T.check(s:find("| Calls of operations averaging under 10 µs of kernel time | 900 | true |", 1, true), "short-kernel row")
+  T.check(s:find("| Calls of operations averaging under 10 µs of kernel time | 900 | true |", 1, true),
+    "short-kernel row")
   T.check(s:find("GPU graph", 1, true), "launch-overhead action names a GPU graph")
   T.eq(count(s, "<!%-%- impact%-begin kind=p_item low=null mid=null high=null %-%->"), 1, "null p_item marker")
   T.eq(count(s, "<!%-%- reasoning%-candidate tier=system rank=%d+ %-%->"), 1, "one system candidate")

@@ -349,8 +349,8 @@ static int same_pool(const tl_strpool *a, const tl_strpool *b)
 static int same_store(const tl_event_store *a, const tl_event_store *b)
 {
     if (a->n != b->n || a->blob_len != b->blob_len || a->n_top != b->n_top || a->n_meta != b->n_meta ||
-        a->n_seq != b->n_seq || a->n_idvals != b->n_idvals || a->n_threads != b->n_threads || a->bare_array != b->bare_array ||
-        a->dropped_metadata != b->dropped_metadata)
+        a->n_seq != b->n_seq || a->n_idvals != b->n_idvals || a->n_threads != b->n_threads ||
+        a->bare_array != b->bare_array || a->dropped_metadata != b->dropped_metadata)
         return 0;
     if (a->n && !(SAME_COL(ts, 8) && SAME_COL(dur, 8) && SAME_COL(corr_lo, 4) && SAME_COL(name, 4) &&
                   SAME_COL(cat_id, 4) && SAME_COL(cat, 1) && SAME_COL(ph, 1) && SAME_COL(flags, 1) &&
