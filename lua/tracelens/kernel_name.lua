@@ -284,7 +284,8 @@ end
 --- The tile a GEMM or convolution kernel's name states, or nil:
 --- {m, n, k (the K step), split (a split-K factor the name states, else nil),
 --- text (the part of the name that says it)}. Forms: Tensile `MT256x128x64`
---- (with `GSU2`, its global split-U), cuDNN / xmma `tilesize128x128x64`,
+--- (with `GSU2`, its global split-U, or `PostGSU2`, the reduction kernel of
+--- one), cuDNN / xmma `tilesize128x128x64`,
 --- MIOpen `bt128x128x32`, cuBLAS / CUTLASS / nvjet `_128x64_64x3_` (tile,
 --- then K step x stages) and `_128x64_ldg8_..._stages_64x3_`.
 function M.tile(name)
@@ -294,7 +295,8 @@ function M.tile(name)
   end
   local text, m, n, k = name:match("_(MT(%d+)x(%d+)x(%d+))")
   if text then
-    local gsu = tonumber(name:match("_GSU(%d+)_") or name:match("_GSU(%d+)$") or "")
+    -- (or a separate split-K reduction kernel beside it: `Cijk_B_PostGSU2`)
+    local gsu = tonumber(name:match("_GSU(%d+)_") or name:match("_GSU(%d+)$") or name:match("PostGSU(%d+)") or "")
     return tile(text, m, n, k, gsu and gsu > 1 and gsu or nil)
   end
   text, m, n, k = name:match("(tilesize(%d+)x(%d+)x(%d+))")

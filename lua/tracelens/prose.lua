@@ -845,7 +845,7 @@ function M.tile_note(t, s)
     local batch = tonumber(s.batch) or 1
     local mult = batch * (t.split or 1)
     local count = lo == hi and tostring(lo * mult) or string.format("%d to %d", lo * mult, hi * mult)
-    out = out .. string.format(": its %d x %d output%s makes %s %s at once", s.m, s.n,
+    out = out .. string.format(": its %d x %d output%s makes %s %s", s.m, s.n,
       batch > 1 and string.format(" (%d batches)", batch) or "", count, t.split and "tiles and K parts" or "tiles")
   end
   return out .. ". A kernel profiler (Nsight Compute, rocprofv3) shows whether another tile shape would fill more "

@@ -403,7 +403,7 @@ do -- GEMM, compute-bound BF16: tile tuning, then FP8 (the platform has an FP8 p
   text = synthetic("gemm named tile", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { named },
     { finding("gemm", { named }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) }))
   has(text, "The kernel name states its tile, 256 x 128 with a K step of 64 (`MT256x128x64`), and a split of K in 2 "
-    .. "parts: its 256 x 512 output makes 8 tiles and K parts at once.", "gemm: the tile from the kernel name")
+    .. "parts: its 256 x 512 output makes 8 tiles and K parts.", "gemm: the tile from the kernel name")
   lacks(text, "does not show the kernel's tile size", "gemm: the name states the tile")
   lacks(text, "does not show how the long K dimension is split", "gemm: the name states the split")
 end
