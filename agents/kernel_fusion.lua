@@ -161,7 +161,8 @@ local function insight(f)
   if parent then where = where .. " (inside " .. md.code(parent) .. ")" end
   local count = #kernels_of(c)
   local text = string.format("%s launches %d separate GPU kernels per instance (%s) over %s, with no fused kernel "
-    .. "in its subtree, so each intermediate result makes a round trip through memory.", where, count,
+    .. "in its subtree, so each intermediate result one of them passes to the next makes a round trip through memory "
+    .. "(the trace records no tensor identities: that they pass results on is read from the module).", where, count,
     composition_text(c), instances_of(e.instance_count, c.base_instance_count, true))
   if comparative then
     local n2 = c.kernel_count_trace2
@@ -233,7 +234,7 @@ end
 local function identification(f)
   local c = f.candidate
   local text = string.format("%s was surfaced because one module launches %d kernels per instance (%s) that "
-    .. "run back to back on the same data with no fused kernel among them. The pattern reads as %s from the "
+    .. "run back to back with no fused kernel among them. The pattern reads as %s from the "
     .. "kernel composition and the module name.", md.code(rules.module_label(c)), #kernels_of(c), composition_text(c),
     md.text(f.pattern.name))
   if comparative then
