@@ -65,7 +65,8 @@ function M.data(trace, steps)
   return { step = cp.step, name = rep.name, length_us = cp.length_us, wall_us = cp.wall_us,
     by_category = cp.by_category, bound = cp.bound, events = #cp.events,
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events
-    blind = cp.blind, gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued }
+    blind = cp.blind, gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued,
+    no_gpu_at_all = not rep.any_gpu_start }
 end
 
 -- A GPU-free stretch at either end of the step worth a sentence: at least this share of its wall time.
@@ -125,7 +126,9 @@ function M.section(d)
   local line
   if no_gpu then
     local where
-    if lead >= NO_GPU_SHARE * wall and tail >= NO_GPU_SHARE * wall then
+    if d.no_gpu_at_all and (d.gpu_queued_us or 0) == 0 then
+      where = string.format("all of %s (no GPU work runs in it)", name)
+    elseif lead >= NO_GPU_SHARE * wall and tail >= NO_GPU_SHARE * wall then
       where = string.format("the first %s ms and the last %s ms of %s", ms(lead), ms(tail), name)
     elseif lead >= tail then
       where = string.format("the first %s ms of %s (%s)", ms(lead), name, (d.gpu_queued_us or 0) > 0
@@ -155,9 +158,11 @@ function M.section(d)
       .. "such a wait is missing from the path, which may then be shorter than the step's real critical path."
     local cover = d.wall_us > 0 and d.length_us / d.wall_us or 1
     if cover < 0.6 then
+      -- the GPU-free time said above: most of what the path leaves out, or not
+      local most = no_gpu and (lead + tail) >= 0.5 * (d.wall_us - d.length_us)
       line = line .. string.format(" Here the path covers %.0f%% of the step's wall time, so the path's %s-bound "
         .. "verdict describes that part of the step only%s.", cover * 100,
-        verdict == "Launch-delay" and "launch-delay" or verdict, no_gpu and " (the time without GPU work above is "
+        verdict == "Launch-delay" and "launch-delay" or verdict, most and " (the time without GPU work above is "
         .. "most of the rest)" or "")
     end
   end

@@ -205,6 +205,11 @@ do
     T.check(table.concat(cpmd.section(dq), "\n"):find("the GPU has no work for the first 0.410 ms of ProfilerStep#1 "
       .. "(until its first launch call, whose work then waits 1.390 ms to start)", 1, true), "queued: said")
   end
+  -- a step without any GPU work: all of it, not "the first … ms (the first GPU work runs then)"
+  local none = table.concat(cpmd.section({ step = 4, bound = "CPU", length_us = 900, wall_us = 1000, blind = false,
+    by_category = { cpu = 900 }, gpu_lead_us = 1000, gpu_tail_us = 0, gpu_queued_us = 0, no_gpu_at_all = true }), "\n")
+  T.check(none:find("**Host-bound step**: the GPU has no work for all of ProfilerStep#4 (no GPU work runs in it), "
+    .. "100% of the step's wall time", 1, true), "no GPU work in the step: " .. none)
   local nt, share = cpmd.no_gpu(d)
   T.close(nt, 1600, "the summary's GPU-free time", 0, 1e-9)
   T.close(share, 0.8, "and its share", 0, 1e-9)
