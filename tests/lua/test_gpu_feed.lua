@@ -127,6 +127,14 @@ local t = tl.load(path)
 local d = assert(feed.data(t, nil))
 s = text(feed.section(d))
 T.check(s:find("CPU-bound launch", 1, true), "trace: host wait line: " .. s)
+-- the same stream's waits while other streams keep the GPU busy: not called CPU-bound
+do
+  local busy = require("tracelens.json").copy(d)
+  busy.all = { span_us = 100000, idle_us = 2000, queued_idle_us = 0 }
+  local sb = text(feed.section(busy))
+  T.check(sb:find("**Host wait on the busiest stream**", 1, true) and sb:find("The GPU as a whole, though, is idle "
+    .. "only 2.0% of its span", 1, true) and not sb:find("CPU-bound launch", 1, true), "a busy GPU: " .. sb)
+end
 T.check(s:find("1 launch waits more than the p95", 1, true) and s:find("`slow`", 1, true), "trace: delay line")
 T.check(s:find("10 H2D copies", 1, true), "trace: pageable line")
 T.check(s:find("cuda:0 reserves up to 0.09 GiB, 95.0% of its 0.10 GiB", 1, true), "trace: memory line")
