@@ -9,6 +9,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local py = require "tracelens.py"
 
 local ctx = ...
 
@@ -29,6 +30,69 @@ local CLASS_TEXT = { baseline = "baseline", arithmetic = "arithmetic", activatio
   cast = "cast/convert", math = "math", comparison = "comparison/mask", other = "other" }
 
 local function class(op) return say.class_of(say.base_name(op.name), CLASSES, true) or "other" end
+
+-- The row of the category's ops behind a metrics operation (same name and Input Dims), or nil.
+local function row_of(op)
+  local ops = ctx.ops
+  if type(ops) == "userdata" then
+    for _, r in ops:rows() do
+      if r.name == op.name and r["Input Dims"] == op["Input Dims"] then return r end
+    end
+  elseif type(ops) == "table" then
+    for _, r in ipairs(ops.rows or {}) do
+      if r.name == op.name and r["Input Dims"] == op["Input Dims"] then return r end
+    end
+  end
+end
+
+-- The strides of a contiguous tensor of these dims.
+local function contiguous(dims)
+  local out, step = {}, 1
+  for i = #dims, 1, -1 do
+    out[i] = step
+    step = step * (tonumber(dims[i]) or 1)
+  end
+  return out
+end
+
+local function same(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do
+    if tonumber(a[i]) ~= tonumber(b[i]) then return false end
+  end
+  return true
+end
+
+-- A copy whose two tensors have the same dims, one contiguous and the other
+-- strided without broadcasting (a `.contiguous()` after a permute or
+-- transpose; Qwen's attention copy_, source strides (572416, 64, 1024, 1)):
+-- {dims, strides (the strided one's)}, or nil.
+local function layout_copy(op)
+  if class(op) ~= "baseline" or not say.base_name(op.name):find("copy") then return nil end
+  local r = row_of(op)
+  local dims, strides = r and py.literal(tostring(r["Input Dims"] or "")),
+    r and py.literal(tostring(r["Input Strides"] or ""))
+  if type(dims) ~= "table" or type(strides) ~= "table" then return nil end
+  for i = 1, #dims do
+    for j = i + 1, #dims do
+      local a, b, sa, sb = dims[i], dims[j], strides[i], strides[j]
+      if type(a) == "table" and type(b) == "table" and #a >= 2 and same(a, b) and type(sa) == "table"
+        and type(sb) == "table" and #sa == #a and #sb == #b then
+        local c = contiguous(a)
+        local ca, cb = same(sa, c), same(sb, c)
+        if ca ~= cb then
+          local other = ca and sb or sa
+          local moved = true
+          for k = 1, #other do
+            if tonumber(other[k]) == 0 then moved = false end -- a broadcast, not a layout
+          end
+          if moved then return { dims = a, strides = other } end
+        end
+      end
+    end
+  end
+  return nil
+end
 
 local function efficiency(op) return (op.efficiency or {}).efficiency_percent end
 
@@ -75,7 +139,15 @@ end
 
 function rules.reasoning(v)
   local out = {}
-  if not v.comparative and weak_baseline(v.lead) then
+  local lc = layout_copy(v.lead)
+  if lc then
+    local st = {}
+    for i, x in ipairs(lc.strides) do st[i] = tostring(math.tointeger(tonumber(x)) or x) end
+    out[#out + 1] = say.code(v.lead.name) .. " copies between a contiguous " .. say.shape_text(lc.dims)
+      .. " tensor and a strided one (strides (" .. table.concat(st, ", ") .. ")): a layout change, the "
+      .. "`.contiguous()` of a permuted or transposed view, whose strided side reaches less bandwidth than a plain "
+      .. "copy, so a plain op's efficiency is no yardstick for it."
+  elseif not v.comparative and weak_baseline(v.lead) then
     out[#out + 1] = "A simple " .. say.base_name(v.lead.name) .. " should move data at more than " .. BASELINE_EXPECTED
       .. "% of peak bandwidth, and " .. say.code(v.lead.name) .. " reaches " .. F.num(efficiency(v.lead)) .. "%."
     for _, op in ipairs(v.metrics.operations or {}) do
@@ -94,9 +166,16 @@ function rules.reasoning(v)
   return out
 end
 
+local function avoid_layout_change(v)
+  return { action = "Avoid the layout change of " .. say.code(v.lead.name) .. ": let its consumer read the permuted "
+      .. "view, or produce the tensor in the layout it is read in, instead of copying it into a contiguous one.",
+    mechanism = "A copy that only reorders dimensions moves every byte twice for no arithmetic; without it the "
+      .. "consumer reads the data once, in whatever order its kernel supports." }
+end
+
 function rules.advice(v)
   if v.bound == "compute" then return { say.remedy.tile_tuning(v), misclassified_check(v) } end
-  local advice = { say.remedy.memory_access(v) }
+  local advice = { layout_copy(v.lead) and avoid_layout_change(v) or say.remedy.memory_access(v) }
   local layer = chain_layer(v)
   if layer then
     advice[2] = say.remedy.fuse_in_layer(v, say.code(layer))

@@ -268,11 +268,11 @@ local function stub_analysis(run_category)
 end
 
 -- The analyzer's output for `metrics` (the numeric step replaced by a stub).
-local function run_agent(agent, cat, display, metrics, metadata)
+local function run_agent(agent, cat, display, metrics, metadata, ops)
   stub_analysis(function() return metrics end)
   local chunk = assert(loadfile(root .. "/agents/" .. agent .. ".lua"))
   local ok, out = pcall(chunk, { category = cat, display_name = display, scope = metrics.comparison_scope or "standalone",
-    out_dir = "/nonexistent", ops = {}, metadata = metadata or MI300X_META })
+    out_dir = "/nonexistent", ops = ops or {}, metadata = metadata or MI300X_META })
   package.loaded["tracelens.analysis"] = nil
   T.check(ok, agent .. " on " .. cat .. ": " .. tostring(not ok and out or ""))
   return ok and out or { findings = "", metrics = "" }
@@ -424,6 +424,30 @@ do -- GEMM: 2000 tiny calls are batched upstream; memory-bound GEMMs sharing a l
     .. "chains); the kernel fusion analysis proposes no candidate that covers it.", "gemm chain action")
   has(text, "2 GEMM signatures (`aten::addmm` and `aten::mm`)", "gemm subject lists the names")
   has(text, "12.5–20.0%", "gemm efficiency range keeps Python's 20.0")
+end
+
+do -- elementwise: a copy_ into a contiguous tensor from a permuted one (Qwen's attention) is a layout change
+  local dims = "((16, 16, 559, 64), (16, 16, 559, 64), ())"
+  local cp = op { name = "aten::copy_", count = 72, time_ms = 2.77, pct = 8.0, bound = "memory", eff = 37.35,
+    fpb = 0.25, dims = dims, types = "('c10::BFloat16', 'c10::BFloat16', 'Scalar')",
+    args = "(16,16,559,64) bf16<br>(16,16,559,64) bf16" }
+  local pw = op { name = "aten::pow", time_ms = 0.5, pct = 1.0, bound = "memory", eff = 82.41 }
+  local ops = { columns = { "name", "Input Dims", "Input Strides" }, rows = {
+    { name = "aten::copy_", ["Input Dims"] = dims,
+      ["Input Strides"] = "((572416, 35776, 64, 1), (572416, 64, 1024, 1), ())" } } }
+  local m = metrics_of("elementwise", "standalone", { cp, pw },
+    { finding("elementwise", { cp }, { bound = "memory", low = 1, mid = 2, high = 3 }) })
+  local out = run_agent("elementwise", "elementwise", "elementwise", m, nil, ops)
+  check_file("synthetic elementwise layout copy", "elementwise", json.encode(m), out.findings, "standalone")
+  has(out.findings, "`aten::copy_` copies between a contiguous 16×16×559×64 tensor and a strided one (strides "
+    .. "(572416, 64, 1024, 1)): a layout change", "layout copy: said")
+  has(out.findings, "Avoid the layout change of `aten::copy_`", "layout copy: advice")
+  lacks(out.findings, "A simple copy should move data at more than", "layout copy: no plain-copy yardstick")
+  -- the same copy between two contiguous tensors: a plain copy, judged as before
+  ops.rows[1]["Input Strides"] = "((572416, 35776, 64, 1), (572416, 35776, 64, 1), ())"
+  out = run_agent("elementwise", "elementwise", "elementwise", m, nil, ops)
+  lacks(out.findings, "a layout change", "plain copy: no layout change")
+  has(out.findings, "A simple copy should move data at more than 70% of peak bandwidth", "plain copy: the yardstick")
 end
 
 do -- SDPA: paged, memory-bound, KV write above 10% -> block size; three extra columns
