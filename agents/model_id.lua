@@ -59,7 +59,7 @@ local function lower(s) return tostring(s or ""):lower() end
 
 -- The op kinds the architecture rules count, by kernel time.
 local function op_mix()
-  local mix = { total = 0, conv = 0, attention = 0, moe = 0, embedding_bag = 0, rnn = 0, gemm = 0, bmm = 0,
+  local mix = { total = 0, conv = 0, attention = 0, moe = 0, embedding_bag = 0, tbe = 0, rnn = 0, gemm = 0, bmm = 0,
     softmax = 0 }
   for _, row in each_row(ctx.unified) do
     local name, cat, t = lower(row.name), lower(row["op category"]), kernel_us(row)
@@ -71,6 +71,11 @@ local function op_mix()
     end
     if cat:find("moe", 1, true) or name:find("moe", 1, true) then mix.moe = mix.moe + t + 1e-9 end
     if name:find("embedding_bag", 1, true) then mix.embedding_bag = mix.embedding_bag + t + 1e-9 end
+    -- FBGEMM's table-batched embeddings (fbgemm::split_embedding_codegen_lookup_*, SplitLookupFunction_*):
+    -- the embedding tables of a recommendation model (HTA's trace_filter ranks)
+    if name:find("split_embedding_codegen", 1, true) or name:find("splitlookupfunction", 1, true) then
+      mix.tbe = mix.tbe + t + 1e-9
+    end
     if name:find("lstm", 1, true) or name:find("gru", 1, true) or name:find("_rnn", 1, true) then
       mix.rnn = mix.rnn + t + 1e-9
     end
@@ -98,7 +103,7 @@ end
 
 local function architecture(mix, fam)
   if mix.moe > 0 then return "Transformer (MoE)" end
-  if fam == "DLRM" or (mix.total > 0 and mix.embedding_bag / mix.total >= EMBEDDING_BAG_SHARE) then
+  if fam == "DLRM" or mix.tbe > 0 or (mix.total > 0 and mix.embedding_bag / mix.total >= EMBEDDING_BAG_SHARE) then
     return "Recommendation"
   end
   if fam == "Diffusion (UNet)" then return "Diffusion" end
@@ -208,6 +213,10 @@ local function scale(arch, fam)
   end
   local h = hidden_size()
   if not h then return UNKNOWN end
+  -- the parameter counts by hidden size are transformers': a recommender's are in its embedding tables
+  if arch ~= "Transformer" and arch ~= "Transformer (MoE)" and arch ~= "ViT" then
+    return string.format("hidden size %d", h)
+  end
   local first, second = ENCODER_SCALES, DECODER_SCALES
   if decoder_evidence(fam) then first, second = DECODER_SCALES, ENCODER_SCALES end
   local label = first[h] or second[h]

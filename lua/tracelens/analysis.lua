@@ -222,8 +222,9 @@ local OP_LIBRARIES = { { "aiter::", "AITER" }, { "rocm_aiter", "AITER" }, { "fbg
   { "miopen", "MIOpen" }, { "triton", "Triton" } }
 local KERNEL_LIBRARIES = { { "aiter", "AITER" }, { "ck_tile::", "CK" }, { "ck_tile6kentry", "CK" },
   { "FmhaFwd", "CK" }, { "FmhaBwd", "CK" }, { "Cijk_", "Tensile" }, { "wvSplitK", "rocBLAS" },
-  -- cuBLASLt's split-K reduction (cublasLt::splitKreduce_kernel) is not rocBLAS's
-  { "cublasLt::", "cuBLAS" }, { "splitKreduce", "rocBLAS" }, { "rocprim::", "rocPRIM" }, { "triton_", "Triton" },
+  -- cuBLAS's split-K reductions (cublasLt::splitKreduce_kernel, splitKreduce_kernel<…>(cublasSplitKParams…))
+  -- are not rocBLAS's
+  { "cublas", "cuBLAS" }, { "splitKreduce", "rocBLAS" }, { "rocprim::", "rocPRIM" }, { "triton_", "Triton" },
   { "cudnn", "cuDNN" }, { "cublas", "cuBLAS" }, { "nvjet_", "cuBLAS" }, { "_sgemm_", "cuBLAS" },
   { "_hgemm_", "cuBLAS" }, { "pytorch_flash::", "FlashAttention" }, { "flash::flash_", "FlashAttention" },
   { "cutlass::Kernel", "CUTLASS" }, { "cutlass_", "CUTLASS" }, { "fbgemm_gpu::", "FBGEMM" }, { "igemm_", "MIOpen" },

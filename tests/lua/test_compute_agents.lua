@@ -761,6 +761,10 @@ do -- convolution: the NCHW/NHWC conversion kernels inside the convolutions are 
     entry("void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_bf16_64x64_64x5_tn_align8>(Params)", 20.1),
     entry("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float>"
       .. "(cublasLt::cublasSplitKParams<float>)", 2.3) }, ", ") .. "]"), "cuBLAS", "addmm: cuBLASLt's split-K GEMM")
+  -- an older cuBLAS's reduction (HTA's trace_filter, A100): still not rocBLAS
+  T.eq(require("tracelens.analysis").kernel_library("aten::addmm", "[" .. entry("void splitKreduce_kernel<float, "
+    .. "float, float, float, true, false, false>(cublasSplitKParams<float>, float const*)", 3.1) .. "]"), "cuBLAS",
+    "addmm: cuBLAS's split-K reduction")
   -- kernels without a launching op (the MI210 gpu_only_trace): MIOpen's
   -- implicit-GEMM convolutions and its layout conversions are convolution work
   local prepare = require "tracelens.prepare"

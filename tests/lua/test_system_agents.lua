@@ -562,6 +562,20 @@ do
   T.eq(m.architecture, "CNN", "conv time dominates")
   T.eq(m.precision, "FP16", "c10::Half")
   T.eq(m.scale, U, "one GEMM weight shape is not evidence of a hidden size")
+  -- FBGEMM's table-batched embeddings (HTA's trace_filter ranks): a recommender, whatever bmm and softmax there are,
+  -- and no transformer parameter count from its hidden size
+  local rec = { { name = "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function", ["op category"] = "other",
+    ["Kernel Time (µs)_sum"] = "50" },
+    { name = "aten::bmm", ["op category"] = "GEMM", ["Input type"] = "('float', 'float')",
+      ["Input Dims"] = "((64, 128, 2048), (64, 2048, 128))", ["Kernel Time (µs)_sum"] = "400" },
+    { name = "aten::_softmax", ["op category"] = "other", ["Kernel Time (µs)_sum"] = "100" },
+    { name = "aten::mm", ["op category"] = "GEMM", ["Input type"] = "('float', 'float')",
+      ["Input Dims"] = "((512, 2048), (2048, 2048))", ["Kernel Time (µs)_sum"] = "400" },
+    { name = "aten::addmm", ["op category"] = "GEMM", ["Input type"] = "('float', 'float', 'float')",
+      ["Input Dims"] = "((2048,), (512, 2048), (2048, 2048))", ["Kernel Time (µs)_sum"] = "400" } }
+  m = model_info(rec, {})
+  T.eq(m.architecture, "Recommendation", "TBE: a recommender (5% of kernel time)")
+  T.check(not m.scale:find("B", 1, true) and not m.scale:find("M ", 1, true), "TBE: no parameter count: " .. m.scale)
 end
 
 T.finish()
