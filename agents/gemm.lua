@@ -10,12 +10,14 @@ local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
 local kname = require "tracelens.kernel_name"
+local md = require "tracelens.md"
 
 local ctx = ...
 
 local TINY_CALLS, TINY_DIM = 1000, 64
 local SKINNY_DIM = 128
 local LONG_K = 8 -- K at least this many times the larger output side: a long reduction
+local NEAR_RIDGE = 0.5 -- a memory-bound GEMM at this share of the GPU's ridge or more is tuned as a balanced one
 local NARROWER = { FP32 = { "BF16", "matrix_bf16" }, FP16 = { "FP8", "matrix_fp8" }, BF16 = { "FP8", "matrix_fp8" },
   FP8 = { "FP4", "matrix_fp4" } }
 
@@ -102,11 +104,40 @@ function rules.reasoning(v)
   return out
 end
 
+-- Vendor GEMM libraries: their kernels' memory access is not the user's to change.
+local VENDOR = { cuBLAS = true, rocBLAS = true, Tensile = true, hipBLASLt = true }
+
+-- The lead's FLOPs per byte against the GPU's ridge (matrix peak / HBM peak): the ratio, or nil.
+local function ridge_ratio(v)
+  local e = v.lead.efficiency or {}
+  local fpb, maf, hbm = tonumber(e.flops_per_byte), tonumber(e.resolved_peak_maf), tonumber(e.resolved_peak_hbm_bw)
+  if not (fpb and maf and hbm and maf > 0 and hbm > 0) then return nil end
+  return fpb / (maf / hbm), maf / hbm
+end
+
+-- A memory-bound GEMM from a vendor library: more rows per call, not its kernel's loads.
+local function raise_intensity(v)
+  return { action = "Raise the FLOPs per byte of " .. say.code(v.lead.name) .. ": more rows per call (batched "
+      .. "tokens or requests) reuse each weight byte for more arithmetic; the memory access of the "
+      .. md.text(v.library) .. " kernel is not the lever.",
+    mechanism = "A memory-bound GEMM spends its time streaming its operands, and its FLOPs per byte grow with its "
+      .. "smallest dimension, so a larger one moves the op toward the compute roofline." }
+end
+
 function rules.advice(v)
   local advice = {}
   if tiny(v.lead) then advice[#advice + 1] = say.remedy.batch_upstream(v) end
+  local near = v.bound == "memory" and not v.comparative and ridge_ratio(v)
+  if near and near >= NEAR_RIDGE then
+    -- at half the ridge or more the op is not far from balanced: how its tiles fill the GPU matters more
+    -- (Falconsai's addmm: 258 FLOP/B against the H100's 295, 84 tiles on 132 SMs)
+    advice[#advice + 1] = say.remedy.tile_tuning(v)
+    return advice
+  end
   if v.bound == "memory" then
-    advice[#advice + 1] = say.remedy.memory_access(v)
+    -- (an aten GEMM's CUTLASS kernels are cuBLAS's: cutlass_80_* beside cublasLt::splitKreduce in OWLv2's addmm)
+    local vendor = VENDOR[v.library or ""] or (v.library == "CUTLASS" and tostring(v.lead.name):find("^aten::"))
+    advice[#advice + 1] = vendor and raise_intensity(v) or say.remedy.memory_access(v)
     local layer = say.layer(v.lead)
     if #say.same_layer_ops(v, v.lead) > 0 then advice[#advice + 1] = say.remedy.fuse_in_layer(v, say.code(layer)) end
     return advice
