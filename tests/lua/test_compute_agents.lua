@@ -423,20 +423,17 @@ do -- GEMM: 2000 tiny calls are batched upstream; memory-bound GEMMs sharing a l
   has(text, "Fuse `aten::addmm` with its neighbouring operations in `Block > MLP` (`torch.compile` fuses such "
     .. "chains); the kernel fusion analysis proposes no candidate that covers it.", "gemm chain action")
   has(text, "2 GEMM signatures (`aten::addmm` and `aten::mm`)", "gemm subject lists the names")
-  -- a vendor library's memory-bound GEMM: more rows per call, not its kernel's loads (BERT's LM-head addmm)
-  local v1 = op { name = "aten::addmm", time_ms = 0.5, pct = 5.0, bound = "memory", eff = 12.5, fpb = 20.0,
-    library = "cuBLAS" }
-  local tv = synthetic("gemm vendor", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { v1 },
-    { finding("gemm", { v1 }, { bound = "memory", library = "cuBLAS", low = 0.6, mid = 0.7, high = 0.8 }) }))
-  has(tv, "Raise the FLOPs per byte of `aten::addmm`: more rows per call", "gemm vendor: intensity")
-  lacks(tv, "Optimize the memory-access pattern", "gemm vendor: not its loads")
-  -- near the ridge (100 of 708 / 5.3 = 134 FLOP/B; Falconsai: 258 of 295): tiles, not bandwidth
-  local v2 = op { name = "aten::addmm", time_ms = 0.5, pct = 5.0, bound = "memory", eff = 40.0, fpb = 100.0,
-    library = "cuBLAS" }
-  local tr = synthetic("gemm near ridge", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { v2 },
-    { finding("gemm", { v2 }, { bound = "memory", library = "cuBLAS", low = 0.6, mid = 0.7, high = 0.8 }) }))
-  has(tr, "for tile-size and wave-occupancy tuning", "gemm near ridge: tiles")
-  lacks(tr, "Optimize the memory-access pattern", "gemm near ridge: not bandwidth")
+  -- a vendor library's memory-bound GEMM: more rows per call, not its kernel's loads (BERT's LM-head addmm); near
+  -- the ridge (100 of 708 / 5.3 = 134 FLOP/B; Falconsai: 258 of 295): tiles, not bandwidth
+  for _, c in ipairs({ { "vendor", 20.0, 12.5, "Raise the FLOPs per byte of `aten::addmm`: more rows per call" },
+    { "near ridge", 100.0, 40.0, "for tile-size and wave-occupancy tuning" } }) do
+    local g = op { name = "aten::addmm", time_ms = 0.5, pct = 5.0, bound = "memory", eff = c[3], fpb = c[2],
+      library = "cuBLAS" }
+    local tg = synthetic("gemm " .. c[1], "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { g },
+      { finding("gemm", { g }, { bound = "memory", library = "cuBLAS", low = 0.6, mid = 0.7, high = 0.8 }) }))
+    has(tg, c[4], "gemm " .. c[1])
+    lacks(tg, "Optimize the memory-access pattern", "gemm " .. c[1] .. ": not its loads")
+  end
   has(text, "12.5–20.0%", "gemm efficiency range keeps Python's 20.0")
 end
 
