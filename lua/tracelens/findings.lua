@@ -253,7 +253,7 @@ function M.heuristic_warning(f, why, spec)
     what = "Without the GPU's peak figures (no platform was resolved for this trace; analysis.md's roofline note "
       .. "says why) no roofline covers this operation."
   elseif why == "no_peak" then
-    what = "No roofline covers this operation: the arch file has no peak for its compute spec `" .. spec .. "`."
+    what = "No roofline covers this operation: the arch file has no peak for its compute spec " .. md.code(spec) .. "."
   end
   return "> **Warning — estimated:** " .. what .. " The impact is derived from its "
     .. "share of end-to-end GPU time (" .. M.num(f.percent_of_total) .. "%), not from a gap projection."
