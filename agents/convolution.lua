@@ -12,6 +12,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local py = require "tracelens.py"
 local kname = require "tracelens.kernel_name"
 local categories = require "tracelens.categories"
 
@@ -81,6 +82,25 @@ end
 local function transpose_pct(v) return (v.metrics.category_specific or {}).transpose_overhead_percent or 0 end
 local function layout_pct(v) return (v.metrics.category_specific or {}).layout_kernel_percent or 0 end
 local function layout_share(v) return math.max(transpose_pct(v), layout_pct(v)) end
+
+-- The memory layout of the lead's 4-D input from its `Input Strides` (the ops table's): "NCHW" (contiguous
+-- channels-first), "NHWC" (channels-last), or nil when the trace does not tell.
+local function input_layout(op)
+  local r = F.op_row(ctx, op)
+  local dims, strides = r and py.literal(tostring(r["Input Dims"] or "")),
+    r and py.literal(tostring(r["Input Strides"] or ""))
+  local d, st = type(dims) == "table" and dims[1], type(strides) == "table" and strides[1]
+  if type(d) ~= "table" or type(st) ~= "table" or #d ~= 4 or #st ~= 4 then return nil end
+  local n = {}
+  for i = 1, 4 do n[i] = tonumber(d[i]) end
+  local s = {}
+  for i = 1, 4 do s[i] = tonumber(st[i]) end
+  if not (n[1] and n[2] and n[3] and n[4] and s[1] and s[2] and s[3] and s[4]) then return nil end
+  local c, h, w = n[2], n[3], n[4]
+  if s[4] == 1 and s[3] == w and s[2] == h * w and s[1] == c * h * w then return "NCHW", st end
+  if s[2] == 1 and s[4] == c and s[3] == w * c and s[1] == h * w * c then return "NHWC", st end
+  return nil
+end
 
 local rules = { missing = "No Convolution operations found in trace" }
 
@@ -183,9 +203,14 @@ function rules.notes(v)
     notes[1] = t and say.tile_note(t) or ("The trace does not show the kernel's tile size; a kernel profiler "
       .. "(Nsight Compute, rocprofv3) shows it, and whether another tile shape would fill more compute units.")
   end
-  notes[#notes + 1] = "The trace does not show each convolution's memory layout; across all convolutions, "
-    .. "NCHW/NHWC conversion kernels inside them take " .. F.num(layout_pct(v)) .. "% of convolution time and ops "
-    .. "named transpose " .. F.num(transpose_pct(v)) .. "%."
+  local layout, st = input_layout(v.lead)
+  local parts = {}
+  for i, x in ipairs(st or {}) do parts[i] = tostring(math.tointeger(tonumber(x)) or x) end
+  notes[#notes + 1] = (layout and (say.code(v.lead.name) .. "'s input is " .. (layout == "NCHW"
+    and "channels-first (NCHW" or "channels-last (NHWC") .. ": Input Strides (" .. table.concat(parts, ", ") .. "))")
+    or "The trace does not show this convolution's memory layout") .. "; across all convolutions, NCHW/NHWC "
+    .. "conversion kernels inside them take " .. F.num(layout_pct(v)) .. "% of convolution time and ops named "
+    .. "transpose " .. F.num(transpose_pct(v)) .. "%."
   return notes
 end
 

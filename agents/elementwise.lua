@@ -31,20 +31,6 @@ local CLASS_TEXT = { baseline = "baseline", arithmetic = "arithmetic", activatio
 
 local function class(op) return say.class_of(say.base_name(op.name), CLASSES, true) or "other" end
 
--- The row of the category's ops behind a metrics operation (same name and Input Dims), or nil.
-local function row_of(op)
-  local ops = ctx.ops
-  if type(ops) == "userdata" then
-    for _, r in ops:rows() do
-      if r.name == op.name and r["Input Dims"] == op["Input Dims"] then return r end
-    end
-  elseif type(ops) == "table" then
-    for _, r in ipairs(ops.rows or {}) do
-      if r.name == op.name and r["Input Dims"] == op["Input Dims"] then return r end
-    end
-  end
-end
-
 -- The strides of a contiguous tensor of these dims.
 local function contiguous(dims)
   local out, step = {}, 1
@@ -69,7 +55,7 @@ end
 -- {dims, strides (the strided one's)}, or nil.
 local function layout_copy(op)
   if class(op) ~= "baseline" or not say.base_name(op.name):find("copy") then return nil end
-  local r = row_of(op)
+  local r = F.op_row(ctx, op)
   local dims, strides = r and py.literal(tostring(r["Input Dims"] or "")),
     r and py.literal(tostring(r["Input Strides"] or ""))
   if type(dims) ~= "table" or type(strides) ~= "table" then return nil end

@@ -232,6 +232,23 @@ function M.no_roofline(ctx)
   return not present(meta.peak_hbm_bw_tbs) and not present(meta.max_achievable_tflops)
 end
 
+--- The row of an analyzer's ops table (ctx.ops: a Table, or {rows =, columns =})
+--- behind a metrics operation (the same name and Input Dims), for the columns
+--- the metrics leave out (`Input Strides`); nil when there is none.
+function M.op_row(ctx, op)
+  local ops = ctx and ctx.ops
+  if type(ops) == "userdata" then
+    for _, r in ops:rows() do
+      if r.name == op.name and r["Input Dims"] == op["Input Dims"] then return r end
+    end
+  elseif type(ops) == "table" then
+    for _, r in ipairs(ops.rows or {}) do
+      if r.name == op.name and r["Input Dims"] == op["Input Dims"] then return r end
+    end
+  end
+  return nil
+end
+
 --- Why the lead op of a heuristic finding (view v) has no roofline:
 --- "no_arch" (no arch file: no operation has one), "no_peak" (its perf model
 --- gives FLOPs and bytes, but the arch file has no peak for its compute spec:

@@ -514,6 +514,17 @@ do -- convolution: memory-bound with 25% transposes -> channels-last
   has(text, "Layout transposes take 25.0% of convolution time, a high share.", "conv transpose identification")
   has(text, "1×1 filters usually reach more than 60% of peak HBM bandwidth", "conv 1x1 expectation")
   has(text, "3 signatures, 0.25 ms, 25.0% of convolution time (high)", "conv summary")
+  has(text, "The trace does not show this convolution's memory layout", "conv: no strides, no layout")
+  -- the input's layout from its Input Strides (Falconsai: NCHW, (150528, 50176, 224, 1)), and channels-last
+  for _, c in ipairs({ { "((200704, 3136, 56, 1), (64, 64, 1, 1))", "channels-first (NCHW: Input Strides (200704, "
+    .. "3136, 56, 1))" }, { "((200704, 1, 3584, 64), (64, 1, 64, 64))", "channels-last (NHWC: Input Strides (200704, "
+    .. "1, 3584, 64))" } }) do
+    local ops = { columns = { "name", "Input Dims", "Input Strides" }, rows = {
+      { name = "aten::convolution", ["Input Dims"] = "((8, 64, 56, 56), (64, 64, 1, 1))", ["Input Strides"] = c[1] } } }
+    local out = run_agent("convolution", "conv_fwd", "CONV_fwd", metrics_of("conv_fwd", "standalone", { o },
+      { finding("conv_fwd", { o }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }, cs), nil, ops)
+    has(out.findings, "`aten::convolution`'s input is " .. c[2], "conv layout from strides")
+  end
   -- depthwise, compute-bound
   local d = op { name = "aten::convolution", time_ms = 1.0, pct = 10.0, bound = "compute", eff = 5.0, spec = "matrix_fp32",
     dims = "((8, 64, 56, 56), (64, 1, 3, 3))", types = "('float', 'float')" }
