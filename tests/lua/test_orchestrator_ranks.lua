@@ -167,6 +167,9 @@ else
   has(run, "rank" .. rep .. "_trace.json.gz", "world8: the representative is the trace analysed")
   -- the shipped A100 file has its NVLink figure (300 GB/s per direction)
   has(sec, "compared with the NVLink 3 (12 links) of A100: 300.0 GB/s per GPU and direction", "world8: the shipped link")
+  -- HTA's computation counts memsets as memory work (76.936 ms), the Executive Summary's as computation: said
+  has(sec, "(rank_temporal_breakdown; HTA's kinds, in which memsets are memory work, unlike the Executive Summary's "
+    .. "computation)", "world8: the two computation figures told apart")
   validate(o, "world8")
   -- --rank R
   ok, code, out, err = orch("--ranks " .. T.q(w8 .. "/ranks") .. " --rank 6 -o out_w8_r6 -q")
