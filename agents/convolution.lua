@@ -12,7 +12,6 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
-local py = require "tracelens.py"
 local kname = require "tracelens.kernel_name"
 local categories = require "tracelens.categories"
 
@@ -86,10 +85,8 @@ local function layout_share(v) return math.max(transpose_pct(v), layout_pct(v)) 
 -- The memory layout of the lead's 4-D input from its `Input Strides` (the ops table's): "NCHW" (contiguous
 -- channels-first), "NHWC" (channels-last), or nil when the trace does not tell.
 local function input_layout(op)
-  local r = F.op_row(ctx, op)
-  local dims, strides = r and py.literal(tostring(r["Input Dims"] or "")),
-    r and py.literal(tostring(r["Input Strides"] or ""))
-  local d, st = type(dims) == "table" and dims[1], type(strides) == "table" and strides[1]
+  local dims, strides = F.op_dims_strides(ctx, op)
+  local d, st = dims and dims[1], strides and strides[1]
   if type(d) ~= "table" or type(st) ~= "table" or #d ~= 4 or #st ~= 4 then return nil end
   local n = {}
   for i = 1, 4 do n[i] = tonumber(d[i]) end

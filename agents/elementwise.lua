@@ -9,7 +9,6 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
-local py = require "tracelens.py"
 
 local ctx = ...
 
@@ -55,10 +54,8 @@ end
 -- {dims, strides (the strided one's)}, or nil.
 local function layout_copy(op)
   if class(op) ~= "baseline" or not say.base_name(op.name):find("copy") then return nil end
-  local r = F.op_row(ctx, op)
-  local dims, strides = r and py.literal(tostring(r["Input Dims"] or "")),
-    r and py.literal(tostring(r["Input Strides"] or ""))
-  if type(dims) ~= "table" or type(strides) ~= "table" then return nil end
+  local dims, strides = F.op_dims_strides(ctx, op)
+  if not dims then return nil end
   for i = 1, #dims do
     for j = i + 1, #dims do
       local a, b, sa, sb = dims[i], dims[j], strides[i], strides[j]

@@ -112,7 +112,7 @@ local function ridge_ratio(v)
   local e = v.lead.efficiency or {}
   local fpb, maf, hbm = tonumber(e.flops_per_byte), tonumber(e.resolved_peak_maf), tonumber(e.resolved_peak_hbm_bw)
   if not (fpb and maf and hbm and maf > 0 and hbm > 0) then return nil end
-  return fpb / (maf / hbm), maf / hbm
+  return fpb / (maf / hbm)
 end
 
 -- A memory-bound GEMM from a vendor library: more rows per call, not its kernel's loads.

@@ -101,7 +101,7 @@ function M.section(d)
   local launch = by.launch_delay or 0
   local wall = d.wall_us > 0 and d.wall_us or 1
   local lead, tail = d.gpu_lead_us or 0, d.gpu_tail_us or 0
-  local no_gpu = (lead + tail) >= NO_GPU_SHARE * wall
+  local no_gpu = M.no_gpu(d) ~= nil
   local verdict = d.bound
   if launch > (by.cpu or 0) and launch > (by.gpu_compute or 0) + (by.communication or 0) then
     verdict = "Launch-delay"

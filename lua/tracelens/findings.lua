@@ -249,6 +249,16 @@ function M.op_row(ctx, op)
   return nil
 end
 
+--- The `Input Dims` and `Input Strides` of M.op_row's row as lists (Python
+--- literals parsed), or nil when either is missing.
+function M.op_dims_strides(ctx, op)
+  local r = M.op_row(ctx, op)
+  if not r then return nil end
+  local dims, strides = py.literal(tostring(r["Input Dims"] or "")), py.literal(tostring(r["Input Strides"] or ""))
+  if type(dims) ~= "table" or type(strides) ~= "table" then return nil end
+  return dims, strides
+end
+
 --- Why the lead op of a heuristic finding (view v) has no roofline:
 --- "no_arch" (no arch file: no operation has one), "no_peak" (its perf model
 --- gives FLOPs and bytes, but the arch file has no peak for its compute spec:

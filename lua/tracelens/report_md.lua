@@ -347,6 +347,15 @@ local MIN_COVERAGE = 0.5
 -- performance bounds") only when the analyzers saw all but a sliver of it.
 local FULL_COVERAGE = 0.95
 
+-- The fusion candidate an operation is left to, as shown (a Python frame as
+-- module name: its function, "…/modeling_qwen2.py(68): apply_rotary_pos_emb"),
+-- or nil.
+local function candidate_label(op)
+  local f = type(op.fusion_candidate_name) == "string" and op.fusion_candidate_name or ""
+  f = f:match("%(%d+%): ([%w_.]+)$") or f
+  return f ~= "" and f or nil
+end
+
 -- The largest operations of the `other` category (up to two, each at least a
 -- tenth of it), so a reader knows what the unanalysed time is: " (mostly
 -- aten::_softmax, 262.42 ms, inside the fusion candidate Owlv2Attention)".
@@ -367,10 +376,7 @@ local function other_ops_text(inp, category_ms)
       o.ms = o.ms + ms
       if ms > o.top then
         o.top = ms
-        local f = type(op.fusion_candidate_name) == "string" and op.fusion_candidate_name or ""
-        -- a Python frame as module name: its function ("…/modeling_qwen2.py(68): apply_rotary_pos_emb")
-        f = f:match("%(%d+%): ([%w_.]+)$") or f
-        o.fusion = f ~= "" and f or nil
+        o.fusion = candidate_label(op)
       end
     end
   end
@@ -556,8 +562,7 @@ local function fusion_left_text(inp)
     for _, op in ipairs(type(m) == "table" and m.operations or {}) do
       if op.fusion_flagged == true and tonumber(op.time_ms) then
         ms, n = ms + tonumber(op.time_ms), n + 1
-        local c = type(op.fusion_candidate_name) == "string" and op.fusion_candidate_name or nil
-        c = c and (c:match("%(%d+%): ([%w_.]+)$") or c)
+        local c = candidate_label(op)
         if c and not seen[c] then
           seen[c] = true
           names[#names + 1] = md.code(c)
