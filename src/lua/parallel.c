@@ -411,14 +411,29 @@ static void pool_release(pool *P)
     free(P);
 }
 
-/* Message handler: {message, traceback}. */
+/* Message handler: {message, traceback}. Over a limit, the error is raised
+ * again in every __close the unwinding runs (thousands of frames can each
+ * have one): the traceback of the first raise is kept and given to the
+ * others, so each costs no stack walk. */
 static int msgh_table(lua_State *L)
 {
+    static const char key[] = "tracelens.limit_traceback";
     const char *m = tl_lua_error_text(L);
     lua_createtable(L, 2, 0);
     lua_pushstring(L, m);
     lua_rawseti(L, -2, 1);
+    const tl_limits *lim = tl_limits_of(L);
+    int over = lim && (lim->timed_out || lim->out_of_memory);
+    if (over && lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TSTRING) {
+        lua_rawseti(L, -2, 2);
+        return 1;
+    }
+    if (over) lua_pop(L, 1);
     luaL_traceback(L, L, NULL, 1);
+    if (over) {
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, key);
+    }
     lua_rawseti(L, -2, 2);
     return 1;
 }

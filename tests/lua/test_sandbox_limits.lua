@@ -165,6 +165,21 @@ T.eq(ir[1].value, "1,1.5,2,3|04nil|bad argument #2 to 'table.insert' (position o
   .. "bad argument #1 to 'table.remove' (position out of bounds)|wrong number of arguments to 'insert'|true",
   "table.insert/remove: Lua's results and errors")
 
+-- the error raised again in each of the 20000 __close keeps the traceback of
+-- where the limit hit (the loop on line 4), not of the last __close; the
+-- handler walks the stack once, so the unwinding takes milliseconds, not the
+-- 0.2 s (and, with twenty busy threads on two cores, over the watchdog's
+-- grace) that 20000 tracebacks took
+local chain = tl.parallel({ { name = "=chain", code = [[local big = {} for i = 1, 30000 do big[i] = i end
+  local mt = { __close = function() local c = table.move(big, 1, #big, 1, {}) table.sort(c) end }
+  local function nest(k) local x <close> = setmetatable({}, mt) if k > 0 then return nest(k - 1) end
+    while true do end end
+  nest(20000)]] } }, { timeout = 0.2 })
+T.eq(chain[1].error, TIME_LIMIT, "the close chain: the time limit")
+T.check(has(chain[1].traceback, "chain:4: in upvalue 'nest'") and not has(chain[1].traceback, "__close")
+  and not has(chain[1].traceback, "metamethod"),
+  "the close chain's traceback is where the limit hit: " .. tostring(chain[1].traceback):sub(1, 200))
+
 -- a stuck task does not hold up the tasks queued behind it (one thread:
 -- a replacement runs them)
 local t0 = tl.now()
