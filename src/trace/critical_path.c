@@ -563,46 +563,81 @@ typedef struct last_on {
     uint32_t node;
 } last_on;
 
+/* The launches of the whole trace (HTA's launch ids), by start: by
+ * (ts, runtime call) from L, which holds them by increasing call. */
+static launch *launches_by_start(const launch *L, size_t nl)
+{
+    int64_t *lts = tl_xmalloc((nl + 1) * sizeof *lts);
+    for (size_t i = 0; i < nl; i++) lts[i] = L[i].ts;
+    size_t *lix = tl_order_by_keys(nl, lts, NULL, NULL, NULL);
+    free(lts);
+    launch *ls = tl_xmalloc((nl ? nl : 1) * sizeof *ls);
+    for (size_t i = 0; i < nl; i++) ls[i] = L[lix[i]];
+    free(lix);
+    return ls;
+}
+
+/* HTA's queue length per stream (+1 at each launch, -1 at each GPU start,
+ * in (stream, ts, launches first, event) order) into ql, for the events
+ * at or after `from` (ns). A launch whose call and GPU start both come
+ * before it adds 1 and takes 1 before any of those: it is left out, so
+ * the sort is of the window's neighbourhood, not of the whole trace. */
+static void queue_lengths(const cp *c, const launch *L, size_t nl, int64_t from, int32_t *ql)
+{
+    const tl_event_store *es = c->es;
+    qitem *q = tl_xmalloc((2 * nl + 1) * sizeof *q);
+    size_t nq = 0;
+    for (size_t i = 0; i < nl; i++) {
+        int64_t rts = es->ts[L[i].rt], gts = es->ts[L[i].gpu];
+        if (rts < from && gts < from) continue;
+        uint64_t sk = stream_key(c, L[i].gpu);
+        q[nq++] = (qitem){rts, sk, L[i].rt, 1};
+        q[nq++] = (qitem){gts, sk, L[i].gpu, -1};
+    }
+    size_t *qi = qitem_order(q, nq);
+    int32_t run = 0;
+    for (size_t k = 0; k < nq; k++) {
+        const qitem *x = &q[qi[k]];
+        if (k == 0 || q[qi[k - 1]].stream != x->stream) run = 0;
+        run += x->d;
+        ql[x->ev] = run;
+    }
+    free(q);
+    free(qi);
+}
+
 static void gpu_edges(cp *c)
 {
     const tl_event_store *es = c->es;
     size_t n = es->n;
-    /* launches of the whole trace by start (HTA's launch ids) */
+    /* the launches of the whole trace, by runtime call */
     TL_VEC(launch) L = {0};
     for (size_t e = 0; e < n; e++)
         if (is_launch(c, (uint32_t)e)) TL_PUSH(L, ((launch){es->ts[e], (uint32_t)e, c->partner[e]}));
-    /* by (ts, runtime call): pushed by increasing call, so stable by ts */
-    int64_t *lts = tl_xmalloc((L.n + 1) * sizeof *lts);
-    for (size_t i = 0; i < L.n; i++) lts[i] = L.v[i].ts;
-    size_t *lix = tl_order_by_keys(L.n, lts, NULL, NULL, NULL);
-    free(lts);
-    launch *ls = tl_xmalloc((L.n ? L.n : 1) * sizeof *ls);
-    for (size_t i = 0; i < L.n; i++) ls[i] = L.v[lix[i]];
-    free(lix);
-    free(L.v);
     size_t nl = L.n;
 
-    /* queue length per stream: +1 at each launch, -1 at each GPU start */
-    int32_t *ql = tl_xcalloc(n ? n : 1, sizeof *ql);
-    {
-        qitem *q = tl_xmalloc((2 * nl + 1) * sizeof *q);
-        for (size_t i = 0; i < nl; i++) {
-            uint64_t sk = stream_key(c, ls[i].gpu);
-            q[2 * i] = (qitem){es->ts[ls[i].rt], sk, ls[i].rt, 1};
-            q[2 * i + 1] = (qitem){es->ts[ls[i].gpu], sk, ls[i].gpu, -1};
-        }
-        size_t *qi = qitem_order(q, 2 * nl);
-        int32_t run = 0;
-        for (size_t k = 0; k < 2 * nl; k++) {
-            const qitem *x = &q[qi[k]];
-            if (k == 0 || q[qi[k - 1]].stream != x->stream) run = 0;
-            run += x->d;
-            ql[x->ev] = run;
-        }
-        free(q);
-        free(qi);
+    /* the GPU events and sync records of the window, by start (syncs by end) */
+    TL_VEC(gk) K = {0};
+    for (size_t e = 0; e < n; e++) {
+        if (!c->in_win[e] || c->partner[e] == NONE32) continue;
+        if (c->kind[e] == K_GPU) TL_PUSH(K, ((gk){es->ts[e], (uint32_t)e}));
+        else if (c->kind[e] == K_SYNC && c->name_sync[es->name[e]]) TL_PUSH(K, ((gk){tl_es_end(es, e), (uint32_t)e}));
     }
+    size_t *kix = gk_order(K.v, K.n, 1);
 
+    /* queue lengths are read at the window's GPU events and their launch calls */
+    int64_t from = INT64_MAX;
+    for (size_t k = 0; k < K.n; k++) {
+        uint32_t e = K.v[k].ev;
+        if (c->kind[e] != K_GPU) continue;
+        if (es->ts[e] < from) from = es->ts[e];
+        if (es->ts[c->partner[e]] < from) from = es->ts[c->partner[e]];
+    }
+    int32_t *ql = tl_xcalloc(n ? n : 1, sizeof *ql);
+    queue_lengths(c, L.v, nl, from, ql);
+
+    /* by start, for the records and waits below (when there are any) */
+    launch *ls = NULL;
     /* cudaEventRecord -> the launch before it on the recorded stream */
     tl_map rec_prev; /* record correlation -> launch index (in ls) */
     tl_map_init(&rec_prev, 64);
@@ -623,6 +658,7 @@ static void gpu_edges(cp *c)
             if (tl_map_get(&rec_stream, (uint64_t)tl_es_corr(es, e), 0) != NONE32)
                 TL_PUSH(recs, ((gk){es->ts[e], (uint32_t)e}));
         }
+        if (recs.n && !ls) ls = launches_by_start(L.v, nl);
         size_t *rix = gk_order(recs.v, recs.n, 1);
         tl_map last_on_stream; /* (GPU pid, stream) -> the latest launch so far */
         tl_map_init(&last_on_stream, 64);
@@ -643,15 +679,6 @@ static void gpu_edges(cp *c)
         tl_map_free(&rec_stream);
     }
 
-    /* the GPU events and sync records of the window, by start (syncs by end) */
-    TL_VEC(gk) K = {0};
-    for (size_t e = 0; e < n; e++) {
-        if (!c->in_win[e] || c->partner[e] == NONE32) continue;
-        if (c->kind[e] == K_GPU) TL_PUSH(K, ((gk){es->ts[e], (uint32_t)e}));
-        else if (c->kind[e] == K_SYNC && c->name_sync[es->name[e]]) TL_PUSH(K, ((gk){tl_es_end(es, e), (uint32_t)e}));
-    }
-    size_t *kix = gk_order(K.v, K.n, 1);
-
     /* each Stream Wait Event of the window -> the GPU event of the first
      * launch at or after its cudaStreamWaitEvent, on that call's thread, to
      * the waiting stream */
@@ -664,6 +691,7 @@ static void gpu_edges(cp *c)
             if (c->kind[e] == K_SYNC && c->name_sync[es->name[e]] == SY_WAIT)
                 TL_PUSH(W, ((gk){es->ts[c->partner[e]], e}));
         }
+        if (W.n && !ls) ls = launches_by_start(L.v, nl);
         size_t *wix = gk_order(W.v, W.n, 0);
         tl_map next_on; /* (thread, stream) -> the earliest launch from the sweep point on */
         tl_map_init(&next_on, 64);
@@ -748,6 +776,7 @@ static void gpu_edges(cp *c)
     free(K.v);
     free(ql);
     free(ls);
+    free(L.v);
 }
 
 /* ------------------------------------------------------------ longest path */

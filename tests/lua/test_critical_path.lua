@@ -69,6 +69,36 @@ do
   T.check(not ok and tostring(err):find("no ProfilerStep#3", 1, true), "unknown step: " .. tostring(err))
 end
 
+-- ---------------------------------------------------------------- queued from the step before
+-- HTA's launch edge needs an empty queue: the launch makes its stream's
+-- queue 1 and the kernel's start makes it 0. Step 1 launches kernel A at 100
+-- (stream 7), which runs only at [1200, 2000); step 2's op [1050, 1500)
+-- launches B at 1100, which runs at [2000, 2300). At B's launch A is still
+-- queued (queue 2): no launch edge, and B is not on a path back to the host.
+-- Step 2's path is its op: op start -> launch (50) -> launch end (10) -> op
+-- end (390) = 450 us, CPU. Were A's launch, which lies before the window,
+-- left out of the queue, B's launch would find an empty queue and the path
+-- would be op start -> launch (50) -> B start (900, launch delay) -> B end
+-- (300) = 1250 us.
+do
+  local ev = {
+    X("user_annotation", "ProfilerStep#1", 0, 1000, {}),
+    X("cpu_op", "aten::mm", 50, 250, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 100, 10, { correlation = "1" }),
+    X("kernel", "gemm_a", 1200, 800, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    X("user_annotation", "ProfilerStep#2", 1000, 1500, {}),
+    X("cpu_op", "aten::mm", 1050, 450, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 1100, 10, { correlation = "2" }),
+    X("kernel", "gemm_b", 2000, 300, { correlation = "2", stream = "7", device = "0" }, 0, 7),
+  }
+  local t = tl.load(T.write_trace(dir .. "/queued_before.json", ev))
+  local cp = t:critical_path{ step = 2 }
+  T.close(cp.wall_us, 1500, "queued from the step before: step 2's window", 0, 1e-9)
+  T.close(cp.length_us, 450, "queued from the step before: the path is step 2's op", 0, 1e-9)
+  T.eq(cp.by_category.launch_delay or 0, 0, "queued from the step before: no launch edge to B")
+  T.eq(cp.bound, "CPU", "queued from the step before: CPU-bound")
+end
+
 -- ---------------------------------------------------------------- ROCm names
 -- The same step without its cuda_sync event, once with CUDA's call names and
 -- once with ROCm's: HTA's lists of blocking calls (zero weight: the host's
