@@ -78,8 +78,7 @@ int tl_l_trace_iterations(lua_State *L)
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     int generic = tl_lopt_bool(L, 2, "generic", 0);
     tl_iteration *v;
-    size_t n = tl_trace_iterations(t, &v);
-    if (!n && generic) n = tl_trace_generic_iterations(t, &v);
+    size_t n = generic ? tl_trace_split_roots(t, &v) : tl_trace_iterations(t, &v);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         push_iteration(L, t, &v[i]);

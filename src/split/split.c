@@ -708,7 +708,7 @@ static char *file_name(const tl_event_store *es, const tl_iteration *roots, cons
         tl_phase_from_window(d, p->n, &pw);
         tl_sb_printf(&app, "prefill_%zu_prefilldecode_%zu_decode_%zu_bs%lld_conc%lld", pw.num_prefill,
                      pw.num_prefilldecode, pw.num_decode, (long long)pw.avg_bs, (long long)pw.avg_conc);
-    } else if (p->n == 1 && roots[p->sel[0]].ann.format != TL_IT_NONE) {
+    } else if (p->n == 1 && (roots[p->sel[0]].ann.format != TL_IT_NONE || roots[p->sel[0]].tier == 4)) {
         put_sanitized(&app, tl_es_name(es, roots[p->sel[0]].uid));
     }
     if (p->label) tl_sb_printf(&nm, "%s_%s_%s.json.gz", p->label, app.s ? app.s : "", base);
@@ -727,26 +727,52 @@ static void free_plans(planvec *pv)
     free(pv->v);
 }
 
+/* One line on what the iterations are (the roots come from one of three
+ * sources; a reader must know which). */
+static void say_roots(const tl_trace *t, const tl_iteration *roots, size_t nr)
+{
+    const tl_event_store *es = &t->es;
+    printf("split: %zu iteration%s: ", nr, nr == 1 ? "" : "s");
+    switch (roots[0].tier) {
+    case 1: printf("the trace's iteration annotations (detailed: %s ...)\n", tl_es_name(es, roots[0].uid)); break;
+    case 2: printf("the trace's iteration annotations (native: %s ...)\n", tl_es_name(es, roots[0].uid)); break;
+    case 4:
+        printf("the trace's profiler steps %s to %s (no iteration annotation)\n", tl_es_name(es, roots[0].uid),
+               tl_es_name(es, roots[nr - 1].uid));
+        break;
+    default: {
+        uint32_t parent = t->tree.parent ? t->tree.parent[roots[0].uid] : TL_NOUID;
+        printf("a block of calls with GPU work that repeats under %s, from %s (no iteration annotation, fewer than "
+               "2 ProfilerStep#N steps)\n",
+               parent != TL_NOUID ? tl_es_name(es, parent) : "the top level", tl_es_name(es, roots[0].uid));
+    }
+    }
+}
+
 int tl_split_run(const tl_trace *t, const char *trace_path, const tl_split_opts *o, size_t *n_written, tl_error *err)
 {
     const tl_event_store *es = &t->es;
     if (n_written) *n_written = 0;
     tl_iteration *roots = NULL;
-    size_t nr = tl_trace_iterations(t, &roots);
-    if (!nr) nr = tl_trace_generic_iterations(t, &roots);
+    size_t nr = tl_trace_split_roots(t, &roots);
     if (!nr) {
-        tl_error_set(err, "%s: no iteration annotations (vLLM, SGLang, ATOM, diffusion) and no repeating block of GPU "
-                          "work: nothing to split",
+        tl_error_set(err, "%s: no iteration annotations (vLLM, SGLang, ATOM, diffusion), fewer than 2 "
+                          "ProfilerStep#N steps and no repeating block of GPU work: nothing to split",
                      trace_path);
         return -1;
     }
+    if (!o->quiet) say_roots(t, roots, nr);
     size_t start = 0, end = nr;
     if (o->range) {
         start = o->start;
         end = o->end < nr ? o->end : nr;
         if (start >= end) {
-            tl_error_set(err, "-i/--iterations: %zu..%zu selects no iteration (the trace has %zu)", o->start,
-                         o->end - 1, nr);
+            if (o->end == o->start + 1)
+                tl_error_set(err, "-i/--iterations: %zu selects no iteration (the trace has %zu: 0 to %zu)", o->start,
+                             nr, nr - 1);
+            else
+                tl_error_set(err, "-i/--iterations: %zu:%zu selects no iteration (the trace has %zu: 0 to %zu)",
+                             o->start, o->end, nr, nr - 1);
             free(roots);
             return -1;
         }
@@ -770,6 +796,16 @@ int tl_split_run(const tl_trace *t, const char *trace_path, const tl_split_opts 
         int64_t gmax;
         int fallback;
         n_reg = tl_steady_state_regions(det, nr, o->num_steps, &reg, &gmax, &fallback);
+        if (fallback && n_reg && !o->quiet) {
+            printf("split: no steady-state region (a run of more than 5 iterations near the peak of %lld "
+                   "request%s): ",
+                   (long long)gmax, gmax == 1 ? "" : "s");
+            if (reg[0].end - reg[0].start == 1)
+                printf("the middle iteration %zu (of %zu) stands for it\n", reg[0].start, nr);
+            else
+                printf("the middle iterations %zu to %zu (%zu of %zu) stand for it\n", reg[0].start, reg[0].end - 1,
+                       reg[0].end - reg[0].start, nr);
+        }
     }
     if (o->divide_phases) {
         plan_phases(&pv, det + off, off, reg, n_reg);
@@ -841,7 +877,8 @@ int tl_split_run(const tl_trace *t, const char *trace_path, const tl_split_opts 
             s.gpu_dur = (double)x.gpu_dur / 1000.0;
             s.gpu_busy = (double)x.gpu_busy / 1000.0;
             if (write_trace(es, &x, s.path, err) != 0) ok = 0;
-            else if (!o->quiet) printf("%s (%zu events, %zu steps)\n", s.path, s.event_count, s.n_steps);
+            else if (!o->quiet)
+                printf("%s (%zu events, %zu step%s)\n", s.path, s.event_count, s.n_steps, s.n_steps == 1 ? "" : "s");
             free(x.events.v);
             free(x.batch);
             TL_PUSH(sv, s);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "steps.h"
 #include "../util/msort.h"
 #include "../util/vec.h"
 
@@ -537,7 +538,7 @@ static int by_name_then_index(void *ctx, size_t a, size_t b)
     return (a > b) - (a < b);
 }
 
-int tl_repeating_period(const uint32_t *names, size_t n, size_t *start, size_t *period)
+int tl_repeating_period(const uint32_t *names, size_t n, const uint8_t *need, size_t *start, size_t *period)
 {
     /* A period p can repeat only if names[s + p] == names[s], and 3
      * repeats need 3p <= m: so only the later occurrences of names[s]
@@ -547,12 +548,21 @@ int tl_repeating_period(const uint32_t *names, size_t n, size_t *start, size_t *
     for (size_t i = 0; i < n; i++)
         next[idx[i]] = i + 1 < n && names[idx[i + 1]] == names[idx[i]] ? idx[i + 1] : SIZE_MAX;
     free(idx);
+    /* with need: the first needed index at or after each start */
+    size_t *first_need = NULL;
+    if (need) {
+        first_need = tl_xmalloc((n + 1) * sizeof *first_need);
+        first_need[n] = SIZE_MAX;
+        for (size_t i = n; i-- > 0;) first_need[i] = need[i] ? i : first_need[i + 1];
+    }
     int found = 0;
     for (size_t s = 0; s < n && !found; s++) {
+        if (first_need && first_need[s] == SIZE_MAX) break; /* no later block can hold one */
         const uint32_t *x = names + s;
         size_t m = n - s;
         for (size_t j = next[s]; j != SIZE_MAX && 3 * (j - s) <= m; j = next[j]) {
             size_t p = j - s, count = 1;
+            if (first_need && first_need[s] >= j) continue; /* the block [s, j) holds none */
             while ((count + 1) * p <= m && !memcmp(x + count * p, x, p * sizeof *x)) count++;
             if (count >= 3 && 2 * count * p > m) {
                 *start = s;
@@ -563,6 +573,7 @@ int tl_repeating_period(const uint32_t *names, size_t n, size_t *start, size_t *
         }
     }
     free(next);
+    free(first_need);
     return found;
 }
 
@@ -581,6 +592,7 @@ size_t tl_trace_generic_iterations(const tl_trace *t, tl_iteration **out)
     for (size_t i = 0; i < roots.n; i++) TL_PUSH(queue, (uint32_t)roots.v[i]);
     free(roots.v);
     TL_VEC(uint32_t) names = {0};
+    TL_VEC(uint8_t) gpu_child = {0};
     TL_VEC(tl_iteration) v = {0};
     for (size_t head = 0; head < queue.n && !v.n; head++) {
         uint32_t u = queue.v[head];
@@ -590,9 +602,15 @@ size_t tl_trace_generic_iterations(const tl_trace *t, tl_iteration **out)
         for (size_t k = 0; k < nc && !gpu; k++) gpu = tl_tree_has_gpus(tr, ch[k]);
         if (!gpu) continue;
         names.n = 0;
-        for (size_t k = 0; k < nc; k++) TL_PUSH(names, es->name[ch[k]]);
+        gpu_child.n = 0;
+        for (size_t k = 0; k < nc; k++) {
+            TL_PUSH(names, es->name[ch[k]]);
+            TL_PUSH(gpu_child, (uint8_t)tl_tree_has_gpus(tr, ch[k]));
+        }
+        /* a repeating block without GPU work is no iteration (the reference
+         * takes the first repeat, e.g. transpose + as_strided: docs/compat.md) */
         size_t s, p;
-        if (!tl_repeating_period(names.v, nc, &s, &p)) {
+        if (!tl_repeating_period(names.v, nc, gpu_child.v, &s, &p)) {
             for (size_t k = 0; k < nc; k++)
                 if (tl_tree_has_gpus(tr, ch[k])) TL_PUSH(queue, ch[k]);
             continue;
@@ -613,10 +631,39 @@ size_t tl_trace_generic_iterations(const tl_trace *t, tl_iteration **out)
     }
     free(queue.v);
     free(names.v);
+    free(gpu_child.v);
     if (!v.n) return 0;
     measure_all(t, v.v, v.n);
     *out = v.v;
     return v.n;
+}
+
+size_t tl_trace_step_iterations(const tl_trace *t, tl_iteration **out)
+{
+    *out = NULL;
+    tl_step *st = NULL;
+    size_t ns = tl_steps_find(t, &st);
+    if (ns < 2) {
+        free(st);
+        return 0;
+    }
+    tl_iteration *v = tl_xmalloc(ns * sizeof *v);
+    for (size_t i = 0; i < ns; i++) {
+        v[i] = (tl_iteration){.uid = st[i].uid, .tier = 4, .ts = st[i].ts, .dur = st[i].dur};
+        defaults(&v[i].ann);
+    }
+    free(st);
+    measure_all(t, v, ns);
+    *out = v;
+    return ns;
+}
+
+size_t tl_trace_split_roots(const tl_trace *t, tl_iteration **out)
+{
+    size_t n = tl_trace_iterations(t, out);
+    if (!n) n = tl_trace_step_iterations(t, out);
+    if (!n) n = tl_trace_generic_iterations(t, out);
+    return n;
 }
 
 /* ------------------------------------------------------------ steady state */

@@ -88,7 +88,7 @@ void tl_phase_from_window(const tl_iter_details *d, size_t n, tl_phase_window *o
 
 typedef struct tl_iteration {
     uint32_t uid;            /* the user_annotation event (generic: the block's first event) */
-    int tier;                /* 1 detailed, 2 native, 3 generic (a repeating block) */
+    int tier;                /* 1 detailed, 2 native, 3 generic (a repeating block), 4 a ProfilerStep */
     int64_t ts, dur;         /* the annotation's (generic: first start to last end of the block) */
     tl_iter_ann ann;
     /* GPU work of the iteration: the GPU events linked to the runtime calls
@@ -111,18 +111,34 @@ size_t tl_trace_iterations(const tl_trace *t, tl_iteration **out);
  * tracelens's tree (user annotations are no tree nodes here; python
  * functions are when the trace was loaded with them): breadth-first from
  * the parentless host events (by ts), the first node whose children hold
- * GPU work and repeat by tl_repeating_period gives one synthetic root per
+ * GPU work and repeat, in a block with GPU work, by tl_repeating_period
+ * gives one synthetic root per
  * repeat: the children from an occurrence of the period's first name to
  * the matching occurrence of its last name, timed from the first start to
  * the last end. Tier 3, annotation unmatched (one decode-equivalent step
  * each), measured as the others. Returns the count (*out NULL when 0). */
 size_t tl_trace_generic_iterations(const tl_trace *t, tl_iteration **out);
 
+/* The profiler's steps as iteration roots (ProfilerStep#N, tl_steps_find)
+ * when the trace has at least 2: a training loop's iterations. Tier 4,
+ * annotation unmatched (one decode-equivalent step each), measured as the
+ * others. Returns the count (*out NULL when 0). */
+size_t tl_trace_step_iterations(const tl_trace *t, tl_iteration **out);
+
+/* The splitter's roots: the iteration annotations (tl_trace_iterations);
+ * else the profiler's steps when there are 2 or more
+ * (tl_trace_step_iterations, not the reference's: docs/compat.md); else
+ * the repeating block of GPU work (tl_trace_generic_iterations). The count
+ * (*out NULL when 0). */
+size_t tl_trace_split_roots(const tl_trace *t, tl_iteration **out);
+
 /* The repeating-period search (min_repeats 3): the first start (0..n-1)
  * and period p (1..m/2, m = n - start) whose block names[start..start+p)
  * repeats back to back at least 3 times covering more than half of the
- * m names. 1 with *start and *period set, 0 when none. */
-int tl_repeating_period(const uint32_t *names, size_t n, size_t *start, size_t *period);
+ * m names, and, when need is not NULL, holds an index k with need[k]
+ * (the generic roots: a child with GPU work). 1 with *start and *period
+ * set, 0 when none. */
+int tl_repeating_period(const uint32_t *names, size_t n, const uint8_t *need, size_t *start, size_t *period);
 
 /* ------------------------------------------------ steady state (§1.7) */
 

@@ -344,5 +344,72 @@ T.eq(#files, 4, "generic: one file per repeat")
 T.eq(files[1], out .. "/generic_annotation_iteration_0.json.gz", "generic: unknown annotation, no name part")
 if files[1] then T.eq(#read_json(files[1]).traceEvents, 5, "generic: the op, its launch, the two flows and the kernel") end
 
+-- the same repeats under ProfilerStep#3..#6 (one each: a training loop's
+-- steps): the steps are the iterations, named in the files; the console
+-- says where the iterations come from
+local sev = {}
+for i = 1, 4 do
+  local T0 = i * 1000
+  sev[#sev + 1] = {ph = "X", cat = "user_annotation", name = "ProfilerStep#" .. (i + 2), pid = 1, tid = 1,
+    ts = T0 - 50, dur = 900}
+  for _, e in ipairs(gev) do
+    if e.ts >= T0 and e.ts < T0 + 900 then sev[#sev + 1] = e end
+  end
+end
+local spath = tmp .. "/steps.json"
+tl.fs.write_file(spath, cjson.encode({traceEvents = sev}))
+out = tmp .. "/steps"
+local said = split(T.q(spath) .. " -o " .. T.q(out) .. " --store-single-iteration")
+T.check(said:find("split: 4 iterations: the trace's profiler steps ProfilerStep#3 to ProfilerStep#6", 1, true),
+  "steps: said where the iterations come from: " .. said)
+T.check(said:find("(6 events, 1 step)", 1, true), "steps: one step, singular: " .. said)
+files = T.glob(out .. "/*.json.gz")
+T.eq(#files, 4, "steps: one file per ProfilerStep")
+T.eq(files[1], out .. "/steps_annotation_iteration_0_ProfilerStep#3.json.gz", "steps: the step's name in the file")
+if files[1] then
+  T.eq(#read_json(files[1]).traceEvents, 6, "steps: the step, its op, launch, two flows and kernel")
+end
+local tier = tl.load(spath):iterations{generic = true}
+T.eq(#tier, 4, "trace:iterations{generic = true}: the steps")
+T.eq(tier[1] and tier[1].tier, 4, "trace:iterations{generic = true}: tier 4")
+
+-- five repeats under one step: the generic search (one step is no loop);
+-- --find-steady-state finds no region of more than 5 and says which
+-- iterations stand for it
+local fev = {{ph = "X", cat = "user_annotation", name = "ProfilerStep#6", pid = 1, tid = 1, ts = 800, dur = 5500}}
+for _, e in ipairs(gev) do fev[#fev + 1] = e end
+fev[1 + 1].dur = 4600 -- serve_loop holds a fifth repeat
+local T5 = 5000
+fev[#fev + 1] = {ph = "X", cat = "cpu_op", name = "step_op", pid = 1, tid = 1, ts = T5, dur = 100}
+fev[#fev + 1] = {ph = "X", cat = "cuda_runtime", name = "cudaLaunchKernel", pid = 1, tid = 1, ts = T5 + 10, dur = 5,
+  args = {correlation = 5}}
+fev[#fev + 1] = {ph = "X", cat = "kernel", name = "k", pid = 0, tid = 7, ts = T5 + 20, dur = 5, args = {correlation = 5}}
+local fpath = tmp .. "/five.json"
+tl.fs.write_file(fpath, cjson.encode({traceEvents = fev}))
+said = split(T.q(fpath) .. " -o " .. T.q(tmp .. "/five") .. " --find-steady-state --num-steps 3")
+T.check(said:find("split: 5 iterations: a block of calls with GPU work that repeats under serve_loop, from step_op",
+  1, true), "five: the generic search, said: " .. said)
+T.check(said:find("no steady-state region (a run of more than 5 iterations near the peak of 1 request): the middle "
+  .. "iteration 2 (of 5) stands for it", 1, true), "five: the fallback said: " .. said)
+
+-- repeats without GPU work are no iterations (bert's transpose + as_strided
+-- under its forward): nothing to split, exit 1
+local vev = {{ph = "X", cat = "cpu_op", name = "forward", pid = 1, tid = 1, ts = 0, dur = 1000}}
+for i = 1, 4 do
+  vev[#vev + 1] = {ph = "X", cat = "cpu_op", name = "aten::transpose", pid = 1, tid = 1, ts = i * 20, dur = 5}
+  vev[#vev + 1] = {ph = "X", cat = "cpu_op", name = "aten::as_strided", pid = 1, tid = 1, ts = i * 20 + 6, dur = 2}
+end
+vev[#vev + 1] = {ph = "X", cat = "cpu_op", name = "aten::mm", pid = 1, tid = 1, ts = 200, dur = 50}
+vev[#vev + 1] = {ph = "X", cat = "cuda_runtime", name = "cudaLaunchKernel", pid = 1, tid = 1, ts = 210, dur = 5,
+  args = {correlation = 1}}
+vev[#vev + 1] = {ph = "X", cat = "kernel", name = "k", pid = 0, tid = 7, ts = 260, dur = 20, args = {correlation = 1}}
+local vpath = tmp .. "/views.json"
+tl.fs.write_file(vpath, cjson.encode({traceEvents = vev}))
+local vok, vcode, _, verr = T.run(T.q(bin) .. " split " .. T.q(vpath) .. " -o " .. T.q(tmp .. "/views")
+  .. " --store-single-iteration")
+T.check(not vok and vcode == 1, "views: exit 1, got " .. tostring(vcode))
+T.check((verr or ""):find("no repeating block of GPU work: nothing to split", 1, true), "views: said: " .. tostring(verr))
+T.check(not T.dir_exists(tmp .. "/views"), "views: no output folder")
+
 T.rmrf(tmp)
 T.finish()

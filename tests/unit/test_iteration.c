@@ -387,14 +387,17 @@ static void roots(void)
     tl_es_free(&t.es);
 }
 
-/* The spec's search, literally: every start, every p up to m / 2. */
-static int brute_period(const uint32_t *x0, size_t n, size_t *start, size_t *period)
+/* The spec's search, literally: every start, every p up to m / 2; with
+ * need, a block must hold a needed index. */
+static int brute_period(const uint32_t *x0, size_t n, const uint8_t *need, size_t *start, size_t *period)
 {
     for (size_t s = 0; s < n; s++) {
         const uint32_t *x = x0 + s;
         size_t m = n - s;
         for (size_t p = 1; p <= m / 2; p++) {
-            size_t count = 1;
+            size_t count = 1, held = !need;
+            for (size_t k = s; k < s + p && !held; k++) held = need[k];
+            if (!held) continue;
             while ((count + 1) * p <= m && !memcmp(x + count * p, x, p * sizeof *x)) count++;
             if (count >= 3 && 2 * count * p > m) {
                 *start = s;
@@ -409,27 +412,40 @@ static int brute_period(const uint32_t *x0, size_t n, size_t *start, size_t *per
 static void generic(void)
 {
     uint32_t seed = 12345, r[40];
+    uint8_t need[40];
     int agree = 1;
-    for (int k = 0; k < 20000 && agree; k++) { /* the indexed search against the literal one */
+    for (int k = 0; k < 40000 && agree; k++) { /* the indexed search against the literal one */
         size_t n = (seed = seed * 1103515245u + 12345u) >> 16 & 31;
-        for (size_t i = 0; i < n; i++) r[i] = ((seed = seed * 1103515245u + 12345u) >> 16) % (k % 3 + 2);
+        for (size_t i = 0; i < n; i++) {
+            r[i] = ((seed = seed * 1103515245u + 12345u) >> 16) % (k % 3 + 2);
+            need[i] = ((seed = seed * 1103515245u + 12345u) >> 16) % (k % 4 + 2) == 0;
+        }
+        const uint8_t *nd = k & 1 ? need : NULL; /* half the runs with a need */
         size_t s1 = 0, p1 = 0, s2 = 0, p2 = 0;
-        int f1 = tl_repeating_period(r, n, &s1, &p1), f2 = brute_period(r, n, &s2, &p2);
+        int f1 = tl_repeating_period(r, n, nd, &s1, &p1), f2 = brute_period(r, n, nd, &s2, &p2);
         agree = f1 == f2 && (!f1 || (s1 == s2 && p1 == p2));
     }
     CHECK(agree);
 
     const uint32_t a[] = {9, 1, 2, 3, 1, 2, 3, 1, 2, 3, 7};
     size_t s, p;
-    CHECK(tl_repeating_period(a, 11, &s, &p));
+    CHECK(tl_repeating_period(a, 11, NULL, &s, &p));
     CHECK_I64(s, 1);
     CHECK_I64(p, 3);
     const uint32_t b[] = {1, 1, 1, 5, 6, 7, 8, 9, 10}; /* 3 repeats cover 3 of 9: not more than half */
-    CHECK(!tl_repeating_period(b, 9, &s, &p));
+    CHECK(!tl_repeating_period(b, 9, NULL, &s, &p));
     const uint32_t c[] = {1, 1, 1, 5, 6}; /* 3 of 5 */
-    CHECK(tl_repeating_period(c, 5, &s, &p) && s == 0 && p == 1);
+    CHECK(tl_repeating_period(c, 5, NULL, &s, &p) && s == 0 && p == 1);
     const uint32_t d[] = {4, 5, 4, 5}; /* two repeats only */
-    CHECK(!tl_repeating_period(d, 4, &s, &p));
+    CHECK(!tl_repeating_period(d, 4, NULL, &s, &p));
+    /* the first repeat (9 x 8, 16 of 14 > half) holds no needed index: the
+     * later 1 2 block does */
+    const uint32_t e[] = {9, 9, 9, 9, 9, 9, 9, 9, 1, 2, 1, 2, 1, 2};
+    const uint8_t ne[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0};
+    CHECK(tl_repeating_period(e, 14, NULL, &s, &p) && s == 0 && p == 1);
+    CHECK(tl_repeating_period(e, 14, ne, &s, &p) && s == 8 && p == 2);
+    const uint8_t none[14] = {0};
+    CHECK(!tl_repeating_period(e, 14, none, &s, &p));
 
     /* forward [0, 1000] holds mm, relu three times (each one launch and
      * one kernel), then a lone copy_ without GPU work */
@@ -470,6 +486,35 @@ static void generic(void)
         CHECK_I64(it[i].gpu_busy, (int64_t)(41 + 4 * i) * 1000); /* 20+2i and 21+2i, disjoint */
     }
     free(it);
+    tl_tree_free(&t.tree);
+    tl_es_free(&t.es);
+
+    /* forward's children: four aten::view without GPU work, then one mm and
+     * one relu, each with a kernel. The views repeat (the reference's first
+     * period: four iterations of nothing, bert's transpose + as_strided);
+     * no block with GPU work repeats: no iteration */
+    n = (size_t)snprintf(doc, sizeof doc, "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"forward\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000}");
+    for (int i = 0; i < 4; i++)
+        n += (size_t)snprintf(doc + n, sizeof doc - n,
+            ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::view\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5}",
+            10 + 10 * i);
+    for (int i = 0; i < 2; i++) {
+        int t0 = 100 + i * 100;
+        n += (size_t)snprintf(doc + n, sizeof doc - n,
+            ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":50}"
+            ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5,\"args\":{\"correlation\":%d}}"
+            ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":20,\"args\":{\"correlation\":%d}}",
+            i ? "aten::relu" : "aten::mm", t0, t0 + 10, i + 1, i, t0 + 60, i + 1);
+    }
+    n += (size_t)snprintf(doc + n, sizeof doc - n, "]}");
+    CHECK(n < sizeof doc);
+    memset(&t, 0, sizeof t);
+    tl_es_init(&t.es);
+    CHECK_I64(tl_scan_buffer("generic_views", doc, strlen(doc), &t.es, &err), 0);
+    tl_tree_build(&t.tree, &t.es, &to);
+    CHECK_I64(tl_trace_generic_iterations(&t, &it), 0);
+    CHECK(it == NULL);
     tl_tree_free(&t.tree);
     tl_es_free(&t.es);
 }
