@@ -257,19 +257,29 @@ end
 -- matrix kernels"), not the fields' enum values (matrix_compute, memory_bound).
 local FUSION_TYPE_WORDS = { matrix_compute = "matrix kernels (GEMM or convolution) with their epilogue",
   memory_bound = "no matrix kernels (element-wise, normalization and reduction kernels)" }
+-- The kind of kernels in words. The estimator goes by the classifier's types:
+-- a candidate whose matrix work has no type (AITER's ck_moe_stage GEMMs) is
+-- "memory_bound" to it, which is no "no matrix kernels".
+local function kind_words(e, c)
+  local untyped = rules.untyped_matrix_count({ kernels = kernels_of(c) })
+  if e.fusion_type == "memory_bound" and untyped > 0 then
+    return string.format("no kernel typed as a GEMM or convolution (the kernel classifier gives %s no type)",
+      untyped == 1 and "its MoE GEMM kernel" or ("its " .. untyped .. " MoE GEMM kernels"))
+  end
+  return FUSION_TYPE_WORDS[e.fusion_type] or (sf.present(e.fusion_type) and tostring(e.fusion_type)) or nil
+end
+
 -- bound_type is the estimator's class (matrix kernels: compute, else
 -- memory), not a roofline verdict on the kernels: said as the estimate's
-local function pattern_words(e)
+local function pattern_words(e, c)
   local bound = sf.present(e.bound_type) and ("the estimate treats it as " .. tostring(e.bound_type) .. "-bound")
     or "no bound is estimated"
-  local kind = FUSION_TYPE_WORDS[e.fusion_type] or (sf.present(e.fusion_type) and tostring(e.fusion_type))
+  local kind = kind_words(e, c)
   return kind and (kind .. "; " .. bound) or bound
 end
 
 -- The Type cell of the impact summary: the kind of kernels alone.
-local function type_words(e)
-  return FUSION_TYPE_WORDS[e.fusion_type] or (sf.present(e.fusion_type) and tostring(e.fusion_type)) or "unknown"
-end
+local function type_words(e, c) return kind_words(e, c) or "unknown" end
 
 local function coverage(e)
   local modeled, total = sf.value(e.modeled_kernel_count), sf.value(e.kernel_count)
@@ -292,7 +302,7 @@ local function block(n, f)
     "- High end impact_score: " .. num(e.impact_score_high),
   }
   if not comparative then estimate[#estimate + 1] = coverage(e) end
-  estimate[#estimate + 1] = "- Fusion pattern: " .. pattern_words(e)
+  estimate[#estimate + 1] = "- Fusion pattern: " .. pattern_words(e, f.candidate)
   estimate[#estimate + 1] = "- Confidence: " .. word .. " — " .. reason
   estimate[#estimate + 1] = "<!-- impact-end -->"
   return table.concat({
@@ -319,7 +329,7 @@ local function impact_summary(findings)
     local e = f.estimate
     local word = rules.confidence(f.candidate, e.confidence)
     lines[#lines + 1] = string.format("| P%d: %s | %s | %s | %s%% | %s |", n, md.cell(f.pattern.name),
-      type_words(e), prose.range(savings(e.impact_score_low), savings(e.impact_score_high)),
+      type_words(e, f.candidate), prose.range(savings(e.impact_score_low), savings(e.impact_score_high)),
       prose.range(num(e.impact_score_low), num(e.impact_score_high)), word)
   end
   return table.concat(lines, "\n")

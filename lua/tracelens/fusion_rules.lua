@@ -12,6 +12,12 @@ local M = {}
 -- Operation labels read from a kernel name: the first row whose substring
 -- (lower-cased) occurs wins. Rows are ordered from specific to generic.
 local OP_LABELS = {
+  -- mixture-of-experts stages: the kernel classifier types few of them (AITER's
+  -- ck_moe_stage1/2 GEMMs, moe_sorting and moe_sum are "Unknown"), and a MoE GEMM
+  -- is no elementwise work
+  { "MoE GEMM", { "ck_moe_stage", "moe_gemm", "moegemm" } },
+  { "MoE Sorting", { "moe_sorting", "moesorting", "moe_align" } },
+  { "MoE Sum", { "moe_sum" } },
   { "Softmax", { "softmax" } },
   { "LayerNorm", { "layer_norm", "layernorm" } },
   { "RMSNorm", { "rmsnorm", "rms_norm" } },
@@ -56,6 +62,8 @@ end
 
 local function is_conv(k) return M.kernel_type(k):upper():find("CONV", 1, true) ~= nil end
 
+local MOE_GEMM = "MoE GEMM"
+
 --- The operation a kernel performs, as a short label (`GEMM`, `Add`, `LayerNorm`, ...).
 function M.op_label(k)
   if M.is_matrix(k) then return is_conv(k) and "Convolution" or "GEMM" end
@@ -70,17 +78,33 @@ function M.op_label(k)
   return "Elementwise"
 end
 
+--- A mixture-of-experts GEMM: its name shows it (op_label), or its type is a MoE GEMM type.
+function M.is_moe_gemm(k)
+  return M.op_label(k) == MOE_GEMM or (M.is_matrix(k) and M.kernel_type(k):upper():find("MOE", 1, true) ~= nil)
+end
+
+--- The kernels whose names show matrix work (MoE GEMMs) that the classifier gives no matrix type:
+--- the estimator and its confidence rule, which go by type, do not count them as matrix kernels.
+function M.untyped_matrix_count(c)
+  local n = 0
+  for _, k in ipairs(c.kernels or {}) do
+    if M.is_moe_gemm(k) and not M.is_matrix(k) then n = n + 1 end
+  end
+  return n
+end
+
 -- The candidate's kernels summarised: labels in order, counts per label.
 local function composition(c)
-  local labels, count, matrix, conv = {}, {}, 0, false
+  local labels, count, matrix, conv, moe = {}, {}, 0, false, 0
   for i, k in ipairs(c.kernels or {}) do
     local l = M.op_label(k)
     labels[i] = l
     count[l] = (count[l] or 0) + 1
     if M.is_matrix(k) then matrix = matrix + 1 end
+    if M.is_moe_gemm(k) then moe = moe + 1 end
     conv = conv or is_conv(k)
   end
-  return { labels = labels, count = count, matrix = matrix, n = #labels, conv = conv }
+  return { labels = labels, count = count, matrix = matrix, n = #labels, conv = conv, moe = moe }
 end
 M.composition = composition
 
@@ -180,7 +204,7 @@ end
 local function joined(labels) return table.concat(labels, " + ") end
 
 --- Decision 2: the pattern of a candidate. Returns {name=, kind=, sides=, base=}
---- where kind is one of attention, rope, norm, swiglu, gelu, epilogue,
+--- where kind is one of moe, attention, rope, norm, swiglu, gelu, epilogue,
 --- multi_epilogue, residual_norm, reduction, sequence, chain.
 function M.pattern(c)
   local comp = composition(c)
@@ -188,7 +212,10 @@ function M.pattern(c)
   local sides = side_labels(comp)
   local base = (comp.conv or has_hint(c, { "conv2d", "conv" })) and "Convolution" or "GEMM"
   local p = { sides = sides, base = base, comp = comp }
-  if comp.matrix >= 2 and has.Softmax then
+  if comp.moe > 0 then
+    -- expert GEMM stages with their routing and combining kernels (a gating softmax too)
+    p.kind, p.name = "moe", "Unfused Mixture-of-Experts"
+  elseif comp.matrix >= 2 and has.Softmax then
     p.kind, p.name = "attention", "Unfused Attention"
   elseif (has.Neg and has.Cat) or (has_hint(c, { "rotary", "rope", "apply_rotary" }) and comp.matrix == 0) then
     p.kind, p.name = "rope", "Unfused RoPE"
@@ -248,7 +275,11 @@ function M.action(c, p)
   local m = require("tracelens.md").code(M.module_label(c))
   local n = p.comp.n
   local base = p.base == "Convolution" and "convolution" or "GEMM"
-  if p.kind == "attention" then
+  if p.kind == "moe" then
+    return "Replace the " .. n .. " kernels of " .. m .. " with one fused MoE kernel, which routes the tokens to "
+      .. "their experts, runs the expert GEMMs and combines their outputs in one launch, so the results passed "
+      .. "between the stages are not written to memory and read back."
+  elseif p.kind == "attention" then
     return "Replace the score GEMM, softmax and value GEMM in " .. m .. " with one fused attention kernel, so the "
       .. "score matrix stays on chip instead of making a round trip through memory."
   elseif p.kind == "rope" then
@@ -320,8 +351,14 @@ function M.confidence(c, level)
   level = tostring(level or "low"):lower()
   local word = level:sub(1, 1):upper() .. level:sub(2)
   local name, comp = name_signal(c), composition_signal(c)
+  local untyped = M.untyped_matrix_count(c)
   local reason
-  if level == "high" then
+  if level ~= "high" and untyped > 0 then
+    -- the rule's level comes from kernel types it does not have: say so, not what it would have seen
+    reason = string.format("the kernel names show a mixture-of-experts layer, but the kernel classifier gives %s "
+      .. "no type, and the confidence rule counts matrix kernels by type, so it cannot confirm the pattern.",
+      untyped == 1 and "its MoE GEMM kernel" or ("its " .. untyped .. " MoE GEMM kernels"))
+  elseif level == "high" then
     reason = (name and comp) and ("the module name points to " .. name .. " and the kernel composition shows "
       .. comp .. ".") or "the module name and the kernel composition both point to a known fusable pattern."
   elseif level == "medium" then

@@ -415,7 +415,9 @@ do
       time_ms = 1.16, kernel_count = 4, modeled_kernel_count = 4 }) }) }).findings or ""
   T.check(s:find("\n**Impact**: impact_score: 25.0\n", 1, true), "comparative impact ends after the number")
   T.check(s:find("**Trace1 kernels:**", 1, true) and s:find("**Trace2 kernels:**", 1, true), "two kernel tables")
-  T.check(s:find("| `ck_moe_stage1_kernel` | Unknown | 480.0 |", 1, true), "trace-1 kernel row")
+  -- a CK MoE GEMM the classifier leaves untyped is typed by its name, as in the MoE agent case
+  T.check(s:find("| `ck_moe_stage1_kernel` | MoE GEMM | 480.0 |", 1, true), "trace-1 kernel row")
+  T.check(s:find("| `triton_moe_fused` | Unknown | 800.0 |", 1, true), "trace-2 kernel row: its name shows nothing")
   T.check(not s:find("Coverage:", 1, true), "no coverage bullet in comparative mode")
   T.check(s:find("`kernels_trace2[]`", 1, true), "comparative source list")
 end
@@ -479,6 +481,37 @@ T.eq(pattern_name("Mlp", { { "silu_kernel", "Elementwise" }, { "MulFunctor", "El
 T.eq(pattern_name("prep", { ADDK, LN }), "Unfused Residual Add + LayerNorm", "add + norm")
 T.eq(pattern_name("run", { ADDK, GELU, { "MulFunctor", "Elementwise" } }), "Unfused Elementwise Chain (Add + GELU + Mul)",
   "mixed elementwise chain")
+-- The MoE agent case (test01_moe_fused_vs_unfused, trace 1): AITER's four kernels under `moe_layer`, all
+-- "Unknown" to the kernel classifier (no rule of analysis-layer.md §4 matches them), are no elementwise work:
+-- a sorting kernel, two CK MoE GEMM stages, a sum. Before: "Unfused Elementwise Sequence" and
+-- "Fuse the 4 elementwise kernels".
+do
+  local MOE = { { "moe_sorting_kernel<BF16>", "Unknown" }, { "ck_moe_stage1_kernel<BF16, 128, 128>", "Unknown" },
+    { "ck_moe_stage2_kernel<BF16, 128, 128>", "Unknown" }, { "moe_sum_kernel<BF16>", "Unknown" } }
+  local ks = kernels(MOE)
+  T.eq(rules.op_label(ks[1]) .. "|" .. rules.op_label(ks[2]) .. "|" .. rules.op_label(ks[3]) .. "|"
+    .. rules.op_label(ks[4]), "MoE Sorting|MoE GEMM|MoE GEMM|MoE Sum", "MoE kernels labelled by name")
+  T.eq(pattern_name("moe_layer", MOE), "Unfused Mixture-of-Experts", "MoE stages: no elementwise pattern")
+  local c = { base_name = "moe_layer", kernels = ks }
+  T.eq(rules.untyped_matrix_count(c), 2, "two MoE GEMMs without a matrix type")
+  T.eq(rules.reject(c), nil, "an unfused MoE stays a candidate")
+  local action = rules.action(c, rules.pattern(c))
+  T.check(action:find("Replace the 4 kernels of `moe_layer` with one fused MoE kernel", 1, true)
+    and not action:lower():find("elementwise", 1, true), "MoE action: " .. action)
+  local word, reason = rules.confidence(c, "medium")
+  T.eq(word, "Medium", "confidence word")
+  T.check(reason:find("gives its 2 MoE GEMM kernels no type", 1, true)
+    and not reason:find("elementwise", 1, true), "MoE confidence reason: " .. reason)
+  -- a MoE GEMM the classifier types (R029 "MoE GEMM (CK)") is one too, and counts as typed matrix work
+  local typed = kernels({ { "kernel_moe_gemm_bf16", "MoE GEMM (CK)" }, { "moe_sum_kernel<BF16>", "Unknown" } })
+  T.check(rules.is_moe_gemm(typed[1]), "typed MoE GEMM")
+  T.eq(rules.untyped_matrix_count({ kernels = typed }), 0, "a typed MoE GEMM is not untyped")
+  T.eq(pattern_name("moe", { { "kernel_moe_gemm_bf16", "MoE GEMM (CK)" }, { "moe_sum_kernel<BF16>", "Unknown" } }),
+    "Unfused Mixture-of-Experts", "typed MoE GEMM + sum")
+  -- the generic fallback is unchanged for kernels whose names show nothing
+  T.eq(pattern_name("run", { { "kernel_a", "Unknown" }, { "kernel_b", "Unknown" } }), "Unfused Elementwise Sequence",
+    "unnamed kernels stay an elementwise sequence")
+end
 T.eq(rules.reject({ module_name = "nn.Module: Sequential_0", base_name = "Sequential", kernels = kernels({ GEMM, GELU }) }),
   "container module", "Sequential is a container")
 T.check(rules.reject({ module_name = "nn.Module: BertLayer_0", base_name = "BertLayer", kernels = kernels({ GEMM, GELU }) })
