@@ -24,6 +24,7 @@ local fusion = require "tracelens.fusion"
 local validate = require "tracelens.validate"
 local plot = require "tracelens.plot"
 local report_md = require "tracelens.report_md"
+local shared_regions = require "tracelens.shared_regions"
 local runner = require "tracelens.runner"
 local inference = require "tracelens.inference"
 local ranks_md = require "tracelens.ranks_md"
@@ -830,7 +831,8 @@ local function main(argv)
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
       warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names,
       inference = inference_data, health = health_checks, steps = steps, ranks = ranks_inp, gpu_feed = feed,
-      sequence_hints = seq_hints, critical_path = cpath })
+      sequence_hints = seq_hints, critical_path = cpath,
+      shared_regions = trace2 and shared_regions.find(prep.compute) or nil })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)
   pcall(plot.embed_plot_in_report, work, "analysis.md", "{{PERF_PLOT}}", "perf_improvement.png")

@@ -32,6 +32,7 @@ local doc = require "tracelens.findings_doc"
 local sf = require "tracelens.system_findings"
 local findings = require "tracelens.findings"
 local md = require "tracelens.md"
+local fusion_rules = require "tracelens.fusion_rules"
 
 local M = {}
 
@@ -523,7 +524,67 @@ end
 -- finding reaching the threshold says nothing about the kernels then.
 local MIN_COMPUTE_SHARE = 25
 
+-- Comparative: the regions TraceDiff aligns whose Trace 1 side holds several
+-- operations, each compared with the region's whole Trace 2 time
+-- (tracelens.shared_regions), and which run slower in Trace 1 by at least
+-- the reporting threshold's share of end-to-end time (an impact_score of
+-- 0.5): no operation's finding can show their gap.
+local MIN_GAP_SHARE = 0.5
+
+local function hidden_gaps(inp)
+  local total = tonumber(utilization(inp).total_time_ms) or 0
+  local out = {}
+  if not is_comparative(inp) or total <= 0 then return out end
+  for _, r in ipairs(inp.shared_regions or {}) do
+    if r.gap_us / 1000 / total * 100 >= MIN_GAP_SHARE then out[#out + 1] = r end
+  end
+  return out
+end
+
+-- The fusion card (its P number) whose text names the region's module, or nil.
+local function fusion_card_of(inp, name)
+  local label = md.code(fusion_rules.module_label({ module_name = name }))
+  for i, item in ipairs(fusion_items(inp)) do
+    for _, l in ipairs(item.card or {}) do
+      if l:find(label, 1, true) then return i end
+    end
+  end
+end
+
+local MAX_REGION_OPS = 4
+
+-- One region whose gap no operation shows, in two sentences.
+local function hidden_gap_text(inp, r)
+  local names = {}
+  for i = 1, math.min(MAX_REGION_OPS, #r.ops) do names[i] = md.code(r.ops[i].name) end
+  if #r.ops > MAX_REGION_OPS then names[#names + 1] = string.format("%d more", #r.ops - MAX_REGION_OPS) end
+  local t1, t2 = r.t1_us / 1000, r.t2_us / 1000
+  local other = r.t1_us - r.own_us
+  -- an operation longer than the region's Trace 2 time shows its excess over it, no more
+  local hidden = r.ops[1].us <= r.t2_us and "none can show as slower on its own"
+    or "each shows at most its own excess over that time"
+  local s = string.format("TraceDiff aligns %s of the two traces as one region, which holds %d operation %s of "
+    .. "Trace 1 (%s)%s, and each of them is compared with the region's whole Trace 2 time (%s), so %s. The region "
+    .. "as a whole takes %s in Trace 1 against %s in Trace 2, so Trace 1 is %s (%.1f%%) slower there",
+    md.code(tostring(r.name or "?")), #r.ops, #r.ops == 1 and "signature" or "signatures", table.concat(names, ", "),
+    other >= 1 and string.format(" and %s of other kernel time", ms_text(other / 1000)) or "", ms_text(t2, t1),
+    hidden, ms_text(t1, t1), ms_text(t2, t1), ms_text(t1 - t2, t1), (t1 - t2) / t2 * 100)
+  local p = fusion_card_of(inp, r.name)
+  if p then s = s .. string.format(" (Kernel Fusion Opportunities, P%d, compares it as a whole)", p) end
+  return s .. "."
+end
+
+-- The Compute section's line without findings when such regions exist.
+local function hidden_gaps_verdict(inp, gaps)
+  local parts = { "No compute kernel finding reaches the reporting threshold, but that does not mean that every "
+    .. "category keeps up with Trace 2." }
+  for _, r in ipairs(gaps) do parts[#parts + 1] = hidden_gap_text(inp, r) end
+  return table.concat(parts, " ")
+end
+
 local function no_compute_verdict(inp)
+  local gaps = hidden_gaps(inp)
+  if #gaps > 0 then return hidden_gaps_verdict(inp, gaps) end
   local cv = coverage(inp)
   local g = utilization(inp)
   local compute_pct = tonumber(g.computation_time_percent)
