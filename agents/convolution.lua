@@ -3,10 +3,13 @@
 --
 -- Compute-bound groups: tile/occupancy tuning of the dominant kernel (a
 -- depthwise convolution is called out first: one input channel per filter
--- leaves little work per output). Memory-bound groups: when layout transposes
--- (ops named transpose, or the NCHW<->NHWC conversion kernels inside the
--- convolutions) take more than 10% of convolution time, switch to
--- channels-last; otherwise tune memory access. The expected efficiency
+-- leaves little work per output). Memory-bound groups: when ops named
+-- transpose take more than 10% of convolution time, switch to channels-last;
+-- otherwise tune memory access. When the NCHW<->NHWC conversion kernels
+-- inside the convolutions take more than 10%, the finding's own kernels
+-- decide: channels-last removes only its conversions (said, in ms and % of
+-- end-to-end time), so the convolution kernel's remedy comes first unless the
+-- conversions are most of the op's kernel time. The expected efficiency
 -- depends on the filter size, and is stated only in the unit of the group's
 -- bound (TFLOPS for compute-bound, bandwidth for memory-bound).
 local json = require "tracelens.json"
@@ -14,11 +17,13 @@ local F = require "tracelens.findings"
 local say = require "tracelens.prose"
 local kname = require "tracelens.kernel_name"
 local categories = require "tracelens.categories"
+local analysis = require "tracelens.analysis"
 
 local ctx = ...
 
 local TRANSPOSE_MODERATE, TRANSPOSE_HIGH = 10, 20 -- % of convolution time spent in layout transposes
 local SHORT_REDUCTION, FEW_POSITIONS = 256, 1024 -- implicit-GEMM K and M below which the problem is thin
+local NEAR_RIDGE = 0.5 -- a memory-bound convolution at this share of the GPU's ridge or more is tuned as a balanced one
 
 -- Input (N, C, spatial...) and filter (C_out, C_in / groups, kernel...) shapes.
 local function geometry(op)
@@ -99,6 +104,112 @@ local function input_layout(op)
   return nil
 end
 
+-- A kernel's display name: a CUTLASS kernel's configuration
+-- (`cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8`,
+-- which `Kernel<…>` would hide), else the short name.
+local function kernel_label(name)
+  return name:match("Kernel%d*<([%w_]+)>") or kname.short(name)
+end
+
+-- The µs of each kernel in an ops-table row's kernel_details_summary, in order: {{name, us}, ...}.
+local function row_kernels(row)
+  local names, seen = {}, {}
+  analysis.kernel_time_us(row, function(n)
+    if not seen[n] then seen[n], names[#names + 1] = true, n end
+    return false
+  end)
+  local out = {}
+  for i, n in ipairs(names) do
+    out[i] = { name = n, us = analysis.kernel_time_us(row, function(x) return x == n end) }
+  end
+  return out
+end
+
+-- The end-to-end GPU time, ms: the metadata's, else from the op's time and share.
+local function e2e_ms(v, op)
+  local util = F.metadata(v.ctx).gpu_utilization
+  local total = type(util) == "table" and tonumber(util.total_time_ms)
+  if total and total > 0 then return total end
+  local ms, pct = tonumber(op.time_ms), tonumber(op.percent_of_total)
+  if ms and pct and pct > 0 then return ms / pct * 100 end
+end
+
+-- What the finding's own kernels are, from its members' ops-table rows
+-- (kernel_details_summary): {total_us, layout_us (the NCHW<->NHWC
+-- conversions, what channels-last removes), layout_e2e (their % of
+-- end-to-end GPU time), main = {name, us} (the lead's largest other kernel,
+-- memsets aside)}; nil when no member's row lists its kernels.
+local function member_kernels(v)
+  local k, found = { total_us = 0, layout_us = 0, layout_e2e = 0 }, false
+  for i, r in ipairs(v.rows) do
+    local row = F.op_row(v.ctx, r.op)
+    local list = row and row_kernels(row) or {}
+    local layout = 0
+    for _, kn in ipairs(list) do
+      found = true
+      k.total_us = k.total_us + kn.us
+      if categories.is_layout_kernel(kn.name) then
+        layout = layout + kn.us
+      elseif i == 1 and not kn.name:find("^Memset") and (not k.main or kn.us > k.main.us) then
+        k.main = kn
+      end
+    end
+    k.layout_us = k.layout_us + layout
+    local total = e2e_ms(v, r.op)
+    if total then k.layout_e2e = k.layout_e2e + layout / 1000 / total * 100 end
+  end
+  return found and k or nil
+end
+
+-- Does the lead's own kernel want tile tuning: compute-bound, or memory-bound
+-- at half the ridge or more (not far from balanced: how the tiles fill the GPU
+-- matters more than bandwidth; Falconsai's patch embedding, 258 of 295 FLOP/B)?
+local function tiles_matter(v)
+  if v.bound == "compute" then return true end
+  local r = v.bound == "memory" and not v.comparative and F.ridge_ratio(v.lead)
+  return r and r >= NEAR_RIDGE or false
+end
+
+-- The layout route: category-wide, the conversion kernels take more than 10%
+-- of convolution time (ops named transpose do not: their remedy is the
+-- reference's), and the finding's own kernels are known. Returns
+-- member_kernels' table, or nil.
+local function layout_route(v)
+  if v.heuristic or transpose_pct(v) > TRANSPOSE_MODERATE or layout_pct(v) <= TRANSPOSE_MODERATE then return nil end
+  return member_kernels(v)
+end
+
+-- The remedy of the convolution's own kernel (k.main, named with its share of the op's kernel time).
+local function kernel_remedy(v, k)
+  local target
+  if k.main then
+    target = say.code(kernel_label(k.main.name)) .. ", the convolution kernel of " .. say.code(v.lead.name) .. " ("
+      .. F.num(F.round(k.main.us, 2)) .. " of its " .. F.num(F.round(k.total_us, 2)) .. " µs of kernel time),"
+  end
+  local r = tiles_matter(v) and say.remedy.tile_tuning(v, target) or say.remedy.memory_access(v, target)
+  if v.library == "cuDNN" or v.library == "MIOpen" then
+    -- the library picks the kernel (and, with conversions, a kernel for the other layout): its choice is the
+    -- user's lever
+    r.action = r.action .. " " .. v.library .. " chose that kernel"
+      .. (k.layout_us > 0 and " and the layout conversions around it" or "") .. ": with "
+      .. "`torch.backends.cudnn.benchmark = True` (unless the run sets it already) it times its algorithms for this "
+      .. "shape and keeps the fastest."
+  end
+  return r
+end
+
+-- Channels-last with what it can recover: only the conversion kernels inside the finding's convolutions.
+local function channels_last_bounded(v, k)
+  local r = say.remedy.channels_last(v)
+  r.action = "Switching the model to the channels-last memory layout (`model.to(memory_format=torch.channels_last)`) "
+    .. "removes only the NCHW/NHWC conversion kernels inside " .. (#v.rows > 1 and "these convolutions" or "it")
+    .. ": at most " .. F.num(F.round(k.layout_us / 1000, 3)) .. " ms, " .. F.num(F.round(k.layout_e2e, 2))
+    .. "% of end-to-end GPU time, not the efficiency gap the impact_score measures."
+  r.mechanism = r.mechanism .. " The convolution kernel itself runs as before, so the part of the gap that lies "
+    .. "in it stays."
+  return r
+end
+
 local rules = { missing = "No Convolution operations found in trace" }
 
 function rules.noun(v)
@@ -170,6 +281,15 @@ function rules.reasoning(v)
     out[#out + 1] = "Its " .. say.shape_text(g.kernel) .. " filter is not square, so it maps less evenly onto "
       .. "convolution tiles than the common square filters."
   end
+  local k = layout_route(v)
+  if k and k.main and k.layout_us > 0 then
+    -- where the finding's kernel time goes: what channels-last removes against the convolution kernel
+    out[#out + 1] = "Of the " .. F.num(F.round(k.total_us, 2)) .. " µs its kernels run, " .. say.code(kernel_label(k.main.name))
+      .. " takes " .. F.num(F.round(k.main.us, 2)) .. " µs and the NCHW/NHWC conversion kernels "
+      .. F.num(F.round(k.layout_us, 2)) .. " µs (" .. F.num(F.round(k.layout_us / k.total_us * 100, 2)) .. "%)"
+      .. (k.main.us > k.layout_us and ": the gap lies mostly in the convolution kernel, which a change of layout "
+        .. "does not touch." or ".")
+  end
   out[#out + 1] = F.occupancy_note(v)
   return out
 end
@@ -182,6 +302,14 @@ function rules.advice_unmodeled(v)
 end
 
 function rules.advice(v)
+  local k = layout_route(v)
+  if k then
+    -- the conversion kernels are part of the finding's own time: channels-last recovers them and no more,
+    -- so it leads only when they are most of that time, and goes when the finding has none
+    if k.layout_us <= 0 then return { kernel_remedy(v, k) } end
+    if k.layout_us * 2 >= k.total_us then return { channels_last_bounded(v, k), kernel_remedy(v, k) } end
+    return { kernel_remedy(v, k), channels_last_bounded(v, k) }
+  end
   if v.bound == "compute" then
     -- the conversion kernels run beside the convolution's own kernel: a
     -- channels-last model drops them whatever bounds that kernel
@@ -195,7 +323,8 @@ end
 function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
-  if v.bound ~= "memory" then
+  local route = layout_route(v)
+  if v.bound ~= "memory" or (route and route.main and tiles_matter(v)) then
     local t = kname.tile(v.lead.kernel_name)
     notes[1] = t and say.tile_note(t) or ("The trace does not show the kernel's tile size; a kernel profiler "
       .. "(Nsight Compute, rocprofv3) shows it, and whether another tile shape would fill more compute units.")

@@ -107,14 +107,6 @@ end
 -- Vendor GEMM libraries: their kernels' memory access is not the user's to change.
 local VENDOR = { cuBLAS = true, rocBLAS = true, Tensile = true, hipBLASLt = true }
 
--- The lead's FLOPs per byte against the GPU's ridge (matrix peak / HBM peak): the ratio, or nil.
-local function ridge_ratio(v)
-  local e = v.lead.efficiency or {}
-  local fpb, maf, hbm = tonumber(e.flops_per_byte), tonumber(e.resolved_peak_maf), tonumber(e.resolved_peak_hbm_bw)
-  if not (fpb and maf and hbm and maf > 0 and hbm > 0) then return nil end
-  return fpb / (maf / hbm)
-end
-
 -- A memory-bound GEMM from a vendor library: more rows per call, not its kernel's loads.
 local function raise_intensity(v)
   return { action = "Raise the FLOPs per byte of " .. say.code(v.lead.name) .. ": more rows per call (batched "
@@ -127,7 +119,7 @@ end
 function rules.advice(v)
   local advice = {}
   if tiny(v.lead) then advice[#advice + 1] = say.remedy.batch_upstream(v) end
-  local near = v.bound == "memory" and not v.comparative and ridge_ratio(v)
+  local near = v.bound == "memory" and not v.comparative and F.ridge_ratio(v.lead)
   if near and near >= NEAR_RIDGE then
     -- at half the ridge or more the op is not far from balanced: how its tiles fill the GPU matters more
     -- (Falconsai's addmm: 258 FLOP/B against the H100's 295, 84 tiles on 132 SMs)

@@ -232,6 +232,17 @@ function M.no_roofline(ctx)
   return not present(meta.peak_hbm_bw_tbs) and not present(meta.max_achievable_tflops)
 end
 
+--- An op's FLOPs per byte against the GPU's ridge (matrix peak / HBM peak,
+--- both from its efficiency table): the ratio, or nil. A memory-bound op at
+--- half the ridge or more is not far from balanced (the gemm and convolution
+--- analyzers tune its tiles rather than its loads).
+function M.ridge_ratio(op)
+  local e = type(op) == "table" and type(op.efficiency) == "table" and op.efficiency or {}
+  local fpb, maf, hbm = tonumber(e.flops_per_byte), tonumber(e.resolved_peak_maf), tonumber(e.resolved_peak_hbm_bw)
+  if not (fpb and maf and hbm and maf > 0 and hbm > 0) then return nil end
+  return fpb / (maf / hbm)
+end
+
 --- The row of an analyzer's ops table (ctx.ops: a Table, or {rows =, columns =})
 --- behind a metrics operation (the same name and Input Dims), for the columns
 --- the metrics leave out (`Input Strides`); nil when there is none.

@@ -535,6 +535,89 @@ do -- convolution: memory-bound with 25% transposes -> channels-last
   has(text, "for tile-size and wave-occupancy tuning", "conv compute action")
 end
 
+do -- convolution: channels-last recovers only the conversion kernels inside the finding (Falconsai's patch
+  -- embedding on an H100, from its unified_perf_summary.csv row: 129.6 µs of kernels, of which the
+  -- cutlass fprop kernel 98.176, nchwToNhwc 10.4 + 10.464 and nhwcToNchw 2.208 = 23.072 µs (17.8%);
+  -- end-to-end GPU time 7.559844 ms (gpu_timeline.csv), so channels-last recovers 23.072 / 7559.844 = 0.31%,
+  -- against an impact_score of 1.49 for the op's whole efficiency gap)
+  local function entry(name, us)
+    return string.format("{'name': '%s', 'stream': 7, 'count': 1, 'total_duration_us': np.float64(%s), "
+      .. "'mean_duration_us': np.float64(%s)}", name, us, us)
+  end
+  local FPROP = "cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8"
+  local function kd(list)
+    local parts = {}
+    for i, e in ipairs(list) do parts[i] = entry(e[1], e[2]) end
+    return "[" .. table.concat(parts, ", ") .. "]"
+  end
+  local falcon = { { "Memset (Device)", 2.112 },
+    { "void cudnn::engines_precompiled::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, true, false, "
+      .. "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nhwc2nchw_params_t<float>, __nv_bfloat16 const*, "
+      .. "__nv_bfloat16*)", 2.208 },
+    { "Memset (Device)", 2.272 },
+    { "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<"
+      .. "c10::BFloat16> >(at::TensorIteratorBase&)::{lambda(int)#1}>(int)", 3.968 },
+    { "void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, false, true, "
+      .. "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, __nv_bfloat16 const*, "
+      .. "__nv_bfloat16*)", 10.4 },
+    { "void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, false, true, "
+      .. "(cudnnKernelDataType_t)1>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, __nv_bfloat16 const*, "
+      .. "__nv_bfloat16*)", 10.464 },
+    { "void cutlass__5x_cudnn::Kernel<" .. FPROP .. ">(" .. FPROP .. "::Params)", 98.176 } }
+  local DIMS = "((4, 3, 224, 224), (768, 3, 16, 16), (768,), (), (), (), (), (), ())"
+  local function conv(bound, eff, fpb)
+    local o = op { name = "aten::convolution", count = 1, time_ms = 0.13, pct = 1.71, bound = bound, eff = eff, fpb = fpb,
+      dims = DIMS, types = "('c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16')", library = "cuDNN",
+      kernel = "Memset (Device)<br>void cutlass__5x_cudnn::Kernel<" .. FPROP .. ">(" .. FPROP .. "::Params)" }
+    o.efficiency.resolved_peak_maf, o.efficiency.resolved_peak_hbm_bw = 989.4, 3.35 -- H100: ridge 295 FLOP/B
+    return o
+  end
+  local cs = json.obj("transpose_count", 0, "transpose_time_ms", 0.0, "transpose_overhead_percent", 0.0,
+    "layout_kernel_time_ms", 0.023, "layout_kernel_percent", 17.8, "peak_maf_tflops", 989.4, "peak_hbm_bw_tbs", 3.35)
+  local meta = json.encode(json.obj("platform", "H100", "peak_hbm_bw_tbs", 3.35, "max_achievable_tflops",
+    json.obj("matrix_bf16", 989.4), "gpu_utilization", json.obj("total_time_ms", 7.559844)))
+  local function render(o, kernels, what)
+    local ops = { columns = { "name", "Input Dims", "Input Strides", "kernel_details_summary" }, rows = {
+      { name = "aten::convolution", ["Input Dims"] = DIMS, kernel_details_summary = kd(kernels),
+        ["Input Strides"] = "((150528, 50176, 224, 1), (768, 256, 16, 1), (1,), (), (), (), (), (), ())" } } }
+    local m = metrics_of("conv_fwd", "standalone", { o }, { finding("conv_fwd", { o },
+      { bound = o.efficiency.bound_type, library = "cuDNN", low = 1.28, mid = 1.49, high = 1.71 }) }, cs)
+    local out = run_agent("convolution", "conv_fwd", "CONV_fwd", m, meta, ops)
+    check_file("synthetic " .. what, "conv_fwd", json.encode(m), out.findings, "standalone")
+    return out.findings, out.findings:match("%*%*Action%*%*: ([^\n]*)") or ""
+  end
+  -- memory-bound at 257.81 of 295 FLOP/B: the convolution kernel's tiles first, channels-last with its bound
+  local text, action = render(conv("memory", 0.83, 257.81), falcon, "conv falconsai")
+  T.check(action:find("^Profile `" .. FPROP .. "`, the convolution kernel of `aten::convolution` %(98%.18 of its "
+    .. "129%.6 µs of kernel time%), for tile%-size and wave%-occupancy tuning%.") ~= nil,
+    "conv falconsai: the action starts on the convolution kernel, got: " .. action)
+  has(action, "`torch.backends.cudnn.benchmark = True`", "conv falconsai: cuDNN's algorithm choice")
+  has(action, "removes only the NCHW/NHWC conversion kernels inside it: at most 0.023 ms, 0.31% of end-to-end GPU "
+    .. "time, not the efficiency gap the impact_score measures.", "conv falconsai: what channels-last recovers")
+  lacks(action, "Switch the model", "conv falconsai: channels-last is not the whole advice")
+  has(text, "Of the 129.6 µs its kernels run, `" .. FPROP .. "` takes 98.18 µs and the NCHW/NHWC conversion kernels "
+    .. "23.07 µs (17.8%): the gap lies mostly in the convolution kernel", "conv falconsai: where the kernel time goes")
+  has(text, "The kernel name states its tile, 256 x 64 with a K step of 32 (`256x64_32x4`)", "conv falconsai: tile note")
+  -- far below the ridge (50 of 295 FLOP/B): memory access of the convolution kernel, not tiles
+  _, action = render(conv("memory", 0.83, 50.0), falcon, "conv memory far from ridge")
+  T.check(action:find("^Optimize the memory%-access pattern of `" .. FPROP .. "`") ~= nil,
+    "conv far from ridge: memory access, got: " .. action)
+  -- conversions that are most of the op's kernel time: channels-last leads (2.112 + 2.208 + 2.272 + 3.968 + 10.4
+  -- + 10.464 + 10 = 41.424 µs, conversions 23.072: 55.7%)
+  local mostly = {}
+  for i, e in ipairs(falcon) do mostly[i] = e end
+  mostly[#mostly] = { falcon[#falcon][1], 10 }
+  _, action = render(conv("memory", 0.83, 257.81), mostly, "conv mostly conversions")
+  T.check(action:find("^Switching the model to the channels%-last memory layout") ~= nil,
+    "conv mostly conversions: channels-last first, got: " .. action)
+  -- an op without conversion kernels of its own: no channels-last advice, whatever the category's share
+  local none = { falcon[1], falcon[4], falcon[7] }
+  _, action = render(conv("memory", 0.83, 257.81), none, "conv no own conversions")
+  lacks(action, "channels-last", "conv without conversions of its own")
+  has(action, "cuDNN chose that kernel: with `torch.backends.cudnn.benchmark = True`", "conv without conversions: "
+    .. "the library's choice, no conversions named")
+end
+
 do -- MoE: unfused stages -> fused kernel; memory-bound fused -> more tokens; NO_DATA note
   local o = op { name = "aiter::ck_moe_stage1", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 20.0,
     dims = "((16, 4096), (64, 22016, 4096))", types = "('c10::BFloat16', 'c10::BFloat16')" }
