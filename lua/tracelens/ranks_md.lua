@@ -94,18 +94,29 @@ local function unmatched_reason(sheets)
   return nil
 end
 
-local function straggler_lines(sheets)
+-- The straggler_summary row of the rank that arrived last most often, and
+-- whether it is the straggler: alone at that count, last at over half of
+-- its collectives. nil without rows.
+local function last_arrival(sheets)
   local st = sheets.straggler_summary
-  if not st or st:nrows() == 0 then
-    local why = unmatched_reason(sheets)
-    return { "No collective was matched across the ranks (the ranks report has no straggler_summary rows)"
-      .. (why and (": " .. why) or "") .. ", so there is no straggler to name." }
-  end
+  if not st or st:nrows() == 0 then return nil end
   local best, ties = nil, 0
   for _, row in st:rows() do
     local k = row.times_arrived_last or 0
     if not best or k > best.times_arrived_last then best, ties = row, 1
     elseif k == best.times_arrived_last then ties = ties + 1 end
+  end
+  local k, n = best.times_arrived_last or 0, best.num_collectives or 0
+  return best, ties == 1 and k > 0 and k * 2 > n
+end
+
+local function straggler_lines(sheets)
+  local st = sheets.straggler_summary
+  local best, single = last_arrival(sheets)
+  if not best then
+    local why = unmatched_reason(sheets)
+    return { "No collective was matched across the ranks (the ranks report has no straggler_summary rows)"
+      .. (why and (": " .. why) or "") .. ", so there is no straggler to name." }
   end
   local out = {}
   local k, n = best.times_arrived_last or 0, best.num_collectives or 0
@@ -118,7 +129,7 @@ local function straggler_lines(sheets)
     if row.rank ~= best.rank then others[#others + 1] = row end
   end
   local lead
-  if ties == 1 and k * 2 > n then
+  if single then
     lead = string.format("**Straggler: rank %d.** It arrived last at %d of its %d %s (%.1f%%, straggler_summary)",
       best.rank, k, n, plural(n, "collective"), best.pct_arrived_last)
   else
@@ -140,6 +151,50 @@ local function straggler_lines(sheets)
   return out
 end
 
+-- A rank's waits in the matched collectives of the process group it shares
+-- with another rank where it waits longest (nccl_implicit_sync): {group (its
+-- ranks as written), n, wait_us, other_wait_us}; nil when they share none.
+local function waits_with(sheets, rank, other)
+  local t = sheets.nccl_implicit_sync
+  if not t or t:nrows() == 0 then return nil end
+  local by_group, best = {}, nil
+  local mine, theirs = string.format("rank_%d_wait_time", rank), string.format("rank_%d_wait_time", other)
+  for _, row in t:rows() do
+    local w, o = tonumber(row[mine]), tonumber(row[theirs])
+    local g = row["Process Group Ranks"]
+    if w and o and g then
+      local r = by_group[g]
+      if not r then
+        r = { group = g, n = 0, wait_us = 0, other_wait_us = 0 }
+        by_group[g] = r
+      end
+      r.n, r.wait_us, r.other_wait_us = r.n + 1, r.wait_us + w, r.other_wait_us + o
+      if not best or r.wait_us > best.wait_us or (r.wait_us == best.wait_us and r.group < best.group) then best = r end
+    end
+  end
+  return best
+end
+
+-- A rank the late-start rule flags beside the straggler, which waits for the
+-- straggler in the groups they share while the straggler does not wait for
+-- it: its late starts follow from the straggler's (tp_dp_16: rank 3, rank
+-- 11's DP partner), a sentence; nil otherwise.
+local function held_up_line(sheets, row, straggler)
+  local w = waits_with(sheets, row.rank, straggler.rank)
+  if not w or w.wait_us <= 0 or w.other_wait_us > 0 then return nil end
+  local st = sheets.straggler_summary
+  local mine
+  for _, r in st:rows() do
+    if r.rank == row.rank then mine = r end
+  end
+  if not mine or (mine.pct_arrived_last or 0) >= (straggler.pct_arrived_last or 0) then return nil end
+  return string.format("Rank %d shares process group %s with rank %d and waits for it there (%s over %d matched %s, "
+    .. "rank %d waits %s); it arrived last at only %.1f%% of its collectives: its late starts follow from waiting for "
+    .. "the straggler, which the rule, reading starts alone, does not tell apart.", row.rank, md.text(tostring(w.group)),
+    straggler.rank, us1(w.wait_us), w.n, plural(w.n, "collective"), straggler.rank, us1(w.other_wait_us),
+    mine.pct_arrived_last or 0)
+end
+
 -- HTA's late-start straggler rule (rank_stragglers, docs/ranks.md).
 local function late_start_lines(sheets)
   local t = sheets.rank_stragglers
@@ -147,11 +202,12 @@ local function late_start_lines(sheets)
     return { "HTA's late-start rule names no straggler here: no communication kernel on a stream > 0 in a "
       .. "ProfilerStep after the first lasts at least 1% of the mean iteration (rank_stragglers is not written)." }
   end
-  local flagged, iters, first = {}, 0, nil
+  local flagged, flagged_ranks, iters, first = {}, {}, 0, nil
   for _, row in t:rows() do
     first = first or row
     if (row.iterations or 0) > iters then iters = row.iterations end
     if row.potential_straggler == "Yes" then
+      flagged_ranks[row.rank] = true
       flagged[#flagged + 1] = string.format("rank %d (among the two latest in %d of %d %s)", row.rank, row.times_flagged,
         row.iterations, plural(row.iterations, "iteration"))
     end
@@ -169,7 +225,17 @@ local function late_start_lines(sheets)
   if #flagged == 0 then
     return { string.format("HTA's late-start rule (rank_stragglers: %s) flags no rank.", what) }
   end
-  return { string.format("HTA's late-start rule (rank_stragglers: %s) names %s.", what, table.concat(flagged, " and ")) }
+  local out = { string.format("HTA's late-start rule (rank_stragglers: %s) names %s.", what,
+    table.concat(flagged, " and ")) }
+  local straggler, single = last_arrival(sheets)
+  if single and flagged_ranks[straggler.rank] then
+    for _, row in t:rows() do
+      if row.potential_straggler == "Yes" and row.rank ~= straggler.rank then
+        out[#out + 1] = held_up_line(sheets, row, straggler)
+      end
+    end
+  end
+  return out
 end
 
 -- Exposed communication per rank (rank_comm_overlap): communication not overlapped by computation.

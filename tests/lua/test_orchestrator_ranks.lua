@@ -226,6 +226,18 @@ else
   has(sec, string.format("| %d groups of 2 ranks (across nodes) |", ng), "tp_dp_16: its groups, across nodes")
   T.check(sec:find("| " .. ref.top["Collective name"] .. " |[^\n]*| – |\n"), "tp_dp_16: no share of the link for it")
   has(sec, "A collective across nodes (node_span inter_node) moves its data over the network", "tp_dp_16: why")
+  -- HTA's late-start rule flags rank 3 beside the straggler 11: rank 3 waits
+  -- for 11 in their DP group (the reference's nccl_implicit_sync, read here),
+  -- 11 never for 3, and 3 arrives last at 3 of its 32 collectives
+  local w3, w11, n311 = 0, 0, 0
+  for _, r in ipairs(T.csv_records(tp .. "/ref_csvs/nccl_implicit_sync.csv")) do
+    if r["Process Group Ranks"] == "[3, 11]" then
+      w3, w11, n311 = w3 + tonumber(r.rank_3_wait_time), w11 + tonumber(r.rank_11_wait_time), n311 + 1
+    end
+  end
+  has(sec, string.format("Rank 3 shares process group [3, 11] with rank 11 and waits for it there (%.1f µs over %d "
+    .. "matched collectives, rank 11 waits %.1f µs); it arrived last at only 9.4%% of its collectives: its late starts "
+    .. "follow from waiting for the straggler", w3, n311, w11), "tp_dp_16: rank 3's late starts told from the straggler's")
   -- its total latency adds up the calls of its groups: per group it is the total over their number
   local total = tonumber(ref.top["Total comm latency (ms)"])
   T.check(total, "tp_dp_16: the slowest collective's total latency in ref_csvs")
