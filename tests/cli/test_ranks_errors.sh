@@ -126,6 +126,15 @@ for r in 0 1; do printf '{' >"$T/allbad/rank${r}_trace.json"; done
 [ "$(tail -1 "$T/err")" = "tracelens: no rank trace could be read (--allow-missing-ranks needs at least one)" ] && ok || ko "allow none: $(cat "$T/err")"
 [ ! -e "$T/out_allow_none" ] && ok || ko "allow none: output left behind"
 
+# a glob for part of the job: the world group lists ranks 0..3, only 0 and 1
+# are given; the membership warning names the ranks without a trace instead
+# of blaming a missed collective
+mkdir -p "$T/part"
+for r in 0 1; do mk "$T/part/r$r.json" $r 100 4; sed -i 's/\[0, 1, 2\]/[0, 1, 2, 3]/; s/"Group size":3/"Group size":4/' "$T/part/r$r.json"; done
+"$BIN" ranks -q --no-xlsx --world_size 2 --trace_glob "$T/part/*.json" --rank-from distinfo -o "$T/out_part" 2>"$T/err" >/dev/null
+grep -q "list ranks without any collective record (first: .* has ranks 0,1 of \[0, 1, 2, 3\]; ranks without one: 2,3): their traces were not among the inputs" "$T/err" && ok || ko "part of the job: $(cat "$T/err")"
+grep -q "probably missed a collective" "$T/err" && ko "part of the job: blamed a missed collective" || ok
+
 # usage errors: one line pointing at --help, as every command's
 for args in "$T/gap --trace_glob G" "$T/gap --agg_metrics mean bogus"; do
   # shellcheck disable=SC2086
