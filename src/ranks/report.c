@@ -312,18 +312,17 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The ranks a collective lists whose traces gave no collective record at
- * all: their traces were not among the inputs (a glob for part of the
- * job), not a missed collective. */
-static int only_absent_missing(const int64_t *pr, long np, const ctx *c, const grp *g, const uint8_t *seen,
-                               size_t nseen)
+/* Are the ranks a collective lists but lacks all outside the job given
+ * (rank >= world size: no trace of theirs among the inputs, as with a glob
+ * for part of the job), rather than ranks whose traces miss it? */
+static int only_absent_missing(const int64_t *pr, long np, const ctx *c, const grp *g)
 {
     int any = 0;
     for (long x = 0; x < np; x++) {
         int member = 0;
         for (size_t y = 0; y < g->n && !member; y++) member = pr[x] == c->cs->rec[c->by_grp[g->start + y]].rank;
         if (member) continue;
-        if (pr[x] >= 0 && (size_t)pr[x] < nseen && seen[pr[x]]) return 0;
+        if (pr[x] >= 0 && pr[x] < (int64_t)c->o->world_size) return 0;
         any = 1;
     }
     return any;
@@ -335,10 +334,6 @@ static void check_membership(const ctx *c)
     int64_t unseen[12];
     int more_unseen = 0;
     char first[256] = "", first_absent[256] = "";
-    size_t nseen = c->nranks > c->o->world_size ? c->nranks : c->o->world_size;
-    uint8_t *seen = tl_xcalloc(nseen ? nseen : 1, 1);
-    for (size_t i = 0; i < c->cs->n; i++)
-        if (c->cs->rec[i].rank < nseen) seen[c->cs->rec[i].rank] = 1;
     for (size_t o = 0; o < c->ng && !c->simplified; o++) {
         size_t k = c->order[o];
         const grp *g = &c->g[k];
@@ -355,9 +350,9 @@ static void check_membership(const ctx *c)
         int same = (size_t)np == g->n;
         for (size_t x = 0; same && x < g->n; x++) same = pr[x] == c->cs->rec[c->by_grp[g->start + x]].rank;
         if (!same) {
-            int gone = only_absent_missing(pr, np, c, g, seen, nseen);
-            for (long x = 0; gone && x < np; x++) /* the ranks without a record, listed once */
-                if (pr[x] >= 0 && ((size_t)pr[x] >= nseen || !seen[pr[x]])) {
+            int gone = only_absent_missing(pr, np, c, g);
+            for (long x = 0; gone && x < np; x++) /* the ranks not given, listed once */
+                if (pr[x] >= (int64_t)c->o->world_size) {
                     size_t y = 0;
                     while (y < n_unseen && unseen[y] != pr[x]) y++;
                     if (y == n_unseen && n_unseen < sizeof unseen / sizeof *unseen) unseen[n_unseen++] = pr[x];
@@ -383,17 +378,15 @@ static void check_membership(const ctx *c)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%lld", y ? "," : "", (long long)unseen[y]);
         if (more_unseen) snprintf(list + n, sizeof list - n, ",...");
         fprintf(stderr,
-                "tracelens: warning: %zu collective(s) list ranks without any collective record (first: %s; ranks "
-                "without one: %s): their traces were not among the inputs (or hold no collective), so these "
-                "collectives are matched over the ranks given only\n",
-                absent, first_absent, list);
+                "tracelens: warning: %zu collective(s) list ranks beyond the %u rank traces given (first: %s; ranks "
+                "not given: %s): these collectives are matched over the ranks given only\n",
+                absent, c->o->world_size, first_absent, list);
     }
     if (bad)
         fprintf(stderr,
                 "tracelens: warning: %zu collective(s) whose ranks are not their Process Group Ranks (first: %s): a rank "
                 "probably missed a collective in its profiling window, which shifts its later matches\n",
                 bad, first);
-    free(seen);
 }
 
 /* The number of ranks of collective k's Process Group Ranks that are not
