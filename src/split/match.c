@@ -90,6 +90,31 @@ static void make_blocks(side *s, long max_steps)
     free(raw.v);
 }
 
+/* The iterations of a phase on one side. */
+static size_t phase_iterations(const side *s, int ph)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) n += tl_iter_phase(&s->det[i]) == ph;
+    return n;
+}
+
+/* Why a phase has no pair, in a line on stdout (match_notes.json keeps the
+ * reference's counts). */
+static void say_no_pair(const side *sa, const side *sb, int ph, size_t n_a, size_t n_cand)
+{
+    size_t ia = phase_iterations(sa, ph), ib = phase_iterations(sb, ph);
+    printf("%s: no pair: A has %zu %s iteration%s and B %zu", tl_phase_name(ph), ia, tl_phase_name(ph),
+           ia == 1 ? "" : "s", ib);
+    if (!n_a)
+        printf("; A has no block of the phase%s\n",
+               ph == TL_PHASE_DECODE_ONLY ? " (a decode-only block is a run of 2 or more consecutive iterations)" : "");
+    else if (!n_cand)
+        printf("; none of A's %zu block%s has a B block of the same size with sequence statistics\n", n_a,
+               n_a == 1 ? "" : "s");
+    else
+        printf("; A's blocks with a same-size B block lack sequence statistics (sq/sk) in some iteration\n");
+}
+
 static int full_sqsk(const side *s, const block *b)
 {
     for (size_t i = b->start; i < b->end; i++)
@@ -342,6 +367,7 @@ static int run(side *sa, side *sb, const int *phases, int n_phases, long num_ste
                                  "phase: %zu, with same-size B candidate: %zu)\"\n  }",
                          n_notes ? ",\n" : "", tl_phase_name(ph), n_a, n_cand);
             n_notes++;
+            if (!quiet) say_no_pair(sa, sb, ph, n_a, n_cand);
         }
     }
     int rc = 0;

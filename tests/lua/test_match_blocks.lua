@@ -119,6 +119,11 @@ T.eq(#notes, 1, "windows: one note")
 T.eq(notes[1] and notes[1].reason, "no eligible (A, B) pair found (A blocks of phase: 1, with same-size B candidate: 0)",
   "windows: the note")
 T.eq(#T.glob(out .. "/*/*.json.gz"), 0, "--no-extract: no traces")
+-- the console says why: A's one prefill-only iteration (8) against none in B
+local _, _, said = T.run(T.q(bin) .. " match-blocks " .. T.q(pa) .. " " .. T.q(pb) .. " -o " .. T.q(tmp .. "/w2")
+  .. " --num-steps 2 --phases prefill_only --no-extract")
+T.check((said or ""):find("prefill_only: no pair: A has 1 prefill_only iteration and B 0; none of A's 1 block has a B "
+  .. "block of the same size with sequence statistics\n", 1, true), "windows: why no pair, said: " .. tostring(said))
 
 -- errors: a bad phase (2), a trace without annotations (1)
 local err = run(T.q(pa) .. " " .. T.q(pb) .. " -o " .. T.q(tmp .. "/e") .. " --phases decode", 2)
