@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunk_cache.h"
 #include "lanalysis.h"
 #include "lfs.h"
 #include "ljson.h"
@@ -231,7 +232,10 @@ static int sandbox_require(lua_State *L)
             if (!is_file(path)) snprintf(path, sizeof path, "%s/%s/init.lua", dir, rel);
             lua_pop(L, 1);
             if (is_file(path)) {
-                if (luaL_loadfilex(L, path, "t") != LUA_OK) return lua_error(L);
+                lua_getfield(L, LUA_REGISTRYINDEX, "tracelens.chunk_cache");
+                tl_chunk_cache *cache = lua_touserdata(L, -1);
+                lua_pop(L, 1);
+                if (tl_chunk_cache_load(cache, L, path) != LUA_OK) return lua_error(L);
                 lua_pushstring(L, name);
                 lua_pushstring(L, path);
                 lua_call(L, 2, 1);
@@ -415,6 +419,10 @@ void tl_host_fill_state(lua_State *L, const tl_state_opts *o)
     if (o && o->jobs > 0) {
         lua_pushinteger(L, o->jobs);
         lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.jobs");
+    }
+    if (o && o->chunks) {
+        lua_pushlightuserdata(L, o->chunks);
+        lua_setfield(L, LUA_REGISTRYINDEX, "tracelens.chunk_cache");
     }
     if (!(o && o->sandboxed)) {
         /* package.path: script dir, then the shipped lua/ directory */

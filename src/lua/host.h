@@ -12,10 +12,14 @@ typedef struct tl_host_opts {
     int jobs;                 /* tl.parallel threads; 0 = number of cores */
 } tl_host_opts;
 
+typedef struct tl_chunk_cache tl_chunk_cache;
+
 typedef struct tl_state_opts {
     int sandboxed;            /* task state: no io, os.execute, dofile, ... */
     int jobs;
     const char *script_dir;   /* added to the module path, may be NULL */
+    tl_chunk_cache *chunks;   /* modules compiled once for the states of a
+                                 tl.parallel call (chunk_cache.h), may be NULL */
 } tl_state_opts;
 
 lua_State *tl_host_new_state(const tl_state_opts *opts);

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chunk_cache.h"
 #include "host.h"
 #include "limits.h"
 #include "ltable.h"
@@ -388,6 +389,7 @@ typedef struct pool {
     double timeout;         /* seconds, 0 = none (the caller's deadline still holds) */
     size_t mem_limit;       /* bytes, 0 = none (the caller's cap still holds) */
     tl_limits *caller;      /* the calling task's limits (retained), or NULL */
+    tl_chunk_cache *chunks; /* the modules the tasks' states compiled (may be NULL) */
     char script_dir[4096];
 } pool;
 
@@ -405,6 +407,7 @@ static void pool_release(pool *P)
         xgraph_free(&tk->value);
     }
     free(P->tasks);
+    tl_chunk_cache_free(P->chunks); /* every state that used it is closed: the last reference */
     tl_limits_release(P->caller);
     pthread_cond_destroy(&P->cv);
     pthread_mutex_destroy(&P->mu);
@@ -509,7 +512,7 @@ static void run_task(pool *P, task *tk, tl_limits *lim)
         return;
     }
     const char *outer = tl_oom_context_set(tk->name ? tk->name : tk->script ? tk->script : "(unnamed)");
-    tl_state_opts so = {.sandboxed = 1, .script_dir = P->script_dir[0] ? P->script_dir : NULL};
+    tl_state_opts so = {.sandboxed = 1, .script_dir = P->script_dir[0] ? P->script_dir : NULL, .chunks = P->chunks};
     lua_State *L = lua_newstate(tl_limits_alloc, lim);
     if (!L) {
         tk->error = tl_xstrdup("cannot create a Lua state (memory limit too small?)");
@@ -770,6 +773,7 @@ static pool *pool_new(lua_State *L, size_t n)
     }
     P->tasks = tasks;
     P->n = n;
+    P->chunks = n > 1 ? tl_chunk_cache_new() : NULL; /* NULL (no cache) when it cannot be made */
     atomic_init(&P->refs, 1);
     b->P = P;
     return P;

@@ -92,4 +92,36 @@ T.check(rr[1].ok and rr[1].value == true, "require caches modules in task states
 -- task states have no file system writes
 rr = tl.parallel({{code = "return tl.fs == nil and io == nil"}})
 T.check(rr[1].ok and rr[1].value == true, "no tl.fs and no io in task states")
+
+-- a module the tasks of one call require is compiled once and loaded as
+-- bytecode in the other states (chunk_cache.h): the same results, and its
+-- errors keep their file and line (debug information kept) whichever state
+-- compiled it; a module changed on disk between calls is read again
+do
+  local bin, dir = arg[3], T.tmpdir()
+  tl.fs.write_file(dir .. "/cmod.lua", "local M = {}\nfunction M.f(x)\n  if x == 'boom' then error('exploded') end\n"
+    .. "  return x * 2\nend\nreturn M\n")
+  tl.fs.write_file(dir .. "/caller.lua", [[
+local tasks = {}
+for i = 1, 8 do
+  tasks[i] = { code = "local m = require('cmod') return m.f(...)", args = { i % 4 == 0 and "boom" or i } }
+end
+local r = tl.parallel(tasks, { jobs = 2 })
+for i = 1, 8 do print(i, r[i].ok, r[i].ok and r[i].value or r[i].error) end
+tl.fs.write_file(arg[1] .. "/cmod.lua", "return { f = function(x) return x + 100 end }\n")
+r = tl.parallel({ { code = "return require('cmod').f(...)", args = { 1 } }, { code = "return 0" } })
+print("again", r[1].ok, r[1].value)
+]])
+  local ok, code, out, err = T.run(T.q(bin) .. " run " .. T.q(dir .. "/caller.lua") .. " " .. T.q(dir))
+  T.check(ok, "module cache: caller runs (" .. tostring(code) .. ", " .. tostring(err) .. ")")
+  local lines = {}
+  for l in (out or ""):gmatch("[^\n]+") do lines[#lines + 1] = l end
+  for i = 1, 8 do
+    local want = i % 4 == 0 and string.format("%d\tfalse\t%s/cmod.lua:3: exploded", i, dir)
+      or string.format("%d\ttrue\t%d", i, i * 2)
+    T.eq(lines[i], want, "module cache: task " .. i)
+  end
+  T.eq(lines[9], "again\ttrue\t101", "module cache: a module changed on disk between calls is read again")
+  T.rmrf(dir)
+end
 T.finish()
