@@ -162,7 +162,10 @@ static int resolve_report(report *r, tl_error *err)
     return 0;
 }
 
-/* The file stem of a path (trailing slashes ignored), as splitext(basename). */
+/* A report's default tag (trailing slashes ignored): a directory's whole
+ * name (Qwen_Qwen1.5-0.5B-Chat_h100, where the reference's splitext(basename)
+ * cuts at the last dot: a directory has no extension); a file's name as
+ * splitext(basename) leaves it (perf_report for perf_report.xlsx). */
 static char *file_stem(const char *path)
 {
     size_t n = strlen(path);
@@ -170,7 +173,7 @@ static char *file_stem(const char *path)
     size_t b = n;
     while (b > 0 && path[b - 1] != '/') b--;
     size_t e = n;
-    for (size_t i = n; i > b + 1; i--)
+    for (size_t i = is_dir(path) ? b : n; i > b + 1; i--)
         if (path[i - 1] == '.') {
             size_t j = b;
             while (j < i - 1 && path[j] == '.') j++;

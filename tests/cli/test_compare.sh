@@ -4,7 +4,7 @@
 # and write nothing; a good run exits 0 and writes the workbook and the CSVs
 # where -o / --output_csvs_dir say, replacing an earlier run's outputs.
 set -u
-BIN=$1 ROOT=$2
+BIN=$1 ROOT=$2 # $3: the shared data (optional)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
@@ -122,6 +122,28 @@ head -1 "$T/o9/comparison_csvs/gpu_timeline.csv" | grep -q 'time ms__r2_diff' &&
   ko "same file names: tags from the directories: $(head -1 "$T/o9/comparison_csvs/gpu_timeline.csv")"
 run 1 "same file and directory names" r1/perf_report.xlsx x/r1/perf_report.xlsx --sheets gpu_timeline -o o10
 grep -q "have the same tag 'perf_report': pass unique --names" "$T/err" && ok || ko "same names: message: $(cat "$T/err")"
+
+# a directory's tag is its whole name (a dot in it is no extension); a file's
+# tag is its name cut at the last dot, as the reference's splitext
+mkdir -p "$T/Qwen_Qwen1.5-0.5B-Chat_h100" "$T/Qwen_Qwen1.5-0.5B-Chat_mi300" "$T/rep/mi300_Qwen_Qwen1.5"
+cp "$T/a/gpu_timeline.csv" "$T/Qwen_Qwen1.5-0.5B-Chat_h100/"
+cp "$T/b/gpu_timeline.csv" "$T/Qwen_Qwen1.5-0.5B-Chat_mi300/"
+cp "$T/b/gpu_timeline.csv" "$T/rep/mi300_Qwen_Qwen1.5/"
+run 0 "dotted directory names" Qwen_Qwen1.5-0.5B-Chat_h100 Qwen_Qwen1.5-0.5B-Chat_mi300/ --sheets gpu_timeline -q -o o11
+[ "$(head -1 "$T/o11/comparison_csvs/gpu_timeline.csv")" = \
+  'type,time ms__Qwen_Qwen1.5-0.5B-Chat_mi300_diff,time ms__Qwen_Qwen1.5-0.5B-Chat_mi300_pct,Qwen_Qwen1.5-0.5B-Chat_h100::time ms,Qwen_Qwen1.5-0.5B-Chat_h100::percent,Qwen_Qwen1.5-0.5B-Chat_mi300::time ms,Qwen_Qwen1.5-0.5B-Chat_mi300::percent' ] &&
+  ok || ko "dotted directory names: whole names as tags: $(head -1 "$T/o11/comparison_csvs/gpu_timeline.csv") $(cat "$T/err")"
+cp "$T/r1/perf_report.xlsx" "$T/rep/h100_Qwen_Qwen1.5.xlsx"
+run 0 "dotted file and directory" rep/h100_Qwen_Qwen1.5.xlsx rep/mi300_Qwen_Qwen1.5 --sheets gpu_timeline -q -o o12
+head -1 "$T/o12/comparison_csvs/gpu_timeline.csv" | grep -q '^type,time ms__mi300_Qwen_Qwen1.5_diff,.*,h100_Qwen_Qwen1.5::time ms,' &&
+  ok || ko "dotted file and directory: $(head -1 "$T/o12/comparison_csvs/gpu_timeline.csv") $(cat "$T/err")"
+ROOT_DATA="${3:-$ROOT/../shared/data}/traces"
+if [ -d "$ROOT_DATA/h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs" ]; then
+  run 0 "dataset report directories" "$ROOT_DATA/h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs" \
+    "$ROOT_DATA/h100/gaunernst_bert-small-uncased__1016001_perf_report_csvs" --sheets gpu_timeline -q -o o13
+  head -1 "$T/o13/comparison_csvs/gpu_timeline.csv" | grep -q ',Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs::time ms,' &&
+    ok || ko "dataset report directories: $(head -1 "$T/o13/comparison_csvs/gpu_timeline.csv") $(cat "$T/err")"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
