@@ -168,15 +168,26 @@ function M.checks(trace)
     add("steps", "note", "no ProfilerStep#N", "no step annotations: per-step figures are not available",
       FIX.steps)
   else
+    -- as trace:steps() places GPU work: by its launch call's start; the work launched before the trace
+    -- (its own warning above) is in no step
     local before, after = h.gpu_before_steps, h.gpu_after_steps
+    local early = h.gpu_before_trace or 0
+    local also = early > 0 and " (besides the " .. n(early) .. " launched before the trace, above)" or ""
     if before + after > 0 then
       add("window", "note", "GPU work outside the steps", count(before, "GPU event") .. " ("
         .. ms(h.gpu_before_steps_us) .. ") " .. pick(before, "was", "were") .. " launched before "
         .. pick(h.steps, "the only step", "the first of " .. count(h.steps, "step")) .. " and " .. n(after) .. " ("
-        .. ms(h.gpu_after_steps_us) .. ") after " .. pick(h.steps, "it", "the last")
+        .. ms(h.gpu_after_steps_us) .. ") after " .. pick(h.steps, "it", "the last") .. also
         .. ": the profiling window cuts a step", FIX.window)
+    elseif early > 0 then
+      local inside = h.gpu_events - early
+      add("window", "ok", "steps", count(h.steps, "step") .. "; " .. pick(inside, "the ", "all ")
+        .. count(inside, "GPU event") .. " launched in the trace " .. pick(inside, "was", "were")
+        .. " launched inside " .. pick(h.steps, "it", "them") .. "; the " .. n(early)
+        .. " launched before the trace (above) " .. pick(early, "is", "are") .. " in no step")
     else
-      add("window", "ok", "steps", count(h.steps, "step") .. "; all GPU work inside " .. pick(h.steps, "it", "them"))
+      add("window", "ok", "steps", count(h.steps, "step") .. "; all GPU work was launched inside "
+        .. pick(h.steps, "it", "them"))
     end
   end
 

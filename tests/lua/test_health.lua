@@ -164,10 +164,48 @@ has(out, "GPU work: 1 GPU event, 0.0 ms of GPU time over 1 stream,", "one event,
 has(out, "1 of 2 kernel, copy or graph launch calls has no GPU event with its correlation id: its GPU record is "
   .. "missing", "one launch without GPU work")
 has(out, "the only CPU op does not record its input shapes", "the only op")
-has(out, "1 step; all GPU work inside it", "one step, all inside")
+has(out, "1 step; all GPU work was launched inside it", "one step, all launched inside")
 has(out, "1 event has a negative duration", "one negative duration")
 has(out, "1 GPU event lasts 0 us (it adds no time)", "one zero-length event")
 has(out, "(0 failed, 3 warnings, 2 notes)", "verdict counts")
+
+-- work launched before the trace is in no step: k0 (no launch) runs at 800, before the first launch call (960)
+-- and before the step's annotation; k1 and k2 are launched inside the step, k2 running past its end
+local early = write("early.json", {
+  X("user_annotation", "ProfilerStep#1", 900, 200, {}),
+  X("cuda_runtime", "cudaLaunchKernel", 960, 10, { correlation = "1" }),
+  F("s", 1, 1, 1, 960),
+  X("cuda_runtime", "cudaLaunchKernel", 1000, 10, { correlation = "2" }),
+  F("s", 2, 1, 1, 1000),
+  X("kernel", "k0", 800, 50, { correlation = "7", stream = "7", device = "0" }, 0, 7),
+  X("kernel", "k1", 970, 30, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+  F("f", 1, 0, 7, 970),
+  X("kernel", "k2", 1050, 100, { correlation = "2", stream = "7", device = "0" }, 0, 7),
+  F("f", 2, 0, 7, 1050),
+})
+ok, code, out = T.run(T.q(bin) .. " check " .. T.q(early))
+has(out, "[warn] GPU work launched before the trace: 1 GPU event (0.1 ms, 27.8% of GPU time) starts before",
+  "k0 launched before the trace")
+has(out, "[ok]   steps: 1 step; all 2 GPU events launched in the trace were launched inside it; the 1 launched "
+  .. "before the trace (above) is in no step", "steps: k1 and k2 in the step, k0 in none")
+T.check(not out:find("all GPU work", 1, true), "no 'all GPU work' while k0 is outside the step: " .. out)
+-- the same with k3 launched after the step (at 1200): the note counts it and names k0 apart
+local late = write("late.json", {
+  X("user_annotation", "ProfilerStep#1", 900, 200, {}),
+  X("cuda_runtime", "cudaLaunchKernel", 960, 10, { correlation = "1" }),
+  F("s", 1, 1, 1, 960),
+  X("cuda_runtime", "cudaLaunchKernel", 1200, 10, { correlation = "3" }),
+  F("s", 3, 1, 1, 1200),
+  X("kernel", "k0", 800, 50, { correlation = "7", stream = "7", device = "0" }, 0, 7),
+  X("kernel", "k1", 970, 30, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+  F("f", 1, 0, 7, 970),
+  X("kernel", "k3", 1250, 10, { correlation = "3", stream = "7", device = "0" }, 0, 7),
+  F("f", 3, 0, 7, 1250),
+})
+ok, code, out = T.run(T.q(bin) .. " check " .. T.q(late))
+has(out, "[note] GPU work outside the steps: 0 GPU events (0.0 ms) were launched before the only step and 1 (0.0 ms) "
+  .. "after it (besides the 1 launched before the trace, above): the profiling window cuts a step",
+  "k3 after the step, k0 before the trace")
 
 local cpu = write("cpu.json", { X("cpu_op", "aten::mm", 0, 10, {}) })
 ok, code, out = T.run(T.q(bin) .. " check " .. T.q(cpu))
@@ -207,6 +245,11 @@ if data and T.file_exists(data .. "/hta/trace_filter/sampled_rank-0.json.gz") th
   T.check(o:find("[warn] GPU work launched before the trace: 509 GPU events (13.7 ms, 30.1% of GPU time) start "
     .. "before the trace's first launch call", 1, true) and not o:find("have no launch call", 1, true),
     "Qwen: GPU work launched before the trace named: " .. o)
+  -- and its step line says so (1,707 GPU events; 1,198 linked to launch calls inside ProfilerStep#6's
+  -- [ts, ts + dur), the 509 others unlinked and before the first launch call: counted from the JSON)
+  T.check(o:find("[ok]   steps: 1 step; all 1,198 GPU events launched in the trace were launched inside it; the 509 "
+    .. "launched before the trace (above) are in no step", 1, true) and not o:find("all GPU work inside", 1, true),
+    "Qwen: the steps line names the 509 events outside the step: " .. o)
 else
   print("note: ../shared/data not found: the shared-trace checks are skipped")
 end
