@@ -3,7 +3,8 @@
 -- the embedded image), and the text has no leftover internal phrases or enum
 -- values, one precision per range, no "+0.0", no "a OWLv2", capitalised
 -- findings headings, no Model line contradicting the Scale line, and every
--- "% of the ... peak" says which peak (datasheet or max-achievable). Run on
+-- "% of the ... peak" says which peak (datasheet or max-achievable). Also
+-- docs/check.md's example block against the command's output. Run on
 -- the bundled demo trace and on every shared real trace (skipped, saying so,
 -- when ../shared/data is absent); each output passes `tracelens validate`.
 local root, shared, bin = arg[1], arg[2], arg[3]
@@ -87,6 +88,23 @@ local function analyse(name, trace, extra)
     T.q(bin), T.q(trace), T.q(out), extra or ""))
   if T.check(ok, name .. ": orchestrator exit " .. tostring(code) .. "\n" .. stdout .. stderr) then check_output(name, out) end
 end
+
+-- docs/check.md's example block is `tracelens check` on the Qwen H100 trace, line for line
+-- (the block: a "$ tracelens check FILE" line, then the output), so it cannot drift from the tool
+local function check_doc_example()
+  local doc = read(root .. "/docs/check.md") or ""
+  local file, shown = doc:match("\n```\n%$ tracelens check (%S+)\n(.-)```\n")
+  if not T.check(file ~= nil, "docs/check.md: an example block starting with '$ tracelens check FILE'") then return end
+  local dir = shared .. "/traces/h100"
+  if not T.file_exists(dir .. "/" .. file) then
+    print("skip: docs/check.md's example: no " .. dir .. "/" .. file)
+    return
+  end
+  local _, code, out = T.run(string.format("cd %s && %s check %s", T.q(dir), T.q(bin), T.q(file)))
+  T.eq(code, 3, "docs/check.md's example: the trace warns (exit 3)")
+  T.eq(shown, out, "docs/check.md's example block is the output of `tracelens check " .. file .. "`")
+end
+check_doc_example()
 
 analyse("demo", root .. "/examples/demo_trace.json")
 local traces = T.glob(shared .. "/traces/*/*.json.gz")
