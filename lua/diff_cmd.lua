@@ -15,8 +15,15 @@ writes into DIR:
                                       ancestor (LCA) of the two trees: its
                                       cpu_op, args, kernel_time, the LCA's busy
                                       time, name and id
-  diff_stats_unique_args_summary.csv  diff_stats grouped by everything but the
-                                      kernel time and the ids
+  diff_stats_unique_args_summary.csv  diff_stats grouped by all its columns but
+                                      kernel_time, gpu_op_uid and
+                                      lowest_common_ancestor_id, with
+                                      operation_count, kernel_time_mean and
+                                      _sum; cpu_op_uid stays a key (as in the
+                                      reference), so a row holds one CPU op
+                                      call's kernels of one name and most
+                                      counts are 1 (bert H100 vs MI300: all
+                                      122 rows)
   cpu_op_map_trace1.json, cpu_op_map_trace2.json, cpu_op_map.json
                                       the kernels of each cpu_op, per trace
 Identical traces (every row of one equals the other's) keep only the trace1

@@ -405,5 +405,40 @@ do
   T.check(not ok and tostring(err):find("cpu_op roots", 1, true), "a trace without cpu_op roots is an error")
 end
 
+-- ------------------- 7. what the unique-args summary groups by: cpu_op_uid stays a key
+-- A launches k twice (10 us each); B is called twice with the same (no) args, each call launching kb
+-- (20 us). A trace against itself: every kernel is its own LCA (both events kernels), busy_time = its
+-- duration. A's two k rows differ only in kernel_time's ids (gpu_op_uid, the LCA id): one group of 2.
+-- The two B calls differ in cpu_op_uid: two groups of 1 (grouping "by everything but the kernel time
+-- and the ids" would have made them one of 2).
+do
+  local b = builder()
+  b.op("A", "A", 0, 100)
+  b.launch(nil, "cudaLaunchKernel", 10, "k", 1000, 10)
+  b.launch(nil, "cudaLaunchKernel", 30, "k", 1020, 10)
+  b.op("B1", "B", 200, 100); b.launch(nil, "cudaLaunchKernel", 210, "kb", 1100, 20)
+  b.op("B2", "B", 400, 100); b.launch(nil, "cudaLaunchKernel", 410, "kb", 1200, 20)
+  local t = b.load(dir, "groups")
+  local d = tl.diff(t, t)
+  T.eq(#d.diff_stats, 4, "groups: 4 diff_stats rows (one per kernel)")
+  local got = {}
+  for _, r in d.diff_stats_unique_args_summary:rows() do
+    got[#got + 1] = string.format("%s/%s/%d/%d/%s", r.name, r.cpu_op_name, r.cpu_op_uid, r.operation_count,
+      tostring(r.kernel_time_sum))
+  end
+  -- (all sums 20: ties in str() order of the columns: name k < kb, then cpu_op_uid "14" < "9")
+  T.eq(table.concat(got, " "), string.format("k/A/%d/2/20.0 kb/B/%d/1/20.0 kb/B/%d/1/20.0", b.uid.A, b.uid.B2, b.uid.B1),
+    "groups: A's two k in one row; each B call a row of its own (cpu_op_uid is a key)")
+  -- and `tracelens diff --help` says so
+  local bin = arg[3]
+  if bin then
+    local _, _, help = T.run(T.q(bin) .. " diff --help")
+    local flat = help:gsub("%s+", " ")
+    T.check(flat:find("grouped by all its columns but kernel_time, gpu_op_uid and lowest_common_ancestor_id", 1, true)
+      and flat:find("cpu_op_uid stays a key", 1, true) and not flat:find("everything but the kernel time and the ids", 1, true),
+      "diff --help: the summary's grouping names cpu_op_uid: " .. help)
+  end
+end
+
 T.rmrf(dir)
 T.finish()
