@@ -93,7 +93,7 @@ int tl_l_trace_critical_path(lua_State *L)
             return luaL_error(L, "critical_path: %s", err.msg);
     }
     if (!lua_checkstack(L, 8)) return luaL_error(L, "stack overflow (trace:critical_path)");
-    lua_createtable(L, 0, 16);
+    lua_createtable(L, 0, 21);
     if (p->step >= 0) tl_lset_int(L, "step", p->step);
     tl_lset_us(L, "window_start", (double)p->win_start);
     tl_lset_us(L, "window_end", (double)p->win_end);
@@ -138,5 +138,14 @@ int tl_l_trace_critical_path(lua_State *L)
     tl_lset_str(L, "bound", gpu >= p->by_cat[TL_CPC_CPU] && gpu > 0 ? "GPU" : "CPU");
     lua_pushboolean(L, tl_cpath_blind(p));
     lua_setfield(L, -2, "blind");
+    /* the busiest stream's serial GPU work in the window: a shorter path is
+     * not the critical path, and no bound follows from it */
+    tl_lset_us(L, "stream_busy_us", (double)p->stream_busy);
+    if (p->busy_stream >= 0) tl_lset_int(L, "busy_stream", (lua_Integer)p->busy_stream);
+    lua_pushboolean(L, tl_cpath_below_stream(p));
+    lua_setfield(L, -2, "below_stream");
+    tl_lset_int(L, "waits", (lua_Integer)p->n_waits);
+    lua_pushboolean(L, tl_cpath_host_missing(p));
+    lua_setfield(L, -2, "host_missing");
     return 1;
 }

@@ -41,17 +41,28 @@ static const char *const CP_HELP =
 
 static void print_summary(const tl_cpath *p, const char *out, double secs)
 {
-    if (p->step >= 0) printf("critical path of ProfilerStep#%ld", p->step);
-    else printf("critical path of the whole trace");
+    /* a path shorter than one stream's serial GPU work is HTA's longest path, not the step's critical path */
+    int below = tl_cpath_below_stream(p);
+    printf("%s of ", below ? "HTA's longest path" : "critical path");
+    if (p->step >= 0) printf("ProfilerStep#%ld", p->step);
+    else printf("the whole trace");
     double wall = (double)(p->win_end - p->win_start) / 1000.0;
     printf(": %.3f ms of %.3f ms wall time, %zu events, %zu of %zu nodes (found in %.2f s)\n",
            (double)p->length / 1e6, wall / 1000.0, p->n_events, p->n_path, p->n_nodes, secs);
+    if (below) {
+        char stream[48] = "a stream (no stream id)";
+        if (p->busy_stream >= 0) snprintf(stream, sizeof stream, "stream %lld", (long long)p->busy_stream);
+        printf("not the critical path: %s is busy %.3f ms with the GPU events launched in the window, in\n"
+               "order, so the critical path is at least that long; no CPU or GPU bound follows from this path's\n"
+               "split:\n",
+               stream, (double)p->stream_busy / 1e6);
+    }
     for (int c = 0; c < TL_CPC__COUNT; c++) {
         double pct = p->length > 0 ? 100.0 * (double)p->by_cat[c] / (double)p->length : 0.0;
         printf("  %-28s %14.3f ms  %5.1f%%\n", tl_cp_cat_name(c), (double)p->by_cat[c] / 1e6, pct);
     }
     printf("overlaid trace: %s\n", out);
-    if (tl_cpath_blind(p)) {
+    if (tl_cpath_host_missing(p)) {
         double cover = p->win_end > p->win_start ? (double)p->length / (double)(p->win_end - p->win_start) : 1.0;
         printf("note: the trace records no synchronisation events (cuda_sync, written by PyTorch 2.1 and later on\n"
                "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it: host work\n"

@@ -905,6 +905,50 @@ static void summarise(cp *c, tl_cpath *p)
     p->n_events = k;
 }
 
+/* The busiest stream of the window's GPU events (those with nodes): the
+ * union of its events' [ts, end) over each (GPU pid, stream), the largest
+ * (the first in (pid, stream) order of equals); and the blocking calls of
+ * the window that lasted (the host waited for the GPU). */
+static void stream_work(const cp *c, tl_cpath *p)
+{
+    const tl_event_store *es = c->es;
+    p->busy_stream = -1;
+    size_t n = 0;
+    for (size_t e = 0; e < es->n; e++) {
+        if (c->kind[e] == K_GPU && has_nodes(c, (uint32_t)e)) n++;
+        if (c->kind[e] == K_RUNTIME && has_nodes(c, (uint32_t)e) && c->name_block[es->name[e]] && es->dur[e] > 0)
+            p->n_waits++;
+    }
+    if (!n) return;
+    uint32_t *ev = tl_xmalloc(n * sizeof *ev);
+    int64_t *k = tl_xmalloc(3 * n * sizeof *k);
+    size_t m = 0;
+    for (size_t e = 0; e < es->n; e++) {
+        if (c->kind[e] != K_GPU || !has_nodes(c, (uint32_t)e)) continue;
+        ev[m] = (uint32_t)e;
+        k[m] = tl_es_pid(es, e);
+        k[n + m] = stream_of(c, (uint32_t)e);
+        k[2 * n + m] = es->ts[e];
+        m++;
+    }
+    size_t *ord = tl_order_by_keys(n, k, k + n, k + 2 * n, NULL);
+    int64_t busy = 0, end = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        size_t a = ord[i];
+        int first = i == 0 || k[a] != k[ord[i - 1]] || k[n + a] != k[n + ord[i - 1]];
+        if (first) busy = 0, end = INT64_MIN;
+        int64_t ts = es->ts[ev[a]], te = tl_es_end(es, ev[a]);
+        if (ts < end) ts = end; /* the part not already counted */
+        if (te > ts) busy += te - ts;
+        if (te > end) end = te;
+        int last = i + 1 == n || k[a] != k[ord[i + 1]] || k[n + a] != k[n + ord[i + 1]];
+        if (last && busy > p->stream_busy) p->stream_busy = busy, p->busy_stream = k[n + a];
+    }
+    free(ord);
+    free(k);
+    free(ev);
+}
+
 int tl_critical_path(const tl_trace *t, const tl_cp_opts *o, tl_cpath *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -927,6 +971,7 @@ int tl_critical_path(const tl_trace *t, const tl_cp_opts *o, tl_cpath *out, tl_e
         goto done;
     }
     summarise(&c, out);
+    stream_work(&c, out);
     out->nodes = c.nodes;
     c.nodes = NULL;
     out->n_nodes = c.n_nodes;

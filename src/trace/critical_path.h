@@ -94,6 +94,12 @@ typedef struct tl_cpath {
     int64_t length;         /* sum of the path's weights (ns) */
     int64_t by_cat[TL_CPC__COUNT];
     int64_t sync_wait;      /* blocking-call time the path crosses through sync edges (ns; not in by_cat) */
+    /* the busiest stream among the window's GPU events (those with nodes):
+     * the union of its events' [ts, end) (ns) and its stream id (-1 when
+     * the window has no GPU event). One stream runs its work in order, so
+     * the step's real critical path is at least this long */
+    int64_t stream_busy, busy_stream;
+    size_t n_waits;         /* blocking calls of the window lasting more than 0: the host waited */
 } tl_cpath;
 
 /* The window: ProfilerStep#step when has_step; the whole trace when whole
@@ -117,6 +123,24 @@ void tl_cpath_free(tl_cpath *p);
 static inline int tl_cpath_blind(const tl_cpath *p)
 {
     return p->n_by_type[TL_CPE_LAUNCH] + p->n_by_type[TL_CPE_KERNEL_KERNEL] > 0 && p->n_by_type[TL_CPE_SYNC] == 0;
+}
+
+/* The path is shorter than the busiest stream's serial GPU work in the
+ * window: it cannot be the step's critical path (a blind graph misses the
+ * dependencies that hold the rest), and no CPU/GPU bound follows from it. */
+static inline int tl_cpath_below_stream(const tl_cpath *p)
+{
+    return p->length < p->stream_busy;
+}
+
+/* The blind path's gap matters: the host waited for the GPU in the window
+ * and the path leaves at least 0.5% of the window's wall time uncovered
+ * (below what prints as 100%), so host work after such a wait is missing
+ * from it. */
+static inline int tl_cpath_host_missing(const tl_cpath *p)
+{
+    int64_t wall = p->win_end - p->win_start;
+    return tl_cpath_blind(p) && p->n_waits > 0 && (wall - p->length) * 200 >= wall;
 }
 
 /* A flow event of the overlay (HTA's overlaid trace): the start ('s') or

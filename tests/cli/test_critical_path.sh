@@ -75,6 +75,38 @@ grep -v '"cuda_sync"' "$T/good.json" | sed '$ s/,$/]}/' >"$T/nosync.json"
 "$BIN" critical-path "$T/nosync.json" -o "$T/o.json.gz" >"$T/out" 2>"$T/err"
 [ $? -eq 0 ] && grep -q '^note: the trace records no synchronisation events' "$T/out" \
   && grep -q 'the path covers 75% of the window' "$T/out" && ok || ko "no cuda_sync: the note: $(cat "$T/out" "$T/err")"
+# HTA's path shorter than one stream's work (tests/lua/test_critical_path.lua works it out): k2 -> k3 is
+# 190 us, stream 7 runs 90 + 90 + 100 = 280 us of the step's work in order: not the critical path, no bound
+cat >"$T/below.json" <<'J'
+{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":500},
+{"ph":"X","cat":"cpu_op","name":"aten::a","pid":1,"tid":1,"ts":0,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":4,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":10,"dur":90,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cpu_op","name":"aten::b","pid":1,"tid":1,"ts":195,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":200,"dur":5,"args":{"correlation":2}},
+{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":210,"dur":90,"args":{"correlation":2,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":205,"dur":5,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":300,"dur":100,"args":{"correlation":3,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":220,"dur":185,"args":{"correlation":4}}]}
+J
+"$BIN" critical-path "$T/below.json" -o "$T/o.json.gz" >"$T/out" 2>"$T/err"
+[ $? -eq 0 ] && grep -q "^HTA's longest path of ProfilerStep#1: 0.190 ms of 0.500 ms wall time, 2 events" "$T/out" \
+  && grep -q '^not the critical path: stream 7 is busy 0.280 ms with the GPU events launched in the window, in$' "$T/out" \
+  && ! grep -q '^critical path of' "$T/out" && grep -q 'the path covers 38% of the window' "$T/out" && ok \
+  || ko "a path shorter than its stream's work: $(cat "$T/out" "$T/err")"
+# a blind path that covers the whole window (the host waited, but the path is the window): no note
+cat >"$T/covered.json" <<'J'
+{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":200},
+{"ph":"X","cat":"cpu_op","name":"aten::a","pid":1,"tid":1,"ts":0,"dur":30},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":5,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":10,"dur":190,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":40,"dur":159,"args":{"correlation":2}}]}
+J
+"$BIN" critical-path "$T/covered.json" -o "$T/o.json.gz" >"$T/out" 2>"$T/err"
+[ $? -eq 0 ] && grep -q '^critical path of ProfilerStep#1: 0.200 ms of 0.200 ms wall time' "$T/out" \
+  && ! grep -q 'no synchronisation events' "$T/out" && ok || ko "a path covering the window: no note: $(cat "$T/out" "$T/err")"
 "$BIN" critical-path "$T/good.json" -o "$T/o.json.gz" --all -q >"$T/out" 2>&1
 [ $? -eq 0 ] && [ ! -s "$T/out" ] && ok || ko "--all -q: $(cat "$T/out")"
 

@@ -176,7 +176,8 @@ do
   -- a blind path that covers under 60% of the step: the verdict is said to
   -- describe that part only (timesformer: 160 of 382 ms)
   local function line_of(blind, length, wall)
-    return table.concat(cpmd.section({ step = 6, bound = "GPU", blind = blind, length_us = length, wall_us = wall,
+    return table.concat(cpmd.section({ step = 6, bound = "GPU", blind = blind, host_missing = blind, length_us = length,
+      wall_us = wall,
       by_category = { cpu = length / 4, gpu_compute = length * 3 / 4 } }), "\n")
   end
   T.check(line_of(true, 160e3, 382e3):find("Here the path covers 42% of the step's wall time, so the path's GPU-bound "
@@ -245,8 +246,8 @@ do
   T.close(share, 0.8, "and its share", 0, 1e-9)
   -- a path held by launch delays (HTA's backward_thread trace: 99.8% of 64 ms) is neither CPU- nor GPU-bound
   local function split_line(by)
-    return table.concat(cpmd.section({ step = 552, bound = "CPU", blind = true, length_us = 64232, wall_us = 413451,
-      by_category = by }), "\n")
+    return table.concat(cpmd.section({ step = 552, bound = "CPU", blind = true, host_missing = true, length_us = 64232,
+      wall_us = 413451, by_category = by }), "\n")
   end
   local ld = split_line({ cpu = 64, gpu_compute = 45, communication = 0, launch_delay = 64100, kernel_gap = 23 })
   T.check(ld:find("**Launch-delay-bound**: the critical path of ProfilerStep#552", 1, true)
@@ -258,6 +259,81 @@ do
   -- launch delays that do not outweigh the GPU's work (or the host's) leave the verdict as it was
   local cpu = split_line({ cpu = 40000, gpu_compute = 100, launch_delay = 24000 })
   T.check(cpu:find("**CPU-bound**", 1, true) and cpu:find("host-side findings", 1, true), "CPU-bound kept: " .. cpu)
+end
+
+-- ---------------------------------------------------------------- shorter than a stream's work
+-- ProfilerStep#1 [0, 500). aten::a [0, 20) launches k1 at 1 (k1 [10, 100) on
+-- stream 7); aten::b [195, 215) launches k2 at 200 and k3 at 205 (k2 [210,
+-- 300), k3 [300, 400)); cudaDeviceSynchronize [220, 405); no cuda_sync event.
+-- k1: queue 1 at its launch, 0 at its start: launch edge. k2: its launch finds
+-- the queue empty (1), but k3 is queued when k2 starts (1, not 0): no launch
+-- edge; k1 ended (100) before k2's launch call (200): no kernel-kernel edge.
+-- So nothing leads into k2. k3: queue 2 at its launch, k2 still runs at 205:
+-- kernel-kernel edge k2 end -> k3 start (0). Longest path: k2 (90) -> k3
+-- (100) = 190 us, all GPU compute; the host's chain is 40 us, op a -> k1 100.
+-- Stream 7 is busy 90 + 90 + 100 = 280 us with the step's GPU work, in
+-- order, so the step's critical path is at least 280 us: HTA's 190 us path
+-- is not it (owlv2 H100: 227.517 ms against 566.759 ms on stream 7).
+do
+  local ev = {
+    X("user_annotation", "ProfilerStep#1", 0, 500, {}),
+    X("cpu_op", "aten::a", 0, 20, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 1, 4, { correlation = "1" }),
+    X("kernel", "k1", 10, 90, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    X("cpu_op", "aten::b", 195, 20, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 200, 5, { correlation = "2" }),
+    X("kernel", "k2", 210, 90, { correlation = "2", stream = "7", device = "0" }, 0, 7),
+    X("cuda_runtime", "cudaLaunchKernel", 205, 5, { correlation = "3" }),
+    X("kernel", "k3", 300, 100, { correlation = "3", stream = "7", device = "0" }, 0, 7),
+    X("cuda_runtime", "cudaDeviceSynchronize", 220, 185, { correlation = "4" }),
+  }
+  local t = tl.load(T.write_trace(dir .. "/below.json", ev))
+  local cp = t:critical_path{}
+  T.close(cp.length_us, 190, "below: HTA's path k2 -> k3", 0, 1e-9)
+  T.eq(#cp.events, 2, "below: k2 and k3")
+  T.close(cp.by_category.gpu_compute, 190, "below: all GPU compute", 0, 1e-9)
+  T.eq(cp.bound, "GPU", "below: HTA's split alone would say GPU")
+  T.close(cp.stream_busy_us, 280, "below: stream 7 busy 90 + 90 + 100", 0, 1e-9)
+  T.eq(cp.busy_stream, 7, "below: the busiest stream")
+  T.eq(cp.below_stream, true, "below: 190 < 280 us")
+  T.eq(cp.blind, true, "below: no cuda_sync: blind")
+  T.eq(cp.waits, 1, "below: one blocking call that lasted")
+  T.eq(cp.host_missing, true, "below: the host waited and 310 of 500 us are off the path")
+  local cpmd = require "tracelens.critical_path_md"
+  local line = table.concat(cpmd.section(cpmd.data(t, t:steps())), "\n")
+  T.check(line:find("**No bound from the critical path**: HTA's longest path through ProfilerStep#1 (`tracelens "
+    .. "critical-path`) is 0.190 of its 0.500 ms (CPU ops and runtime calls 0.0%, GPU compute 100.0%, communication "
+    .. "0.0%, launch delay 0.0%, gaps between kernels 0.0%), but stream 7 is busy 0.280 ms with the GPU work the step "
+    .. "launched, run in order, so the step's critical path is at least that long: this path is not it, and no CPU- "
+    .. "or GPU-bound verdict follows from its split. The trace records no synchronisation events", 1, true)
+    and not line:find("-bound**", 1, true) and not line:find("verdict describes", 1, true),
+    "below: analysis.md draws no bound: " .. line)
+  -- a path that holds its stream's work is not below: the by-hand trace at the top (990 us, 600 us of stream work)
+  local cp0 = tl.load(dir .. "/hand.json"):critical_path{}
+  T.close(cp0.stream_busy_us, 600, "hand: stream 7 busy 600 us", 0, 1e-9)
+  T.eq(cp0.below_stream, false, "hand: a 990 us path is not shorter than 600 us of stream work")
+  T.eq(cp0.host_missing, false, "hand: not blind, nothing missing")
+end
+
+-- ---------------------------------------------------------------- a blind path covering the window
+-- ProfilerStep#1 [0, 200): aten::a [0, 30) launches k1 at 1 (k1 [10, 200));
+-- cudaDeviceSynchronize [40, 199). Blind (no cuda_sync), the host waited,
+-- but the path op start -> launch (1) -> k1 start (9) -> k1 end (190) is
+-- 200 us, the whole window: no host work can be missing from it.
+do
+  local ev = {
+    X("user_annotation", "ProfilerStep#1", 0, 200, {}),
+    X("cpu_op", "aten::a", 0, 30, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 1, 5, { correlation = "1" }),
+    X("kernel", "k1", 10, 190, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    X("cuda_runtime", "cudaDeviceSynchronize", 40, 159, { correlation = "2" }),
+  }
+  local cp = tl.load(T.write_trace(dir .. "/covered.json", ev)):critical_path{}
+  T.close(cp.length_us, 200, "covered: the path is the window", 0, 1e-9)
+  T.eq(cp.blind, true, "covered: blind")
+  T.eq(cp.waits, 1, "covered: the host waited")
+  T.eq(cp.host_missing, false, "covered: nothing of the window is off the path")
+  T.eq(cp.below_stream, false, "covered: 200 us against 190 us of stream work")
 end
 
 if not (data and T.dir_exists(data .. "/hta/critical_path")) then
@@ -444,6 +520,28 @@ do -- multi-stream: the cudaEventRecord on stream 20 syncs back to kernel 1, not
   check_path("cuda_event_sync_multi_stream", t, cp, read_json(path))
   T.check(has_edge(cp, 24, false, 84, true, SYNC), "multi_stream: sgemm (stream 20) end -> memset (stream 24) start")
   T.check(not has_edge(cp, 54, false, 84, true, SYNC), "multi_stream: not from the sgemm of stream 28")
+end
+
+-- shared traces: owlv2 H100's path is shorter than its stream's work (the GPU events launched in ProfilerStep#6,
+-- their union on stream 7 by a Python script over the JSON: 566.759 ms); backward_thread's host never waits
+-- (one cudaLaunchKernel, no blocking call), so no host work after a wait can be missing from its blind path
+do
+  local owl = data .. "/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz"
+  if T.file_exists(owl) then
+    local cp = tl.load(owl):critical_path{}
+    T.eq(cp.step, 6, "owlv2: ProfilerStep#6")
+    T.close(cp.length_us, 227517, "owlv2: HTA's path 227.517 ms", 0, 0.5)
+    T.close(cp.stream_busy_us, 566759, "owlv2: stream 7 busy 566.759 ms", 0, 0.5)
+    T.eq(cp.busy_stream, 7, "owlv2: stream 7")
+    T.eq(cp.below_stream, true, "owlv2: the path is not the critical path")
+  end
+  local bw = data .. "/hta/call_stack/backward_thread.json"
+  if T.file_exists(bw) then
+    local cp = tl.load(bw):critical_path{}
+    T.eq(cp.blind, true, "backward_thread: blind")
+    T.eq(cp.waits, 0, "backward_thread: no blocking call")
+    T.eq(cp.host_missing, false, "backward_thread: no wait, nothing missing after one")
+  end
 end
 
 T.rmrf(dir)
