@@ -121,9 +121,9 @@ end
 function M.below_stream_line(d, name, path)
   local stream = d.busy_stream and ("stream " .. tostring(d.busy_stream)) or "a stream (no stream id)"
   local s = string.format("HTA's longest path through %s (`tracelens critical-path`) is %s, but %s is busy "
-    .. "%s ms with the GPU work the step launched, run in order, so the step's critical path is at least that long: "
-    .. "this path is not it, and no CPU- or GPU-bound verdict follows from its split.", name, path, stream,
-    ms(d.stream_busy_us))
+    .. "%s ms (%.0f%% of the step's wall time) with the GPU work the step launched, run in order, so the step's "
+    .. "critical path is at least that long: this path is not it, and no CPU- or GPU-bound verdict follows from its "
+    .. "split.", name, path, stream, ms(d.stream_busy_us), d.stream_busy_us / d.wall_us * 100)
   if d.blind then s = s .. " " .. NO_SYNC end
   local idle = no_gpu_sentence(d, name)
   local lead, tail = d.gpu_lead_us or 0, d.gpu_tail_us or 0

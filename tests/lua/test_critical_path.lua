@@ -303,8 +303,8 @@ do
   local line = table.concat(cpmd.section(cpmd.data(t, t:steps())), "\n")
   T.check(line:find("**No bound from the critical path**: HTA's longest path through ProfilerStep#1 (`tracelens "
     .. "critical-path`) is 0.190 of its 0.500 ms (CPU ops and runtime calls 0.0%, GPU compute 100.0%, communication "
-    .. "0.0%, launch delay 0.0%, gaps between kernels 0.0%), but stream 7 is busy 0.280 ms with the GPU work the step "
-    .. "launched, run in order, so the step's critical path is at least that long: this path is not it, and no CPU- "
+    .. "0.0%, launch delay 0.0%, gaps between kernels 0.0%), but stream 7 is busy 0.280 ms (56% of the step's wall time) "
+    .. "with the GPU work the step launched, run in order, so the step's critical path is at least that long: this path is not it, and no CPU- "
     .. "or GPU-bound verdict follows from its split. The trace records no synchronisation events", 1, true)
     and not line:find("-bound**", 1, true) and not line:find("verdict describes", 1, true),
     "below: analysis.md draws no bound: " .. line)
