@@ -654,6 +654,22 @@ local function title(inp)
   return "# " .. text(model_name(inp)) .. " - " .. text(platform_of(inp)) .. " Standalone Analysis"
 end
 
+-- Comparative: when both GPUs are idle for most of their span, the spans
+-- compare the hosts' pace of issuing work more than the GPUs (bert H100 vs
+-- MI300X: 92% and 89% idle; the GPUs compute 0.307 against 0.388 ms while
+-- the spans say trace 2 is faster). One sentence, or nil.
+local BOTH_IDLE_PCT = 50
+
+local function both_idle_sentence(g1, g2, t1, t2)
+  local i1, i2 = sf.value(g1.idle_time_percent), sf.value(g2.idle_time_percent)
+  if i1 <= BOTH_IDLE_PCT or i2 <= BOTH_IDLE_PCT then return nil end
+  local c1 = t1 * sf.value(g1.computation_time_percent) / 100
+  local c2 = t2 * sf.value(g2.computation_time_percent) / 100
+  return string.format("Both GPUs are idle for most of their span (%s and %s), so that difference is mostly the "
+    .. "hosts' pace of issuing work, not the GPUs' speed: the GPUs compute for %s (Trace 1) against %s (Trace 2).",
+    pct_text(i1), pct_text(i2), ms_text(c1, math.max(c1, c2)), ms_text(c2, math.max(c1, c2)))
+end
+
 local function overview(inp, items)
   local g = utilization(inp)
   local s = {}
@@ -673,14 +689,16 @@ local function overview(inp, items)
       pct_text(share * 100))
   end
   if is_comparative(inp) then
+    local g2 = (inp.manifest or {}).trace2_gpu_utilization or {}
     local t1 = sf.value(g.total_time_ms)
-    local t2 = sf.value(((inp.manifest or {}).trace2_gpu_utilization or {}).total_time_ms)
+    local t2 = sf.value(g2.total_time_ms)
     if t1 > 0 and t2 > 0 and t1 ~= t2 then
       -- a trace 2 with no GPU name is called "Trace 2" already: not "Trace 2 (Trace 2)"
       local p2 = inp.platform2 and inp.platform2 ~= "Trace 2" and (" (" .. text(inp.platform2) .. ")") or ""
       s[#s + 1] = string.format("Trace 2%s is %s%% %s than Trace 1: %s against %s.", p2,
         round_text(math.abs(t1 - t2) / t1 * 100, 1), t2 < t1 and "faster" or "slower",
         ms_text(t2, math.max(t1, t2)), ms_text(t1, math.max(t1, t2)))
+      s[#s + 1] = both_idle_sentence(g, g2, t1, t2)
     end
   end
   local top = top_category(inp)

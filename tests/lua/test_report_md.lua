@@ -462,6 +462,21 @@ do
     platform = "MI300X", platform2 = "Trace 2", model_info = model_info })
   T.check(section(r2, "Executive Summary"):find("Trace 2 is 42.8% faster than Trace 1: 2.00 ms", 1, true),
     "unnamed trace 2: its name once")
+  -- trace 2 idle 50%: not most of its span, no word on the hosts
+  T.check(not es:find("Both GPUs are idle", 1, true), "trace 2 half idle: no host-pace sentence")
+  -- both mostly idle (88.82% and 60%): the spans compare the hosts; computation 3.496 x 11.108% = 0.388 ms
+  -- against 2.0 x 40% = 0.800 ms
+  m.trace2_gpu_utilization = json.obj("total_time_ms", 2.0, "computation_time_percent", 40.0,
+    "exposed_comm_time_percent", 0.0, "exposed_memcpy_time_percent", 0.0, "idle_time_percent", 60.0)
+  local r3 = report_md.render({ scope = "comparative", manifest = m, priority = p,
+    findings = { system = { kernel_fusion = fusion }, compute = {} }, failed = {}, metrics = {}, arch = arch,
+    platform = "MI300X", platform2 = "H100", model_info = model_info })
+  T.check(section(r3, "Executive Summary"):find("Trace 2 (H100) is 42.8% faster than Trace 1: 2.00 ms against 3.50 ms. "
+    .. "Both GPUs are idle for most of their span (88.82% and 60.00%), so that difference is mostly the hosts' pace of "
+    .. "issuing work, not the GPUs' speed: the GPUs compute for 0.388 ms (Trace 1) against 0.800 ms (Trace 2).", 1, true),
+    "both mostly idle: the spans compare the hosts: " .. section(r3, "Executive Summary"):sub(1, 900))
+  m.trace2_gpu_utilization = json.obj("total_time_ms", 2.0, "computation_time_percent", 50.0,
+    "exposed_comm_time_percent", 0.0, "exposed_memcpy_time_percent", 0.0, "idle_time_percent", 50.0)
   T.check(es:find("| Metric | Trace 1 - (MI300X) | Trace 2 - (H100) | Difference |", 1, true), "comparative header")
   -- 2.0 - 3.49597607421875 = -1.496 ms, -42.8% of trace 1
   T.check(es:find("| Total Time | 3.50 ms | 2.00 ms | -1.50 ms (-42.8%) |", 1, true), "total time difference")
