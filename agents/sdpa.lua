@@ -211,7 +211,8 @@ function rules.reasoning(v)
     out[#out + 1] = "Fused attention at N=" .. g.n_q .. " usually reaches " .. lo .. "–" .. hi .. "% of roofline, and "
       .. say.code(v.lead.name) .. " at " .. F.num(eff) .. "% is " .. where .. "."
     if eff >= lo then
-      out[#out + 1] = "The remaining gap is typical for this sequence length rather than a defect of the kernel."
+      out[#out + 1] = "Within that band the trace shows no sign of a defect in this kernel; whether another attention "
+        .. "backend does better at this shape must be measured."
       local ms, pct = tonumber(v.lead.time_ms), tonumber(v.lead.percent_of_total)
       if eff < hi and ms and pct then
         -- the same work at the band's top efficiency takes eff / hi of the time

@@ -243,6 +243,24 @@ function M.kernel_library(op_name, kernel_details)
   return nil
 end
 
+-- Kernels the reference's markers miss, named in the cards' Identification
+-- only (the metrics and the titles keep §6.8's library, as the golden cases
+-- and the report contract do): AOTriton, PyTorch's fused attention on ROCm,
+-- whose attn_fwd the reference calls "PyTorch Native" from the fill kernel
+-- beside it, or names no library.
+local PROSE_LIBRARIES = { { "'attn_fwd'", "AOTriton" }, { "'bwd_kernel_dk_dv'", "AOTriton" },
+  { "'bwd_kernel_dq'", "AOTriton" }, { "'bwd_preprocess'", "AOTriton" } }
+
+--- The library a card names for an operation: the AOTriton kernels when its
+--- kernel_details show them, else the metrics' library (may be nil).
+function M.prose_library(kernel_details, library)
+  local kd = type(kernel_details) == "string" and kernel_details or ""
+  for _, m in ipairs(PROSE_LIBRARIES) do
+    if kd:find(m[1], 1, true) then return m[2] end
+  end
+  return library
+end
+
 -- §6.8 format_args: "(d1,d2) dtype" per input, joined by <br>.
 function M.format_args(dims, types)
   if type(dims) ~= "string" or type(types) ~= "string" then return nil end

@@ -365,6 +365,8 @@ local function view(ctx, metrics, rules, f, rows)
     category = metrics.category, display = ctx.display_name or metrics.category,
     source = (metrics.category or "category") .. "_metrics.json",
   }
+  -- the library the kernels' names show, for the Identification (the title keeps §6.8's)
+  v.kernels_library = require("tracelens.analysis").prose_library(v.lead.kernel_details_summary, v.library)
   v.describe = function(op) return rules.describe and rules.describe(op, v) or nil end
   v.noun = call(rules.noun, v) or v.display
   v.qualifier = call(rules.qualifier, v)

@@ -501,6 +501,23 @@ do -- SDPA: paged, memory-bound, KV write above 10% -> block size; three extra c
   has(text, "Flash Attention is already in use, and its kernel is a library's: time the other fused attention "
     .. "backends for this shape", "sdpa flash action")
   lacks(text, "tile-size and wave-occupancy tuning", "sdpa flash: no tuning of a library kernel")
+  has(text, "Within that band the trace shows no sign of a defect in this kernel; whether another attention backend "
+    .. "does better at this shape must be measured.", "sdpa in band: no claim beyond the band")
+  lacks(text, "typical for this sequence length", "sdpa in band: no 'typical' claim")
+  -- ROCm's flash attention (AOTriton's attn_fwd beside a fill kernel): the metrics' library is the
+  -- reference's "PyTorch Native", the card names AOTriton
+  f.library = "PyTorch Native"
+  f.kernel_details_summary = "[{'name': 'void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>, "
+    .. "std::array<char*, 1ul> >(int, at::native::FillFunctor<int>, std::array<char*, 1ul>)', 'stream': 0, 'count': 2}, "
+    .. "{'name': 'attn_fwd', 'stream': 0, 'count': 1}]"
+  local fd = finding("sdpa_fwd", { f }, { bound = "compute", bucket = "30-60", low = 1.0, mid = 1.2, high = 1.4 })
+  fd.library = "PyTorch Native"
+  text = synthetic("sdpa aotriton", "sdpa", "sdpa_fwd", "SDPA_fwd", metrics_of("sdpa_fwd", "standalone", { f }, { fd }))
+  has(text, "within the efficiency expected at its length (PyTorch Native)", "sdpa AOTriton: the title keeps §6.8's")
+  has(text, "The kernels are AOTriton's precompiled Triton attention kernels (PyTorch's fused attention on ROCm) "
+    .. "(AOTriton). The library in the title, PyTorch Native, is that of a smaller kernel beside them.",
+    "sdpa AOTriton: the Identification names it")
+  lacks(text, "native kernels", "sdpa AOTriton: not the framework's native kernels")
 end
 
 do -- convolution: memory-bound with 25% transposes -> channels-last
