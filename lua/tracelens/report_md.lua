@@ -714,7 +714,15 @@ local function overview(inp, items)
       .. "a finding could recover).", #items.compute, #items.compute == 1 and "" or "s",
       text(display_name(inp, f1.category)), num(f1.finding.impact_score))
   else
-    s[#s + 1] = "No compute kernel finding reaches the reporting threshold."
+    local compute_pct = tonumber(g.computation_time_percent)
+    if compute_pct and compute_pct < MIN_COMPUTE_SHARE then
+      -- the scores are shares of a span the GPU mostly idles through: no verdict on the kernels
+      s[#s + 1] = string.format("No compute kernel finding reaches the reporting threshold, but the GPU computes for "
+        .. "only %s of the span and each impact_score is a share of the whole span, so this says little about the "
+        .. "kernels themselves.", pct_text(compute_pct))
+    else
+      s[#s + 1] = "No compute kernel finding reaches the reporting threshold."
+    end
   end
   if #items.fusion > 0 then
     -- the first card is the largest (the fusion cards are in impact order)

@@ -96,6 +96,9 @@ if case and T.file_exists(case .. "/sglang_Qwen3-8B_decode.json.gz") then
   T.check(not md3:find("within target", 1, true), "no within-target verdict when the GPU computes 2% of the time")
   T.check(md3:find("but that is no verdict on the kernels: the GPU computes for only 2.06% of the 473.75 ms GPU span",
     1, true), "the low-compute sentence")
+  T.check(md3:find("No compute kernel finding reaches the reporting threshold, but the GPU computes for only 2.06% of "
+    .. "the span and each impact_score is a share of the whole span, so this says little about the kernels themselves.",
+    1, true), "the Executive Summary's sentence says the same")
 else
   print("note: ../shared/data not found: the low-compute case is skipped")
 end
