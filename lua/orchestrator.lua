@@ -527,6 +527,32 @@ local function arch_candidates(trace)
   return c
 end
 
+-- Without an arch file: for each compute spec, the lowest ridge point
+-- (max-achievable or peak TFLOPS over HBM bandwidth, in FLOP/B) of the
+-- shipped arch files that have it, with the file's name: an op whose
+-- intensity is below it is memory-bound on every one of them
+-- (prose.remedy.profile_unmodeled). {spec = {ridge =, name =}} or nil.
+local function shipped_ridges()
+  local dir = arch_dir()
+  local files = tl.fs.listdir(dir) or {}
+  table.sort(files)
+  local out, any = {}, false
+  for _, f in ipairs(files) do
+    local stem = f:match("^([^.].*)%.json$")
+    local aok, a = pcall(function() return json.decode(assert(read_file(dir .. "/" .. f))) end)
+    local bw = stem and aok and type(a) == "table" and tonumber(a.mem_bw_gbps)
+    if bw and bw > 0 and type(a.max_achievable_tflops) == "table" then
+      for spec, tf in pairs(a.max_achievable_tflops) do
+        local ridge = tonumber(tf) and tonumber(tf) * 1000 / bw
+        if ridge and ridge > 0 and (not out[spec] or ridge < out[spec].ridge) then
+          out[spec], any = { ridge = ridge, name = stem }, true
+        end
+      end
+    end
+  end
+  return any and out or nil
+end
+
 -- The one sentence of an analysis without an arch file; without
 -- --platform, it adds the shipped arch files the GPU's memory and vendor
 -- match (candidates: arch_candidates' result, or nil).
@@ -767,6 +793,7 @@ local function main(argv)
     cpu_idle_metrics = metrics_files[1].metrics, idle_waits = idle_waits(feed), rules = rules,
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
     metadata_of = prep.metadata_of, peak_kind = arch and arch.kind, sync_op_names = prep.sync_op_names,
+    shipped_ridges = not arch and shipped_ridges() or nil,
   }, warn)
   progress(opts, "running %d analyzers", #tasks)
   local outcome = timed("analyzers", function()

@@ -795,7 +795,35 @@ function M.remedy.fuse_in_layer(v, where)
 end
 M.remedy.defer_fusion = M.remedy.fuse_in_layer -- its former name (rules may call it: docs/rules.md)
 
+-- Without an arch file, the lead op's FLOPs per byte below the lowest ridge
+-- point of every shipped arch file with its compute spec (ctx.shipped_ridges,
+-- the orchestrator's): {fpb, spec, ridge, name}, or nil. Only for the formats
+-- every such GPU runs natively: FP8, FP4 or INT8 work on a GPU whose file has
+-- no peak for it (MXFP4 GEMMs on MI300X) runs in another format.
+local NATIVE_FORMAT = { bf16 = true, fp16 = true, tf32 = true, fp32 = true, fp64 = true }
+
+local function below_every_ridge(v)
+  local enc = type(v.ctx) == "table" and v.ctx.shipped_ridges
+  local e = type(v.lead.efficiency) == "table" and v.lead.efficiency or {}
+  local fpb, spec = tonumber(e.flops_per_byte), e.compute_spec
+  if type(enc) ~= "string" or not fpb or type(spec) ~= "string" or F.unmodelled(v) ~= "no_arch" then return nil end
+  if not NATIVE_FORMAT[spec:match("_(%w+)$") or ""] then return nil end
+  local ok, ridges = pcall(json.decode, enc)
+  local r = ok and type(ridges) == "table" and ridges[spec]
+  if type(r) ~= "table" or not tonumber(r.ridge) or fpb >= tonumber(r.ridge) then return nil end
+  return { fpb = fpb, spec = spec, ridge = tonumber(r.ridge), name = r.name }
+end
+
 function M.remedy.profile_unmodeled(v)
+  local low = below_every_ridge(v)
+  if low then
+    return { action = "Make " .. M.target(v) .. " move fewer bytes (a narrower data type, fusing it with the op "
+        .. "that produces or consumes its tensors) or read them more efficiently; profile it with hardware counters "
+        .. "for the achieved bandwidth.",
+      mechanism = string.format("Its %s FLOP/B is below the ridge point of every shipped arch file with a %s peak "
+        .. "(the lowest, %s's, is about %s FLOP/B): whichever of those GPUs this is, the op is memory-bound, so the bytes "
+        .. "it moves set its time.", num(low.fpb), low.spec, md.text(tostring(low.name)), string.format("%.0f", low.ridge)) }
+  end
   return { action = "Profile " .. M.target(v) .. " with hardware counters to learn whether it is compute-bound or "
       .. "memory-bound.",
     mechanism = "Without " .. (({ no_arch = "the GPU's peak figures", no_peak = "a peak for its compute spec" })

@@ -122,7 +122,9 @@ function M.tasks(spec, warn)
   local function agent(stem) return dir .. "/" .. stem .. ".lua" end
   -- peak_kind: the arch file's "kind" (datasheet_peak, max_achievable), so
   -- that a card giving a % of peak says which figure it is
-  local base = { out_dir = spec.out_dir, scope = spec.scope, manifest = spec.manifest_text, peak_kind = spec.peak_kind }
+  -- shipped_ridges: without an arch file, the lowest ridge point per compute spec of the shipped ones
+  local base = { out_dir = spec.out_dir, scope = spec.scope, manifest = spec.manifest_text, peak_kind = spec.peak_kind,
+    shipped_ridges = spec.shipped_ridges and json.encode(spec.shipped_ridges) }
 
   local function with(extra)
     local ctx = {}

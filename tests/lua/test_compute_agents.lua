@@ -268,11 +268,13 @@ local function stub_analysis(run_category)
 end
 
 -- The analyzer's output for `metrics` (the numeric step replaced by a stub).
-local function run_agent(agent, cat, display, metrics, metadata, ops)
+local function run_agent(agent, cat, display, metrics, metadata, ops, extra)
   stub_analysis(function() return metrics end)
   local chunk = assert(loadfile(root .. "/agents/" .. agent .. ".lua"))
-  local ok, out = pcall(chunk, { category = cat, display_name = display, scope = metrics.comparison_scope or "standalone",
-    out_dir = "/nonexistent", ops = ops or {}, metadata = metadata or MI300X_META })
+  local ctx = { category = cat, display_name = display, scope = metrics.comparison_scope or "standalone",
+    out_dir = "/nonexistent", ops = ops or {}, metadata = metadata or MI300X_META }
+  for k, v in pairs(extra or {}) do ctx[k] = v end
+  local ok, out = pcall(chunk, ctx)
   package.loaded["tracelens.analysis"] = nil
   T.check(ok, agent .. " on " .. cat .. ": " .. tostring(not ok and out or ""))
   return ok and out or { findings = "", metrics = "" }
@@ -731,6 +733,27 @@ do -- generic: heuristic miscategorized op, skipped communication, anomaly, coll
     .. "`matrix_fp4`.", "no peak: warning")
   lacks(t4, "No FLOPs or byte count is modelled", "no peak: the model is there")
   lacks(t4, "no performance model", "no peak: the model is there")
+  -- no arch file at all (vLLM's unnamed MI300X): a BF16 GEMM at 31.45 FLOP/B is below every shipped file's BF16
+  -- ridge (the lowest given here: MI210's 181 TFLOPS over 1,600 GB/s, 113 FLOP/B), so memory-bound on any of them;
+  -- an MXFP4 GEMM is not judged (a GPU without an FP4 peak runs it in another format)
+  local ridges = json.encode({ matrix_bf16 = { ridge = 181 * 1000 / 1600, name = "MI210" },
+    matrix_fp4 = { ridge = 1125, name = "B200" } })
+  local gq = op { name = "vllm::rocm_unquantized_gemm", count = 96, time_ms = 1.231, pct = 11.5, fpb = 31.45,
+    tflops = 20.0, tbs = 0.64, spec = "matrix_bf16", kernel = "wvSplitK_hf_" }
+  local no_arch = run_agent("generic", "other", "other", metrics_of("other", "standalone", { gq }, {
+    finding("other", { gq }, { heuristic = true, bound = "unmodeled", bucket = "unknown", pct = 11.5, low = 3.0,
+      mid = 5.0, high = 7.0, rank = 1 }) }, cs), "{}", nil, { shipped_ridges = ridges })
+  has(no_arch.findings, "Its 31.45 FLOP/B is below the ridge point of every shipped arch file with a matrix_bf16 peak "
+    .. "(the lowest, MI210's, is about 113 FLOP/B): whichever of those GPUs this is, the op is memory-bound",
+    "no arch: below every BF16 ridge")
+  has(no_arch.findings, "move fewer bytes", "no arch: the memory-bound action")
+  fp4.efficiency.compute_spec = "matrix_fp4"
+  local no_arch4 = run_agent("generic", "other", "other", metrics_of("other", "standalone", { fp4 }, {
+    finding("other", { fp4 }, { heuristic = true, bound = "unmodeled", bucket = "unknown", pct = 35.02, low = 10.0,
+      mid = 20.0, high = 30.0, rank = 1 }) }, cs), "{}", nil, { shipped_ridges = ridges })
+  lacks(no_arch4.findings, "ridge point", "no arch: no verdict on an FP4 op")
+  has(no_arch4.findings, "with hardware counters to learn whether it is compute-bound or memory-bound",
+    "no arch, FP4: profile for the bound")
   has(text, "## Communication Kernels (Skipped)", "generic skipped section")
   has(text, "`nccl:all_reduce` and `c10d::broadcast_`", "generic skipped names")
   has(text, "[ANOMALY] - verify measurement", "generic anomaly")
