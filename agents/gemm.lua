@@ -149,7 +149,7 @@ function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
   local s, t = shape(v.lead), kname.tile(v.lead.kernel_name)
-  if v.bound ~= "memory" then notes[#notes + 1] = t and say.tile_note(t, s) or TILE_NOTE end
+  if v.bound ~= "memory" then notes[#notes + 1] = t and say.tile_note(t, s, ctx.num_cus) or TILE_NOTE end
   if long_reduction(s) and not (t and t.split) then
     notes[#notes + 1] = "The trace does not show how the long K dimension is split across thread blocks (split-K, "
       .. "stream-K); a kernel profiler (Nsight Compute, rocprofv3) shows it."

@@ -489,12 +489,18 @@ local function run_record(work, opts, scope, rules, run_id)
     "files", files)
 end
 
--- The GPU name the trace's deviceProperties report, or nil (absent, empty).
-local function device_name(trace)
+-- The trace's first deviceProperties entry (a table), or nil.
+local function device_props(trace)
   local ok, info = pcall(trace.info, trace)
   local props = ok and type(info) == "table" and info.device_properties
   local first = type(props) == "table" and props[1]
-  local name = type(first) == "table" and first.name
+  return type(first) == "table" and first or nil
+end
+
+-- The GPU name the trace's deviceProperties report, or nil (absent, empty).
+local function device_name(trace)
+  local first = device_props(trace)
+  local name = first and first.name
   if type(name) ~= "string" then return nil end
   name = name:gsub("%c", " "):match("^%s*(.-)%s*$")
   return name ~= "" and name or nil
@@ -794,6 +800,8 @@ local function main(argv)
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
     metadata_of = prep.metadata_of, peak_kind = arch and arch.kind, sync_op_names = prep.sync_op_names,
     shipped_ridges = not arch and shipped_ridges() or nil,
+    -- the compute units (SMs, CUs) the trace's device reports: the waves of a GEMM's tiles
+    num_cus = tonumber((device_props(trace) or {}).numSms),
   }, warn)
   progress(opts, "running %d analyzers", #tasks)
   local outcome = timed("analyzers", function()

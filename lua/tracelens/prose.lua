@@ -869,10 +869,27 @@ end
 --- with a GEMM shape s ({m, n, batch}, or nil), how many tiles its output
 --- makes (the name does not say which output dimension the tile's first side
 --- covers: both counts when they differ).
-function M.tile_note(t, s)
+-- How the work items fill the compute units in waves: {waves, fill} with
+-- fill the share of the units busy in the last wave.
+local function waves_of(items, cus)
+  local full = items % cus
+  return { waves = items / cus, fill = full == 0 and 1 or full / cus }
+end
+
+-- A wave fill this full leaves few units idle at the end: another tile shape
+-- gains little from filling the last wave.
+local FULL_LAST_WAVE = 0.75
+
+--- The tile a GEMM kernel's name states, the work items it makes of the
+--- output (t: kernel_name.tile's, s: the op's {m, n, batch} or nil) and,
+--- with the compute units the trace's device reports (cus, or nil), the
+--- waves they make.
+function M.tile_note(t, s, cus)
   local out = string.format("The kernel name states its tile, %d x %d with a K step of %d (`%s`)", t.m, t.n, t.k,
     md.text(t.text))
   if t.split then out = out .. string.format(", and a split of K in %d parts", t.split) end
+  local tail = ". A kernel profiler (Nsight Compute, rocprofv3) shows whether another tile shape would fill more "
+    .. "compute units."
   if s and s.m and s.n then
     local a = math.ceil(s.m / t.m) * math.ceil(s.n / t.n)
     local b = math.ceil(s.m / t.n) * math.ceil(s.n / t.m)
@@ -882,9 +899,23 @@ function M.tile_note(t, s)
     local count = lo == hi and tostring(lo * mult) or string.format("%d to %d", lo * mult, hi * mult)
     out = out .. string.format(": its %d x %d output%s makes %s %s", s.m, s.n,
       batch > 1 and string.format(" (%d batches)", batch) or "", count, t.split and "tiles and K parts" or "tiles")
+    cus = tonumber(cus)
+    if cus and cus > 0 then
+      local w1, w2 = waves_of(lo * mult, cus), waves_of(hi * mult, cus)
+      local wv = lo == hi and string.format("%.2f waves", w1.waves)
+        or string.format("%.2f to %.2f waves", math.min(w1.waves, w2.waves), math.max(w1.waves, w2.waves))
+      local f1, f2 = math.min(w1.fill, w2.fill), math.max(w1.fill, w2.fill)
+      local fill = f1 == f2 and string.format("%.0f%%", f1 * 100)
+        or string.format("%.0f%% to %.0f%%", f1 * 100, f2 * 100)
+      out = out .. string.format(", %s on the %d compute units the trace's device reports, the last one %s full",
+        wv, cus, fill)
+      if f1 >= FULL_LAST_WAVE then
+        tail = ": few units idle in the last wave, so a tile shape chosen to fill it gains little; a kernel profiler "
+          .. "(Nsight Compute, rocprofv3) shows what limits each tile instead."
+      end
+    end
   end
-  return out .. ". A kernel profiler (Nsight Compute, rocprofv3) shows whether another tile shape would fill more "
-    .. "compute units."
+  return out .. tail
 end
 
 return M

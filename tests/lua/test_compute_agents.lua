@@ -408,6 +408,22 @@ do -- GEMM, compute-bound BF16: tile tuning, then FP8 (the platform has an FP8 p
     .. "parts: its 256 x 512 output makes 8 tiles and K parts.", "gemm: the tile from the kernel name")
   lacks(text, "does not show the kernel's tile size", "gemm: the name states the tile")
   lacks(text, "does not show how the long K dimension is split", "gemm: the name states the split")
+  -- with the device's 304 compute units: 8 items are 0.03 waves, the last 3% full (8/304)
+  local gm = metrics_of("gemm", "standalone", { named },
+    { finding("gemm", { named }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) })
+  out = run_agent("gemm", "gemm", "GEMM", gm, nil, nil, { num_cus = 304 })
+  has(out.findings, "its 256 x 512 output makes 8 tiles and K parts, 0.03 waves on the 304 compute units the trace's "
+    .. "device reports, the last one 3% full. A kernel profiler (Nsight Compute, rocprofv3) shows whether another "
+    .. "tile shape would fill more compute units.", "gemm: a small last wave")
+  -- Qwen's 8944 x 2816 on MI300X with MT128x224x64: 70 x 13 = 910 or 40 x 22 = 880 tiles on 304 CUs, 2.89 to 2.99
+  -- waves, the last 272/304 = 89% to 302/304 = 99% full
+  named.kernel_name = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x224x64_MI16x16x1_SN_LDSB1_AFC1"
+  named.kernel_name_trunc = named.kernel_name
+  named["Input Dims"] = "((8944, 1024), (1024, 2816))"
+  out = run_agent("gemm", "gemm", "GEMM", gm, nil, nil, { num_cus = 304 })
+  has(out.findings, "its 8944 x 2816 output makes 880 to 910 tiles, 2.89 to 2.99 waves on the 304 compute units the "
+    .. "trace's device reports, the last one 89% to 99% full: few units idle in the last wave, so a tile shape chosen "
+    .. "to fill it gains little", "gemm: full last waves")
 end
 
 do -- GEMM: 2000 tiny calls are batched upstream; memory-bound GEMMs sharing a layer go to fusion
