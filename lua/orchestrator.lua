@@ -724,6 +724,16 @@ local function main(argv)
   end
   -- trace 2's GPU named as trace 1's: its arch file, else the name it reports, else "Unknown GPU"
   local platform2 = trace2 and (opts.platform2 or trace2:platform().name or device_name(trace2) or "Unknown GPU")
+  -- trace 2's arch file, when it has one, for the cards' hardware context (its peaks against trace 1's)
+  local arch2
+  if trace2 then
+    local pok2, plat2 = pcall(trace2.platform, trace2, { platform = opts.platform2 })
+    local path2 = pok2 and type(plat2) == "table" and plat2.path
+    local aok2, a2 = pcall(function() return path2 and json.decode(assert(read_file(path2))) end)
+    if aok2 and type(a2) == "table" and tonumber(a2.mem_bw_gbps) then
+      arch2 = { name = platform2, mem_bw_gbps = tonumber(a2.mem_bw_gbps), max_achievable_tflops = a2.max_achievable_tflops }
+    end
+  end
 
   -- Steps 2-5: category data
   local mk_data, copy_bw = use("multi-kernel data")
@@ -800,6 +810,7 @@ local function main(argv)
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
     metadata_of = prep.metadata_of, peak_kind = arch and arch.kind, sync_op_names = prep.sync_op_names,
     shipped_ridges = not arch and shipped_ridges() or nil,
+    trace2_arch = arch and arch2 or nil,
     -- the compute units (SMs, CUs) the trace's device reports: the waves of a GEMM's tiles
     num_cus = tonumber((device_props(trace) or {}).numSms),
   }, warn)

@@ -678,6 +678,39 @@ local function extreme_gaps(v)
   return s
 end
 
+-- At or above this share of trace 1's peak bandwidth, tuning an op's memory
+-- access cannot close much of a gap to a GPU with more bandwidth.
+local NEAR_PEAK = 0.8
+
+-- Comparative, a memory-bound card: trace 2's GPU has more HBM bandwidth
+-- (the arch files' figures): the gap is partly the hardware's, and members
+-- near trace 1's peak cannot close it by tuning (Qwen H100 against MI300X:
+-- 1.58 times; aten::add at 92% of H100's peak). One sentence, or nil.
+local function bandwidth_context(v)
+  if v.bound ~= "memory" then return nil end
+  local ok, a2 = pcall(json.decode, type(v.ctx) == "table" and v.ctx.trace2_arch or "null")
+  local bw1 = tonumber(F.metadata(v.ctx).peak_hbm_bw_tbs)
+  local bw2 = ok and type(a2) == "table" and tonumber(a2.mem_bw_gbps) and tonumber(a2.mem_bw_gbps) / 1000
+  if not bw1 or not bw2 or bw1 <= 0 or bw2 <= bw1 * 1.05 then return nil end
+  local near = {}
+  for _, r in ipairs(v.rows) do
+    local e = r.op.efficiency or {}
+    local tbs = tonumber(e.tb_s_achieved)
+    if tbs and tbs >= NEAR_PEAK * bw1 then
+      near[#near + 1] = string.format("%s at %s TB/s, %.0f%%", M.label(v, r.op), num(tbs), tbs / bw1 * 100)
+    end
+  end
+  local s = string.format("Trace 2's GPU (%s) has %.2f times Trace 1's HBM bandwidth (%.2f against %.2f TB/s, the "
+    .. "arch files' figures), so memory-bound work can run up to that much faster there with no change to it",
+    md.text(tostring(a2.name or "Trace 2")), bw2 / bw1, bw2, bw1)
+  if #near > 0 then
+    s = s .. string.format("; %s already %s 80%% or more of Trace 1's peak (%s), where tuning cannot close the gap",
+      #near == 1 and "one member" or (#near .. " members"), #near == 1 and "reaches" or "reach",
+      table.concat(near, "; ", 1, math.min(#near, 3)) .. (#near > 3 and "; ..." or ""))
+  end
+  return s .. "."
+end
+
 --- The measured facts of the members (up to three, largest impact first), then
 --- variance warnings. Comparative prose uses times and gaps, never the
 --- trace-2-relative efficiency.
@@ -689,6 +722,8 @@ function M.measurements(v)
   end
   local extreme = v.comparative and not v.heuristic and extreme_gaps(v)
   if extreme then out[#out + 1] = extreme end
+  local hw = v.comparative and not v.heuristic and bandwidth_context(v)
+  if hw then out[#out + 1] = hw end
   local per_call = M.per_call_us(v.lead)
   if per_call and per_call < SHORT_CALL_US then
     out[#out + 1] = "Each call of " .. code(v.lead.name) .. " lasts " .. F.round(per_call, 1)

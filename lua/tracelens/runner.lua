@@ -124,7 +124,9 @@ function M.tasks(spec, warn)
   -- that a card giving a % of peak says which figure it is
   -- shipped_ridges: without an arch file, the lowest ridge point per compute spec of the shipped ones
   local base = { out_dir = spec.out_dir, scope = spec.scope, manifest = spec.manifest_text, peak_kind = spec.peak_kind,
-    shipped_ridges = spec.shipped_ridges and json.encode(spec.shipped_ridges), num_cus = spec.num_cus }
+    shipped_ridges = spec.shipped_ridges and json.encode(spec.shipped_ridges), num_cus = spec.num_cus,
+    -- comparative: trace 2's arch file (name, mem_bw_gbps, max_achievable_tflops), for its peaks against trace 1's
+    trace2_arch = spec.trace2_arch and json.encode(spec.trace2_arch) }
 
   local function with(extra)
     local ctx = {}

@@ -811,6 +811,28 @@ do -- comparative: times and gaps, never the efficiency ratio; count mismatch ex
   has(text, "| 2 / 4 | -0.1 |", "comparative count and difference cells")
   lacks(text, "44.44", "comparative prose has no efficiency ratio")
   lacks(text, "FP8", "comparative gives no precision advice")
+  lacks(text, "HBM bandwidth (", "comparative: no hardware sentence without trace 2's arch")
+  -- trace 2's GPU has more HBM bandwidth (H100 3.35 against MI300X 5.3 TB/s: 1.58 times); a member at
+  -- 3.08 TB/s is 92% of trace 1's peak, one at 1.0 TB/s is not near it
+  local h100 = json.encode(json.obj("platform", "H100", "peak_hbm_bw_tbs", 3.35, "max_achievable_tflops",
+    json.obj("matrix_bf16", 600)))
+  local near = op { name = "aten::add", count = 48, time_ms = 0.85, pct = 5.0, bound = "memory", eff = 48.0, tbs = 3.08,
+    t2 = 0.6, count2 = 48, diff = -0.25 }
+  local far = op { name = "aten::mul", count = 48, time_ms = 0.5, pct = 3.0, bound = "memory", eff = 30.0, tbs = 1.0,
+    t2 = 0.3, count2 = 48, diff = -0.2 }
+  local cm = metrics_of("elementwise", "comparative", { near, far },
+    { finding("elementwise", { near, far }, { bound = "memory", bucket = "all", low = 2.0, mid = 3.0, high = 4.0 }) })
+  local hw = run_agent("elementwise", "elementwise", "elementwise", cm, h100, nil,
+    { trace2_arch = json.encode({ name = "MI300X", mem_bw_gbps = 5300 }) })
+  has(hw.findings, "Trace 2's GPU (MI300X) has 1.58 times Trace 1's HBM bandwidth (5.30 against 3.35 TB/s, the arch "
+    .. "files' figures), so memory-bound work can run up to that much faster there with no change to it; one member "
+    .. "already reaches 80% or more of Trace 1's peak (`aten::add`", "comparative: trace 2's bandwidth")
+  has(hw.findings, "at 3.08 TB/s, 92%), where tuning cannot close the gap.", "comparative: the member near the peak")
+  lacks(hw.findings, "`aten::mul` at 1", "comparative: a member far from the peak is not listed")
+  -- the same GPU on both sides: nothing to say
+  hw = run_agent("elementwise", "elementwise", "elementwise", cm, h100, nil,
+    { trace2_arch = json.encode({ name = "H100", mem_bw_gbps = 3350 }) })
+  lacks(hw.findings, "HBM bandwidth (", "comparative: the same bandwidth, no sentence")
 end
 
 do -- comparative: TraceDiff's alignment against trace 2's own calls of the same signature
