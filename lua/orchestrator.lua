@@ -21,6 +21,7 @@ local priority = require "tracelens.priority"
 local cpu_idle = require "tracelens.cpu_idle"
 local multi_kernel = require "tracelens.multi_kernel"
 local fusion = require "tracelens.fusion"
+local fusion_choose = require "tracelens.fusion.choose"
 local validate = require "tracelens.validate"
 local plot = require "tracelens.plot"
 local report_md = require "tracelens.report_md"
@@ -696,8 +697,9 @@ local function main(argv)
     if not report_sequences then -- else the report's, once it is built
       ahead("kernel sequences", function() return trace:kernel_sequences() end)
     end
-    ahead("fusion walks", function() return fusion.walks(trace) end)
   end
+  -- comparative too: trace 1's own candidates are named when the traces differ in none
+  ahead("fusion walks", function() return fusion.walks(trace) end)
   ahead("unlinked GPU work", function() return prepare.unlinked_gpu(trace) end)
   local sheets, sheets2 = timed("perf report", report_wait)
   -- said even with --quiet (the report's figures depend on it), once the
@@ -793,6 +795,18 @@ local function main(argv)
     max_achievable_tflops = arch and arch.max_achievable_tflops,
     unified = sheets.unified_perf_summary })
   keep_metrics("kernel_fusion", kf_metrics)
+  -- comparative: trace 1's own fusion candidates, as its standalone analysis
+  -- reports them (same candidates, estimates and rules), for the report's text
+  -- (nil when they cannot be had: the report then says where to find them)
+  local own_fusion = trace2 and timed("trace 1 fusion candidates", function()
+    local wok, walks = pcall(use, "fusion walks")
+    if not wok then return nil end
+    local own = fusion.candidates(trace, sheets.unified_perf_summary, walks)
+    local m = fusion.analyze(own, { baseline_ms = util.total_time_ms, scope = "standalone", platform = platform,
+      peak_hbm_bw_tbs = arch and arch.mem_bw_gbps and arch.mem_bw_gbps / 1000,
+      max_achievable_tflops = arch and arch.max_achievable_tflops, unified = sheets.unified_perf_summary })
+    return (fusion_choose.choose(m, own, false))
+  end) or nil
   -- the GPU events of each reported fusion estimate, for the consistency
   -- check (no event claimed twice)
   tl.fs.write_file(work .. "/category_data/kernel_fusion_gpu_events.json", fusion.gpu_events_file(kf_metrics))
@@ -877,7 +891,7 @@ local function main(argv)
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
       warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names,
       inference = inference_data, health = health_checks, steps = steps, ranks = ranks_inp, gpu_feed = feed,
-      sequence_hints = seq_hints, critical_path = cpath,
+      sequence_hints = seq_hints, critical_path = cpath, own_fusion = own_fusion,
       shared_regions = trace2 and shared_regions.find(prep.compute) or nil })
   end)
   tl.fs.write_file(work .. "/analysis.md", text)

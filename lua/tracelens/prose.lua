@@ -822,9 +822,14 @@ end
 
 -- (an op in a finding is in no fusion candidate: tracelens.analysis leaves
 -- the ops a candidate covers to the kernel fusion analysis, fusion_flagged)
+-- (comparative: that analysis looks only for work Trace 2 fuses, so it says so)
 function M.remedy.fuse_in_layer(v, where)
+  local none = v.comparative and "the comparative kernel fusion analysis, which looks only for work that Trace 2 "
+      .. "fuses and Trace 1 does not, proposes no candidate that covers it (fusion within Trace 1 is what the "
+      .. "standalone analysis of Trace 1 reports)"
+    or "the kernel fusion analysis proposes no candidate that covers it"
   return { action = "Fuse " .. code(v.lead.name) .. " with its neighbouring operations in " .. where
-      .. " (`torch.compile` fuses such chains); the kernel fusion analysis proposes no candidate that covers it.",
+      .. " (`torch.compile` fuses such chains); " .. none .. ".",
     mechanism = "Fusing a chain of memory-bound operations keeps the intermediates on chip instead of writing them "
       .. "to memory and reading them back, which removes traffic that no single-kernel tuning can." }
 end

@@ -33,6 +33,7 @@ local sf = require "tracelens.system_findings"
 local findings = require "tracelens.findings"
 local md = require "tracelens.md"
 local fusion_rules = require "tracelens.fusion_rules"
+local own_fusion_md = require "tracelens.fusion.own_md"
 
 local M = {}
 
@@ -732,6 +733,8 @@ local function overview(inp, items)
       #items.fusion == 1 and "" or "s", mid and string.format("; the largest, %s, has an impact_score of %s%s",
         items.fusion[1].title:gsub("^P%d+:%s*", ""), mid, f1 and "" or " (impact_score: the estimated share of "
           .. "end-to-end GPU time, in percent, that acting on a finding could recover)") or "")
+  elseif is_comparative(inp) then
+    s[#s + 1] = own_fusion_md.summary(inp.own_fusion)
   else
     s[#s + 1] = "No kernel fusion opportunity was found."
   end
@@ -1096,7 +1099,11 @@ end
 
 local function fusion_section(inp, items)
   local out = { "## Kernel Fusion Opportunities (Experimental)", "", fusion_note(inp, true), "" }
-  if #items == 0 then add(out, "No kernel fusion opportunities detected.", "") end
+  if #items == 0 and is_comparative(inp) then
+    add(out, own_fusion_md.NO_DIFFERENCE .. " " .. own_fusion_md.own_sentence(inp.own_fusion), "")
+  elseif #items == 0 then
+    add(out, "No kernel fusion opportunities detected.", "")
+  end
   for i, item in ipairs(items) do
     if i > 1 then add(out, "---", "") end
     append(out, card_lines(string.format("### %s P%d: %s", icon_at(i), i, item.title), item.card,
