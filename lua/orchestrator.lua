@@ -672,8 +672,10 @@ local function main(argv)
   -- figures below are computed (both only read the trace)
   local report_wait, report_sequences = start_perf_reports(trace, trace2, report_opts)
   -- the trace health check (docs/check.md) and the steps, for the Warnings and Steps sections
-  local health_checks, steps = timed("trace health", function()
-    return require("tracelens.health").checks(trace), trace:steps()
+  -- (comparative: trace 2's too, so the Warnings cover both traces)
+  local health_checks, steps, health_checks2 = timed("trace health", function()
+    local health = require "tracelens.health"
+    return health.checks(trace), trace:steps(), trace2 and health.checks(trace2) or nil
   end)
   -- the critical path of the representative step, for the Critical Path line (issue 16)
   local cpath = timed("critical path", function() return require("tracelens.critical_path_md").data(trace, steps) end)
@@ -890,7 +892,7 @@ local function main(argv)
       findings = outcome.findings, failed = outcome.failed, metrics = metrics_by_cat, model_info = model_info,
       arch = arch, platform = platform, platform2 = platform2, platform_note = plat.how, no_arch_note = no_arch_note,
       warnings = warnings, rules = rules, no_rules = opts.no_rules, trace2_names = prep.trace2_names,
-      inference = inference_data, health = health_checks, steps = steps, ranks = ranks_inp, gpu_feed = feed,
+      inference = inference_data, health = health_checks, health2 = health_checks2, steps = steps, ranks = ranks_inp, gpu_feed = feed,
       sequence_hints = seq_hints, critical_path = cpath, own_fusion = own_fusion,
       shared_regions = trace2 and shared_regions.find(prep.compute) or nil })
   end)

@@ -862,14 +862,24 @@ end
 local REPORTED_NOTES = { linked_by_correlation = true }
 local LEVEL_WORD = { fail = "failed", warn = "warning", note = "note" }
 
+-- Comparative: the checks of both traces (inp.health2: trace 2's), each row
+-- led by the trace it is about.
 local function health_rows(inp)
   local rows = {}
-  for _, c in ipairs(inp.health or {}) do
-    if c.level == "warn" or c.level == "fail" or (c.level == "note" and REPORTED_NOTES[c.id]) then
-      rows[#rows + 1] = string.format("- **%s** (%s): %s.%s", text(c.title), LEVEL_WORD[c.level],
-        text(c.detail), c.fix and (" To fix: " .. md.prose(c.fix) .. ".") or "")
+  local function add_rows(checks, who)
+    for _, c in ipairs(checks or {}) do
+      if c.level == "warn" or c.level == "fail" or (c.level == "note" and REPORTED_NOTES[c.id]) then
+        rows[#rows + 1] = string.format("- %s**%s** (%s): %s.%s", who, text(c.title), LEVEL_WORD[c.level],
+          text(c.detail), c.fix and (" To fix: " .. md.prose(c.fix) .. ".") or "")
+      end
     end
   end
+  if not is_comparative(inp) then
+    add_rows(inp.health, "")
+    return rows
+  end
+  add_rows(inp.health, "Trace 1 (" .. text(inp.platform or "Trace 1") .. "): ")
+  add_rows(inp.health2, "Trace 2 (" .. text(inp.platform2 or "Trace 2") .. "): ")
   return rows
 end
 
@@ -879,8 +889,9 @@ local function warnings(inp)
   if #failed == 0 and #variance == 0 and #notes == 0 and #health == 0 then return {} end
   local out = { "## Warnings", "" }
   if #health > 0 then
-    add(out, "**Trace health** (`tracelens check` gives the full list): what in this trace limits what the "
-      .. "analysis below can say.", "")
+    add(out, is_comparative(inp) and "**Trace health** (`tracelens check TRACE` gives the full list for each "
+      .. "trace): what in each trace limits what the analysis below can say." or "**Trace health** (`tracelens "
+      .. "check` gives the full list): what in this trace limits what the analysis below can say.", "")
     append(out, health)
     out[#out + 1] = ""
   end
