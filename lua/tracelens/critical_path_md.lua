@@ -35,6 +35,11 @@ function M.representative(steps)
   return order[#order // 2 + 1].s
 end
 
+-- A step whose GPU-free stretches (before its first and after its last GPU work) take at least this share of
+-- its wall time is called host-bound whatever the path's split.
+M.HOST_STEP_SHARE = 0.5
+local HOST_STEP_SHARE = M.HOST_STEP_SHARE
+
 -- Launched work that waits at least this share of the step's wall time before its first kernel runs is told
 -- apart from the host's time before the launch.
 local QUEUED_SHARE = 0.05
@@ -62,6 +67,13 @@ function M.data(trace, steps)
     if lead - host >= QUEUED_SHARE * rep.wall_us then queued, lead = lead - host, host end
   end
   if rep.last_launch and rep.any_gpu_end and rep.last_launch > rep.any_gpu_end then tail = 0 end
+  -- a host-bound step: the longest host calls in its GPU-free stretches (the system section names them)
+  local host_calls
+  if lead + tail >= M.HOST_STEP_SHARE * rep.wall_us then
+    local ok_calls, calls = pcall(require("tracelens.host_stretch").longest, trace,
+      { { rep.ts, rep.ts + lead }, { rep.ts + rep.wall_us - tail, rep.ts + rep.wall_us } }, 3)
+    host_calls = ok_calls and calls or nil
+  end
   return { step = cp.step, name = rep.name, length_us = cp.length_us, wall_us = cp.wall_us,
     by_category = cp.by_category, bound = cp.bound, events = #cp.events,
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events; host_missing: and the
@@ -69,14 +81,12 @@ function M.data(trace, steps)
     blind = cp.blind, host_missing = cp.host_missing,
     -- the path is shorter than one stream's serial GPU work: not the critical path, no bound
     below_stream = cp.below_stream, stream_busy_us = cp.stream_busy_us, busy_stream = cp.busy_stream,
-    gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued,
+    gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued, host_calls = host_calls,
     no_gpu_at_all = not rep.any_gpu_start }
 end
 
 -- A GPU-free stretch at either end of the step worth a sentence: at least this share of its wall time.
 local NO_GPU_SHARE = 0.1
--- ... and when it is at least this share, the step is called host-bound whatever the path's split.
-local HOST_STEP_SHARE = 0.5
 
 local function ms(us) return string.format("%.3f", us / 1000) end
 
@@ -112,6 +122,14 @@ local function no_gpu_sentence(d, name)
   return string.format("the GPU has no work for %s, %.0f%% of the step's wall time in which only the "
     .. "host runs: faster kernels cannot shorten that time, shortening that host work (input loading and "
     .. "preprocessing are typical) or overlapping it with GPU work can.", where, (lead + tail) / wall * 100)
+end
+
+--- The time of the step without GPU work when the step is host-bound by it
+--- (at least HOST_STEP_SHARE of the wall time): µs and share, or nil.
+function M.host_bound(d)
+  local t, share = M.no_gpu(d)
+  if t and share >= HOST_STEP_SHARE then return t, share end
+  return nil
 end
 
 --- The line when HTA's path is shorter than the busiest stream's serial GPU

@@ -738,7 +738,12 @@ local function overview(inp, items)
   else
     s[#s + 1] = "No kernel fusion opportunity was found."
   end
-  if #items.system > 0 then
+  if require("tracelens.critical_path_md").host_bound(cp) then
+    -- the step's host-only time (said above) outweighs every card: no "no bottleneck" verdict
+    s[#s + 1] = string.format("At the system level the step is host-bound: its time without GPU work is at least "
+      .. "half of it%s (System-Level Optimizations).", #items.system > 0 and string.format("; the top system card "
+      .. "is: %s", items.system[1].title) or ", and no system-level card is flagged within the GPU span")
+  elseif #items.system > 0 then
     s[#s + 1] = string.format("At the system level the top issue is: %s.", items.system[1].title)
   else
     s[#s + 1] = "No system-level bottleneck is flagged."
@@ -1090,11 +1095,22 @@ local function tier_cards(out, items, section, anchor)
   add(out, "---", "")
 end
 
+-- The impact_score line of the legend; when the analysed step has time without GPU work, it says that the
+-- scores are shares of the GPU span, not of the step (TimeSformer H100: 159.99 ms against a 382.54 ms step).
+local function impact_legend(inp)
+  local cp = inp.critical_path
+  if not require("tracelens.critical_path_md").no_gpu(cp) then return LEGEND[2] end
+  return LEGEND[2] .. string.format(" End-to-end GPU time is the %s GPU span of this analysis, not the "
+    .. "%s wall time of %s, which has time without GPU work: a score is not a share of the step.",
+    ms_text(utilization(inp).total_time_ms), ms_text(cp.wall_us / 1000),
+    text(cp.name or ("ProfilerStep#" .. tostring(cp.step))))
+end
+
 local function compute_section(inp, items)
   local out = { "## Compute Kernel Optimizations", "",
     "Findings from per-category kernel analysis (GEMM, SDPA, elementwise, etc.).",
     "Summaries of the per-category analyzers' recommendations, focused on individual kernel efficiency.", "",
-    LEGEND[1], LEGEND[2], "" }
+    LEGEND[1], impact_legend(inp), "" }
   append(out, top_operations(inp))
   if #items == 0 then add(out, no_compute_line(inp), "") end
   tier_cards(out, items, "Compute kernel insights", "detailed-analysis-compute-p")
@@ -1130,6 +1146,29 @@ end
 
 -- System-Level Optimizations ---------------------------------------------------------
 
+-- A host-bound step (critical_path_md.host_bound): the system section's paragraph on its time without GPU work,
+-- with the longest host calls in it; nil otherwise (TimeSformer H100: 222.54 of 382.54 ms).
+local function host_bound_text(inp)
+  local cp = inp.critical_path
+  local us, share = require("tracelens.critical_path_md").host_bound(cp)
+  if not us then return nil end
+  local s = string.format("⚠️ **Host-bound step**: %s (the step the Critical Path section analyses) has no GPU work "
+    .. "for %s of its %s (%s), at least half of the step: only the host runs then, so no kernel or GPU-pipeline "
+    .. "finding shortens that time; shortening that host work (input loading and preprocessing are typical) or "
+    .. "overlapping it with GPU work can.", text(cp.name or ("ProfilerStep#" .. tostring(cp.step))),
+    ms_text(us / 1000), ms_text(cp.wall_us / 1000), pct_text(share * 100))
+  local calls = {}
+  for _, c in ipairs(cp.host_calls or {}) do
+    calls[#calls + 1] = string.format("%s (%s)", md.code(c.name), ms_text(c.us / 1000))
+  end
+  if #calls > 0 then
+    s = s .. string.format(" The longest host %s in that time (python_function and cpu_op events; a call's time "
+      .. "includes the calls nested in it, and a wrapper is named by the call inside it): %s.",
+      #calls == 1 and "call" or "calls", sf.list(calls))
+  end
+  return s
+end
+
 local function template_a(inp)
   local g = utilization(inp)
   local comm, memcpy = sf.value(g.exposed_comm_time_percent), sf.value(g.exposed_memcpy_time_percent)
@@ -1147,6 +1186,11 @@ local function template_a(inp)
   elseif idle > 0 then
     idle_text = string.format(" and %s idle (below the %d%% threshold),", pct_text(idle), IDLE_THRESHOLD_PCT)
   end
+  if host_bound_text(inp) then
+    -- the step's largest cost is its host-only time: only the GPU's span is free of flagged bottlenecks
+    return string.format("Within the GPU span, the GPU activity breakdown shows %s computation%s %s No "
+      .. "system-level card is flagged there.", pct_text(g.computation_time_percent), idle_text, tail)
+  end
   return string.format("✅ No system-level bottlenecks detected. GPU activity breakdown shows %s computation%s %s",
     pct_text(g.computation_time_percent), idle_text, tail)
 end
@@ -1156,6 +1200,8 @@ local function system_section(inp, items)
   if is_comparative(inp) then add(out, COMPARATIVE_NOTE, "") end
   add(out, "Findings from system-level analysis (GPU utilization, memory transfer patterns,",
     "communication/compute overlap). These affect the GPU pipeline as a whole.", "")
+  local host = host_bound_text(inp)
+  if host then add(out, host, "") end
   if #items == 0 then add(out, template_a(inp), "") end
   tier_cards(out, items, "System-level insights", "detailed-analysis-system-p")
   return out
@@ -1185,7 +1231,10 @@ local function detailed_analysis(inp, items)
       string.format("#### %s P%d: %s", icon_at(i), i, item.block_title), item.block))
   end
   add(out, "### System-Level Insights", "")
-  if #items.system == 0 then add(out, "✅ No system-level bottlenecks detected.", "") end
+  if #items.system == 0 then
+    add(out, host_bound_text(inp) and "No system-level card is flagged; the step's host-only time is described in "
+      .. "System-Level Optimizations above." or "✅ No system-level bottlenecks detected.", "")
+  end
   for i, item in ipairs(items.system) do
     append(out, block_lines("detailed-analysis-system-p" .. i, "system", i,
       string.format("#### %s P%d: %s", icon_at(i), i, item.title), item.block))

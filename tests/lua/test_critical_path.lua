@@ -196,6 +196,10 @@ do
       X("kernel", "k1", 150, prev_tail and 1200 or 300, { correlation = "1", stream = "7", device = "0" }, 0, 7),
       X("user_annotation", "ProfilerStep#2", 1000, 2000, {}),
       X("python_function", "preprocess", 1000, 1500, {}),
+      -- inside it: a wrapper (__call__) whose one sub-call takes 99% of it, and a shorter call
+      X("python_function", "read_video", 1010, 80, {}),
+      X("python_function", "__call__", 1100, 1000, {}),
+      X("python_function", "image_processor.preprocess", 1105, 990, {}),
       X("cpu_op", "aten::mm", 2500, 300, {}),
       X("cuda_runtime", "cudaLaunchKernel", 2510, 10, { correlation = "2" }),
       X("kernel", "gemm", 2550, 400, { correlation = "2", stream = "7", device = "0" }, 0, 7),
@@ -210,6 +214,15 @@ do
   T.close(s2.any_gpu_end, 2950, "steps: the last GPU work in step 2's window", 0, 1e-9)
   T.close(d.gpu_lead_us, 1550, "the step's GPU-free start", 0, 1e-9)
   T.close(d.gpu_tail_us, 50, "the step's GPU-free end", 0, 1e-9)
+  -- a host-bound step (1.6 of 2 ms without GPU work): its longest host calls in [1000, 2550] and [2950, 3000],
+  -- longest first, the wrapper __call__ named by the call inside it, aten::mm (to 2800) not wholly inside
+  T.eq(#d.host_calls, 3, "host-bound: three host calls")
+  T.eq(d.host_calls[1].name, "preprocess", "the longest host call")
+  T.close(d.host_calls[1].us, 1500, "its time", 0, 1e-9)
+  T.eq(d.host_calls[2].name, "image_processor.preprocess", "the wrapper named by the call inside it")
+  T.close(d.host_calls[2].us, 990, "its time", 0, 1e-9)
+  T.eq(d.host_calls[3].name, "read_video", "third")
+  T.close(select(2, cpmd.host_bound(d)), 0.8, "host-bound share", 0, 1e-9)
   T.check(lline:find("**Host-bound step**: the GPU has no work for the first 1.550 ms of ProfilerStep#2 (the first "
     .. "GPU work runs then), 80% of the step's wall time in which only the host runs", 1, true)
     and lline:find("Where the GPU works, the critical path", 1, true)
@@ -220,6 +233,8 @@ do
   T.check(not tline:find("no work for", 1, true) and not tline:find("Host-bound", 1, true),
     "the previous step's kernel fills the start: " .. tline)
   T.eq(cpmd.no_gpu(d2), nil, "no GPU-free time for the summary")
+  T.eq(d2.host_calls, nil, "not host-bound: no host calls looked up")
+  T.eq(cpmd.host_bound(d2), nil, "not host-bound")
   -- a kernel launched early that waits to start (HTA's backward_thread: 64 ms of launch delay): the waiting is
   -- not host time, so the GPU-free start ends at the launch call
   do

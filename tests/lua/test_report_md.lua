@@ -386,6 +386,30 @@ do
     local ok, messages = validate.validate_report_text(r, { scope = "standalone", priority = p })
     T.check(ok, "empty-priorities report passes Level 3: " .. table.concat(messages or {}, "; "))
   end
+  -- a host-bound step (TimeSformer H100: ProfilerStep#6 has no GPU work for 218120.3 + 4422.9 = 222543.2 µs of
+  -- its 382535.558 µs, 58.18%): no "no bottleneck" verdict; the system section gives the time and the host calls
+  local hb = report_md.render({ scope = "standalone", manifest = manifest, priority = p,
+    findings = { system = {}, compute = { other = other } }, failed = {}, metrics = {}, arch = arch,
+    model_info = json.obj("model", "Cannot be inferred from trace"),
+    critical_path = { step = 6, name = "ProfilerStep#6", bound = "GPU", length_us = 159985, wall_us = 382535.558,
+      by_category = { gpu_compute = 152000 }, gpu_lead_us = 218120.3, gpu_tail_us = 4422.9, gpu_queued_us = 0,
+      host_calls = { { name = "preprocess", us = 217474.2 }, { name = "read_video_pyav", us = 36003.3 } } } })
+  local sys = section(hb, "System-Level Optimizations")
+  T.check(not hb:find("No system-level bottleneck", 1, true) and not hb:find("✅ No system-level", 1, true),
+    "host-bound: no 'no bottleneck' verdict")
+  T.check(sys:find("⚠️ **Host-bound step**: ProfilerStep#6 (the step the Critical Path section analyses) has no GPU "
+    .. "work for 222.54 ms of its 382.54 ms (58.18%)", 1, true), "host-bound: the time in the system section: " .. sys)
+  T.check(sys:find("`preprocess` (217.47 ms) and `read_video_pyav` (36.00 ms).", 1, true), "host-bound: the calls")
+  T.check(sys:find("Within the GPU span, the GPU activity breakdown shows 11.11% computation", 1, true),
+    "host-bound: the GPU span's breakdown")
+  T.check(section(hb, "Executive Summary"):find("At the system level the step is host-bound", 1, true),
+    "host-bound: the summary's system sentence")
+  T.check(section(hb, "Compute Kernel Optimizations"):find("not the 382.54 ms wall time of ProfilerStep#6", 1, true),
+    "host-bound: impact_score is a share of the GPU span, not of the step")
+  if has_validate then
+    local ok, messages = validate.validate_report_text(hb, { scope = "standalone", priority = p })
+    T.check(ok, "host-bound report passes Level 3: " .. table.concat(messages or {}, "; "))
+  end
 end
 
 -- Top Operations names the compute categories its table leaves out --------------------------
