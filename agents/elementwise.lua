@@ -79,6 +79,59 @@ end
 
 local function efficiency(op) return (op.efficiency or {}).efficiency_percent end
 
+local py = require "tracelens.py"
+local DTYPE_BYTES = { fp64 = 8, fp32 = 4, bf16 = 2, fp16 = 2, fp8 = 1 }
+-- A short call (prose SHORT_CALL_US) whose bytes at the peak HBM bandwidth take under this share of it is
+-- launch-bound: launch and ramp-up, not memory access, take its time.
+local LAUNCH_BOUND_SHARE = 0.1
+
+-- The bytes of an op's tensors: its non-scalar inputs read once and an output as large as the largest of them
+-- written once; nil when a shape or an element type is unknown.
+local function bytes_moved(op)
+  local dims, types = say.input_dims(op), say.input_types(op)
+  if not dims or not types then return nil end
+  local sum, largest = 0, 0
+  for i, d in ipairs(dims) do
+    if type(d) ~= "table" then return nil end
+    if #d > 0 then
+      local n = 1
+      for _, x in ipairs(d) do
+        if type(x) ~= "number" then return nil end -- a TensorList or an odd entry
+        n = n * x
+      end
+      local size = DTYPE_BYTES[py.torch_dtype(types[i] or "") or py.torch_dtype("c10::" .. tostring(types[i])) or ""]
+      if not size then return nil end
+      sum, largest = sum + n * size, math.max(largest, n * size)
+    end
+  end
+  if sum <= 0 then return nil end
+  return sum + largest
+end
+
+-- A launch-bound op (Qwen MI300X vs H100: `aten::add` of one 16×559×1 FP32 tensor, 4.6 µs a call, 71552 bytes
+-- that take 0.0135 µs at 5.3 TB/s): {per_call_us, ideal_us, peak_tbs}, or nil.
+local function launch_bound(op)
+  local per_call = say.per_call_us(op)
+  local peak = (op.efficiency or {}).resolved_peak_hbm_bw
+  local bytes = bytes_moved(op)
+  if not (per_call and per_call < say.SHORT_CALL_US and F.present(peak) and peak > 0 and bytes) then return nil end
+  local ideal = bytes / (peak * 1e6) -- bytes / (TB/s) in µs
+  if ideal >= LAUNCH_BOUND_SHARE * per_call then return nil end
+  return { per_call_us = per_call, ideal_us = ideal, peak_tbs = peak }
+end
+
+-- The action for a launch-bound lead (lever: whether a fusion or batching action follows with the lever).
+local function fewer_launches(v, lb, lever)
+  local ideal = tonumber(F.round(lb.ideal_us, 2))
+  return { action = "Do not tune the memory access of " .. say.code(v.lead.name) .. " (" .. say.tensors_text(v.lead)
+      .. "): each call lasts " .. F.round(lb.per_call_us, 1) .. " µs, while reading its inputs and writing its "
+      .. "output at the " .. F.num(lb.peak_tbs) .. " TB/s peak takes " .. (ideal > 0 and ("about " .. F.num(ideal))
+      or "under 0.01") .. " µs, so launch and ramp-up take nearly all of its time and only fewer launches shorten it."
+      .. (lever and "" or " Fuse it into a neighbouring kernel or batch its calls."),
+    mechanism = "A kernel this small moves its bytes in a fraction of its launch and ramp-up time, so no access "
+      .. "pattern shortens it; only fewer launches recover that time." }
+end
+
 local function weak_baseline(op)
   local e = efficiency(op)
   return class(op) == "baseline" and F.present(e) and e < WEAK_BASELINE
@@ -158,8 +211,10 @@ end
 
 function rules.advice(v)
   if v.bound == "compute" then return { say.remedy.tile_tuning(v), misclassified_check(v) } end
-  local advice = { layout_copy(v.lead) and avoid_layout_change(v) or say.remedy.memory_access(v) }
   local layer = chain_layer(v)
+  local lb = not layout_copy(v.lead) and launch_bound(v.lead)
+  local advice = { layout_copy(v.lead) and avoid_layout_change(v)
+    or (lb and fewer_launches(v, lb, layer or (v.lead.count or 0) > MANY_CALLS)) or say.remedy.memory_access(v) }
   if layer then
     advice[2] = say.remedy.fuse_in_layer(v, say.code(layer))
   elseif (v.lead.count or 0) > MANY_CALLS then

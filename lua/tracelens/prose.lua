@@ -641,6 +641,7 @@ local function heuristic_facts(v, op)
 end
 
 local SHORT_CALL_US = 10
+M.SHORT_CALL_US = SHORT_CALL_US
 
 --- Mean kernel time of one call of `op` in µs, or nil.
 function M.per_call_us(op)

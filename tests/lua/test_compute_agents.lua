@@ -698,6 +698,25 @@ do -- triton, reduce, norm, elementwise rules
     { e }, { finding("elementwise", { e }, { bound = "compute", low = 1, mid = 1.5, high = 2 }) }))
   has(text, "is really elementwise", "elementwise compute action")
   has(text, "`aten::pow` math op", "elementwise class in the noun")
+  -- a launch-bound add (Qwen MI300X vs H100: 0.223 ms over 49 calls, 4.55 µs each, on one 16×559×1 FP32 tensor):
+  -- its input read and an output as large written, 2 × 16 × 559 × 4 = 71552 bytes, take 71552 / 5.3e6 = 0.0135 µs
+  -- at 5.3 TB/s, under a tenth of the call: no memory-access advice, fewer launches instead
+  local tiny = op { name = "aten::add", count = 49, time_ms = 0.223, pct = 0.67, bound = "memory", eff = 36.63,
+    dims = "((16, 559, 1), (), ())", types = "('float', 'double', 'Scalar')" }
+  text = synthetic("elementwise launch-bound", "elementwise", "elementwise", "elementwise", metrics_of("elementwise",
+    "standalone", { tiny }, { finding("elementwise", { tiny }, { bound = "memory", low = 0.6, mid = 0.7, high = 0.8 }) }))
+  lacks(text, "Optimize the memory-access pattern", "launch-bound add: no memory-access advice")
+  has(text, "**Action**: Do not tune the memory access of `aten::add` (one 16×559×1 FP32 tensor): each call lasts 4.6 µs, "
+    .. "while reading its inputs and writing its output at the 5.3 TB/s peak takes about 0.01 µs, so launch and ramp-up "
+    .. "take nearly all of its time and only fewer launches shorten it. Fuse it into a neighbouring kernel or batch its "
+    .. "calls.", "launch-bound add: fewer launches")
+  -- the standalone Qwen MI300X add (two 16×559×1024 BF16 tensors, 0.689 ms over 48 calls: 14.4 µs each, not short)
+  local big = op { name = "aten::add", count = 48, time_ms = 0.689, pct = 2.08, bound = "memory", eff = 72.29,
+    dims = "((16, 559, 1024), (16, 559, 1024), ())", types = "('c10::BFloat16', 'c10::BFloat16', 'Scalar')" }
+  text = synthetic("elementwise memory", "elementwise", "elementwise", "elementwise", metrics_of("elementwise",
+    "standalone", { big }, { finding("elementwise", { big }, { bound = "memory", low = 0.6, mid = 0.7, high = 0.8 }) }))
+  has(text, "Optimize the memory-access pattern", "a 14.4 µs add of 18 MB tensors keeps the memory-access advice")
+  lacks(text, "Do not tune", "a 14.4 µs add: not launch-bound")
 end
 
 do -- generic: heuristic miscategorized op, skipped communication, anomaly, collectives
