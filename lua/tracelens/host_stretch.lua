@@ -23,10 +23,13 @@ end
 local function calls_in(trace, stretches)
   local calls = {}
   for _, cat in ipairs(CATS) do
-    for ev in trace:events({ cat = cat }) do
-      if inside(ev, stretches) then
-        calls[#calls + 1] = { name = ev.name, ts = ev.ts, us = ev.dur, thread = tostring(ev.pid) .. "/" .. tostring(ev.tid),
-          child_us = 0 }
+    -- each stretch's events picked in C (a large trace has millions of host events)
+    for _, st in ipairs(stretches) do
+      for ev in trace:events({ cat = cat, within = st }) do
+        if inside(ev, { st }) then
+          calls[#calls + 1] = { name = ev.name, ts = ev.ts, us = ev.dur,
+            thread = tostring(ev.pid) .. "/" .. tostring(ev.tid), child_us = 0 }
+        end
       end
     end
   end

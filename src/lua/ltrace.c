@@ -382,11 +382,13 @@ static int trace_timeline(lua_State *L)
     return 1;
 }
 
-/* events{cat=, name=, pid=, tid=} filter, resolved to ids once */
+/* events{cat=, name=, pid=, tid=, within=} filter, resolved to ids once */
 typedef struct evfilter {
     uint32_t cat, name, pid, tid; /* UINT32_MAX = any */
     int impossible;
     uint32_t pos;
+    int has_window;        /* within = {from, to} (µs): events with ts and dur lying wholly in it */
+    double from_us, to_us;
 } evfilter;
 
 static uint32_t find_idval_arg(lua_State *L, const tl_event_store *es, int idx, int *impossible)
@@ -430,6 +432,12 @@ static int events_iter(lua_State *L)
         if (f->name != UINT32_MAX && es->name[i] != f->name) continue;
         if (f->pid != UINT32_MAX && tl_es_pid(es, i) != f->pid) continue;
         if (f->tid != UINT32_MAX && tl_es_tid(es, i) != f->tid) continue;
+        if (f->has_window) {
+            /* as Lua would compare the events' ts and dur fields (µs doubles) */
+            if ((es->flags[i] & (TL_F_TS | TL_F_DUR)) != (TL_F_TS | TL_F_DUR)) continue;
+            double a = us(es->ts[i]), d = us(es->dur[i]);
+            if (!(a >= f->from_us && a + d <= f->to_us)) continue;
+        }
         tl_lev_push(L, t, i);
         return 1;
     }
@@ -446,6 +454,7 @@ static int trace_events(lua_State *L)
     memset(f, 0xff, sizeof *f);
     f->impossible = 0;
     f->pos = 0;
+    f->has_window = 0;
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "cat");
         f->cat = find_str_arg(L, &t->es.cats, -1, &f->impossible);
@@ -456,6 +465,17 @@ static int trace_events(lua_State *L)
         lua_getfield(L, 2, "tid");
         f->tid = find_idval_arg(L, &t->es, -1, &f->impossible);
         lua_pop(L, 4);
+        if (lua_getfield(L, 2, "within") != LUA_TNIL) {
+            if (!lua_istable(L, -1)) return luaL_error(L, "events: within must be {from, to} in µs");
+            lua_rawgeti(L, -1, 1);
+            lua_rawgeti(L, -2, 2);
+            if (!lua_isnumber(L, -2) || !lua_isnumber(L, -1)) return luaL_error(L, "events: within must be {from, to} in µs");
+            f->has_window = 1;
+            f->from_us = lua_tonumber(L, -2);
+            f->to_us = lua_tonumber(L, -1);
+            lua_pop(L, 2);
+        }
+        lua_pop(L, 1);
     }
     lua_pushvalue(L, 1);
     lua_insert(L, -2);

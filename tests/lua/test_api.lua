@@ -30,6 +30,28 @@ T.eq(n, 0, "string \"7\" is not the integer 7")
 n = 0
 for ev in trace:events{pid = "Spans", cat = "Trace"} do n = n + 1; T.eq(ev.tid, "PyTorch Profiler", "string tid") end
 T.check(n >= 1, "string pid filter")
+-- within = {from, to}: the events with ts and dur wholly inside, as Lua compares them
+do
+  local first, last
+  for ev in trace:events{cat = "kernel"} do
+    first = first or ev.ts
+    last = ev.ts
+  end
+  local from, to = first, (first + last) / 2
+  local want, got = {}, {}
+  for ev in trace:events() do
+    if ev.ts and ev.dur and ev.ts >= from and ev.ts + ev.dur <= to then want[#want + 1] = ev.uid end
+  end
+  for ev in trace:events{within = {from, to}} do got[#got + 1] = ev.uid end
+  T.check(#want > 0, "within: the half window holds events")
+  T.eq(table.concat(got, ","), table.concat(want, ","), "within filter = filtering in Lua")
+  n = 0
+  for _ in trace:events{cat = "kernel", within = {from, to}} do n = n + 1 end
+  local k2 = 0
+  for ev in trace:events{cat = "kernel"} do if ev.dur and ev.ts >= from and ev.ts + ev.dur <= to then k2 = k2 + 1 end end
+  T.eq(n, k2, "within + cat")
+  T.check(not pcall(function() for _ in trace:events{within = 5} do end end), "within must be a table")
+end
 
 -- fields and args of a kernel
 local k
