@@ -231,16 +231,17 @@ local KERNEL_LIBRARIES = { { "aiter", "AITER" }, { "ck_tile::", "CK" }, { "ck_ti
   { "batched_transpose_", "MIOpen" },
   { "void at::native::", "PyTorch Native" } }
 
-function M.kernel_library(op_name, kernel_details)
-  local lname = tostring(op_name or ""):lower()
-  for _, m in ipairs(OP_LIBRARIES) do
-    if lname:find(m[1], 1, true) then return m[2] end
-  end
-  local kd = type(kernel_details) == "string" and kernel_details or ""
-  for _, m in ipairs(KERNEL_LIBRARIES) do
-    if kd:find(m[1], 1, true) then return m[2] end
+-- The library of the first marker (in list order) the text holds, or nil.
+local function first_marker(text, markers)
+  local s = type(text) == "string" and text or ""
+  for _, m in ipairs(markers) do
+    if s:find(m[1], 1, true) then return m[2] end
   end
   return nil
+end
+
+function M.kernel_library(op_name, kernel_details)
+  return first_marker(tostring(op_name or ""):lower(), OP_LIBRARIES) or first_marker(kernel_details, KERNEL_LIBRARIES)
 end
 
 -- Kernels the reference's markers miss, named in the cards' Identification
@@ -254,11 +255,7 @@ local PROSE_LIBRARIES = { { "'attn_fwd'", "AOTriton" }, { "'bwd_kernel_dk_dv'", 
 --- The library a card names for an operation: the AOTriton kernels when its
 --- kernel_details show them, else the metrics' library (may be nil).
 function M.prose_library(kernel_details, library)
-  local kd = type(kernel_details) == "string" and kernel_details or ""
-  for _, m in ipairs(PROSE_LIBRARIES) do
-    if kd:find(m[1], 1, true) then return m[2] end
-  end
-  return library
+  return first_marker(kernel_details, PROSE_LIBRARIES) or library
 end
 
 -- §6.8 format_args: "(d1,d2) dtype" per input, joined by <br>.
