@@ -81,7 +81,9 @@ void tl_launch_stats_compute(const tl_trace *t, tl_launch_stats *out)
             out->n_unlinked++;
             continue;
         }
-        if (tl_csr_len(&tr->gpus, rt) > 1) {
+        /* a graph launch's kernels: from the one call, or (a capture merge)
+         * from its copied capture calls, which carry the graph launch's ts */
+        if (tl_csr_len(&tr->gpus, rt) > 1 || tl_trace_is_copy(t, rt)) {
             out->n_multi++;
             continue;
         }

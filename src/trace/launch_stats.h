@@ -9,7 +9,8 @@
  *     linked to its runtime / driver call (tree.h), that call having no
  *     other GPU event: the kernels a graph launch replays are counted
  *     apart (n_multi) and left out, their delay from the one call is not
- *     a launch delay;
+ *     a launch delay; so are those a capture merge links to its copied
+ *     capture calls (tl_trace_is_copy), which carry the graph launch's ts;
  *   - cpu = the call's dur, delay = GPU event ts - call ts, gpu = the GPU
  *     event's dur (ns);
  *   - median and p95 interpolate linearly between the sorted values at
