@@ -1100,9 +1100,13 @@ local function top_operations(inp)
     add(out, "| Rank | Category | Time (ms) | % of Compute Time | Ops |",
       "|------|----------|-----------|-------------------|-----|")
   end
-  for _, p in ipairs(top_ops_order(inp)) do out[#out + 1] = top_ops_row(inp, p) end
+  local order = top_ops_order(inp)
+  for _, p in ipairs(order) do out[#out + 1] = top_ops_row(inp, p) end
   add(out, "<!-- impact-end -->", "")
-  append(out, top_ops_omitted(inp))
+  local omitted = top_ops_omitted(inp)
+  -- a table without a row (vLLM without an arch file: every finding an estimate) says so first
+  if #order == 0 and omitted[1] then omitted[1] = "The table has no row. " .. omitted[1] end
+  append(out, omitted)
   if is_comparative(inp) then append(out, trace2_only(inp)) end
   return out
 end

@@ -452,6 +452,14 @@ do
   r = report_md.render({ scope = "standalone", manifest = m, priority = p,
     findings = { system = {}, compute = {} }, failed = {}, metrics = {}, arch = arch, model_info = model_info })
   T.check(not r:find("Not in this table", 1, true), "no sentence when the table lists every category with time")
+  -- no priority at all (every finding an estimate): the empty table is said to be empty
+  p.priorities = json.arr()
+  p.findings = { finding("gemm", "heuristic", 4.0), finding("conv_fwd", "heuristic", 3.0) }
+  r = report_md.render({ scope = "standalone", manifest = m, priority = p,
+    findings = { system = {}, compute = {} }, failed = {}, metrics = {}, arch = arch, model_info = model_info })
+  T.check(section(r, "Compute Kernel Optimizations"):find("<!-- impact-end -->\n\nThe table has no row. Not in this "
+    .. "table: GEMM (10.0 ms, 50.0%) and CONV_FWD (5.0 ms, 25.0%), whose findings are all estimates without a "
+    .. "performance model", 1, true), "an empty table is said to be empty: " .. section(r, "Compute Kernel Optimizations"):sub(1, 600))
 end
 
 -- Comparative (a later issue; the renderer already has the variants) -----------------------
