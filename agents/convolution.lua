@@ -15,6 +15,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local py = require "tracelens.py"
 local kname = require "tracelens.kernel_name"
 local categories = require "tracelens.categories"
 local analysis = require "tracelens.analysis"
@@ -320,6 +321,45 @@ function rules.advice(v)
   return { say.remedy.memory_access(v) }
 end
 
+-- A patch embedding: stride equal to the filter, no padding or dilation,
+-- one group, not transposed (Concrete Inputs: stride, padding, dilation,
+-- transposed, output padding, groups). Each output position reads its own
+-- patch, so the convolution is one matrix product of the patches by the
+-- flattened filters: {m, k, n, batch, kernel}, or nil.
+local function patch_gemm(op)
+  local g = geometry(op)
+  local row = F.op_row(ctx, op)
+  local ci = row and py.literal(tostring(row["Concrete Inputs"] or ""))
+  if not g or type(ci) ~= "table" or g.per_group ~= g.c_in then return nil end
+  local stride, pad, dil = py.literal(tostring(ci[4] or "")), py.literal(tostring(ci[5] or "")),
+    py.literal(tostring(ci[6] or ""))
+  if type(stride) ~= "table" or type(pad) ~= "table" or type(dil) ~= "table" or #stride ~= g.rank then return nil end
+  if tostring(ci[7]) ~= "False" or tostring(ci[9]) ~= "1" then return nil end
+  local batch = (say.input_dims(op) or {})[1]
+  batch = type(batch) == "table" and tonumber(batch[1]) or nil
+  if not batch then return nil end
+  local m, k = batch, g.c_in
+  for i = 1, g.rank do
+    if tonumber(stride[i]) ~= g.kernel[i] or tonumber(pad[i]) ~= 0 or tonumber(dil[i]) ~= 1 then return nil end
+    m, k = m * (g.spatial[i] // g.kernel[i]), k * g.kernel[i]
+  end
+  return { m = m, k = k, n = g.c_out, kernel = g.kernel }
+end
+
+local function patch_note(op)
+  local p = patch_gemm(op)
+  if not p then return nil end
+  local kdims = {}
+  for i, d in ipairs(p.kernel) do kdims[i] = tostring(math.tointeger(d) or d) end
+  local per_call = say.per_call_us(op)
+  return string.format("%s has a stride equal to its %s filter and no padding or dilation: a patch embedding, one "
+    .. "matrix product of the %d x %d patches by the %d x %d flattened filters (%.2f GFLOP). Written as a GEMM "
+    .. "(the input reshaped into patches, then `torch.nn.functional.linear` with the weight flattened to %d x %d) "
+    .. "it runs on the GEMM library's kernels instead of a convolution kernel%s.", say.code(op.name),
+    table.concat(kdims, "x"), p.m, p.k, p.k, p.n, 2 * p.m * p.k * p.n / 1e9, p.n, p.k,
+    per_call and string.format("; time it against this convolution's %.1f µs per call", per_call) or "")
+end
+
 function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
@@ -337,6 +377,7 @@ function rules.notes(v)
     or "The trace does not show this convolution's memory layout") .. "; across all convolutions, NCHW/NHWC "
     .. "conversion kernels inside them take " .. F.num(layout_pct(v)) .. "% of convolution time and ops named "
     .. "transpose " .. F.num(transpose_pct(v)) .. "%."
+  notes[#notes + 1] = patch_note(v.lead)
   return notes
 end
 

@@ -560,6 +560,27 @@ do -- convolution: memory-bound with 25% transposes -> channels-last
       { finding("conv_fwd", { o }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }, cs), nil, ops)
     has(out.findings, "`aten::convolution`'s input is " .. c[2], "conv layout from strides")
   end
+  -- a patch embedding (Falconsai's: 16x16 filter, stride 16, no padding, 4 x 3 x 224 x 224 input, 768 filters): one
+  -- (4 x 14 x 14 = 784) x (3 x 16 x 16 = 768) by 768 x 768 matrix product, 2 x 784 x 768 x 768 = 0.92 GFLOP;
+  -- 1.0 ms over 10 calls = 100.0 µs per call. Stride 1: no such note.
+  local pe = op { name = "aten::convolution", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 20.0,
+    dims = "((4, 3, 224, 224), (768, 3, 16, 16), (768,), (), (), (), (), (), ())",
+    types = "('c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'ScalarList', 'ScalarList', 'ScalarList', 'Scalar', "
+      .. "'ScalarList', 'Scalar')" }
+  for _, c in ipairs({ { "'[16, 16]'", true }, { "'[1, 1]'", false } }) do
+    local ops = { columns = { "name", "Input Dims", "Concrete Inputs" }, rows = { { name = "aten::convolution",
+      ["Input Dims"] = pe["Input Dims"],
+      ["Concrete Inputs"] = "('', '', '', " .. c[1] .. ", '[0, 0]', '[1, 1]', 'False', '[0, 0]', '1')" } } }
+    local out = run_agent("convolution", "conv_fwd", "CONV_fwd", metrics_of("conv_fwd", "standalone", { pe },
+      { finding("conv_fwd", { pe }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }, cs), nil, ops)
+    local note = "`aten::convolution` has a stride equal to its 16x16 filter and no padding or dilation: a patch "
+      .. "embedding, one matrix product of the 784 x 768 patches by the 768 x 768 flattened filters (0.92 GFLOP). "
+      .. "Written as a GEMM (the input reshaped into patches, then `torch.nn.functional.linear` with the weight "
+      .. "flattened to 768 x 768) it runs on the GEMM library's kernels instead of a convolution kernel; time it "
+      .. "against this convolution's 100.0 µs per call."
+    if c[2] then has(out.findings, note, "conv patch embedding: the GEMM it is")
+    else lacks(out.findings, "patch embedding", "conv stride 1: no patch note") end
+  end
   -- depthwise, compute-bound
   local d = op { name = "aten::convolution", time_ms = 1.0, pct = 10.0, bound = "compute", eff = 5.0, spec = "matrix_fp32",
     dims = "((8, 64, 56, 56), (64, 1, 3, 3))", types = "('float', 'float')" }
