@@ -521,6 +521,12 @@ local function coverage_line(inp)
   else
     s = string.format("**Analysis coverage**: the per-category analyzers covered %s of GPU kernel time (%s of %s).",
       share_text(cv.analysed, cv.whole), ms_text(cv.analysed), ms_text(cv.whole))
+    if (cv.fusion_left or 0) > 0 then
+      -- the ops a fusion candidate covers get no category card (OWLv2: the attention bmm GEMMs)
+      s = s .. string.format(" Of that, %s (%s) is left to the kernel fusion analysis, so the category analyzers "
+        .. "judged %s.", ms_text(cv.fusion_left), share_text(cv.fusion_left, cv.whole),
+        share_text(cv.analysed - cv.fusion_left, cv.whole))
+    end
   end
   local parts = {}
   for _, m in ipairs(cv.missed) do

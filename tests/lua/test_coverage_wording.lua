@@ -87,6 +87,10 @@ local _, n = md:gsub(verdict:gsub("[%%%.%(%)%-%*%?%[%]%^%$%+]", "%%%0"), "")
 T.eq(n, 2, "owlv2: the verdict limited to the judged share, in the summary and the detailed section: " .. verdict)
 T.check(not md:find("identified in the analysed categories (" .. cov, 1, true),
   "owlv2: the analysed categories' share is not given as the verdict's coverage")
+-- the Analysis coverage line says the same
+T.check(md:find(string.format("Of that, %.2f ms (%.1f%%) is left to the kernel fusion analysis, so the category "
+  .. "analyzers judged %.1f%%.", left, left / whole_ms * 100, judged / whole_ms * 100), 1, true),
+  "owlv2: the coverage line gives the judged share too")
 -- the ops a fusion candidate covers (Owlv2Attention's bmm and softmax) get no compute card: the verdict says so,
 -- with their kernel time from the category metrics files
 do
