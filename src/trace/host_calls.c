@@ -39,15 +39,20 @@ void tl_host_calls_compute(const tl_trace *t, const uint8_t *only_name, tl_host_
         uint8_t c = es->cat[u];
         if (c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) continue;
         if (!tr->in_tree[u] || tl_trace_is_copy(t, u)) continue; /* a capture's call: no host time here */
-        /* the nearest enclosing CPU op (python functions and annotations passed) */
+        /* the nearest enclosing CPU op that counts (python functions,
+         * annotations and ops that do not count passed): a call inside a
+         * child op (alexnet's cudaFree inside aten::cudnn_convolution, under
+         * the flagged aten::conv2d) is part of the counting op's host time */
         uint32_t p = tr->parent[u];
-        while (p != TL_NOUID && es->cat[p] != TL_CAT_CPU_OP) p = tr->parent[p];
-        if (p == TL_NOUID) continue;
-        if (!state[p]) {
-            int64_t g = gpu_ns_under(t, p), d = es->dur[p] > 0 ? es->dur[p] : 0;
-            state[p] = g > 0 && d > TL_HC_FACTOR * g && (!only_name || only_name[es->name[p]]) ? 1 : 2;
+        for (; p != TL_NOUID; p = tr->parent[p]) {
+            if (es->cat[p] != TL_CAT_CPU_OP) continue;
+            if (!state[p]) {
+                int64_t g = gpu_ns_under(t, p), d = es->dur[p] > 0 ? es->dur[p] : 0;
+                state[p] = g > 0 && d > TL_HC_FACTOR * g && (!only_name || only_name[es->name[p]]) ? 1 : 2;
+            }
+            if (state[p] == 1) break;
         }
-        if (state[p] != 1) continue;
+        if (p == TL_NOUID) continue;
         uint32_t nm = es->name[u];
         if (kind[nm] == 0xff) kind[nm] = (uint8_t)tl_host_call_kind(tl_strpool_get(&es->names, nm));
         int k = kind[nm];

@@ -29,7 +29,7 @@ enum {
 #define TL_HC_FACTOR 5
 
 typedef struct tl_host_calls {
-    size_t n[TL_HC_KINDS];            /* calls inside them (nearest enclosing CPU op), by kind */
+    size_t n[TL_HC_KINDS];            /* calls inside them (at any depth: the nearest enclosing op that counts), by kind */
     int64_t ns[TL_HC_KINDS];          /* their durations, summed */
     uint32_t longest[TL_HC_KINDS];    /* UID of the longest call of each kind, TL_NOUID none */
     int64_t longest_ns[TL_HC_KINDS];
