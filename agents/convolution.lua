@@ -360,6 +360,36 @@ local function patch_note(op)
     per_call and string.format("; time it against this convolution's %.1f µs per call", per_call) or "")
 end
 
+-- Without Input Strides, the layout the convolution kernel's name states
+-- (MIOpen's igemm_fwd_gtcx_nhwc_...: the data it computes on, which is the
+-- input's unless conversion kernels run beside it), as a clause, or nil.
+local function kernel_names(op)
+  local names = require("tracelens.analysis").kernel_names(op.kernel_details_summary)
+  if #names == 0 then
+    for part in (tostring(op.kernel_name or "") .. "<br>"):gmatch("(.-)<br>") do
+      names[#names + 1] = (part:gsub("^Kernel %d+: ", ""))
+    end
+  end
+  return names
+end
+
+local function kernel_layout_text(op)
+  for _, name in ipairs(kernel_names(op)) do
+    local l = name:lower()
+    if not categories.is_layout_kernel(l) then
+      local nhwc, nchw = l:find("nhwc", 1, true), l:find("nchw", 1, true)
+      if nhwc and not nchw then
+        return "The trace records no Input Strides for " .. say.code(op.name) .. ", but its kernel's name says it "
+          .. "computes on channels-last (NHWC) data (" .. say.code(kname.short(name)) .. ")"
+      elseif nchw and not nhwc then
+        return "The trace records no Input Strides for " .. say.code(op.name) .. ", but its kernel's name says it "
+          .. "computes on channels-first (NCHW) data (" .. say.code(kname.short(name)) .. ")"
+      end
+    end
+  end
+  return nil
+end
+
 function rules.notes(v)
   if v.heuristic then return { F.FALLBACK.root_cause } end
   local notes = {}
@@ -374,7 +404,8 @@ function rules.notes(v)
   for i, x in ipairs(st or {}) do parts[i] = tostring(math.tointeger(tonumber(x)) or x) end
   notes[#notes + 1] = (layout and (say.code(v.lead.name) .. "'s input is " .. (layout == "NCHW"
     and "channels-first (NCHW" or "channels-last (NHWC") .. ": Input Strides (" .. table.concat(parts, ", ") .. "))")
-    or "The trace does not show this convolution's memory layout") .. "; across all convolutions, NCHW/NHWC "
+    or kernel_layout_text(v.lead) or "The trace does not show this convolution's memory layout")
+    .. "; across all convolutions, NCHW/NHWC "
     .. "conversion kernels inside them take " .. F.num(layout_pct(v)) .. "% of convolution time and ops named "
     .. "transpose " .. F.num(transpose_pct(v)) .. "%."
   notes[#notes + 1] = patch_note(v.lead)

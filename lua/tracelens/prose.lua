@@ -937,9 +937,17 @@ function M.tile_note(t, s, cus)
     local lo, hi = math.min(a, b), math.max(a, b)
     local batch = tonumber(s.batch) or 1
     local mult = batch * (t.split or 1)
-    local count = lo == hi and tostring(lo * mult) or string.format("%d to %d", lo * mult, hi * mult)
-    out = out .. string.format(": its %d x %d output%s makes %s %s", s.m, s.n,
-      batch > 1 and string.format(" (%d batches)", batch) or "", count, t.split and "tiles and K parts" or "tiles")
+    local function range(x, y) return x == y and tostring(x) or string.format("%d to %d", x, y) end
+    local count = range(lo * mult, hi * mult)
+    if t.split then
+      -- the output tiles, then the work-groups the split of K makes of them (gemm_01: 4 tiles, 8 work-groups)
+      out = out .. string.format(": its %d x %d output%s makes %s output tile%s, %s work-groups with the split of K",
+        s.m, s.n, batch > 1 and string.format(" (%d batches)", batch) or "", range(lo * batch, hi * batch),
+        hi * batch == 1 and "" or "s", count)
+    else
+      out = out .. string.format(": its %d x %d output%s makes %s tiles", s.m, s.n,
+        batch > 1 and string.format(" (%d batches)", batch) or "", count)
+    end
     cus = tonumber(cus)
     if cus and cus > 0 then
       local w1, w2 = waves_of(lo * mult, cus), waves_of(hi * mult, cus)

@@ -405,14 +405,15 @@ do -- GEMM, compute-bound BF16: tile tuning, then FP8 (the platform has an FP8 p
   text = synthetic("gemm named tile", "gemm", "gemm", "GEMM", metrics_of("gemm", "standalone", { named },
     { finding("gemm", { named }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) }))
   has(text, "The kernel name states its tile, 256 x 128 with a K step of 64 (`MT256x128x64`), and a split of K in 2 "
-    .. "parts: its 256 x 512 output makes 8 tiles and K parts.", "gemm: the tile from the kernel name")
+    .. "parts: its 256 x 512 output makes 4 output tiles, 8 work-groups with the split of K.",
+    "gemm: the tile from the kernel name (1 x 4 or 2 x 2 tiles of 256 x 128, each in 2 K parts)")
   lacks(text, "does not show the kernel's tile size", "gemm: the name states the tile")
   lacks(text, "does not show how the long K dimension is split", "gemm: the name states the split")
   -- with the device's 304 compute units: 8 items are 0.03 waves, the last 3% full (8/304)
   local gm = metrics_of("gemm", "standalone", { named },
     { finding("gemm", { named }, { bound = "compute", library = "Tensile", low = 71.66, mid = 83.6, high = 95.54 }) })
   out = run_agent("gemm", "gemm", "GEMM", gm, nil, nil, { num_cus = 304 })
-  has(out.findings, "its 256 x 512 output makes 8 tiles and K parts, 0.03 waves on the 304 compute units the trace's "
+  has(out.findings, "its 256 x 512 output makes 4 output tiles, 8 work-groups with the split of K, 0.03 waves on the 304 compute units the trace's "
     .. "device reports, the last one 3% full. A kernel profiler (Nsight Compute, rocprofv3) shows whether another "
     .. "tile shape would fill more compute units.", "gemm: a small last wave")
   -- Qwen's 8944 x 2816 on MI300X with MT128x224x64: 70 x 13 = 910 or 40 x 22 = 880 tiles on 304 CUs, 2.89 to 2.99
@@ -550,6 +551,14 @@ do -- convolution: memory-bound with 25% transposes -> channels-last
   has(text, "1×1 filters usually reach more than 60% of peak HBM bandwidth", "conv 1x1 expectation")
   has(text, "3 signatures, 0.25 ms, 25.0% of convolution time (high)", "conv summary")
   has(text, "The trace does not show this convolution's memory layout", "conv: no strides, no layout")
+  -- no strides, but the kernel's name states its layout (the conv agent cases: MIOpen's igemm_fwd_gtcx_nhwc_...)
+  local named_conv = op { name = "aten::convolution", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 20.0,
+    spec = "matrix_fp32", dims = "((8, 64, 56, 56), (64, 64, 1, 1))", types = "('float', 'float')",
+    kernel = "igemm_fwd_gtcx_nhwc_fp32_bx0_ex0_bt128x128x32" }
+  text = synthetic("conv kernel layout", "convolution", "conv_fwd", "CONV_fwd", metrics_of("conv_fwd", "standalone",
+    { named_conv }, { finding("conv_fwd", { named_conv }, { bound = "memory", low = 1, mid = 1.5, high = 2 }) }, cs))
+  has(text, "The trace records no Input Strides for `aten::convolution`, but its kernel's name says it computes on "
+    .. "channels-last (NHWC) data (`igemm_fwd_gtcx_nhwc_fp32_bx0_ex0_bt128x128x32`)", "conv: the layout from the kernel")
   -- the input's layout from its Input Strides (Falconsai: NCHW, (150528, 50176, 224, 1)), and channels-last
   for _, c in ipairs({ { "((200704, 3136, 56, 1), (64, 64, 1, 1))", "channels-first (NCHW: Input Strides (200704, "
     .. "3136, 56, 1))" }, { "((200704, 1, 3584, 64), (64, 1, 64, 64))", "channels-last (NHWC: Input Strides (200704, "
