@@ -110,6 +110,36 @@ local function last_arrival(sheets)
   return best, ties == 1 and k > 0 and k * 2 > n
 end
 
+-- The rank's collective calls that are not among the matched ones (the
+-- straggler figures count the implicit-sync types only, spec §3.4:
+-- broadcast, point-to-point, all_to_allv and the like are not matched):
+-- "; its 2 other collective calls (`broadcast`) are not among them: ..." or
+-- "". world8: 18 calls, 16 matched.
+local function unmatched_calls_text(sheets, rank, matched)
+  local t = sheets.nccl_long
+  if not t or t:nrows() == 0 then return "" end
+  local n, names, seen = 0, {}, {}
+  local synced = {}
+  local sync = sheets.nccl_implicit_sync
+  if sync then
+    for _, row in sync:rows() do synced[row["Collective name"]] = true end
+  end
+  for _, row in t:rows() do
+    if row.rank == rank then
+      n = n + 1
+      local name = row["Collective name"]
+      if not synced[name] and not seen[name] then
+        seen[name] = true
+        names[#names + 1] = md.code(tostring(name))
+      end
+    end
+  end
+  if n <= matched or #names == 0 then return "" end
+  return string.format("; its %d other collective %s (%s) %s not among them: the report matches all-reduce, "
+    .. "all-gather, reduce-scatter and all-to-all calls across ranks only", n - matched, plural(n - matched, "call"),
+    table.concat(names, ", "), n - matched == 1 and "is" or "are")
+end
+
 local function straggler_lines(sheets)
   local st = sheets.straggler_summary
   local best, single = last_arrival(sheets)
@@ -131,7 +161,7 @@ local function straggler_lines(sheets)
   local lead
   if single then
     lead = string.format("**Straggler: rank %d.** It arrived last at %d of its %d %s (%.1f%%, straggler_summary)",
-      best.rank, k, n, plural(n, "collective"), best.pct_arrived_last)
+      best.rank, k, n, plural(n, "collective"), best.pct_arrived_last) .. unmatched_calls_text(sheets, best.rank, n)
   else
     lead = string.format("**No single straggler.** The rank that arrived last most often is rank %d, "
       .. "at %d of its %d %s "
