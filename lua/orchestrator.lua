@@ -512,23 +512,31 @@ end
 -- memory_gb, read as GiB) and the vendor (64-wide wavefronts: AMD, the MI
 -- files; 32-wide warps: NVIDIA, the others). {names (file order), gib,
 -- warp}, or nil when the trace gives no memory size.
-local function arch_candidates(trace)
-  local ok, info = pcall(trace.info, trace)
-  local props = ok and type(info) == "table" and info.device_properties
-  local first = type(props) == "table" and props[1]
-  local bytes = type(first) == "table" and tonumber(first.totalGlobalMem)
-  if not bytes or bytes <= 0 then return nil end
-  local c = { names = {}, gib = bytes / 2 ^ 30, warp = tonumber(first.warpSize) }
+-- The shipped arch files, by file name: {{stem =, arch = decoded table}, ...}
+-- (a file that does not decode is left out).
+local function shipped_archs()
   local dir = arch_dir()
   local files = tl.fs.listdir(dir) or {}
   table.sort(files)
+  local out = {}
   for _, f in ipairs(files) do
     local stem = f:match("^([^.].*)%.json$")
     local aok, a = pcall(function() return json.decode(assert(read_file(dir .. "/" .. f))) end)
-    local gb = stem and aok and type(a) == "table" and tonumber(a.memory_gb)
-    local amd = stem ~= nil and stem:match("^MI") ~= nil
+    if stem and aok and type(a) == "table" then out[#out + 1] = { stem = stem, arch = a } end
+  end
+  return out
+end
+
+local function arch_candidates(trace)
+  local first = device_props(trace)
+  local bytes = first and tonumber(first.totalGlobalMem)
+  if not bytes or bytes <= 0 then return nil end
+  local c = { names = {}, gib = bytes / 2 ^ 30, warp = tonumber(first.warpSize) }
+  for _, f in ipairs(shipped_archs()) do
+    local gb = tonumber(f.arch.memory_gb)
+    local amd = f.stem:match("^MI") ~= nil
     if gb and math.abs(c.gib - gb) <= 0.06 * gb and (c.warp ~= 32 and c.warp ~= 64 or (c.warp == 64) == amd) then
-      c.names[#c.names + 1] = stem
+      c.names[#c.names + 1] = f.stem
     end
   end
   return c
@@ -540,19 +548,15 @@ end
 -- intensity is below it is memory-bound on every one of them
 -- (prose.remedy.profile_unmodeled). {spec = {ridge =, name =}} or nil.
 local function shipped_ridges()
-  local dir = arch_dir()
-  local files = tl.fs.listdir(dir) or {}
-  table.sort(files)
   local out, any = {}, false
-  for _, f in ipairs(files) do
-    local stem = f:match("^([^.].*)%.json$")
-    local aok, a = pcall(function() return json.decode(assert(read_file(dir .. "/" .. f))) end)
-    local bw = stem and aok and type(a) == "table" and tonumber(a.mem_bw_gbps)
+  for _, f in ipairs(shipped_archs()) do
+    local a = f.arch
+    local bw = tonumber(a.mem_bw_gbps)
     if bw and bw > 0 and type(a.max_achievable_tflops) == "table" then
       for spec, tf in pairs(a.max_achievable_tflops) do
         local ridge = tonumber(tf) and tonumber(tf) * 1000 / bw
         if ridge and ridge > 0 and (not out[spec] or ridge < out[spec].ridge) then
-          out[spec], any = { ridge = ridge, name = stem }, true
+          out[spec], any = { ridge = ridge, name = f.stem }, true
         end
       end
     end
