@@ -9,6 +9,7 @@
 local json = require "tracelens.json"
 local F = require "tracelens.findings"
 local say = require "tracelens.prose"
+local py = require "tracelens.py"
 
 local ctx = ...
 
@@ -79,7 +80,6 @@ end
 
 local function efficiency(op) return (op.efficiency or {}).efficiency_percent end
 
-local py = require "tracelens.py"
 local DTYPE_BYTES = { fp64 = 8, fp32 = 4, bf16 = 2, fp16 = 2, fp8 = 1 }
 -- A short call (prose SHORT_CALL_US) whose bytes at the peak HBM bandwidth take under this share of it is
 -- launch-bound: launch and ramp-up, not memory access, take its time.
