@@ -49,7 +49,7 @@ local QUEUED_SHARE = 0.05
 function M.data(trace, steps)
   local rep = M.representative(steps)
   if not rep then return nil end
-  local ok, cp = pcall(trace.critical_path, trace, { step = rep.number })
+  local ok, cp = pcall(trace.critical_path, trace, { step = rep.number, summary = true })
   if not ok or type(cp) ~= "table" or not (cp.length_us > 0) then return nil end
   -- the step's time before and after any GPU work runs (trace:steps(): every GPU event of the trace, the
   -- previous step's tail and work launched before the trace too): the GPU has nothing to do there
@@ -75,7 +75,7 @@ function M.data(trace, steps)
     host_calls = ok_calls and calls or nil
   end
   return { step = cp.step, name = rep.name, length_us = cp.length_us, wall_us = cp.wall_us,
-    by_category = cp.by_category, bound = cp.bound, events = #cp.events,
+    by_category = cp.by_category, bound = cp.bound, events = cp.n_events,
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events; host_missing: and the
     -- host waited, and the path leaves some of the step uncovered
     blind = cp.blind, host_missing = cp.host_missing,

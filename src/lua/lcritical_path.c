@@ -53,7 +53,7 @@ static void push_edge(lua_State *L, tl_trace *t, const tl_cpath *p, const tl_cp_
     tl_lset_us(L, "weight_us", (double)e->weight);
 }
 
-/* trace:critical_path{step = N | all = true, overlay = PATH, graph = true} -> table */
+/* trace:critical_path{step = N | all = true, overlay = PATH, graph = true, summary = true} -> table */
 int tl_l_trace_critical_path(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
@@ -70,6 +70,9 @@ int tl_l_trace_critical_path(lua_State *L)
         o.whole = tl_lopt_bool(L, 2, "all", 0);
     }
     if (o.has_step && o.whole) return luaL_error(L, "critical_path: step and all exclude each other");
+    /* summary: the figures only, without the path's events and edges (a
+     * Lua object each: most of the call's time on a large step) */
+    int summary = lua_istable(L, 2) && tl_lopt_bool(L, 2, "summary", 0);
     const char *overlay = NULL;
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "overlay");
@@ -104,22 +107,25 @@ int tl_l_trace_critical_path(lua_State *L)
     lua_createtable(L, 0, TL_CPE__COUNT);
     for (int k = 0; k < TL_CPE__COUNT; k++) tl_lset_int(L, tl_cp_edge_type_name(k), (lua_Integer)p->n_by_type[k]);
     lua_setfield(L, -2, "graph_edges_by_type");
-    lua_createtable(L, (int)p->n_events, 0);
-    for (size_t i = 0; i < p->n_events; i++) {
-        tl_lev_push(L, t, p->events[i]);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-    }
-    lua_setfield(L, -2, "events");
-    lua_createtable(L, p->n_path ? (int)p->n_path - 1 : 0, 0);
-    for (size_t i = 0; i + 1 < p->n_path; i++) {
-        const tl_cp_edge *e = &p->path_edges[i];
-        push_edge(L, t, p, e, 10);
-        if (e->type != TL_CPE_DEPENDENCY && e->type != TL_CPE_SYNC) {
-            tl_lset_str(L, "category", CAT_KEY[e->cat]);
+    tl_lset_int(L, "n_events", (lua_Integer)p->n_events);
+    if (!summary) {
+        lua_createtable(L, (int)p->n_events, 0);
+        for (size_t i = 0; i < p->n_events; i++) {
+            tl_lev_push(L, t, p->events[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
+        lua_setfield(L, -2, "events");
+        lua_createtable(L, p->n_path ? (int)p->n_path - 1 : 0, 0);
+        for (size_t i = 0; i + 1 < p->n_path; i++) {
+            const tl_cp_edge *e = &p->path_edges[i];
+            push_edge(L, t, p, e, 10);
+            if (e->type != TL_CPE_DEPENDENCY && e->type != TL_CPE_SYNC) {
+                tl_lset_str(L, "category", CAT_KEY[e->cat]);
+            }
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, "edges");
     }
-    lua_setfield(L, -2, "edges");
     if (lua_istable(L, 2) && tl_lopt_bool(L, 2, "graph", 0)) {
         lua_createtable(L, (int)p->n_edges, 0);
         for (size_t i = 0; i < p->n_edges; i++) {

@@ -579,20 +579,21 @@ static launch *launches_by_start(const launch *L, size_t nl)
 
 /* HTA's queue length per stream (+1 at each launch, -1 at each GPU start,
  * in (stream, ts, launches first, event) order) into ql, for the events
- * at or after `from` (ns). A launch whose call and GPU start both come
- * before it adds 1 and takes 1 before any of those: it is left out, so
- * the sort is of the window's neighbourhood, not of the whole trace. */
-static void queue_lengths(const cp *c, const launch *L, size_t nl, int64_t from, int32_t *ql)
+ * from `from` to `to` (ns). A launch whose call and GPU start both come
+ * before `from` adds 1 and takes 1 before any of those: it is left out;
+ * a step after `to` comes after all of them on its stream: it is left out
+ * too. So the sort is of the window's neighbourhood, not of the trace. */
+static void queue_lengths(const cp *c, const launch *L, size_t nl, int64_t from, int64_t to, int32_t *ql)
 {
     const tl_event_store *es = c->es;
     qitem *q = tl_xmalloc((2 * nl + 1) * sizeof *q);
     size_t nq = 0;
     for (size_t i = 0; i < nl; i++) {
         int64_t rts = es->ts[L[i].rt], gts = es->ts[L[i].gpu];
-        if (rts < from && gts < from) continue;
+        if ((rts < from && gts < from) || (rts > to && gts > to)) continue;
         uint64_t sk = stream_key(c, L[i].gpu);
-        q[nq++] = (qitem){rts, sk, L[i].rt, 1};
-        q[nq++] = (qitem){gts, sk, L[i].gpu, -1};
+        if (rts <= to) q[nq++] = (qitem){rts, sk, L[i].rt, 1};
+        if (gts <= to) q[nq++] = (qitem){gts, sk, L[i].gpu, -1};
     }
     size_t *qi = qitem_order(q, nq);
     int32_t run = 0;
@@ -626,15 +627,17 @@ static void gpu_edges(cp *c)
     size_t *kix = gk_order(K.v, K.n, 1);
 
     /* queue lengths are read at the window's GPU events and their launch calls */
-    int64_t from = INT64_MAX;
+    int64_t from = INT64_MAX, to = INT64_MIN;
     for (size_t k = 0; k < K.n; k++) {
         uint32_t e = K.v[k].ev;
         if (c->kind[e] != K_GPU) continue;
-        if (es->ts[e] < from) from = es->ts[e];
-        if (es->ts[c->partner[e]] < from) from = es->ts[c->partner[e]];
+        int64_t a = es->ts[e], b = es->ts[c->partner[e]];
+        if (a > b) { int64_t x = a; a = b; b = x; }
+        if (a < from) from = a;
+        if (b > to) to = b;
     }
     int32_t *ql = tl_xcalloc(n ? n : 1, sizeof *ql);
-    queue_lengths(c, L.v, nl, from, ql);
+    queue_lengths(c, L.v, nl, from, to, ql);
 
     /* by start, for the records and waits below (when there are any) */
     launch *ls = NULL;
