@@ -100,8 +100,10 @@ function M.no_gpu(d)
   return t, t / d.wall_us
 end
 
-local NO_SYNC = "The trace records no synchronisation events (`cuda_sync`, written by PyTorch 2.1 and later on "
-  .. "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it."
+-- (Kineto writes cuda_sync events only when asked: PyTorch 2.11 without the option writes none)
+local NO_SYNC = "The trace records no synchronisation events (`cuda_sync`; the profiler writes them only when given "
+  .. "`experimental_config=torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True)`, PyTorch 2.1 and "
+  .. "later on CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it."
 
 -- The GPU-free time of the step (M.no_gpu) as a sentence, or nil.
 local function no_gpu_sentence(d, name)

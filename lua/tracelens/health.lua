@@ -42,6 +42,8 @@ local FIX = {
     .. "(vLLM: --profiler-config.capture_torch_profiler True; SGLang: --enable-profile-cuda-graph)",
   steps = "call prof.step() once per iteration, with torch.profiler.schedule(wait, warmup, active)",
   window = "let the schedule's active window cover whole steps (call prof.step() at the end of each)",
+  sync = "profile with experimental_config=torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True) "
+    .. "(PyTorch 2.1 and later)",
   clocks = "a known Kineto/driver issue on some systems; launch-to-start delays from this trace are "
     .. "unreliable: compare with a trace from another driver version",
   overlap = "update the profiler/driver (one stream runs its work in order: overlapping records are "
@@ -153,6 +155,14 @@ function M.checks(trace)
   if h.python_functions == 0 then
     add("stacks", "note", "no Python stacks", "the trace has no python_function events: call stacks, "
       .. "nn.Module parents and entry points stay empty", FIX.stacks)
+  end
+
+  -- synchronisation records: without them the critical path cannot return from the GPU to a waiting host
+  if h.cuda_sync_calls > 0 and h.cuda_sync_events == 0 then
+    add("sync_events", "note", "no synchronisation records", count(h.cuda_sync_calls, "call")
+      .. " of cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize or cudaStreamWaitEvent but no "
+      .. "cuda_sync event: the critical path (`tracelens critical-path`) cannot pass from the GPU back to the host "
+      .. "where it waited", FIX.sync)
   end
 
   -- graph replays

@@ -64,9 +64,11 @@ static void print_summary(const tl_cpath *p, const char *out, double secs)
     printf("overlaid trace: %s\n", out);
     if (tl_cpath_host_missing(p)) {
         double cover = p->win_end > p->win_start ? (double)p->length / (double)(p->win_end - p->win_start) : 1.0;
-        printf("note: the trace records no synchronisation events (cuda_sync, written by PyTorch 2.1 and later on\n"
-               "CUDA), so the path cannot pass from the GPU back to the CPU where the host waited for it: host work\n"
-               "after such a wait is missing, and the path covers %.0f%% of the window's wall time.\n",
+        printf("note: the trace records no synchronisation events (cuda_sync; the profiler writes them only when\n"
+               "given experimental_config=torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True),\n"
+               "PyTorch 2.1 and later on CUDA), so the path cannot pass from the GPU back to the CPU where the host\n"
+               "waited for it: host work after such a wait is missing, and the path covers %.0f%% of the window's\n"
+               "wall time.\n",
                100.0 * cover);
     }
 }

@@ -103,6 +103,14 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     }
     free(sv);
     uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
+    uint32_t sync_cat = tl_strpool_find(&es->cats, "cuda_sync", 9);
+    uint8_t *sync_call = tl_xcalloc(es->names.n + 1, 1);
+    static const char *const sync_names[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+                                             "cudaStreamWaitEvent"};
+    for (size_t i = 0; i < sizeof sync_names / sizeof *sync_names; i++) {
+        uint32_t id = tl_strpool_find(&es->names, sync_names[i], strlen(sync_names[i]));
+        if (id != UINT32_MAX) sync_call[id] = 1;
+    }
     TL_VEC(sev) gpu = {0};
     /* correlations of GPU events, of launch calls: listed in pass 1, sets for pass 2 */
     TL_VEC(int64_t) seen_ids = {0}, launch_ids = {0};
@@ -112,6 +120,8 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
         uint8_t c = es->cat[u];
         if (es->flags[u] & TL_F_NEGDUR) h->n_negative_dur++;
         if (c == TL_CAT_AC2G) h->n_flows++;
+        if (c == TL_CAT_OTHER && sync_cat != UINT32_MAX && es->cat_id[u] == sync_cat) h->n_cuda_sync++;
+        if (c == TL_CAT_CUDA_RUNTIME && sync_call[es->name[u]]) h->n_cuda_sync_calls++;
         if (es->ph[u] == 'X' && (es->flags[u] & TL_F_TS)) {
             if (es->ts[u] < h->t0) h->t0 = es->ts[u];
             if (tl_es_end(es, u) > h->t1) h->t1 = tl_es_end(es, u);
@@ -251,6 +261,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     if (!h->n_steps) h->steps_t0 = h->steps_t1 = 0;
     free(gpu.v);
     free(kind);
+    free(sync_call);
     free(win);
     tl_idset_free(&corr_seen);
     tl_idset_free(&corr_launch);

@@ -38,6 +38,10 @@ typedef struct tl_health {
     size_t n_gpu_linked_by_corr;
     /* CPU ops: shapes and stacks */
     size_t n_cpu_ops, n_cpu_ops_shapes, n_python;
+    /* CUDA calls a cuda_sync event would record (cudaDeviceSynchronize,
+     * cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent), and
+     * the cuda_sync events (written only with enable_cuda_sync_events) */
+    size_t n_cuda_sync_calls, n_cuda_sync;
     /* graph replays */
     size_t n_graph_launches, n_gpu_graph;
     int64_t gpu_graph_ns;             /* GPU events linked to a graph launch */

@@ -253,5 +253,30 @@ if data and T.file_exists(data .. "/hta/trace_filter/sampled_rank-0.json.gz") th
 else
   print("note: ../shared/data not found: the shared-trace checks are skipped")
 end
+-- synchronisation records: a launch, then the host waits in cudaStreamSynchronize; without a cuda_sync event
+-- the check notes it (and names the profiler option), with one it does not
+do
+  local base = {
+    X("cpu_op", "aten::mm", 100, 50, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 110, 10, { correlation = "1" }),
+    F("s", 1, 1, 1, 110),
+    X("kernel", "k1", 130, 200, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+    F("f", 1, 0, 7, 130),
+    X("cuda_runtime", "cudaStreamSynchronize", 160, 175, { correlation = "2" }),
+  }
+  local function note_of(events)
+    for _, c in ipairs(health.checks(tl.load(write("sync.json", events)))) do
+      if c.id == "sync_events" then return c end
+    end
+  end
+  local c = note_of(base)
+  T.check(c and c.level == "note" and c.detail:find("^1 call of cudaDeviceSynchronize, cudaStreamSynchronize, "
+    .. "cudaEventSynchronize or cudaStreamWaitEvent but no cuda_sync event") and c.fix:find("enable_cuda_sync_events=True",
+    1, true), "no cuda_sync event: noted, with the profiler option: " .. tostring(c and c.detail))
+  local with = { table.unpack(base) }
+  with[#with + 1] = X("cuda_sync", "Stream Sync", 330, 5, { correlation = "2", stream = "7", device = "0" }, 0, 7)
+  T.check(note_of(with) == nil, "a cuda_sync event: no note")
+end
+
 T.rmrf(dir)
 T.finish()
