@@ -282,7 +282,9 @@ static void build_index(const tl_event_store *es, index_t *ix)
     TL_VEC(uint32_t) meta = {0};
     for (size_t i = 0; i < es->n; i++) {
         uint32_t u = (uint32_t)i;
-        if (!(es->flags[i] & TL_F_TS)) {
+        /* [FIX] metadata: the reference keeps the events without a ts;
+         * PyTorch 2.11 gives "M" events one, and they were lost */
+        if (!(es->flags[i] & TL_F_TS) || es->ph[i] == 'M') {
             TL_PUSH(meta, u);
             continue;
         }

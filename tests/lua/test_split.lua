@@ -79,7 +79,8 @@ local function expected_events(events, roots)
       end
     end
   end
-  for _, e in ipairs(events) do if not e.ts then out[#out + 1] = e end end
+  -- metadata: every event without ts, and every "M" event (PyTorch 2.11 gives them a ts)
+  for _, e in ipairs(events) do if not e.ts or e.ph == "M" then out[#out + 1] = e end end
   return out, ngpu
 end
 
@@ -148,6 +149,8 @@ local ctx_at = {[9] = true, [13] = true, [17] = true, [29] = true, [33] = true} 
 local events = {
   {ph = "M", name = "process_name", pid = 1, tid = 0, args = {name = "host"}},
   {ph = "M", name = "thread_name", pid = 2, tid = "stream 7", args = {name = "stream 7"}},
+  -- as PyTorch 2.11 writes metadata: with a ts (kept in every output like the others)
+  {ph = "M", name = "process_labels", pid = 2, tid = 0, ts = 1000, args = {labels = "GPU 0"}},
 }
 local function ev(t) events[#events + 1] = t; return t end
 local steps = {}
