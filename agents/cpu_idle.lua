@@ -4,7 +4,10 @@
 --        metrics = <cpu_idle_metrics.json text>,
 --        host_calls = <JSON text of trace:host_calls()> or nil,
 --        waits = <JSON text {idle_ms, queued_idle_ms, longest_queued,
---                 longest_queued_idle_ms}: the idle_breakdown sheet's all row>
+--                 longest_queued_idle_ms}: the idle_breakdown sheet's all row;
+--                 {stream, stream_idle_ms, host_wait_ms, host_sync_wait_ms,
+--                 host_wait_gaps, host_sync_wait_gaps}: its busiest stream's;
+--                 graph_share, compiled, with_stack: tracelens.gpu_feed's>
 --                 or nil}
 -- returns {findings = <system_findings/cpu_idle_findings.md text>}
 --
@@ -13,9 +16,13 @@
 --   * Idle card: when at least half of the GPU's idle time passes with
 --     launched work waiting to start (ctx.waits), the host is not what the
 --     GPU waits for: the queued-wait card (tracelens; the reference would
---     blame launch overhead). Else exposed communication and exposed memory
+--     blame launch overhead). Else, when at least half of the busiest
+--     stream's idle time opens while the host is blocked in a call that
+--     waits for the GPU (host_sync_wait_ms): the sync-drain card (the host
+--     drains the queue by waiting). Else exposed communication and exposed memory
 --     copies both below 1% of the GPU span -> the host does not issue work fast
---     enough: launch overhead, fixed by a GPU graph. Otherwise -> gaps in the
+--     enough: launch overhead, fixed by a GPU graph (unless graph replays
+--     run most of the GPU time already). Otherwise -> gaps in the
 --     host pipeline, fixed by overlapping host work (the communication and
 --     copies themselves belong to the multi-kernel analyzer).
 --   * Sync card: some compute category spends host time in operations whose
@@ -122,14 +129,32 @@ local function utilization_rows()
   }
 end
 
+-- The remedies for launch-bound gaps the trace does not already use
+-- (tracelens.gpu_feed.fewer_launches' rule): no graph capture when graph
+-- replays run most of the GPU time, torch.compile's CUDA-graph mode when
+-- its kernels are there.
+local GRAPH_SHARE = 0.5
+local function graphs_in_use() return waits and sf.value(waits.graph_share) >= GRAPH_SHARE end
+local function launch_action()
+  if graphs_in_use() then
+    return "The work already runs as GPU graph replays: cut the host work between replays, and fuse small kernels "
+      .. "inside the captured region."
+  end
+  local compile = waits and waits.compiled and " (with `torch.compile`, whose kernels are here, "
+    .. "`mode=\"reduce-overhead\"` does the capture)" or ""
+  return "Capture the steady-state step as a GPU graph so that one launch replays the whole kernel sequence" .. compile
+    .. ". Where capture is not possible, fuse small kernels to cut the number of launches."
+end
+
 local function launch_overhead_card()
   return {
     title = sf.TITLE.launch_overhead,
     insight = string.format("The GPU is idle for %s of the %s GPU span (first to last GPU event) while "
       .. "communication and memory copies are negligible, so the host does not issue kernels fast enough to keep it "
-      .. "busy.", sf.pct(u.idle), sf.ms(u.total_ms)),
-    action = "Capture the steady-state step as a GPU graph so that one launch replays the whole kernel sequence. "
-      .. "Where capture is not possible, fuse small kernels to cut the number of launches.",
+      .. "busy.%s", sf.pct(u.idle), sf.ms(u.total_ms), waits and waits.with_stack and " The trace was recorded with "
+      .. "`with_stack=True`, which adds the profiler's own host time to every op: time the step without the profiler "
+      .. "before acting on the host's pace." or ""),
+    action = launch_action(),
     identification = string.format("GPU idle time is %s of the GPU span, above the %d%% threshold, and neither exposed "
       .. "communication (%s) nor exposed memory copies (%s) reach %s of the GPU span.%s (source: "
       .. "`cpu_idle_metrics.json` → `gpu_utilization`, `kernel_analysis`)", sf.pct(u.idle), IDLE_THRESHOLD_PCT,
@@ -141,6 +166,50 @@ local function launch_overhead_card()
     resolution = "A GPU graph records the kernel sequence once and replays it with a single launch, which removes "
       .. "the per-kernel host cost from the step. Fusing small kernels reduces the number of launches the host "
       .. "must issue.",
+  }
+end
+
+-- The busiest stream's host wait that opens while the host is blocked in a
+-- call waiting for the GPU (the idle_breakdown sheet's host_sync_wait_ms),
+-- when it holds at least half of that stream's idle time:
+-- {stream, idle_ms, host_ms, sync_ms, gaps, all_gaps}
+local SYNC_SHARE = 0.5
+local function sync_drain()
+  if not waits then return nil end
+  local idle, host, sync = sf.value(waits.stream_idle_ms), sf.value(waits.host_wait_ms), sf.value(waits.host_sync_wait_ms)
+  if idle <= 0 or sync < SYNC_SHARE * idle then return nil end
+  return { stream = waits.stream, idle_ms = idle, host_ms = host, sync_ms = sync,
+    gaps = sf.value(waits.host_sync_wait_gaps), all_gaps = sf.value(waits.host_wait_gaps) }
+end
+
+local function sync_drain_card(d)
+  local rows = utilization_rows()
+  rows[#rows + 1] = { string.format("Stream %s idle after a blocking call", tostring(d.stream)),
+    sf.ms_pct(d.sync_ms, d.sync_ms / u.total_ms * 100), true }
+  rows[#rows + 1] = { "Gaps opening during a blocking call", string.format("%s of %s host-wait gaps",
+    sf.count(d.gaps), sf.count(d.all_gaps)), true }
+  return {
+    title = sf.TITLE.sync_drain,
+    insight = string.format("The GPU is idle for %s of the %s GPU span, and on stream %s (the busiest) %s of idle "
+      .. "time (%s gaps) opens while the host is blocked in a call that waits for the GPU (a synchronize, or a "
+      .. "blocking copy such as `.item()` or `.cpu()`): the host lets the queue drain, then the GPU waits until the "
+      .. "host's next launch, %s a gap on average.", sf.pct(u.idle), sf.ms(u.total_ms), tostring(d.stream),
+      sf.ms(d.sync_ms), sf.count(d.gaps), sf.ms(d.gaps > 0 and d.sync_ms / d.gaps or 0)),
+    action = "Stop waiting for the GPU inside the loop: keep values on the device, and read them back later (a "
+      .. "non-blocking copy into pinned memory with an event, one step or iteration behind), so the host queues the "
+      .. "next work while the GPU runs.",
+    identification = string.format("GPU idle time is %s of the GPU span, above the %d%% threshold; on stream %s, "
+      .. "%s of its %s of idle time is host wait, and %s of that opens during a blocking runtime call "
+      .. "(`cudaStreamSynchronize`, `cudaDeviceSynchronize`, `cudaEventSynchronize`, `cudaEventQuery`, `cudaMemcpy`, "
+      .. "`cudaMemcpyAsync` or their HIP names) on the thread of the next launch, which returns before that launch. "
+      .. "(source: the `idle_breakdown` sheet → `host_wait_ms`, `host_sync_wait_ms`, `host_sync_wait_gaps`)",
+      sf.pct(u.idle), IDLE_THRESHOLD_PCT, tostring(d.stream), sf.ms(d.host_ms), sf.ms(d.idle_ms), sf.ms(d.sync_ms)),
+    rows = rows,
+    reasoning = "A call that waits for the GPU returns only when the GPU has run everything queued before it, so "
+      .. "the stream is empty when the host resumes; the time the host then takes to issue the next kernel is idle "
+      .. "GPU time, every time the loop waits.",
+    resolution = "Without the wait the host issues the next work while the GPU still runs the current one, and "
+      .. "the gap disappears; faster launches or GPU graphs do not help while the host waits first.",
   }
 end
 
@@ -386,8 +455,11 @@ local function cards()
   if u.idle <= IDLE_THRESHOLD_PCT then return {} end
   local idle_card
   local q = queued_waits()
+  local drain = not q and sync_drain()
   if q then
     idle_card = queued_wait_card(q)
+  elseif drain then
+    idle_card = sync_drain_card(drain)
   elseif u.comm < NEGLIGIBLE_PCT and u.memcpy < NEGLIGIBLE_PCT then
     idle_card = launch_overhead_card()
   else

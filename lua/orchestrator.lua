@@ -592,9 +592,15 @@ end
 local function idle_waits(feed)
   local all = feed and feed.all
   if not (all and all.queued_idle_us) then return nil end
+  -- the busiest stream's host wait, and the part of it after a blocking call (the host drained the queue)
+  local s = require("tracelens.gpu_feed").busiest(feed) or {}
   return { idle_ms = all.idle_us / 1000, queued_idle_ms = all.queued_idle_us / 1000,
     longest_queued = all.longest_queued, longest_queued_idle_ms = all.longest_queued_idle_us
-      and all.longest_queued_idle_us / 1000 }
+      and all.longest_queued_idle_us / 1000,
+    stream = s.stream, stream_idle_ms = s.idle_us and s.idle_us / 1000, host_wait_ms = s.host_wait_us
+      and s.host_wait_us / 1000, host_sync_wait_ms = s.host_sync_wait_us and s.host_sync_wait_us / 1000,
+    host_wait_gaps = s.host_wait_gaps, host_sync_wait_gaps = s.host_sync_wait_gaps,
+    graph_share = feed.graph_share, compiled = feed.compiled, with_stack = feed.with_stack }
 end
 
 -- --capture_folder / --comparison_capture_folder: existing directories (what
@@ -677,9 +683,10 @@ local function main(argv)
   local report_wait, report_sequences = start_perf_reports(trace, trace2, report_opts)
   -- the trace health check (docs/check.md) and the steps, for the Warnings and Steps sections
   -- (comparative: trace 2's too, so the Warnings cover both traces)
-  local health_checks, steps, health_checks2 = timed("trace health", function()
+  local health_checks, steps, health_checks2, health_figures = timed("trace health", function()
     local health = require "tracelens.health"
-    return health.checks(trace), trace:steps(), trace2 and health.checks(trace2) or nil
+    local checks, figures = health.checks(trace)
+    return checks, trace:steps(), trace2 and health.checks(trace2) or nil, figures
   end)
   -- the critical path of the representative step, for the Critical Path line (issue 16)
   local cpath = timed("critical path", function() return require("tracelens.critical_path_md").data(trace, steps) end)
@@ -755,7 +762,10 @@ local function main(argv)
   local feed, seq_hints = timed("gpu feed and kernel sequences", function()
     local seqs = not trace2 and (report_sequences and report_sequences() or use("kernel sequences"))
     local lines = not trace2 and fusion.sequence_hints(seqs, candidates)
-    return require("tracelens.gpu_feed").data(trace, arch, sheets), lines or nil
+    local h = health_figures
+    local facts = { graph_share = h and h.gpu_us > 0 and h.gpu_graph_us / h.gpu_us or 0,
+      with_stack = h and h.python_functions > 0 }
+    return require("tracelens.gpu_feed").data(trace, arch, sheets, facts), lines or nil
   end)
   local prep = timed("category data", function()
     return prepare.run({ out_dir = work, record_dir = opts.out, trace_path = opts.trace, platform = platform,

@@ -35,6 +35,10 @@ function M.representative(steps)
   return order[#order // 2 + 1].s
 end
 
+-- A CPU-bound split of a path without sync edges (blind) is no verdict when
+-- calls that wait for the GPU hold at least this share of its CPU time.
+M.BLOCKING_SHARE = 0.5
+
 -- A step whose GPU-free stretches (before its first and after its last GPU work) take at least this share of
 -- its wall time is called host-bound whatever the path's split.
 M.HOST_STEP_SHARE = 0.5
@@ -78,7 +82,7 @@ function M.data(trace, steps)
     by_category = cp.by_category, bound = cp.bound, events = cp.n_events,
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events; host_missing: and the
     -- host waited, and the path leaves some of the step uncovered
-    blind = cp.blind, host_missing = cp.host_missing,
+    blind = cp.blind, host_missing = cp.host_missing, blocking_us = cp.blocking_us, copies_us = cp.copies_us,
     -- the path is shorter than one stream's serial GPU work: not the critical path, no bound
     below_stream = cp.below_stream, stream_busy_us = cp.stream_busy_us, busy_stream = cp.busy_stream,
     gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued, host_calls = host_calls,
@@ -161,8 +165,12 @@ function M.section(d)
   if not d then return {} end
   local name = d.name or ("ProfilerStep#" .. tostring(d.step))
   local parts = {}
+  local copies = d.copies_us or 0
   for _, l in ipairs(LABEL) do
     parts[#parts + 1] = string.format("%s %.1f%%", l[2], (d.by_category[l[1]] or 0) / d.length_us * 100)
+    if l[1] == "gpu_compute" and copies > 0 then
+      parts[#parts] = parts[#parts] .. string.format(" (memory copies and sets %.1f%%)", copies / d.length_us * 100)
+    end
   end
   -- a path held mostly by launch delays (a kernel starting long after its
   -- launch call on an idle stream) is neither the host's work nor the
@@ -183,6 +191,10 @@ function M.section(d)
       .. "module loading or JIT compilation, an event wait, other streams' work occupying the GPU). Neither faster "
       .. "kernels nor less host work shortens that part of the step; the `launch_stats` sheet lists the longest "
       .. "launch delays."
+  elseif d.bound == "GPU" and copies >= 0.5 * ((by.gpu_compute or 0) + (by.communication or 0)) then
+    -- (streams capture: two 256 MiB PCIe copies, 4.872 of the path's 6.04 ms of "GPU compute")
+    why = string.format("the memory copies on the path (%s ms) shorten the step more than the kernel findings below: "
+      .. "copy fewer bytes, or overlap the copies with compute on another stream.", ms(copies))
   elseif d.bound == "GPU" and no_gpu then
     why = "the kernel and communication findings below shorten the part of the step in which the GPU works."
   elseif d.bound == "GPU" then
@@ -196,6 +208,16 @@ function M.section(d)
   local line
   if d.below_stream then
     return { "## Critical Path", "", M.below_stream_line(d, name, path), "" }
+  end
+  -- a CPU-bound split held mostly by calls that wait for the GPU, on a path that cannot follow the wait
+  -- (graph_decode: blocking device-to-host copies, 3.37 of the path's 5.07 ms): the host waited, no bound
+  local blocking = d.blocking_us or 0
+  if verdict == "CPU" and d.blind and blocking >= M.BLOCKING_SHARE * (by.cpu or 0) and blocking > 0 then
+    return { "## Critical Path", "", string.format("**No bound from the critical path**: HTA's longest path through "
+      .. "%s (`tracelens critical-path`) is %s, but %s ms of its CPU time (%.0f%%) is in calls that wait for the GPU "
+      .. "(synchronizations and blocking copies such as `.item()` or `.cpu()`): there the host waited for GPU work, "
+      .. "which the path cannot follow, so the split does not show whether the host or the GPU limits the step. %s",
+      name, path, ms(blocking), blocking / by.cpu * 100, NO_SYNC), "" }
   end
   if no_gpu then
     local idle = no_gpu_sentence(d, name)

@@ -21,6 +21,8 @@ M.MIN_DELAY_US = 100      -- and at least this
 M.PAGEABLE_MIN_MS = 1     -- pageable copies' time, and
 M.PAGEABLE_MIN_SHARE = 0.01 -- of the streams' spans
 M.MEMORY_SHARE = 0.90     -- of the device's memory
+M.HOST_SYNC_SHARE = 0.5   -- of the busiest stream's idle time, host wait after a blocking call: the sync line
+M.GRAPH_SHARE = 0.5       -- of the GPU events' time replayed by graph launches: graphs are not advised
 
 -- The sheets hold the accessors' figures in other units: a time in ms is
 -- ns / 1e6 of a whole number of ns, which gives the ns back exactly below
@@ -50,7 +52,9 @@ local function idle_of(tb)
       if not s.queued_idle_us then return nil end
     else
       s.device, s.stream, s.host_wait_us = r.device, math.tointeger(tonumber(r.stream)), us_of_ms(r.host_wait_ms)
-      if not s.host_wait_us then return nil end
+      s.host_sync_wait_us, s.host_sync_wait_gaps = us_of_ms(r.host_sync_wait_ms), r.host_sync_wait_gaps
+      s.host_wait_gaps = r.host_wait_gaps
+      if not (s.host_wait_us and s.host_sync_wait_us) then return nil end
       streams[#streams + 1] = s
       maxq = math.max(maxq, r.max_queue_length or 0)
     end
@@ -113,8 +117,27 @@ end
 --- sheets: the trace's perf report, or nil: what it holds is read from its
 --- sheets instead of being computed again). Any error leaves the section out
 --- (nil, error text).
-function M.data(trace, arch, sheets)
-  sheets = sheets or {}
+-- Whether the trace's kernels include Triton kernels (torch.compile's): the
+-- kernel_summary sheet's names, else the trace's kernels
+local function compiled(trace, sheets)
+  local tb = sheets.kernel_summary
+  if tb then
+    for _, r in tb:rows() do
+      if tostring(r["Kernel name"] or ""):find("^triton_") then return true end
+    end
+    return false
+  end
+  for ev in trace:events{ cat = "kernel" } do
+    if ev.name:find("^triton_") then return true end
+  end
+  return false
+end
+
+--- The section's figures (facts, from the trace health check: {graph_share =
+--- the share of the GPU events' time that graph launches replay, with_stack =
+--- the trace has python_function events}).
+function M.data(trace, arch, sheets, facts)
+  sheets, facts = sheets or {}, facts or {}
   local ok, d = pcall(function()
     local streams, all, maxq
     if sheets.idle_breakdown then streams, all, maxq = idle_of(sheets.idle_breakdown) end
@@ -131,7 +154,8 @@ function M.data(trace, arch, sheets)
       if type(p) == "table" and math.tointeger(p.id) then props[math.tointeger(p.id)] = p end
     end
     return { streams = streams, all = all, launch = ls, max_queue = maxq, copies = copies,
-      memory = memory, props = props, memory_gb = arch and tonumber(arch.memory_gb) or nil }
+      memory = memory, props = props, memory_gb = arch and tonumber(arch.memory_gb) or nil,
+      graph_share = facts.graph_share or 0, compiled = compiled(trace, sheets), with_stack = facts.with_stack }
   end)
   if ok then return d end
   return nil, tostring(d)
@@ -140,8 +164,9 @@ end
 local function ms(us) return string.format("%.3f ms", us / 1000) end
 local function pct(x) return string.format("%.1f%%", x * 100) end
 
--- the stream with the most GPU busy time: the one whose gaps delay the work
-local function busiest(d)
+--- The stream with the most GPU busy time (d: M.data's table): the one
+--- whose gaps delay the work.
+function M.busiest(d)
   local best
   for _, s in ipairs(d.streams or {}) do
     if not best or (s.busy_us or 0) > (best.busy_us or 0) then best = s end
@@ -159,7 +184,7 @@ local function queued_share(d)
 end
 
 local function host_wait_line(d)
-  local s = busiest(d)
+  local s = M.busiest(d)
   if not s then return nil end
   local idle, host, span = s.idle_us or 0, s.host_wait_us or 0, s.span_us or 0
   if span <= 0 or idle < M.MIN_IDLE_SHARE * span or host < M.HOST_WAIT_SHARE * idle then return nil end
@@ -183,9 +208,42 @@ local function host_wait_line(d)
       .. "work (communication, copies) runs in most of these gaps, so faster launches on this stream gain little until "
       .. "that work shrinks or overlaps better.", pct(all.idle_us / all.span_us))
   end
-  return head("CPU-bound launch") .. " The host does not issue work fast enough; fewer and larger launches (CUDA "
-    .. "graphs, `torch.compile`, fused kernels) or less host work between them close these gaps; until then the GPU-side "
-    .. "findings below gain less than their estimates."
+  -- the host blocked in a wait for the GPU when the stream ran dry (decode loops reading a token back)
+  local sync = s.host_sync_wait_us or 0
+  if sync >= M.HOST_SYNC_SHARE * idle then
+    return head("Host wait after synchronisation") .. string.format(" %s of that host wait (%d of %d gaps) opens while "
+      .. "the host is blocked in a call that waits for the GPU (a synchronize, or a blocking copy such as `.item()` or "
+      .. "`.cpu()`; `host_sync_wait_ms`): the host lets the stream's queue drain, and the GPU then waits for its next "
+      .. "launch. Fewer such waits close these gaps (keep values on the device; read them back later, with a "
+      .. "non-blocking copy into pinned memory and an event), not faster launches.", pct(sync / host),
+      s.host_sync_wait_gaps or 0, s.host_wait_gaps or 0)
+  end
+  return head("CPU-bound launch") .. " The host does not issue work fast enough; " .. M.fewer_launches(d)
+    .. " close these gaps; until then the GPU-side findings below gain less than their estimates." .. M.stack_caveat(d)
+end
+
+--- A sentence when the trace was recorded with Python stacks (d.with_stack):
+--- the profiler's own host time is in every op, so host-bound gaps may be
+--- partly its own; "" otherwise.
+function M.stack_caveat(d)
+  if not d.with_stack then return "" end
+  return " The trace was recorded with `with_stack=True`, which adds the profiler's own host time to every op: "
+    .. "time the step without the profiler before acting on the host's pace."
+end
+
+--- The remedies for launch-bound gaps that the trace does not already use
+--- (d: M.data's table): CUDA graphs unless graph replays run most of the
+--- GPU time, `torch.compile` with CUDA graphs when its kernels are there.
+function M.fewer_launches(d)
+  if (d.graph_share or 0) >= M.GRAPH_SHARE then
+    return "the work already runs as graph replays, so less host work between the replays (or fused kernels inside "
+      .. "the captured region)"
+  end
+  if d.compiled then
+    return 'fewer and larger launches (`torch.compile(mode="reduce-overhead")`, which captures the compiled code '
+      .. "here in CUDA graphs; fused kernels) or less host work between them"
+  end
+  return "fewer and larger launches (CUDA graphs, `torch.compile`, fused kernels) or less host work between them"
 end
 
 local function delay_line(d)

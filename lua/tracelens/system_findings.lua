@@ -21,6 +21,7 @@ M.NOT_QUANTIFIABLE = "Impact estimate is not quantifiable from trace data."
 -- Card titles, one per mechanism. The report merges cards by these titles.
 M.TITLE = {
   launch_overhead = "GPU idle between kernel launches",
+  sync_drain = "GPU idle after host synchronizations",
   host_pipeline = "GPU idle gaps in the host pipeline",
   queued_wait = "GPU idle while launched work waits to start",
   host_sync = "Host-side synchronization stalls the GPU pipeline",

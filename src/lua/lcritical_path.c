@@ -138,6 +138,8 @@ int tl_l_trace_critical_path(lua_State *L)
     for (int c = 0; c < TL_CPC__COUNT; c++) tl_lset_us(L, CAT_KEY[c], (double)p->by_cat[c]);
     tl_lset_us(L, "sync", (double)p->sync_wait);
     lua_setfield(L, -2, "by_category");
+    tl_lset_us(L, "blocking_us", (double)p->blocking);
+    tl_lset_us(L, "copies_us", (double)p->copies);
     /* the bound: GPU when the GPU's own work (compute + communication) holds
      * at least as much of the path as the CPU ops and runtime calls */
     int64_t gpu = p->by_cat[TL_CPC_GPU_COMPUTE] + p->by_cat[TL_CPC_COMM];

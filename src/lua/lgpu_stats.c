@@ -22,6 +22,8 @@ static void push_stream(lua_State *L, const tl_idle_stream *s, int causes)
         tl_lset_int(L, "host_wait_gaps", (lua_Integer)s->n_host_wait);
         tl_lset_int(L, "kernel_wait_gaps", (lua_Integer)s->n_kernel_wait);
         tl_lset_int(L, "other_wait_gaps", (lua_Integer)s->n_other_wait);
+        tl_lset_us(L, "host_sync_wait_us", (double)s->host_sync_wait);
+        tl_lset_int(L, "host_sync_wait_gaps", (lua_Integer)s->n_host_sync_wait);
     }
     tl_lset_int(L, "gpu_events", (lua_Integer)s->n_events);
     tl_lset_int(L, "gaps", (lua_Integer)s->n_gaps);

@@ -46,6 +46,8 @@ tl_table *tl_sheet_idle_breakdown_with(const tl_trace *t, int64_t micro_ns, cons
     size_t c_ma = tl_table_add_col(tb, "macro_idle_ms", TL_COL_F64);
     size_t c_kt = tl_table_add_col(tb, "kernel_wait_threshold_ns", TL_COL_I64);
     size_t c_mt = tl_table_add_col(tb, "micro_idle_threshold_us", TL_COL_F64);
+    size_t c_hs = tl_table_add_col(tb, "host_sync_wait_ms", TL_COL_F64);
+    size_t c_nhs = tl_table_add_col(tb, "host_sync_wait_gaps", TL_COL_I64);
     size_t c_qmax = tl_table_add_col(tb, "max_queue_length", TL_COL_I64);
     size_t c_qmean = tl_table_add_col(tb, "mean_queue_length", TL_COL_F64);
     size_t c_qfull = tl_table_add_col(tb, "full_queue_ms", TL_COL_F64);
@@ -73,6 +75,8 @@ tl_table *tl_sheet_idle_breakdown_with(const tl_trace *t, int64_t micro_ns, cons
             tl_table_set_i64(tb, c_nh, r, (int64_t)s->n_host_wait);
             tl_table_set_i64(tb, c_nk, r, (int64_t)s->n_kernel_wait);
             tl_table_set_i64(tb, c_no, r, (int64_t)s->n_other_wait);
+            tl_table_set_f64(tb, c_hs, r, ms(s->host_sync_wait));
+            tl_table_set_i64(tb, c_nhs, r, (int64_t)s->n_host_sync_wait);
             /* both are by (device, stream); a stream without launches has no queue */
             while (qi < q.n && (q.v[qi].device < s->device ||
                                 (q.v[qi].device == s->device && q.v[qi].stream < s->stream)))

@@ -166,24 +166,14 @@ static void classify(cp *c)
     tl_map_free(&rest);
 
     size_t nn = es->names.n + 1;
-    c->name_block = tl_xcalloc(nn, 1);
     c->name_lock = tl_xcalloc(nn, 1);
     c->name_sync = tl_xcalloc(nn, 1);
-    /* HTA's lists are CUDA's; a ROCm trace names the same calls hip*
-     * (hipMemcpyWithStream: PyTorch's blocking copy on ROCm). Without them a
-     * ROCm step's hipDeviceSynchronize counted as 13 ms of host work on the
-     * path (MI300X Qwen: "CPU-bound" at 91% GPU compute). */
-    static const char *const block[] = {
-        "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",  "cudaEventSynchronize",
-        "cudaMemcpy",            "cudaMemcpyAsync",       "hipDeviceSynchronize", "hipStreamSynchronize",
-        "hipEventQuery",         "hipEventSynchronize",   "hipMemcpy",       "hipMemcpyAsync",
-        "hipMemcpyWithStream"};
+    /* (HTA's blocking calls and their ROCm names: without hipDeviceSynchronize
+     * a ROCm step's sync counted as 13 ms of host work on the path; MI300X
+     * Qwen: "CPU-bound" at 91% GPU compute) */
+    c->name_block = tl_blocking_calls(es);
     static const char *const lock[] = {"cudaHostAlloc",  "cudaLaunchKernel",  "cudaMemcpyAsync", "hipHostAlloc",
                                        "hipHostMalloc", "hipLaunchKernel", "hipExtLaunchKernel", "hipMemcpyAsync"};
-    for (size_t i = 0; i < sizeof block / sizeof *block; i++) {
-        uint32_t id = tl_strpool_find(&es->names, block[i], strlen(block[i]));
-        if (id != NONE32) c->name_block[id] = 1;
-    }
     for (size_t i = 0; i < sizeof lock / sizeof *lock; i++) {
         uint32_t id = tl_strpool_find(&es->names, lock[i], strlen(lock[i]));
         if (id != NONE32) c->name_lock[id] = 1;
@@ -893,6 +883,11 @@ static void summarise(cp *c, tl_cpath *p)
             cat = tl_tree_is_comm(c->tree, es, e->attr) ? TL_CPC_COMM : TL_CPC_GPU_COMPUTE;
         e->cat = (uint8_t)cat;
         if (e->type != TL_CPE_DEPENDENCY && e->type != TL_CPE_SYNC) p->by_cat[cat] += e->weight;
+        if (cat == TL_CPC_GPU_COMPUTE && (es->cat[e->attr] == TL_CAT_GPU_MEMCPY || es->cat[e->attr] == TL_CAT_GPU_MEMSET))
+            p->copies += e->weight;
+        if (cat == TL_CPC_CPU && e->type == TL_CPE_OPERATOR && e->attr != TL_NOUID && c->kind[e->attr] == K_RUNTIME &&
+            tl_blocking_call(c->tree, es, c->name_block, e->attr))
+            p->blocking += e->weight;
         if (e->type == TL_CPE_SYNC) {
             uint32_t ev = c->nodes[e->to].ev;
             if (c->kind[ev] == K_RUNTIME) p->sync_wait += es->dur[ev];
@@ -919,7 +914,8 @@ static void stream_work(const cp *c, tl_cpath *p)
     size_t n = 0;
     for (size_t e = 0; e < es->n; e++) {
         if (c->kind[e] == K_GPU && has_nodes(c, (uint32_t)e)) n++;
-        if (c->kind[e] == K_RUNTIME && has_nodes(c, (uint32_t)e) && c->name_block[es->name[e]] && es->dur[e] > 0)
+        if (c->kind[e] == K_RUNTIME && has_nodes(c, (uint32_t)e) && es->dur[e] > 0 &&
+            tl_blocking_call(c->tree, es, c->name_block, (uint32_t)e))
             p->n_waits++;
     }
     if (!n) return;

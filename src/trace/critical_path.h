@@ -94,12 +94,15 @@ typedef struct tl_cpath {
     int64_t length;         /* sum of the path's weights (ns) */
     int64_t by_cat[TL_CPC__COUNT];
     int64_t sync_wait;      /* blocking-call time the path crosses through sync edges (ns; not in by_cat) */
+    int64_t copies;         /* of by_cat[GPU_COMPUTE], the memory copies and memsets (ns) */
+    int64_t blocking;       /* of by_cat[CPU], the operator edges of calls that can block the host until the
+                             * GPU is done (tl_blocking_calls; ns): host time that may be a wait for the GPU */
     /* the busiest stream among the window's GPU events (those with nodes):
      * the union of its events' [ts, end) (ns) and its stream id (-1 when
      * the window has no GPU event). One stream runs its work in order, so
      * the step's real critical path is at least this long */
     int64_t stream_busy, busy_stream;
-    size_t n_waits;         /* blocking calls of the window lasting more than 0: the host waited */
+    size_t n_waits;         /* calls of the window that waited for the GPU (tl_blocking_call), lasting more than 0 */
 } tl_cpath;
 
 /* The window: ProfilerStep#step when has_step; the whole trace when whole

@@ -51,6 +51,53 @@ tl_gpu_at *tl_idle_gpu_events(const tl_event_store *es, size_t *n)
     return g.v;
 }
 
+/* The calls that can block the host until the GPU is done
+ * (tl_blocking_calls), by (thread, start). */
+typedef struct blk {
+    uint32_t thr;
+    int64_t s, e;
+} blk;
+
+static int blk_cmp(const void *a, const void *b)
+{
+    const blk *x = a, *y = b;
+    if (x->thr != y->thr) return x->thr < y->thr ? -1 : 1;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+static blk *blocking_calls(const tl_trace *t, size_t *n)
+{
+    const tl_event_store *es = &t->es;
+    uint8_t *is = tl_blocking_calls(es);
+    TL_VEC(blk) v = {0};
+    for (size_t u = 0; u < es->n; u++) {
+        uint8_t c = es->cat[u];
+        if ((c != TL_CAT_CUDA_RUNTIME && c != TL_CAT_CUDA_DRIVER) || !(es->flags[u] & TL_F_TS) ||
+            !tl_blocking_call(&t->tree, es, is, (uint32_t)u))
+            continue;
+        TL_PUSH(v, ((blk){es->thr[u], es->ts[u], tl_es_end(es, u)}));
+    }
+    free(is);
+    if (v.n > 1) qsort(v.v, v.n, sizeof *v.v, blk_cmp);
+    *n = v.n;
+    return v.v;
+}
+
+/* Whether thread thr was blocked in such a call at `at` (it started at or
+ * before and ended at or after) that returned by `by`: the last call on
+ * the thread starting at or before `at` (a thread's calls do not overlap). */
+static int blocked_at(const blk *b, size_t n, uint32_t thr, int64_t at, int64_t by)
+{
+    size_t lo = 0, hi = n; /* the first call after (thr, at) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].thr < thr || (b[mid].thr == thr && b[mid].s <= at)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0 || b[lo - 1].thr != thr) return 0;
+    return b[lo - 1].e >= at && b[lo - 1].e <= by;
+}
+
 /* A GPU event's wait between the end of its launch call and its start. */
 typedef struct queued_ev {
     int64_t s, e;
@@ -117,6 +164,8 @@ void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t mic
     tl_interval *all = tl_xmalloc(ng * sizeof *all);
     queued_ev *qev = tl_xmalloc(ng * sizeof *qev); /* launched, not started */
     size_t nq = 0;
+    size_t nb;
+    blk *blocking = blocking_calls(t, &nb);
     int64_t end = 0;
     tl_idle_stream *s = NULL;
     for (size_t i = 0; i < ng; i++) {
@@ -154,6 +203,10 @@ void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t mic
             } else if (launch_ts != INT64_MIN && launch_ts >= end) {
                 s->host_wait += gap;
                 s->n_host_wait++;
+                if (nb && blocked_at(blocking, nb, es->thr[rt], end, launch_ts)) {
+                    s->host_sync_wait += gap;
+                    s->n_host_sync_wait++;
+                }
             } else {
                 s->other_wait += gap;
                 s->n_other_wait++;
@@ -173,6 +226,7 @@ void tl_idle_compute_with(const tl_trace *t, int64_t kernel_wait_ns, int64_t mic
     out->all.busy = tl_length(all, m);
     for (size_t i = 1; i < m; i++) add_gap(&out->all, all[i].s - all[i - 1].e, micro_ns);
     queued_figures(all, m, qev, nq, out);
+    free(blocking);
     free(all);
     free(qev);
     out->v = st.v;

@@ -17,7 +17,9 @@
  *     starts at or after the end the gap starts from: the GPU waited for
  *     the host), other (the launch came earlier, or no launch links to the
  *     event: the stream waited for something else, e.g. an event or
- *     another stream);
+ *     another stream); a host wait whose gap opens while the launching
+ *     thread is blocked in a call that waits for the GPU is also counted
+ *     as a host wait after a sync (host_sync_wait);
  *   - micro / macro: gaps shorter / not shorter than micro_ns, per stream
  *     and over the union of all streams (the `all` figures). */
 #ifndef TL_IDLE_H
@@ -37,6 +39,13 @@ typedef struct tl_idle_stream {
     int64_t start, end, busy;        /* span = end - start, idle = span - busy */
     int64_t host_wait, kernel_wait, other_wait; /* sum = idle (per stream only) */
     size_t n_host_wait, n_kernel_wait, n_other_wait;
+    /* of host_wait, the gaps that open while the next launch's thread is
+     * blocked in a call that waits for the GPU (tl_blocking_calls: a
+     * synchronize, a blocking copy such as .item() or .cpu()) and that
+     * returns before that launch: the host drained the stream's queue by
+     * waiting for it, and the GPU then waited for the next launch */
+    int64_t host_sync_wait;
+    size_t n_host_sync_wait;
     int64_t micro_idle, macro_idle;  /* sum = idle */
 } tl_idle_stream;
 

@@ -662,6 +662,34 @@ tl_launch_kind tl_launch_call_kind(const char *name)
     return TL_LAUNCH_NONE;
 }
 
+uint8_t *tl_blocking_calls(const tl_event_store *es)
+{
+    /* HTA's lists are CUDA's; a ROCm trace names the same calls hip*
+     * (hipMemcpyWithStream: PyTorch's blocking copy on ROCm) */
+    static const char *const block[] = {
+        "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",       "cudaEventSynchronize",
+        "cudaMemcpy",            "cudaMemcpyAsync",       "hipDeviceSynchronize", "hipStreamSynchronize",
+        "hipEventQuery",         "hipEventSynchronize",   "hipMemcpy",            "hipMemcpyAsync",
+        "hipMemcpyWithStream"};
+    uint8_t *b = tl_xcalloc(es->names.n + 1, 1);
+    for (size_t i = 0; i < sizeof block / sizeof *block; i++) {
+        uint32_t id = tl_strpool_find(&es->names, block[i], strlen(block[i]));
+        if (id != UINT32_MAX) b[id] = 1;
+    }
+    return b;
+}
+
+int tl_blocking_call(const tl_tree *t, const tl_event_store *es, const uint8_t *block, uint32_t e)
+{
+    if (!block[es->name[e]]) return 0;
+    if (!tl_contains_ci(tl_es_name(es, e), "memcpyasync")) return 1;
+    size_t ng;
+    const uint32_t *g = t->parent ? tl_tree_gpus(t, e, &ng) : NULL;
+    for (size_t i = 0; g && i < ng; i++)
+        if (es->cat[g[i]] == TL_CAT_GPU_MEMCPY && tl_contains_ci(tl_es_name(es, g[i]), "dtoh")) return 1;
+    return 0;
+}
+
 uint8_t *tl_launch_kinds(const tl_event_store *es)
 {
     uint8_t *k = tl_xcalloc(es->names.n + 1, 1);

@@ -93,6 +93,20 @@ tl_launch_kind tl_launch_call_kind(const char *name);
  * caller frees): the test once per distinct name. */
 uint8_t *tl_launch_kinds(const tl_event_store *es);
 
+/* 1 for every names id of es (names.n + 1 entries; the caller frees) that
+ * names a runtime call which can block the host until the GPU has done
+ * its work: HTA's list of CUDA calls (cudaDeviceSynchronize,
+ * cudaStreamSynchronize, cudaEventQuery, cudaEventSynchronize, cudaMemcpy,
+ * cudaMemcpyAsync) and their HIP names, with hipMemcpyWithStream. */
+uint8_t *tl_blocking_calls(const tl_event_store *es);
+
+/* Whether runtime call e (with block = tl_blocking_calls(es)) waited for
+ * the GPU: a call of that list, except an asynchronous copy (*MemcpyAsync)
+ * whose copy is not device-to-host (a device-to-device or pinned
+ * host-to-device copy returns at once; a device-to-host one returns when
+ * the copy is done, as PyTorch's .item() and .cpu() make them). */
+int tl_blocking_call(const tl_tree *t, const tl_event_store *es, const uint8_t *block, uint32_t e);
+
 /* GPU event i started before the trace's first launch call, and no launch
  * links to it: work launched before the profiling window opened (the tail
  * of the previous step, running while the first profiled step waits). */

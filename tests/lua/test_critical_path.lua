@@ -330,6 +330,55 @@ do
   T.eq(cp0.host_missing, false, "hand: not blind, nothing missing")
 end
 
+-- ---------------------------------------------------------------- a path held by a wait for the GPU
+-- ProfilerStep#1 [0, 300): aten::a [0, 20) launches k1 at 5 (k1 [10, 100)); .item()'s
+-- aten::_local_scalar_dense [20, 150) holds cudaMemcpyAsync [25, 140) whose copy runs [100, 102); aten::b
+-- [150, 170) launches k2 at 155 (k2 [160, 200)). By hand, the path: a (20) -> _local_scalar_dense (130) ->
+-- b until the launch (5) -> launch delay (5) -> k2 (40) = 200 us, CPU 155, of it the copy call's 115 us.
+-- A device-to-host copy: the host waited for the GPU there (a wait, and no CPU-bound verdict); a
+-- device-to-device copy returns at once: no wait, and the CPU-bound verdict stands.
+do
+  local function build(copy)
+    return {
+      X("user_annotation", "ProfilerStep#1", 0, 300, {}),
+      X("cpu_op", "aten::a", 0, 20, {}),
+      X("cuda_runtime", "cudaLaunchKernel", 5, 4, { correlation = "1" }),
+      X("kernel", "k1", 10, 90, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+      X("cpu_op", "aten::_local_scalar_dense", 20, 130, {}),
+      X("cuda_runtime", "cudaMemcpyAsync", 25, 115, { correlation = "2" }),
+      X("gpu_memcpy", copy, 100, 2, { correlation = "2", stream = "7", device = "0" }, 0, 7),
+      X("cpu_op", "aten::b", 150, 20, {}),
+      X("cuda_runtime", "cudaLaunchKernel", 155, 4, { correlation = "3" }),
+      X("kernel", "k2", 160, 40, { correlation = "3", stream = "7", device = "0" }, 0, 7),
+    }
+  end
+  local cpmd = require "tracelens.critical_path_md"
+  local t = tl.load(T.write_trace(dir .. "/item.json", build("Memcpy DtoH (Device -> Pageable)")))
+  local cp = t:critical_path{ step = 1, summary = true }
+  T.close(cp.length_us, 200, "item: the path by hand", 0, 1e-9)
+  T.close(cp.by_category.cpu, 155, "item: CPU 20 + 130 + 5", 0, 1e-9)
+  T.close(cp.blocking_us, 115, "item: the blocking copy call on the path", 0, 1e-9)
+  T.eq(cp.waits, 1, "item: the device-to-host copy call waited")
+  local line = table.concat(cpmd.section(cpmd.data(t, t:steps())), "\n")
+  T.check(line:find("**No bound from the critical path**", 1, true) and line:find("but 0.115 ms of its CPU time (74%) "
+    .. "is in calls that wait for the GPU", 1, true) and not line:find("CPU-bound", 1, true),
+    "item: no CPU-bound verdict from a path held by a wait: " .. line)
+  local t2 = tl.load(T.write_trace(dir .. "/dtod.json", build("Memcpy DtoD (Device -> Device)")))
+  local cp2 = t2:critical_path{ step = 1, summary = true }
+  T.close(cp2.blocking_us, 0, "dtod: an asynchronous device-to-device copy does not wait", 0, 1e-9)
+  T.eq(cp2.waits, 0, "dtod: no wait")
+  T.eq(cp2.host_missing, false, "dtod: nothing missing")
+  T.check(table.concat(cpmd.section(cpmd.data(t2, t2:steps())), "\n"):find("**CPU-bound**", 1, true),
+    "dtod: the CPU-bound verdict stands")
+  -- a GPU-bound path held by memory copies says so (by the section's rule, on figures)
+  local copy_line = table.concat(cpmd.section({ step = 3, bound = "GPU", length_us = 1000, wall_us = 1000, blind = false,
+    host_missing = false, by_category = { cpu = 0, gpu_compute = 600, communication = 0, launch_delay = 0,
+    kernel_gap = 400 }, copies_us = 490 }), "\n")
+  T.check(copy_line:find("GPU compute 60.0% (memory copies and sets 49.0%)", 1, true) and copy_line:find("so the "
+    .. "memory copies on the path (0.490 ms) shorten the step more than the kernel findings below", 1, true),
+    "copies: named in the split and the verdict: " .. copy_line)
+end
+
 -- ---------------------------------------------------------------- a blind path covering the window
 -- ProfilerStep#1 [0, 200): aten::a [0, 30) launches k1 at 1 (k1 [10, 200));
 -- cudaDeviceSynchronize [40, 199). Blind (no cuda_sync), the host waited,

@@ -40,6 +40,32 @@ base.all.queued_idle_us = 399
 s = text(feed.section(base))
 T.check(s:find("The host does not issue work fast enough", 1, true), "queued under half: the host is blamed")
 base.all.idle_us, base.all.queued_idle_us = nil, nil
+-- what the trace already uses is not advised: graph replays run most of the GPU time; torch.compile's kernels
+base.graph_share = 0.6
+s = text(feed.section(base))
+T.check(s:find("the work already runs as graph replays, so less host work between the replays", 1, true)
+  and not s:find("CUDA graphs", 1, true), "graphs in use: not advised: " .. s)
+base.graph_share, base.compiled = 0.4, true
+s = text(feed.section(base))
+T.check(s:find('`torch.compile(mode="reduce-overhead")`, which captures the compiled code here in CUDA graphs', 1,
+  true) and not s:find("(CUDA graphs, `torch.compile`", 1, true), "compiled: its CUDA-graph mode: " .. s)
+base.graph_share, base.compiled = nil, nil
+T.check(not s:find("with_stack", 1, true), "no stacks: no profiler caveat")
+base.with_stack = true
+s = text(feed.section(base))
+T.check(s:find("The trace was recorded with `with_stack=True`, which adds the profiler's own host time", 1, true),
+  "stacks: the profiler's host time said: " .. s)
+base.with_stack = nil
+-- the host wait opens during a blocking call: the sync line, from half of the stream's idle time (450 of 900 us)
+base.streams[1].host_sync_wait_us, base.streams[1].host_sync_wait_gaps, base.streams[1].host_wait_gaps = 450, 3, 4
+s = text(feed.section(base))
+T.check(s:find("**Host wait after synchronisation**", 1, true) and s:find("75.0% of that host wait (3 of 4 gaps) "
+  .. "opens while the host is blocked in a call that waits for the GPU", 1, true)
+  and not s:find("The host does not issue work fast enough", 1, true), "sync drain: said, no launch blame: " .. s)
+base.streams[1].host_sync_wait_us = 449
+s = text(feed.section(base))
+T.check(s:find("CPU-bound launch", 1, true), "sync under half of the idle time: the CPU-bound line: " .. s)
+base.streams[1].host_sync_wait_us, base.streams[1].host_sync_wait_gaps, base.streams[1].host_wait_gaps = nil, nil, nil
 -- below the thresholds
 base.streams[1].host_wait_us = 440 -- under half of the idle time
 base.launch.outliers[1].launch_delay_us = 99 -- under 100 us

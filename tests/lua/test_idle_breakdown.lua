@@ -71,6 +71,28 @@ T.close(all.span_us, 1010, "union span 1000..2010", 0, 1e-6)
 T.close(all.busy_us, 385, "union busy 250 + 90 + 20 + 15 + 10", 0, 1e-6)
 T.close(all.idle_us, 625, "union gaps 60 + 100 + 10 + 455", 0, 1e-6)
 T.eq(all.host_wait_us, nil, "no cause over the union")
+-- host wait after a blocking call (by hand): A [1000, 1100) while thread 1 waits in cudaStreamSynchronize
+-- [1050, 1102); B launched at 1120 runs [1130, 1150): its 30 µs gap opened during the wait (after a sync).
+-- C launched at 1160 runs [1200, 1210): 50 µs, no blocking call. A cudaDeviceSynchronize on thread 2 spans
+-- the moment C ends, and a cudaMemcpyAsync on thread 1 starts after it; D launched (thread 1) at 1230 runs
+-- [1240, 1250): 30 µs, not after a sync (the blocked thread is not the launching one; the copy began later).
+do
+  local ev2 = {}
+  local function add2(...) for _, e in ipairs({ ... }) do ev2[#ev2 + 1] = e end end
+  add2(launch(1, 100)); add2(kernel(1, "A", 1000, 100, 0, 7))
+  add2(X("cuda_runtime", "cudaStreamSynchronize", 1050, 52, { correlation = "10" }))
+  add2(launch(2, 1120)); add2(kernel(2, "B", 1130, 20, 0, 7))
+  add2(launch(3, 1160)); add2(kernel(3, "C", 1200, 10, 0, 7))
+  add2(X("cuda_runtime", "cudaDeviceSynchronize", 1205, 15, { correlation = "11" }, 1, 2))
+  add2(X("cuda_runtime", "cudaMemcpyAsync", 1215, 1, { correlation = "12" }))
+  add2(launch(4, 1230)); add2(kernel(4, "D", 1240, 10, 0, 7))
+  local st = tl.load(T.write_trace(dir .. "/idle_sync.json", ev2)):idle_breakdown()
+  T.close(st[1].host_wait_us, 110, "sync trace: host wait 30 + 50 + 30", 0, 1e-6)
+  T.close(st[1].host_sync_wait_us, 30, "after a sync: only B's gap (the launching thread blocked across A's end)",
+    0, 1e-6)
+  T.eq(st[1].host_sync_wait_gaps, 1, "one gap after a sync")
+end
+
 local s2, all2 = t:idle_breakdown{ kernel_wait_ns = 0, micro_idle_thresh_us = 15 }
 T.close(s2[1].kernel_wait_us, 0, "threshold 0: no kernel wait", 0, 1e-12)
 T.close(s2[1].other_wait_us, 110.02, "the 20 ns gap is then other (B launched before A ended)", 0, 1e-6)

@@ -189,6 +189,39 @@ do
   T.eq(card_titles(s)[1], "GPU idle gaps in the host pipeline", "under half queued, exposed comm: host pipeline")
 end
 
+-- The busiest stream's idle time opening during blocking calls (at least half of it): the sync-drain card,
+-- which advises against the wait, not a GPU graph; under half, the launch-overhead card, whose action drops the
+-- graph capture when graph replays run most of the GPU time already.
+do
+  local u = utilization(100.0, 60.0, 40.0, 0.0, 0.0)
+  local function waits(sync, extra)
+    local w = json.obj("idle_ms", 40.0, "queued_idle_ms", 0.0, "stream", 7, "stream_idle_ms", 40.0, "host_wait_ms",
+      38.0, "host_sync_wait_ms", sync, "host_wait_gaps", 32, "host_sync_wait_gaps", 31)
+    for k, v in pairs(extra or {}) do w[k] = v end
+    return json.encode(w)
+  end
+  local function run(w)
+    return run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u),
+      metrics = cpu_metrics(100.0, 60.0, 40.0, 0.0, 0.0), waits = w }).findings or ""
+  end
+  local s = run(waits(20.0))
+  T.eq(card_titles(s)[1], "GPU idle after host synchronizations", "20 of 40 ms after a sync: the sync-drain card")
+  T.check(s:find("on stream 7 (the busiest) 20.0 ms of idle time (31 gaps) opens while the host is blocked in a call "
+    .. "that waits for the GPU", 1, true) and s:find("the GPU waits until the host's next launch, 0.645 ms a gap on "
+    .. "average.", 1, true) and not s:find("Capture the steady-state step", 1, true),
+    "sync drain: figures said, no graph capture advised: " .. s)
+  level1(s, "system", "cpu_idle (sync drain)")
+  no_placeholders(s, "cpu_idle (sync drain)")
+  s = run(waits(19.9))
+  T.eq(card_titles(s)[1], "GPU idle between kernel launches", "under half after a sync: launch overhead")
+  T.check(s:find("Capture the steady-state step as a GPU graph", 1, true), "no graphs in use: capture advised")
+  s = run(waits(0.0, { graph_share = 0.9 }))
+  T.check(s:find("The work already runs as GPU graph replays", 1, true)
+    and not s:find("Capture the steady-state step", 1, true), "graph replays in use: no capture advised: " .. s)
+  s = run(waits(0.0, { with_stack = true }))
+  T.check(s:find("The trace was recorded with `with_stack=True`", 1, true), "stacks: the profiler's host time said")
+end
+
 -- Idle within range: no card.
 do
   local u = utilization(100.0, 90.0, 10.0, 0.0, 0.0)
