@@ -26,12 +26,26 @@ local TRANSPOSE_MODERATE, TRANSPOSE_HIGH = 10, 20 -- % of convolution time spent
 local SHORT_REDUCTION, FEW_POSITIONS = 256, 1024 -- implicit-GEMM K and M below which the problem is thin
 local NEAR_RIDGE = 0.5 -- a memory-bound convolution at this share of the GPU's ridge or more is tuned as a balanced one
 
+-- Is the op a convolution's backward pass: aten::convolution_backward(_overrideable), whose Input Dims are
+-- (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+-- output_mask), or another backward op?
+local function is_backward(op) return op.name:lower():find("backward", 1, true) ~= nil end
+local function aten_backward(op) return op.name:find("^aten::convolution_backward") ~= nil end
+
+-- The Input Dims index of the convolution's input (the weight follows), or nil for a backward op of another
+-- schema. aten::convolution's input leads; convolution_backward's grad_output does, and read as the input it
+-- made the batch a channel count and the input's spatial size the filter.
+local function input_index(op)
+  if not is_backward(op) then return 1 end
+  return aten_backward(op) and 2 or nil
+end
+
 -- Input (N, C, spatial...) and filter (C_out, C_in / groups, kernel...) shapes.
 local function geometry(op)
-  local dims = say.input_dims(op)
-  local x, w = dims and dims[1], dims and dims[2]
+  local dims, xi = say.input_dims(op), input_index(op)
+  local x, w = dims and xi and dims[xi], dims and xi and dims[xi + 1]
   if type(x) ~= "table" or type(w) ~= "table" or #x < 3 or #w ~= #x then return nil end
-  local g = { rank = #x - 2, c_in = x[2], c_out = w[1], per_group = w[2], spatial = {}, kernel = {} }
+  local g = { rank = #x - 2, batch = x[1], c_in = x[2], c_out = w[1], per_group = w[2], spatial = {}, kernel = {} }
   for i = 3, #x do g.spatial[#g.spatial + 1] = x[i]; g.kernel[#g.kernel + 1] = w[i] end
   return g
 end
@@ -92,7 +106,8 @@ local function layout_share(v) return math.max(transpose_pct(v), layout_pct(v)) 
 -- channels-first), "NHWC" (channels-last), or nil when the trace does not tell.
 local function input_layout(op)
   local dims, strides = F.op_dims_strides(ctx, op)
-  local d, st = dims and dims[1], strides and strides[1]
+  local xi = input_index(op)
+  local d, st = dims and xi and dims[xi], strides and xi and strides[xi]
   if type(d) ~= "table" or type(st) ~= "table" or #d ~= 4 or #st ~= 4 then return nil end
   local n = {}
   for i = 1, 4 do n[i] = tonumber(d[i]) end
@@ -230,7 +245,10 @@ end
 function rules.describe(op)
   local g = geometry(op)
   if not g then return say.tensors_text(op) end
-  local dtype = say.input_dtype(op)
+  local types = say.input_types(op)
+  local t = types and types[input_index(op)]
+  local dtype = type(t) == "string" and (py.torch_dtype(t) or py.torch_dtype("c10::" .. t))
+  dtype = dtype and dtype:upper() or nil
   return say.shape_text(g.kernel) .. " filter, " .. g.c_in .. "→" .. g.c_out .. " channels, "
     .. say.shape_text(g.spatial) .. " input" .. (dtype and (", " .. dtype) or "")
 end
@@ -266,9 +284,10 @@ function rules.reasoning(v)
       .. say.code(v.lead.name) .. " reaches " .. F.num(eff) .. "%."
   end
   local g = geometry(v.lead)
-  local dims = say.input_dims(v.lead)
-  if g and not v.heuristic and v.bound == "compute" then
-    local k, m = implicit_gemm(g, dims[1][1])
+  -- the forward pass's implicit GEMM: the backward pass's two (input and weight gradients) reduce over
+  -- other dimensions
+  if g and not v.heuristic and v.bound == "compute" and not is_backward(v.lead) then
+    local k, m = implicit_gemm(g, g.batch)
     if k < SHORT_REDUCTION then
       out[#out + 1] = "As an implicit GEMM its reduction is only " .. k .. " long (" .. g.per_group .. " "
         .. say.plural(g.per_group, "input channel") .. " × " .. say.shape_text(g.kernel) .. " filter), so each output tile does little arithmetic."
@@ -327,6 +346,7 @@ end
 -- patch, so the convolution is one matrix product of the patches by the
 -- flattened filters: {m, k, n, batch, kernel}, or nil.
 local function patch_gemm(op)
+  if is_backward(op) then return nil end -- its Concrete Inputs are laid out otherwise
   local g = geometry(op)
   local row = F.op_row(ctx, op)
   local ci = row and py.literal(tostring(row["Concrete Inputs"] or ""))

@@ -598,6 +598,16 @@ do -- convolution: memory-bound with 25% transposes -> channels-last
   has(text, "depthwise convolution", "conv depthwise class")
   has(text, "its reduction is only 9 long (1 input channel × 3×3 filter)", "conv implicit-GEMM K = 1·3·3")
   has(text, "for tile-size and wave-occupancy tuning", "conv compute action")
+  -- the backward pass of a depthwise convolution: the filter from D[2] (grad_output leads), and no forward
+  -- implicit-GEMM reduction (its gradients reduce over other dimensions)
+  local b = op { name = "aten::convolution_backward", time_ms = 1.0, pct = 10.0, bound = "compute", eff = 5.0,
+    spec = "matrix_fp32", dims = "((8, 64, 56, 56), (8, 64, 56, 56), (64, 1, 3, 3), (), (), (), (), (), (), (), ())",
+    types = "('float', 'float', 'float')" }
+  text = synthetic("conv depthwise backward", "convolution", "conv_bwd", "CONV_bwd",
+    metrics_of("conv_bwd", "standalone", { b }, { finding("conv_bwd", { b }, { bound = "compute", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "(3×3 filter, 64→64 channels, 56×56 input, FP32)", "conv backward: filter and channels from input and weight")
+  has(text, "depthwise convolution", "conv backward: depthwise from the weight")
+  lacks(text, "its reduction is only", "conv backward: no forward implicit-GEMM reduction")
 end
 
 do -- convolution: channels-last recovers only the conversion kernels inside the finding (Falconsai's patch
