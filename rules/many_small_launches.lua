@@ -5,7 +5,9 @@
 -- under-filled kernels, whatever its roofline says. Such an operation is
 -- better batched (one larger launch), fused with its neighbours, or captured
 -- in a GPU graph. This rule flags every operation signature launched at
--- least MIN_LAUNCHES times whose kernels average under SHORT_US.
+-- least MIN_LAUNCHES times whose kernels average under SHORT_US. Kernels a
+-- graph launch replays are not launches (one submission replays the whole
+-- graph, and the loop already is a GPU graph): their rows are left out.
 --
 -- It is an example of the rule contract (docs/rules.md): select the rows of
 -- unified_perf_summary the rule is about; the shared machinery computes
@@ -13,17 +15,19 @@
 local rule = require "tracelens.rule"
 local say = require "tracelens.prose"
 
+local ctx = ...
 local MIN_LAUNCHES = 100
 local SHORT_US = 10
 
+local replayed = rule.graph_replayed(ctx)
 local function launches(row) return row.operation_count or 0 end
 
-return rule.run(..., {
+return rule.run(ctx, {
   noun = function() return "small-launch operation" end,
 
   select = function(row)
     local mean = row["Kernel Time (µs)_mean"]
-    return launches(row) >= MIN_LAUNCHES and type(mean) == "number" and mean < SHORT_US
+    return launches(row) >= MIN_LAUNCHES and type(mean) == "number" and mean < SHORT_US and not replayed(row)
   end,
 
   title = function(v)

@@ -22,6 +22,7 @@
 -- signature of the op that launched it; any other sheet is mapped on the
 -- signature columns it shares with unified_perf_summary (see M.SIGNATURE).
 local findings = require "tracelens.findings"
+local kernel_name = require "tracelens.kernel_name"
 
 local M = {}
 
@@ -155,6 +156,39 @@ local function unified_rows(ctx, spec, unified)
   end
   table.sort(order)
   return order
+end
+
+-- The runtime calls that replay a captured graph (CUDA, HIP).
+local GRAPH_LAUNCH = { cudaGraphLaunch = true, hipGraphLaunch = true }
+
+--- A predicate telling a row of unified_perf_summary whose kernels a graph
+--- launch replays: they run as nodes of one replay, none launched on its
+--- own, so the row's operation_count counts replays, not launches. Such a row
+--- is a graph launch's synthetic op (`cudaGraphLaunch->kernel (Synthetic Op)`,
+--- the perf report's name for a replayed kernel without a captured op) or, on
+--- a trace merged with its capture traces (trace:capture_summary()), an op
+--- whose example event (`ex_UID`) sits under a graph launch.
+function M.graph_replayed(ctx)
+  local trace = ctx and ctx.trace
+  local merged = trace ~= nil and trace:capture_summary() ~= nil
+  local memo = {}
+  return function(row)
+    local name = row.name
+    if kernel_name.is_synthetic(name) then
+      return GRAPH_LAUNCH[name:match("^(.-)%->") or ""] == true
+    end
+    local uid = merged and math.tointeger(tonumber(row.ex_UID))
+    if not uid then return false end
+    if memo[uid] == nil then
+      local ev, hit, depth = trace:node(uid), false, 0
+      while ev and not hit and depth < 1000 do
+        hit = GRAPH_LAUNCH[ev.name] == true
+        ev, depth = ev:parent(), depth + 1
+      end
+      memo[uid] = hit
+    end
+    return memo[uid]
+  end
 end
 
 --- Runs a rule: ctx is the task argument the orchestrator passes (category =
