@@ -750,10 +750,21 @@ local function overview(inp, items)
   end
   local f1 = items.compute[1]
   if f1 then
-    s[#s + 1] = string.format("The per-category analysis gives %d compute finding%s. The largest, in %s, has an "
+    -- a rule's findings judge operations their own categories count too (docs/rules.md): the same
+    -- operation and GPU time can be in a category's finding and a rule's, so they are counted apart
+    local rules, from_rules = rule_names(inp), 0
+    for _, item in ipairs(items.compute) do
+      if rules[item.category] then from_rules = from_rules + 1 end
+    end
+    local own = #items.compute - from_rules
+    local count = string.format("The per-category analysis gives %d compute finding%s", own, own == 1 and "" or "s")
+    if from_rules > 0 then
+      count = count .. string.format(", and the rules %d more about operations that are also in their own "
+        .. "categories (so a rule's finding can count the same GPU time as a category's)", from_rules)
+    end
+    s[#s + 1] = string.format("%s. The largest, in %s, has an "
       .. "impact_score of %s (impact_score: the estimated share of end-to-end GPU time, in percent, that acting on "
-      .. "a finding could recover).", #items.compute, #items.compute == 1 and "" or "s",
-      text(display_name(inp, f1.category)), num(f1.finding.impact_score))
+      .. "a finding could recover).", count, text(display_name(inp, f1.category)), num(f1.finding.impact_score))
   else
     local compute_pct = tonumber(g.computation_time_percent)
     if compute_pct and compute_pct < MIN_COMPUTE_SHARE then

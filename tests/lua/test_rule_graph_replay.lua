@@ -8,7 +8,8 @@
 --   1. a built trace of graph launches replaying short kernels: the rule
 --      selects nothing;
 --   2. a built trace of one op launched 150 times, 4 µs each: flagged, with
---      the count and time computed by hand;
+--      the count and time computed by hand; its category (`other`) has a
+--      card for the same op, and the executive summary counts the two apart;
 --   3. rule.graph_replayed on a trace merged with its capture traces: the
 --      captured ops grafted under graph launches (UIDs past the replay's own
 --      events, docs/lua-api.md) are replayed, the others not.
@@ -104,6 +105,11 @@ do
   T.check(#(m.category_findings or {}) >= 1, "eager: a many_small_launches finding")
   T.check(md:find("Operation launched " .. CALLS .. " times with kernels under 10 µs", 1, true),
     "eager: the rule's card in analysis.md")
+  -- the op is also the one op of its category (`other`), whose card judges the same 0.6 ms: the
+  -- executive summary counts the rule's finding apart from the category's
+  T.check(md:find("%*%*Impact%*%*") and md:find("category=other ", 1, true), "eager: the category's card too")
+  T.check(md:find("The per-category analysis gives 1 compute finding, and the rules 1 more about operations that "
+    .. "are also in their own categories", 1, true), "eager: the rule's finding counted apart")
 end
 
 -- 3. A trace merged with its capture traces ----------------------------------------
