@@ -91,9 +91,18 @@ function rules.reasoning(v)
       out[#out + 1] = "The reduction of " .. who .. " is long (K=" .. s.k .. ") for an output of only " .. s.m .. "×"
         .. s.n .. ", so each output tile carries a lot of serial work."
     end
+    -- a side not a multiple of 16 leaves its edge tiles partly empty, unless the tile the kernel name states
+    -- divides it (an output side by either of the tile's sides: the name does not say which is which; K by
+    -- its K step): gpt_train's M=8184 is 33 tiles of 248
+    local t = kname.tile(v.lead.kernel_name)
+    local function fits(d, x)
+      if not t then return false end
+      if d == "K" then return x % t.k == 0 end
+      return x % t.m == 0 or x % t.n == 0
+    end
     local odd = {}
     for _, d in ipairs({ { "M", s.m }, { "N", s.n }, { "K", s.k } }) do
-      if d[2] % 16 ~= 0 then odd[#odd + 1] = d[1] .. "=" .. d[2] end
+      if d[2] % 16 ~= 0 and not fits(d[1], d[2]) then odd[#odd + 1] = d[1] .. "=" .. d[2] end
     end
     if #odd > 0 then
       out[#out + 1] = say.list(odd) .. " of " .. who .. (#odd == 1 and " is not a multiple" or " are not multiples")

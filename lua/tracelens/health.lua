@@ -38,8 +38,10 @@ local FIX = {
   dropped = "profile every thread (the default) and start the active window after warm-up "
     .. "(torch.profiler.schedule(wait=1, warmup=1, active=N)); a full activity buffer also drops runtime "
     .. "records: profile fewer steps per trace",
-  capture = "run `tracelens report TRACE --inference --capture_folder DIR` with the capture traces "
-    .. "(vLLM: --profiler-config.capture_torch_profiler True; SGLang: --enable-profile-cuda-graph)",
+  capture = "for a vLLM or SGLang trace, run `tracelens run orchestrator.lua TRACE --inference --capture_folder DIR` "
+    .. "(or `tracelens report`) with the capture traces (vLLM: --profiler-config.capture_torch_profiler True; SGLang: "
+    .. "--enable-profile-cuda-graph); the merge needs their iteration annotations, so for a graph your own code "
+    .. "captures (`torch.cuda.graph`), profile the same step run eagerly to see its ops",
   steps = "call prof.step() once per iteration, with torch.profiler.schedule(wait, warmup, active)",
   window = "let the schedule's active window cover whole steps (call prof.step() at the end of each)",
   sync = "profile with experimental_config=torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True) "

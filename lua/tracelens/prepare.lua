@@ -201,6 +201,13 @@ end
 
 -- Per kernel: the values of a unified_perf_summary-shaped row (the columns the
 -- analysis reads; every other cell missing).
+-- The columns of kernel_row's rows, in the order a table of them alone has
+-- (pairs() would give another order each run: the gpu_only trace's CSVs
+-- changed column order from one run to the next).
+local KERNEL_ROW_COLUMNS = { "name", "op category", "operation_count", "Kernel Time (µs)_sum",
+  "Kernel Time (µs)_mean", "Kernel Time (µs)_min", "Kernel Time (µs)_max", "kernel_details_summary",
+  "trunc_kernel_details" }
+
 local function kernel_row(k)
   local details = string.format("[{'name': %s, 'stream': %s, 'count': %d, 'total_duration_us': %s, "
     .. "'mean_duration_us': %s, 'min_duration_us': %s, 'max_duration_us': %s}]", py.repr(k.name),
@@ -214,7 +221,7 @@ local function kernel_row(k)
   }
 end
 
--- A Table of base's rows idx followed by the rows `extra` (Lua tables keyed
+-- A Table of base's rows idx followed by the rows `extra` (kernel_row's, keyed
 -- by column name), with base's columns (and the extra rows' own, appended).
 -- Built with take/select/with_column: the template row is repeated, then
 -- every column is written whole.
@@ -234,12 +241,10 @@ local function append_rows(base, idx, extra, template)
     for i = 1, n do rows[i] = 1 end
     t = template:take(rows):select({})
   end
-  for _, r in ipairs(extra) do
-    for c in pairs(r) do
-      if not seen[c] then
-        seen[c] = true
-        cols[#cols + 1] = c
-      end
+  for _, c in ipairs(KERNEL_ROW_COLUMNS) do
+    if not seen[c] then
+      seen[c] = true
+      cols[#cols + 1] = c
     end
   end
   local len = { __len = function() return n end }

@@ -425,6 +425,17 @@ do -- GEMM, compute-bound BF16: tile tuning, then FP8 (the platform has an FP8 p
   has(out.findings, "its 8944 x 2816 output makes 880 to 910 tiles, 2.89 to 2.99 waves on the 304 compute units the "
     .. "trace's device reports, the last one 89% to 99% full: few units idle in the last wave, so a tile shape chosen "
     .. "to fill it gains little", "gemm: full last waves")
+  -- a side that is not a multiple of 16: edge tiles partly empty, unless the named tile divides it (gpt_train's
+  -- M=8184 = 33 x 248 under nvjet's 128x248 tile; 8190 is a multiple of neither 128 nor 248)
+  named.kernel_name = "nvjet_sm90_tst_128x248_64x4_2x1_v_bz_coopA_NNT"
+  named.kernel_name_trunc = named.kernel_name
+  named["Input Dims"] = "((8184, 1024), (1024, 4096))"
+  out = run_agent("gemm", "gemm", "GEMM", gm, nil, nil, { num_cus = 132 })
+  lacks(out.findings, "not a multiple of 16", "gemm: M=8184 is 33 tiles of 248")
+  named["Input Dims"] = "((8190, 1024), (1024, 4096))"
+  out = run_agent("gemm", "gemm", "GEMM", gm, nil, nil, { num_cus = 132 })
+  has(out.findings, "M=8190 of `aten::mm` is not a multiple of 16, so its edge tiles run partly empty.",
+    "gemm: M=8190 fits no tile side")
 end
 
 do -- GEMM: 2000 tiny calls are batched upstream; memory-bound GEMMs sharing a layer go to fusion
