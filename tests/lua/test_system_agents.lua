@@ -222,6 +222,29 @@ do
   T.check(s:find("The trace was recorded with `with_stack=True`", 1, true), "stacks: the profiler's host time said")
 end
 
+-- The host-time card (the host's time beyond kernel time not mostly in waits for the GPU) leads the idle card only
+-- when that time is at least half of the GPU's idle time (a sync bottleneck in a category): 12 of 40 ms idle, the
+-- idle card first; 20 of 40, the host-time card first. Its insight gives the waits' share.
+do
+  local u = utilization(100.0, 60.0, 40.0, 0.0, 0.0)
+  local function run(sync_ms)
+    local cats = { category("elementwise", "elementwise", sync_ms, 4, true) }
+    local calls = json.encode(json.obj("sync", json.obj("us", 2000.0, "calls", 2), "copy", json.obj("us", 0.0,
+      "calls", 0), "launch", json.obj("us", sync_ms * 1000 - 5000.0, "calls", 100, "longest", "cudaLaunchKernel",
+      "longest_op", "aten::add", "longest_us", 50.0), "setup", json.obj("us", 0.0, "calls", 0)))
+    return run_agent("cpu_idle", { scope = "standalone", manifest = manifest(u, cats),
+      metrics = cpu_metrics(100.0, 60.0, 40.0, 0.0, 0.0), host_calls = calls }).findings or ""
+  end
+  local s = run(12.0)
+  local titles = card_titles(s)
+  T.eq(titles[1], "GPU idle between kernel launches", "host time 12 of 40 ms idle: the idle card first")
+  T.eq(titles[2], "Host time inside operations far exceeds their kernel time", "then the host-time card")
+  T.check(s:find("mostly not waiting for the GPU: the runtime calls inside them that synchronize or copy (waits for the "
+    .. "GPU) take 2.0 ms, 16.67% of it.", 1, true), "host time: the waits' share said: " .. s)
+  titles = card_titles(run(20.0))
+  T.eq(titles[1], "Host time inside operations far exceeds their kernel time", "20 of 40 ms: the host-time card first")
+end
+
 -- Idle within range: no card.
 do
   local u = utilization(100.0, 90.0, 10.0, 0.0, 0.0)
