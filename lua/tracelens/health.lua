@@ -76,9 +76,22 @@ function M.checks(trace)
   local missing = h.gpu_unlinked - nested - before
   local missing_us = h.gpu_unlinked_us - h.gpu_unlinked_launched_us - (h.gpu_before_trace_us or 0)
   if before > 0 then
+    -- before the first launch call, or after it with a correlation id below every launch call's (by_id)
+    local by_id = h.gpu_before_trace_by_id or 0
+    local early = before - by_id
+    local ids = pick(by_id, "carries a correlation id", "carry correlation ids") .. " below every launch call's in "
+      .. "the trace (a process's correlation ids grow with each runtime call)"
+    local why = pick(before, "starts", "start") .. " before the trace's first launch call"
+    if by_id > 0 and early == 0 then
+      why = pick(before, "starts", "start") .. " after the trace's first launch call but " .. ids
+    elseif by_id > 0 then
+      why = pick(before, "has", "have") .. " no launch call in the trace: " .. n(early) .. " "
+        .. pick(early, "starts", "start") .. " before its first launch call and " .. n(by_id) .. " ("
+        .. ms(h.gpu_before_trace_by_id_us) .. ") after it but " .. ids
+    end
     add("gpu_before_trace", "warn", "GPU work launched before the trace", count(before, "GPU event") .. " ("
       .. ms(h.gpu_before_trace_us) .. ", " .. pct(h.gpu_before_trace_us, h.gpu_us) .. " of GPU time) "
-      .. pick(before, "starts", "start") .. " before the trace's first launch call, so "
+      .. why .. ", so "
       .. pick(before, "it was", "they were") .. " launched before the profiling window opened (typically the "
       .. "previous step's tail, running while the first profiled step waits for it): the analysis leaves "
       .. pick(before, "it", "them") .. " out, as work of no profiled op", FIX.before_trace)

@@ -25,6 +25,8 @@ int tl_l_trace_check(lua_State *L)
     tl_lset_us(L, "gpu_unlinked_us", h.gpu_unlinked_ns);
     tl_lset_int(L, "gpu_before_trace", (lua_Integer)h.n_gpu_before_trace);
     tl_lset_us(L, "gpu_before_trace_us", h.gpu_before_trace_ns);
+    tl_lset_int(L, "gpu_before_trace_by_id", (lua_Integer)h.n_gpu_before_trace_by_id);
+    tl_lset_us(L, "gpu_before_trace_by_id_us", h.gpu_before_trace_by_id_ns);
     tl_lset_int(L, "gpu_unlinked_launched", (lua_Integer)h.n_gpu_unlinked_launched);
     tl_lset_int(L, "flow_events", (lua_Integer)h.n_flows);
     tl_lset_int(L, "gpu_linked_by_correlation", (lua_Integer)h.n_gpu_linked_by_corr);

@@ -346,8 +346,8 @@ static int trace_timeline(lua_State *L)
 {
     tl_trace *t = tl_ltrace_check(L, 1);
     int unlinked = tl_lopt_bool(L, 2, "include_unlinked", 0) ? TL_UNLINKED_ALL : TL_UNLINKED_NONE;
-    /* before_trace = false: not the unlinked GPU work that ran before the
-     * trace's first launch call (launched before the profiling window) */
+    /* before_trace = false: not the unlinked GPU work launched before the
+     * profiling window opened (tl_tree_before_trace) */
     if (unlinked && !tl_lopt_bool(L, 2, "before_trace", 1)) unlinked = TL_UNLINKED_LAUNCHED;
     /* µs -> ns: bounded so the product fits int64 (NaN and infinities refused) */
     double micro_us = tl_lopt_range(L, 2, "micro_idle_thresh_us", -1, 0, 1e12, "timeline");

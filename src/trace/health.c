@@ -212,6 +212,10 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
             } else if (tl_tree_before_trace(tr, es, u)) {
                 h->n_gpu_before_trace++;
                 h->gpu_before_trace_ns += es->dur[u];
+                if (es->ts[u] >= tr->first_launch_ns) {
+                    h->n_gpu_before_trace_by_id++;
+                    h->gpu_before_trace_by_id_ns += es->dur[u];
+                }
             }
         }
         /* GPU work launched outside the steps (as trace:steps() assigns it: by its launch call's start, an

@@ -29,10 +29,11 @@ typedef struct tl_health {
      * traces); and the flow events of the trace */
     size_t n_gpu_unlinked_launched, n_flows;
     int64_t gpu_unlinked_launched_ns;
-    /* unlinked GPU events without a launch call that ran before the trace's
-     * first launch call (tl_tree_before_trace) */
-    size_t n_gpu_before_trace;
-    int64_t gpu_before_trace_ns;
+    /* unlinked GPU events without a launch call that were launched before
+     * the trace (tl_tree_before_trace); of them, those that started at or
+     * after its first launch call (told by their correlation id alone) */
+    size_t n_gpu_before_trace, n_gpu_before_trace_by_id;
+    int64_t gpu_before_trace_ns, gpu_before_trace_by_id_ns;
     /* GPU events linked to their launch call by correlation alone (the
      * trace has no ac2g flow: tree.h n_linked_by_corr) */
     size_t n_gpu_linked_by_corr;
@@ -76,9 +77,9 @@ void tl_health_compute(const tl_trace *t, tl_health *h);
  * (category, name): the events whose category text is exactly "kernel",
  * "gpu_memcpy" or "gpu_memset", taken category by category in that order
  * and in UID order within one; durations below 0 count as 0. Groups in
- * order of first appearance. The events that ran before the trace's first
- * launch call (tl_tree_before_trace: launched before the profiling window)
- * are counted apart, in no group and in neither total. Owns its group array
+ * order of first appearance. The events launched before the trace
+ * (tl_tree_before_trace: before the profiling window opened) are counted
+ * apart, in no group and in neither total. Owns its group array
  * (tl_unlinked_gpu_free). */
 typedef struct tl_unlinked_group {
     uint32_t first;          /* UID of the group's first event */

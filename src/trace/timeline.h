@@ -41,7 +41,7 @@ int64_t tl_length(const tl_interval *iv, size_t n);
 enum {
     TL_UNLINKED_NONE = 0,     /* none (the reference's timeline) */
     TL_UNLINKED_ALL = 1,      /* every one (--include_unlinked_kernels) */
-    TL_UNLINKED_LAUNCHED = 2, /* all but those that ran before the trace's first launch call (tl_tree_before_trace) */
+    TL_UNLINKED_LAUNCHED = 2, /* all but those launched before the trace (tl_tree_before_trace) */
 };
 
 /* Does the timeline's set (include_unlinked: TL_UNLINKED_*) hold GPU event i? */

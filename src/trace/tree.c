@@ -486,15 +486,25 @@ void tl_tree_build(tl_tree *t, const tl_event_store *es, const tl_tree_opts *opt
     memset(t->parent, 0xff, es->n * sizeof *t->parent);
     t->gpu_only = 1;
     t->first_launch_ns = INT64_MAX;
+    /* first_launch_corr: 0 once a launch call has no id above 0, or a pid of its own */
+    int64_t min_corr = INT64_MAX;
+    uint32_t launch_pid = UINT32_MAX;
     uint8_t *kind = tl_launch_kinds(es);
     for (size_t i = 0; i < es->n; i++) {
         uint8_t c = es->cat[i];
         if (c == TL_CAT_CPU_OP || c == TL_CAT_PYTHON_FUNCTION) t->gpu_only = 0;
         if (tl_is_gpu_cat(c)) t->n_gpu++;
         if ((c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER) && kind[es->name[i]] != TL_LAUNCH_NONE &&
-            (es->flags[i] & TL_F_TS) && es->ts[i] < t->first_launch_ns)
-            t->first_launch_ns = es->ts[i];
+            (es->flags[i] & TL_F_TS)) {
+            if (es->ts[i] < t->first_launch_ns) t->first_launch_ns = es->ts[i];
+            int64_t id = tl_es_corr(es, i);
+            uint32_t pid = tl_es_pid(es, i);
+            if (id <= 0 || (launch_pid != UINT32_MAX && pid != launch_pid)) min_corr = 0;
+            launch_pid = pid;
+            if (id < min_corr) min_corr = id > 0 ? id : 0;
+        }
     }
+    t->first_launch_corr = min_corr != INT64_MAX && !t->link_by_external_id ? min_corr : 0;
     free(kind);
     t->name_comm = tl_xcalloc(es->names.n + 1, 1);
     for (uint32_t id = 0; id < es->names.n; id++)

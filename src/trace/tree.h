@@ -36,6 +36,13 @@ typedef struct tl_tree {
     /* start of the first runtime call that enqueues GPU work (a kernel,
      * copy, memset or graph launch); INT64_MAX when there is none */
     int64_t first_launch_ns;
+    /* the smallest correlation id of those launch calls: an unlinked GPU
+     * event with a lower one was launched before all of them (a process's
+     * correlation ids grow with each runtime call, on CUDA and ROCm). 0, no
+     * such rule, unless every launch call has an id above 0, all of them
+     * are of one pid (GPU events carry no process) and links go by
+     * correlation (not External id) */
+    int64_t first_launch_corr;
     uint8_t *name_comm;             /* per names id: matches the communication regexes */
 } tl_tree;
 
@@ -107,12 +114,22 @@ uint8_t *tl_blocking_calls(const tl_event_store *es);
  * the copy is done, as PyTorch's .item() and .cpu() make them). */
 int tl_blocking_call(const tl_tree *t, const tl_event_store *es, const uint8_t *block, uint32_t e);
 
-/* GPU event i started before the trace's first launch call, and no launch
- * links to it: work launched before the profiling window opened (the tail
- * of the previous step, running while the first profiled step waits). */
+/* GPU event i has a correlation id above 0 below first_launch_corr. */
+static inline int tl_tree_corr_before_trace(const tl_tree *t, const tl_event_store *es, size_t i)
+{
+    int64_t c = tl_es_corr(es, i);
+    return t->first_launch_corr > 0 && c > 0 && c < t->first_launch_corr;
+}
+
+/* No launch links to GPU event i, and it started before the trace's first
+ * launch call or its correlation id is below every launch call's
+ * (tl_tree_corr_before_trace): work launched before the profiling window
+ * opened (the tail of the previous step, running while the first profiled
+ * step waits; without a synchronisation at the end of a step, it runs on
+ * past the first launch call). */
 static inline int tl_tree_before_trace(const tl_tree *t, const tl_event_store *es, size_t i)
 {
-    return !t->in_tree[i] && es->ts[i] < t->first_launch_ns;
+    return !t->in_tree[i] && (es->ts[i] < t->first_launch_ns || tl_tree_corr_before_trace(t, es, i));
 }
 
 /* The op that launched GPU event g (§5): the nearest cpu_op above its

@@ -207,6 +207,81 @@ has(out, "[note] GPU work outside the steps: 0 GPU events (0.0 ms) were launched
   .. "after it (besides the 1 launched before the trace, above): the profiling window cuts a step",
   "k3 after the step, k0 before the trace")
 
+-- work launched before the trace that runs past its first launch call (no synchronisation at the end of the
+-- warm-up step): no launch links to ka, it starts at 1010, after the first launch call (960), but its
+-- correlation id, 5, is below every launch call's (10, 11), so it was launched before them; kb, unlinked too
+-- and also after the first launch call, has a higher id (12): its launch is missing. k0 starts before the first
+-- launch call. GPU time: k0 40 + ka 60 + k1 30 + k2 100 + kb 20 = 250 us.
+local function tail_events(o)
+  o = o or {}
+  return {
+    X("user_annotation", "ProfilerStep#1", 900, 400, {}),
+    X("cuda_runtime", "cudaLaunchKernel", 960, 10, { correlation = "10" }),
+    F("s", 10, 1, 1, 960),
+    X("cuda_runtime", "cudaLaunchKernel", 1000, 10, { correlation = "11" }, o.pid2 or 1, 1),
+    F("s", 11, o.pid2 or 1, 1, 1000),
+    o.extra or X("cpu_op", "aten::relu", 950, 100, {}),
+    X("kernel", "k0", 800, 40, { correlation = "3", stream = "7", device = "0" }, 0, 7),
+    X("kernel", "ka", 1010, 60, { correlation = o.ka or "5", stream = "7", device = "0" }, 0, 7),
+    X("kernel", "k1", 1070, 30, { correlation = "10", stream = "7", device = "0" }, 0, 7),
+    F("f", 10, 0, 7, 1070),
+    X("kernel", "k2", 1100, 100, { correlation = "11", stream = "7", device = "0" }, 0, 7),
+    F("f", 11, 0, 7, 1100),
+    X("kernel", "kb", 1200, 20, { correlation = "12", stream = "7", device = "0" }, 0, 7),
+  }
+end
+do
+  local tail = write("tail.json", tail_events())
+  local tt = tl.load(tail)
+  local th = tt:check()
+  T.eq(th.gpu_before_trace, 2, "tail: k0 and ka launched before the trace")
+  T.close(th.gpu_before_trace_us, 100, "tail: k0 + ka = 100 us", 0, 1e-9)
+  T.eq(th.gpu_before_trace_by_id, 1, "tail: ka told by its correlation id")
+  T.close(th.gpu_before_trace_by_id_us, 60, "tail: ka's 60 us", 0, 1e-9)
+  T.eq(th.gpu_unlinked - th.gpu_unlinked_launched - th.gpu_before_trace, 1, "tail: kb alone without a launch")
+  -- the analysis' exclusion: the utilisation and the unlinked rows leave ka out, kb stays
+  local u = tt:unlinked_gpu()
+  T.eq(u.before_trace_count, 2, "tail: unlinked_gpu counts k0 and ka apart")
+  T.eq(u.count, 1, "tail: kb the only unlinked event analysed")
+  T.eq(u.unlinked_ns, 20000, "tail: kb's 20 us")
+  T.eq(u.total_ns, 150000, "tail: k1 + k2 + kb")
+  local tline = tt:timeline({ include_unlinked = true, before_trace = false })
+  T.close(tline.total_time, 150, "tail: the analysis' timeline spans k1 to kb, [1070, 1220)", 0, 1e-9)
+  -- the steps: k1, k2 and kb in the step, busy [1070, 1220)
+  local st = tt:steps()[1]
+  T.eq(st.gpu_events, 3, "tail: the step's GPU events, ka not among them")
+  T.eq(st.unlinked_gpu_events, 1, "tail: kb the step's only unlinked event")
+  T.close(st.busy_us, 150, "tail: the step's busy time without ka", 0, 1e-9)
+  ok, code, out = T.run(T.q(bin) .. " check " .. T.q(tail))
+  has(out, "[warn] GPU work launched before the trace: 2 GPU events (0.1 ms, 40.0% of GPU time) have no launch call "
+    .. "in the trace: 1 starts before its first launch call and 1 (0.1 ms) after it but carries a correlation id "
+    .. "below every launch call's in the trace (a process's correlation ids grow with each runtime call), so they "
+    .. "were launched before the profiling window opened", "tail: k0 and ka launched before the trace, said apart")
+  has(out, "[warn] GPU events without a launch: 1 GPU event (0.0 ms, 8.0% of GPU time) has no launch call in the "
+    .. "trace", "tail: kb without a launch")
+  has(out, "[ok]   steps: 1 step; all 3 GPU events launched in the trace were launched inside it; the 2 launched "
+    .. "before the trace (above) are in no step", "tail: k1, k2 and kb in the step, k0 and ka in none")
+  -- ka alone (k0 at 1300, after everything, with id 13): "starts after the trace's first launch call"
+  local only = tail_events()
+  only[7] = X("kernel", "k0", 1300, 40, { correlation = "13", stream = "7", device = "0" }, 0, 7)
+  ok, code, out = T.run(T.q(bin) .. " check " .. T.q(write("tail_only.json", only)))
+  has(out, "[warn] GPU work launched before the trace: 1 GPU event (0.1 ms, 24.0% of GPU time) starts after the "
+    .. "trace's first launch call but carries a correlation id below every launch call's in the trace",
+    "tail_only: ka alone")
+end
+-- no rule where ids do not compare: launch calls of two pids (GPU events carry no process), a launch call
+-- without a correlation id, a GPU event with id 0: ka is then a GPU event without a launch, like kb
+for _, c in ipairs({
+  { "tail_pids", { pid2 = 2 } },
+  { "tail_nocorr", { extra = X("cuda_runtime", "cudaLaunchKernel", 1250, 5, {}) } },
+  { "tail_zero", { ka = "0" } },
+}) do
+  local th = tl.load(write(c[1] .. ".json", tail_events(c[2]))):check()
+  T.eq(th.gpu_before_trace, 1, c[1] .. ": k0 alone launched before the trace")
+  T.eq(th.gpu_before_trace_by_id, 0, c[1] .. ": none told by its correlation id")
+  T.eq(th.gpu_unlinked - th.gpu_unlinked_launched - th.gpu_before_trace, 2, c[1] .. ": ka and kb without a launch")
+end
+
 local cpu = write("cpu.json", { X("cpu_op", "aten::mm", 0, 10, {}) })
 ok, code, out = T.run(T.q(bin) .. " check " .. T.q(cpu))
 T.eq(code, 3, "a CPU-only trace fails the check")

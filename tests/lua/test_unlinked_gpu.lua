@@ -10,7 +10,9 @@
 -- of the tree: a GPU event is linked when a runtime call has its correlation
 -- and an ac2g flow start and finish carry it. An unlinked GPU event that
 -- starts before the trace's first launch call (kernel, copy, memset or
--- graph launch) was launched before the profiling window opened: it is left
+-- graph launch), or whose correlation id is below every launch call's (all
+-- of them with one, above 0, on one pid), was launched before the profiling
+-- window opened: it is left
 -- out of the analysis and said in the health warnings ("GPU work launched
 -- before the trace"; Qwen H100: 509 events, 13.74 ms, the previous step's
 -- tail), so the analysis' total time is the reference's gpu_timeline's.
@@ -32,16 +34,21 @@ local function launch_kind(name)
 end
 
 -- µs of all GPU events and of the unlinked ones, from the trace text, leaving
--- out the unlinked ones launched before the trace (counted in `before`).
+-- out the unlinked ones launched before the trace (counted in `before`): they
+-- start before the first launch call, or carry a correlation id above 0 below
+-- every launch call's (when every launch call has one above 0, all on one pid).
 local function expected_share(text)
   local doc = json.decode(text)
   local events = doc.traceEvents or doc
   local runtime, flow_s, flow_f = {}, {}, {}
-  local first_launch = math.huge
+  local first_launch, min_id, pids = math.huge, math.huge, {}
   for _, e in ipairs(events) do
     local a = type(e.args) == "table" and e.args or {}
     if (e.cat == "cuda_runtime" or e.cat == "cuda_driver") and launch_kind(e.name) and tonumber(e.ts) then
       first_launch = math.min(first_launch, tonumber(e.ts))
+      local id = tonumber(a.correlation)
+      min_id = (id and id > 0) and math.min(min_id, id) or -math.huge
+      pids[tostring(e.pid)] = true
     end
     if (e.cat == "cuda_runtime" or e.cat == "cuda_driver") and a.correlation ~= nil then
       runtime[tostring(a.correlation)] = true
@@ -49,6 +56,7 @@ local function expected_share(text)
       if e.ph == "s" then flow_s[tostring(e.id)] = true elseif e.ph == "f" then flow_f[tostring(e.id)] = true end
     end
   end
+  if next(pids, next(pids)) then min_id = -math.huge end -- launch calls of two pids: ids do not compare
   local all, unlinked, n, compute = 0.0, 0.0, 0, 0.0
   local before = { us = 0.0, n = 0 }
   for _, e in ipairs(events) do
@@ -57,7 +65,8 @@ local function expected_share(text)
       local c = type(e.args) == "table" and e.args.correlation
       c = c ~= nil and tostring(c)
       local linked = c and runtime[c] and flow_s[c] and flow_f[c]
-      if not linked and tonumber(e.ts) < first_launch then
+      local id = tonumber(c)
+      if not linked and (tonumber(e.ts) < first_launch or (id and id > 0 and id < min_id)) then
         before.us, before.n = before.us + d, before.n + 1
         d = nil
       end
@@ -297,11 +306,17 @@ local DIMS = { ["Input Dims"] = "[[64,64],[64,64]]", ["Input type"] = '["float",
 
 -- linked: how many of the kernels get a runtime call and flows; early: a
 -- 40 µs kernel at 20 µs, before the first launch call (at 51 µs), whose
--- correlation matches nothing (launched before the trace)
-local function synthetic(name, linked, early)
+-- correlation matches nothing (launched before the trace); tail: an 80 µs
+-- GEMM kernel at 900 µs, after the first launch call, whose correlation (1)
+-- matches nothing and is below every launch call's (3 and up): launched
+-- before the trace too (the warm-up step's tail, no synchronisation at the
+-- end of a step)
+local TAIL = "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN"
+local function synthetic(name, linked, early, tail)
   local events = {}
   local function add(e) events[#events + 1] = e end
   if early then add(ev("kernel", ADD, 20, 40, { correlation = "7", stream = "7" }, 0, 7)) end
+  if tail then add(ev("kernel", TAIL, 900, 80, { correlation = "1", stream = "7" }, 0, 7)) end
   local kernels = { { "aten::mm", GEMM, 300 }, { "aten::add", ADD, 100 }, { "aten::layer_norm", LN, 50 },
     { "aten::mm", GEMM, 200 } }
   local gpu_ts = 1000
@@ -314,8 +329,9 @@ local function synthetic(name, linked, early)
       add(flow("s", corr, 1, 1, ts + 1))
       add(flow("f", corr, 0, 7, gpu_ts))
     else
-      -- the runtime call is lost: the kernel's correlation matches nothing
-      add(ev("cuda_runtime", "cudaLaunchKernel", ts + 1, 5, { correlation = tostring(corr + 1000) }))
+      -- the runtime call is lost: the kernel's correlation matches nothing (the call here, another one, has
+      -- a lower id: were every launch call's id above the kernel's, it was launched before them all)
+      add(ev("cuda_runtime", "cudaLaunchKernel", ts + 1, 5, { correlation = tostring(corr - 100) }))
     end
     add(ev("kernel", k[2], gpu_ts, k[3], { correlation = tostring(corr), stream = "7" }, 0, 7))
     gpu_ts = gpu_ts + k[3] + 10
@@ -371,6 +387,31 @@ do
   local util = manifest.gpu_utilization or { total_time_ms = 0, computation_time_percent = 0 }
   T.close(util.total_time_ms * util.computation_time_percent / 100, 0.65, "some_unlinked_early: computation time "
     .. "without the early kernel", 0, 1e-6)
+end
+
+-- the same with the previous step's tail running past the first launch call: the tail kernel's
+-- correlation id (1) is below every launch call's (3, 4, 101, 102), so it is left out like the early one
+-- and said in the same warning; the unlinked kernels with ids above (103, 104) stay analysed
+do
+  local path, text = synthetic("some_unlinked_tail", 2, true, true)
+  local out, output, md, manifest = analyse(path, "some_unlinked_tail")
+  local unlinked, pct = check_share("some_unlinked_tail", text, output, md, manifest)
+  local _, _, _, _, before = expected_share(text)
+  T.eq(before.n, 2, "some_unlinked_tail: the early and the tail kernel launched before the trace")
+  T.eq(before.us, 120.0, "some_unlinked_tail: 40 + 80 µs")
+  T.eq(unlinked, 250.0, "some_unlinked_tail: 250 µs unlinked, the tail kernel left out")
+  T.close(pct, 250 / 650 * 100, "some_unlinked_tail: share of the 650 µs analysed", 0, 1e-9)
+  local rows = unlinked_rows(out, manifest)
+  T.eq(#rows, 2, "some_unlinked_tail: the two unlinked kernels with higher ids are rows")
+  for _, r in ipairs(rows) do
+    T.check(r.full ~= TAIL, "some_unlinked_tail: the tail kernel is not an unlinked row")
+  end
+  T.check(md:find("**GPU work launched before the trace** (warning): 2 GPU events (0.1 ms, ", 1, true)
+    and md:find("1 starts before its first launch call and 1 (0.1 ms) after it but carries a correlation id below "
+      .. "every launch call's in the trace", 1, true), "some_unlinked_tail: the health warning names both")
+  local util = manifest.gpu_utilization or { total_time_ms = 0, computation_time_percent = 0 }
+  T.close(util.total_time_ms * util.computation_time_percent / 100, 0.65, "some_unlinked_tail: computation time "
+    .. "without the early and the tail kernel", 0, 1e-6)
 end
 
 -- no kernel links: analysed (this stopped with "... that a launch links to")
