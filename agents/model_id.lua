@@ -211,10 +211,14 @@ local function scale(arch, fam)
     local s = moe_scale()
     if s then return s end
   end
+  -- a CNN's GEMM weights are its classifier's, no hidden size (resnet_train: "hidden size 2048", the fc layer)
+  if arch == "CNN" then return UNKNOWN end
   local h = hidden_size()
   if not h then return UNKNOWN end
-  -- the parameter counts by hidden size are transformers': a recommender's are in its embedding tables
-  if arch ~= "Transformer" and arch ~= "Transformer (MoE)" and arch ~= "ViT" then
+  -- the parameter counts by hidden size are transformers': a recommender's are in its embedding tables; and a
+  -- size name (BERT's "large" at 1024) only means something for a known family (gpt_train: an 8-layer
+  -- 167M-parameter model with d=1024 was called "large")
+  if (arch ~= "Transformer" and arch ~= "Transformer (MoE)" and arch ~= "ViT") or not fam then
     return string.format("hidden size %d", h)
   end
   local first, second = ENCODER_SCALES, DECODER_SCALES

@@ -224,6 +224,17 @@ function M.checks(trace)
       .. string.format("%g", h.stream_overlap_threshold_us) .. " us (up to "
       .. string.format("%.1f", h.max_stream_overlap_us) .. " us): busy and idle times are approximate", FIX.overlap)
   end
+  -- after an extended launch the overlap can be real (resnet_train: 9 cuDNN sm90 kernels via cudaLaunchKernelExC)
+  if (h.stream_overlaps_ex or 0) > 0 then
+    add("stream_overlap_ex", "note", "overlapping kernels after extended launches",
+      count(h.stream_overlaps_ex, "GPU event") .. " launched with an extended launch (cudaLaunchKernelEx or "
+      .. "cudaLaunchKernelExC) " .. pick(h.stream_overlaps_ex, "overlaps", "overlap") .. " the previous event of "
+      .. pick(h.stream_overlaps_ex, "its", "their") .. " stream by more than "
+      .. string.format("%g", h.stream_overlap_threshold_us) .. " us (up to "
+      .. string.format("%.1f", h.max_stream_overlap_ex_us) .. " us): such a launch can let a kernel start before the "
+      .. "previous one ends (programmatic dependent launch, Hopper and later), so the overlap may be real; busy "
+      .. "time counts it once")
+  end
   if h.negative_durations > 0 then
     add("negative_durations", "warn", "negative durations",
       count(h.negative_durations, "event", "has", "have") .. " a negative duration (read as 0)", FIX.overlap)

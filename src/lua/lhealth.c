@@ -49,6 +49,8 @@ int tl_l_trace_check(lua_State *L)
     tl_lset_int(L, "streams", (lua_Integer)h.n_streams);
     tl_lset_int(L, "stream_overlaps", (lua_Integer)h.n_stream_overlaps);
     tl_lset_us(L, "max_stream_overlap_us", h.max_stream_overlap_ns);
+    tl_lset_int(L, "stream_overlaps_ex", (lua_Integer)h.n_stream_overlaps_ex);
+    tl_lset_us(L, "max_stream_overlap_ex_us", h.max_stream_overlap_ex_ns);
     tl_lset_us(L, "stream_overlap_threshold_us", TL_HEALTH_OVERLAP_NS);
     tl_lset_int(L, "negative_durations", (lua_Integer)h.n_negative_dur);
     tl_lset_int(L, "zero_duration_gpu", (lua_Integer)h.n_zero_dur_gpu);

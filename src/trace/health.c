@@ -12,7 +12,7 @@
 
 typedef struct sev {
     int64_t stream, ts, end;
-    uint32_t dev;
+    uint32_t dev, uid;
 } sev;
 
 /* A stream capture on a thread: from a *StreamBeginCapture call's start to
@@ -173,7 +173,7 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
         }
         /* the device from args, else the process (kept apart by the top bit) */
         uint32_t where = dev == INT64_MIN ? 0x80000000u | tl_es_pid(es, u) : (uint32_t)dev & 0x7fffffffu;
-        sev s = {stream, es->ts[u], tl_es_end(es, u), where};
+        sev s = {stream, es->ts[u], tl_es_end(es, u), where, (uint32_t)u};
         TL_PUSH(gpu, s);
     }
     tl_idset corr_seen, corr_launch;
@@ -255,8 +255,18 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
             }
             int64_t ov = end - gpu.v[i].ts;
             if (ov > TL_HEALTH_OVERLAP_NS) {
-                h->n_stream_overlaps++;
-                if (ov > h->max_stream_overlap_ns) h->max_stream_overlap_ns = ov;
+                /* launched with cudaLaunchKernelEx(C) / cuLaunchKernelEx: the launch attributes
+                 * (programmatic dependent launch, Hopper and later) may let it start before the
+                 * previous kernel ends, so the overlap can be real */
+                uint32_t rt = tr->parent ? tr->parent[gpu.v[i].uid] : TL_NOUID;
+                const char *how = rt != TL_NOUID ? tl_es_name(es, rt) : "";
+                if (strstr(how, "LaunchKernelEx")) {
+                    h->n_stream_overlaps_ex++;
+                    if (ov > h->max_stream_overlap_ex_ns) h->max_stream_overlap_ex_ns = ov;
+                } else {
+                    h->n_stream_overlaps++;
+                    if (ov > h->max_stream_overlap_ns) h->max_stream_overlap_ns = ov;
+                }
             }
             if (gpu.v[i].end > end) end = gpu.v[i].end;
         }

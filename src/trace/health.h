@@ -54,6 +54,11 @@ typedef struct tl_health {
     /* streams */
     size_t n_streams, n_stream_overlaps;
     int64_t max_stream_overlap_ns;
+    /* overlaps of an event launched with an extended launch (cudaLaunchKernelEx,
+     * cudaLaunchKernelExC, cuLaunchKernelEx): programmatic dependent launch can
+     * make them real; not in n_stream_overlaps */
+    size_t n_stream_overlaps_ex;
+    int64_t max_stream_overlap_ex_ns;
     /* durations */
     size_t n_negative_dur, n_zero_dur_gpu, n_zero_dur_cpu_ops;
     /* clocks: GPU events starting before their launch */

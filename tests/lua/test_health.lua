@@ -328,6 +328,30 @@ if data and T.file_exists(data .. "/hta/trace_filter/sampled_rank-0.json.gz") th
 else
   print("note: ../shared/data not found: the shared-trace checks are skipped")
 end
+-- overlaps on one stream: after a plain launch a timestamp error (warn); after an extended launch
+-- (cudaLaunchKernelExC: programmatic dependent launch can start a kernel early) possibly real (a note)
+do
+  local function overlap_checks(launch_name)
+    local events = {
+      X("cuda_runtime", "cudaLaunchKernel", 100, 5, { correlation = "1" }),
+      X("kernel", "k1", 110, 50, { correlation = "1", stream = "7", device = "0" }, 0, 7),
+      X("cuda_runtime", launch_name, 120, 5, { correlation = "2" }),
+      X("kernel", "k2", 150, 30, { correlation = "2", stream = "7", device = "0" }, 0, 7),
+    }
+    local ids = {}
+    for _, c in ipairs(health.checks(tl.load(write("overlap.json", events)))) do ids[c.id] = c end
+    return ids
+  end
+  local plain = overlap_checks("cudaLaunchKernel")
+  T.check(plain.stream_overlap and plain.stream_overlap.level == "warn" and not plain.stream_overlap_ex,
+    "a 10 us overlap after a plain launch: the warning")
+  local ex = overlap_checks("cudaLaunchKernelExC")
+  T.check(ex.stream_overlap_ex and ex.stream_overlap_ex.level == "note" and not ex.stream_overlap
+    and ex.stream_overlap_ex.detail:find("^1 GPU event launched with an extended launch") and
+    ex.stream_overlap_ex.detail:find("(up to 10.0 us)", 1, true), "after cudaLaunchKernelExC: a note: "
+    .. tostring(ex.stream_overlap_ex and ex.stream_overlap_ex.detail))
+end
+
 -- synchronisation records: a launch, then the host waits in cudaStreamSynchronize; without a cuda_sync event
 -- the check notes it (and names the profiler option), with one it does not
 do

@@ -651,6 +651,18 @@ do
   T.eq(m.architecture, "CNN", "conv time dominates")
   T.eq(m.precision, "FP16", "c10::Half")
   T.eq(m.scale, U, "one GEMM weight shape is not evidence of a hidden size")
+  -- a CNN's GEMMs are its classifier: no hidden size, however many weight shapes share a side
+  rows[#rows + 1] = { name = "aten::addmm", ["op category"] = "GEMM", ["Input type"] = "('c10::Half', 'c10::Half', "
+    .. "'c10::Half')", ["Input Dims"] = "((2048,), (8, 1000), (1000, 2048))", ["Kernel Time (µs)_sum"] = "100" }
+  T.eq(model_info(rows, { "Bottleneck", "ResNet", "Conv2d" }).scale, U, "CNN: no hidden size")
+  -- an unknown family: the hidden size alone, no size name (BERT's "large" is 1024)
+  local tx = { { name = "aten::_scaled_dot_product_cudnn_attention", ["op category"] = "SDPA_fwd",
+    ["Input type"] = "('c10::BFloat16',)", ["Input Dims"] = "((8, 16, 1023, 64),)", ["Kernel Time (µs)_sum"] = "100" },
+    { name = "aten::addmm", ["op category"] = "GEMM", ["Input type"] = "('c10::BFloat16',)",
+      ["Input Dims"] = "((4096,), (8184, 1024), (1024, 4096))", ["Kernel Time (µs)_sum"] = "300" },
+    { name = "aten::addmm", ["op category"] = "GEMM", ["Input type"] = "('c10::BFloat16',)",
+      ["Input Dims"] = "((1024,), (8184, 4096), (4096, 1024))", ["Kernel Time (µs)_sum"] = "300" } }
+  T.eq(model_info(tx, { "GPT", "Block", "Linear" }).scale, "hidden size 1024", "no family: no size name")
   -- FBGEMM's table-batched embeddings (HTA's trace_filter ranks): a recommender, whatever bmm and softmax there are,
   -- and no transformer parameter count from its hidden size
   local rec = { { name = "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function", ["op category"] = "other",
