@@ -17,12 +17,14 @@ local LABEL = {
 }
 
 --- The representative step of trace:steps(): the steady steps (neither
---- warm-up nor partial; all of them when none is) of median wall time, the
---- upper median, the first of equals. nil when there are no steps.
+--- warm-up nor partial, and not running GPU work launched before the
+--- trace: its path starts behind work the trace does not show; all of them
+--- when none is) of median wall time, the upper median, the first of
+--- equals. nil when there are no steps.
 function M.representative(steps)
   local pool = {}
   for _, s in ipairs(steps or {}) do
-    if not s.warmup and not s.partial then pool[#pool + 1] = s end
+    if not s.warmup and not s.partial and not ((s.before_trace_us or 0) > 0) then pool[#pool + 1] = s end
   end
   if #pool == 0 then for _, s in ipairs(steps or {}) do pool[#pool + 1] = s end end
   if #pool == 0 then return nil end

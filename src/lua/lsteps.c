@@ -49,6 +49,7 @@ int tl_l_trace_steps(lua_State *L)
             tl_lset_us(L, "any_gpu_start", s->any_gpu_start);
             tl_lset_us(L, "any_gpu_end", s->any_gpu_end);
         }
+        tl_lset_us(L, "before_trace_us", s->before_trace_ns);
         lua_pushboolean(L, s->warmup);
         lua_setfield(L, -2, "warmup");
         lua_pushboolean(L, s->partial);

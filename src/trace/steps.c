@@ -49,9 +49,11 @@ static size_t step_at(const tl_step *v, size_t n, int64_t t)
 }
 
 /* Sets each step's any_gpu_start / any_gpu_end from every GPU event of the
- * trace (steps sorted by ts; they may overlap, but do not nest deeply). */
-static void any_gpu_in_windows(const tl_event_store *es, tl_step *v, size_t n)
+ * trace, and before_trace_ns from those launched before it (steps sorted by
+ * ts; they may overlap, but do not nest deeply). */
+static void any_gpu_in_windows(const tl_trace *t, tl_step *v, size_t n)
 {
+    const tl_event_store *es = &t->es;
     for (size_t i = 0; i < n; i++) v[i].any_gpu_start = v[i].any_gpu_end = INT64_MIN;
     for (size_t u = 0; u < es->n; u++) {
         if (!tl_is_gpu_cat(es->cat[u]) || !(es->flags[u] & TL_F_TS)) continue;
@@ -73,6 +75,7 @@ static void any_gpu_in_windows(const tl_event_store *es, tl_step *v, size_t n)
             int64_t from = a > v[i].ts ? a : v[i].ts, to = b < end ? b : end;
             if (v[i].any_gpu_start == INT64_MIN || from < v[i].any_gpu_start) v[i].any_gpu_start = from;
             if (v[i].any_gpu_end == INT64_MIN || to > v[i].any_gpu_end) v[i].any_gpu_end = to;
+            if (t->tree.in_tree && tl_tree_before_trace(&t->tree, es, u)) v[i].before_trace_ns += to - from;
         }
     }
 }
@@ -193,7 +196,7 @@ void tl_steps_compute(const tl_trace *t, tl_steps *out)
         }
         st->partial = st->n_launches_missing > 0;
     }
-    any_gpu_in_windows(es, steps.v, steps.n);
+    any_gpu_in_windows(t, steps.v, steps.n);
     /* warm-up: leading steps slower than 1.5 x the median */
     int64_t *walls = tl_xmalloc(steps.n * sizeof *walls);
     for (size_t s = 0; s < steps.n; s++) walls[s] = steps.v[s].dur;

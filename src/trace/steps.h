@@ -36,6 +36,10 @@ typedef struct tl_step {
      * launched it (work launched before the trace too); INT64_MIN when none
      * runs in it */
     int64_t any_gpu_start, any_gpu_end;
+    /* the time in the window during which GPU work launched before the trace
+     * (tl_tree_before_trace) runs: the step inherits work the trace cannot
+     * show (the sum over those events of their overlap with the window) */
+    int64_t before_trace_ns;
     /* the first and the last start of the launch calls of the step's GPU
      * work (INT64_MIN when none of it has one) */
     int64_t first_launch, last_launch;

@@ -118,9 +118,16 @@ do
   has(md, "so the memory copies on the path", "streams: the copies named in the verdict")
 end
 
--- compiled: torch.compile's Triton kernels: its CUDA-graph mode is the remedy named, not torch.compile itself
+-- compiled: torch.compile's Triton kernels: its CUDA-graph mode is the remedy named, not torch.compile itself.
+-- No synchronisation ends a step: the warm-up step's tail runs into ProfilerStep#3 (27 GPU events launched before
+-- the trace, 14 of them after its first launch call, told by their correlation ids), so the critical path is
+-- ProfilerStep#4's.
 do
+  local steps = tl.load(dir .. "/compiled.json.gz"):steps()
+  T.check(steps[1].number == 3 and steps[1].before_trace_us > 0 and steps[2].before_trace_us == 0,
+    "compiled: step 3 runs work launched before the trace, step 4 none")
   local md = analyse("compiled")
+  has(md, "HTA's longest path through ProfilerStep#4", "compiled: the path of the step without earlier work")
   has(md, '`torch.compile(mode="reduce-overhead")`', "compiled: the compile mode that adds graphs")
   lacks(md, "(CUDA graphs, `torch.compile`, fused kernels)", "compiled: torch.compile is in use already")
 end

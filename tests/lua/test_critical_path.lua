@@ -144,6 +144,11 @@ do
   T.eq(cpmd.representative(steps).number, 4, "representative: the median of the steady steps 10, 30, 20")
   T.eq(cpmd.representative({ { number = 7, wall_us = 5, warmup = true } }).number, 7, "no steady step: all count")
   T.eq(cpmd.representative({}), nil, "no steps: no representative")
+  -- a step running GPU work launched before the trace is not representative while another step is
+  T.eq(cpmd.representative({ { number = 3, wall_us = 40, before_trace_us = 5 }, { number = 4, wall_us = 28,
+    before_trace_us = 0 } }).number, 4, "representative: not the step behind earlier work")
+  T.eq(cpmd.representative({ { number = 6, wall_us = 40, before_trace_us = 5 } }).number, 6,
+    "representative: the only step, even behind earlier work")
   local function trace_with(sync)
     local ev = {
       X("user_annotation", "ProfilerStep#3", 0, 1000, {}),
