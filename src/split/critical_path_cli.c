@@ -61,6 +61,13 @@ static void print_summary(const tl_cpath *p, const char *out, double secs)
         double pct = p->length > 0 ? 100.0 * (double)p->by_cat[c] / (double)p->length : 0.0;
         printf("  %-28s %14.3f ms  %5.1f%%\n", tl_cp_cat_name(c), (double)p->by_cat[c] / 1e6, pct);
     }
+    /* the parts of the split that are not what their names say: the host's time in calls that wait for the GPU,
+     * the GPU's time in memory copies */
+    if (p->blocking > 0)
+        printf("    of cpu_bound, in calls that wait for the GPU (synchronizations, blocking copies): %.3f ms\n",
+               (double)p->blocking / 1e6);
+    if (p->copies > 0)
+        printf("    of gpu_compute_bound, memory copies and sets: %.3f ms\n", (double)p->copies / 1e6);
     printf("overlaid trace: %s\n", out);
     if (tl_cpath_host_missing(p)) {
         double cover = p->win_end > p->win_start ? (double)p->length / (double)(p->win_end - p->win_start) : 1.0;

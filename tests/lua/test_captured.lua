@@ -90,6 +90,13 @@ do
   lacks(md, "CPU-bound launch", "graph_decode: the host waits, it does not launch slowly")
   has(md, "**No bound from the critical path**", "graph_decode: a path held by blocking copies draws no verdict")
   lacks(md, "Operation launched", "graph_decode: replayed kernels are not launches")
+  -- the blocking copies' share of the path, in analysis.md and in `tracelens critical-path`'s split
+  local cp = tl.load(dir .. "/graph_decode.json.gz"):critical_path{ step = 3, summary = true }
+  has(md, string.format("but %.3f ms of its CPU time", cp.blocking_us / 1000), "graph_decode: the waits' time")
+  local _, _, cli = T.run(string.format("%s critical-path %s -o %s", T.q(bin), T.q(dir .. "/graph_decode.json.gz"),
+    T.q(tmp .. "/cp.json.gz")))
+  has(cli, string.format("of cpu_bound, in calls that wait for the GPU (synchronizations, blocking copies): %.3f ms",
+    cp.blocking_us / 1000), "graph_decode: the CLI's split")
 end
 
 -- gpt_train: the loss read back each step (`loss.item()`), no cuda_sync events (not asked for), Python stacks.
