@@ -390,11 +390,13 @@ local function host_time_card(s, h, names, rows, share)
   end
   return {
     title = sf.TITLE.host_time,
-    insight = string.format("Operations in %s spend %s on the host beyond their GPU kernel time, mostly not waiting "
-      .. "for the GPU: %s. The rest: %s.", sf.list(names), sf.ms(s.total_ms), h.blocking_ms > 0
-        and string.format("the runtime calls inside them that synchronize or copy (waits for the GPU) take %s, %s of "
-          .. "it", sf.ms(h.blocking_ms), sf.pct(s.total_ms > 0 and h.blocking_ms / s.total_ms * 100 or 0))
-        or "no runtime call inside them synchronizes or copies", sf.list(texts)),
+    insight = h.blocking_ms > 0 and string.format("Operations in %s spend %s on the host beyond their GPU kernel "
+      .. "time, mostly not waiting for the GPU: the runtime calls inside them that synchronize or copy (waits for the "
+      .. "GPU) take %s, %s of it. The rest: %s.", sf.list(names), sf.ms(s.total_ms), sf.ms(h.blocking_ms),
+        sf.pct(s.total_ms > 0 and h.blocking_ms / s.total_ms * 100 or 0), sf.list(texts))
+      or string.format("Operations in %s spend %s on the host beyond their GPU kernel time, not waiting for the GPU "
+        .. "(no runtime call inside them synchronizes or copies): %s.", sf.list(names), sf.ms(s.total_ms),
+        sf.list(texts)),
     action = action,
     identification = string.format("%s operation signatures take more than 5x their kernel time on the host, "
       .. "adding up to %s (%s)%s; the runtime calls inside those operations that wait for the GPU hold less than "

@@ -170,7 +170,8 @@ function M.section(d)
   local copies = d.copies_us or 0
   for _, l in ipairs(LABEL) do
     parts[#parts + 1] = string.format("%s %.1f%%", l[2], (d.by_category[l[1]] or 0) / d.length_us * 100)
-    if l[1] == "gpu_compute" and copies > 0 then
+    -- (said from 1% of the path: a few small copies are no part of the verdict)
+    if l[1] == "gpu_compute" and copies >= 0.01 * d.length_us then
       parts[#parts] = parts[#parts] .. string.format(" (memory copies and sets %.1f%%)", copies / d.length_us * 100)
     end
   end
