@@ -6,8 +6,9 @@
  * formulas. Arithmetic follows Python: exact integers until a float (the
  * varlen max_seqlen, a causal halving) enters, then doubles in the spec's
  * operation order (tl_pn, perf_util.h).
- * FIXes: bytes use q's element size (2 when unknown), and every class sets
- * dtype_A_B (so all get a Compute Spec).
+ * FIXes: bytes use q's element size (2 when unknown), every class sets
+ * dtype_A_B (so all get a Compute Spec), and the efficient and cuDNN
+ * backends count the backward's QK^T recompute (flash_impl True).
  *
  * Inference attention: the InferenceAttention base (annotation workload
  * sums, §4.10) with per-class geometry (ia_kind), plus the stand-alone
@@ -340,8 +341,13 @@ static const sdpa_op op_varlen_backward = {.layout = L_HND, .qi = 1, .ti = 1, DR
                                            .cu_k = 10, .max_ci = 11};
 static const sdpa_op op_sdpa_flash = {.layout = L_BHND, .drop_mode = DROP_ATEN, .drop_ci = 3,
                                       .causal_mode = CAUSAL_ATEN, .causal_ci = 4, .flash = 1};
+/* [FIX] flash_impl True: the reference sets it False for the efficient and
+ * cuDNN backends, leaving the QK^T recompute out of their backward FLOPs,
+ * but both keep only the log-sum-exp from the forward pass and recompute the
+ * scores in the backward kernel, as Flash Attention does (cuDNN's kernels are
+ * named ..._sdpa_sm90_flash_fprop / _flash_bprop_...). docs/compat.md. */
 static const sdpa_op op_sdpa_efficient = {.layout = L_BHND, .drop_mode = DROP_ATEN, .drop_ci = 5,
-                                          .causal_mode = CAUSAL_ATEN, .causal_ci = 6};
+                                          .causal_mode = CAUSAL_ATEN, .causal_ci = 6, .flash = 1};
 static const sdpa_op op_aiter_flash_fwd = {BNHD, DROP(3), LOWER(5), .flash = 1};
 static const sdpa_op op_aiter_flash_bwd = {BNHD, DROP(10), LOWER(12), .flash = 1, .bwd_work = 1};
 static const sdpa_op op_aiter_v3_wrapper_fwd = {BNHD, .qi = 1, .ti = 1, DROP(4), LOWER(6), .flash = 1};

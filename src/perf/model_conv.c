@@ -7,7 +7,9 @@
  * aten::convolution bias is D[2] non-empty, the convolution_backward bias is
  * output_mask[2] (C[10]), or without a parseable output_mask bias_sizes
  * (C[3]) non-empty with no zero entry, and the bwd bias term is multiplied
- * by bpe. */
+ * by bpe, and convolution_backward counts only the gradients its
+ * output_mask (C[10]) asks for (input grad, weight grad; both when it is
+ * absent or unparseable). */
 #include "model_conv.h"
 
 #include <math.h>
@@ -37,6 +39,7 @@ typedef struct conv_cfg {
     int nd;
     tuple stride, pad, dil, outpad;
     int transposed, bias;
+    int grad_input, grad_weight; /* backward: the gradients computed (output_mask) */
     int64_t groups;
     const char *dtype; /* the input's type: element size and precision */
 } conv_cfg;
@@ -133,17 +136,25 @@ static int parse_fused_args(const tl_perf_event *ev, conv_cfg *c, tl_perf_result
     return TL_PERF_OK;
 }
 
-/* Is the bias gradient computed? (convolution_backward, the corrected [FIX]
- * of §4.2): output_mask (C[10]) decides when it parses — its third entry;
- * when C[10] is absent or unparseable, bias_sizes (C[3]) must be a
- * non-empty list with no zero entry. A bias-less convolution records
+/* The gradients convolution_backward computes. [FIX] output_mask (C[10])
+ * decides when it parses: entry 0 the input grad, 1 the weight grad, 2 the
+ * bias grad (a missing entry: not computed). The reference ignores it and
+ * always counts both the input and the weight grad (ResNet's first
+ * convolution, whose input needs no gradient, records [False, True,
+ * False]). When C[10] is absent or unparseable both are counted and the bias
+ * grad is computed when bias_sizes (C[3]) is a non-empty list with no zero
+ * entry (the corrected §4.2 rule). A bias-less convolution records
  * bias_sizes [0] and output_mask [True, True, False]: no bias. */
-static int backward_bias(const tl_perf_event *ev, tl_perf_result *r)
+static int backward_grads(const tl_perf_event *ev, conv_cfg *c, tl_perf_result *r)
 {
     int mask[3] = {0, 0, 0};
     size_t n = 0;
     const char *m = tl_pe_concrete(ev, 10);
-    if (m && tl_py_literal_bools(r, m, mask, 3, &n)) return n >= 3 && mask[2];
+    if (m && tl_py_literal_bools(r, m, mask, 3, &n)) {
+        c->grad_input = n >= 1 && mask[0];
+        c->grad_weight = n >= 2 && mask[1];
+        return n >= 3 && mask[2];
+    }
     const tl_pv *sizes = tl_py_literal(r, tl_pe_concrete(ev, 3));
     if (!tl_pv_is_list(sizes) || sizes->n == 0) return 0;
     for (size_t i = 0; i < sizes->n; i++)
@@ -151,11 +162,11 @@ static int backward_bias(const tl_perf_event *ev, tl_perf_result *r)
     return 1;
 }
 
-static int parse_bias(const tl_perf_event *ev, const conv_layout *L, tl_perf_result *r)
+static int parse_bias(const tl_perf_event *ev, const conv_layout *L, conv_cfg *c, tl_perf_result *r)
 {
     if (L->bias == BIAS_ALWAYS) return 1;
     if (L->bias == BIAS_DIMS) return tl_pv_len(ev->dims) > 2 && tl_pv_nonempty(tl_pe_dim(ev, 2));
-    return backward_bias(ev, r);
+    return backward_grads(ev, c, r);
 }
 
 /* out_i per spatial dim: float division then truncation (or the transposed formula). */
@@ -199,7 +210,8 @@ static int parse_conv(const tl_perf_event *ev, const conv_layout *L, conv_cfg *c
         return tl_perf_error(r, "%s: input and weight dtypes differ", ev->name);
     int st = L->fused ? parse_fused_args(ev, c, r) : parse_aten_args(ev, L, c, r);
     if (st) return st;
-    c->bias = parse_bias(ev, L, r);
+    c->grad_input = c->grad_weight = 1;
+    c->bias = parse_bias(ev, L, c, r);
     return output_shape(c, r);
 }
 
@@ -242,9 +254,10 @@ static tl_pn flops_fwd(const conv_cfg *c) { return flops_of(&c->x, &c->w, &c->ou
 static tl_pn flops_bwd(const conv_cfg *c)
 {
     shape tx = swap01(c->x), tw = swap01(c->w), tout = swap01(c->out);
-    tl_pn input_grad = flops_of(&c->out, &c->w, &c->x, 0, !c->transposed);
-    tl_pn weight_grad = c->transposed ? flops_of(&tout, &tx, &tw, 0, 0) : flops_of(&tx, &tout, &tw, 0, 0);
-    tl_pn f = ADD(input_grad, weight_grad);
+    tl_pn f = tl_pn_int(0);
+    if (c->grad_input) f = flops_of(&c->out, &c->w, &c->x, 0, !c->transposed);
+    if (c->grad_weight)
+        f = ADD(f, c->transposed ? flops_of(&tout, &tx, &tw, 0, 0) : flops_of(&tx, &tout, &tw, 0, 0));
     return c->bias ? ADD(f, prod(&c->out)) : f;
 }
 
@@ -256,8 +269,9 @@ static tl_pn bytes_fwd(const conv_cfg *c, int bpe)
 
 static tl_pn bytes_bwd(const conv_cfg *c, int bpe)
 {
-    tl_pn b = MUL(ADD(ADD(prod(&c->out), prod(&c->w)), prod(&c->x)), tl_pn_int(bpe));
-    b = ADD(b, b); /* bytes(out, w, x) + bytes(out, x, w) */
+    /* bytes(out, w, x) for the input grad, bytes(out, x, w) for the weight grad */
+    tl_pn one = MUL(ADD(ADD(prod(&c->out), prod(&c->w)), prod(&c->x)), tl_pn_int(bpe));
+    tl_pn b = MUL(one, tl_pn_int(c->grad_input + c->grad_weight));
     if (!c->bias) return b;
     return ADD(b, MUL(ADD(prod(&c->out), tl_pn_int(c->out.d[1])), tl_pn_int(bpe))); /* FIX: times bpe */
 }

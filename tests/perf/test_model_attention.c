@@ -80,7 +80,10 @@ static void test_sdpa_reference_rows(void)
     }
 }
 
-/* Efficient attention in fp32: flash_impl False, and the FIX counts 4 bytes. */
+/* Efficient attention in fp32: the FIX counts 4 bytes, and flash_impl is
+ * True (the FIX: the backward recomputes QK^T). By hand, B=2, H=4, N=100,
+ * d=32, not causal: forward 4·B·H·N²·d = 10240000 flops; backward 8·B·H·N²·d
+ * (dV, dP, dQ, dK) = 20480000 plus the recompute 2·B·H·N²·d = 5120000. */
 static void test_sdpa_efficient_fp32(void)
 {
     tl_perf_event ev = tl_pt_event("aten::_scaled_dot_product_efficient_attention",
@@ -92,16 +95,47 @@ static void test_sdpa_efficient_fp32(void)
     CHECK_DBL(r.flops, 10240000.0);
     CHECK_DBL(r.bytes, 409600.0); /* the reference: 204800 (2 bytes) */
     CHECK_STR(r.precision, "fp32");
-    CHECK_STR(tl_pt_param_repr(&r, "flash_impl"), "False");
+    CHECK_STR(tl_pt_param_repr(&r, "flash_impl"), "True"); /* the reference: False */
     CHECK_STR(tl_pt_param_repr(&r, "dropout"), "0.0");
     CHECK_STR(tl_pt_param_repr(&r, "causal"), "False");
     tl_perf_result_free(&r);
     CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_efficient_attention, &ev, 1, &r), TL_PERF_OK);
-    CHECK_DBL(r.flops, 20480000.0); /* no recompute term */
+    CHECK_DBL(r.flops, 25600000.0); /* the reference: 20480000, no recompute */
     CHECK_DBL(r.bytes, 716800.0);
     tl_perf_result_free(&r);
     CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_cudnn_attention, &ev, 0, &r), TL_PERF_OK);
     CHECK_DBL(r.flops, 10240000.0);
+    tl_perf_result_free(&r);
+}
+
+/* cuDNN attention as the H200 capture gpt_train records it (PyTorch 2.11:
+ * q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal,
+ * return_debug_mask, scale), causal, B=8, H=16, N=1023, d=64 bf16. By hand,
+ * B·H·N²·d = 8·16·1046529·64 = 8573165568: forward 4·that/2 = 17146331136
+ * flops (causal halves); backward with the QK^T recompute its
+ * ..._flash_bprop_... kernel runs, 10·that/2 = 42865827840 (2.5 times the
+ * forward; the reference's flash_impl False gives 8·that/2 = 34292662272);
+ * bytes: forward 4 tensors, backward 7, of 8·16·1023·64 = 8380416 elements
+ * at 2 bytes = 67043328 and 117325824. */
+static void test_sdpa_cudnn_backward_recompute(void)
+{
+    const char *shape = "[8, 16, 1023, 64]";
+    char dims[256];
+    snprintf(dims, sizeof dims, "[%s, %s, %s, [], [], [], [], [], []]", shape, shape, shape);
+    tl_perf_event ev = tl_pt_event("aten::_scaled_dot_product_cudnn_attention", dims,
+                                   "[" BF16 ", " BF16 ", " BF16 ", \"\", \"Scalar\", \"Scalar\", \"Scalar\", "
+                                   "\"Scalar\", \"\"]",
+                                   NULL, "[\"\", \"\", \"\", \"\", \"True\", \"0.\", \"True\", \"False\", \"\"]", NULL);
+    tl_perf_result r;
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_cudnn_attention, &ev, 0, &r), TL_PERF_OK);
+    CHECK_DBL(r.flops, 17146331136.0);
+    CHECK_DBL(r.bytes, 67043328.0);
+    CHECK_STR(tl_pt_param_repr(&r, "causal"), "True");
+    CHECK_STR(tl_pt_param_repr(&r, "flash_impl"), "True");
+    tl_perf_result_free(&r);
+    CHECK_I64(tl_pt_run(&tl_pc_aten__scaled_dot_product_cudnn_attention, &ev, 1, &r), TL_PERF_OK);
+    CHECK_DBL(r.flops, 42865827840.0);
+    CHECK_DBL(r.bytes, 117325824.0);
     tl_perf_result_free(&r);
 }
 
@@ -575,7 +609,8 @@ static void test_chunk_stats(void)
 int main(void)
 {
     static const tl_perf_test_fn tests[] = {
-        test_sdpa_qwen_causal, test_sdpa_reference_rows, test_sdpa_efficient_fp32, test_flash_attention_gqa,
+        test_sdpa_qwen_causal, test_sdpa_reference_rows, test_sdpa_efficient_fp32,
+        test_sdpa_cudnn_backward_recompute, test_flash_attention_gqa,
         test_flash_attention_backward, test_flash_attention_varlen, test_aiter_classes,
         test_evoformer_and_checks, test_vllm_unified_attention, test_inference_worked_example,
         test_sglang_rows, test_dv_variants, test_pa_decode_gluon, test_v4_paged_decode, test_pa_sparse_and_gdn,

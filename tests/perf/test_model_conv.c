@@ -197,7 +197,9 @@ static void test_convolution_backward(void)
  * prod(x) = prod(out) = 8192, prod(w) = 36864;
  * input grad = 8192·2·(64·9) = 9437184, weight grad = 36864·2·(2·64) =
  * 9437184, so flops 18874368 (+ prod(out) 8192 with a bias);
- * bytes = 2·(8192 + 36864 + 8192)·2 = 212992 (+ (8192 + 64)·2 = 16512). */
+ * bytes = 2·(8192 + 36864 + 8192)·2 = 212992 (+ (8192 + 64)·2 = 16512).
+ * With one of the two gradients masked off (output_mask [False, True, ...]
+ * or [True, False, ...], [FIX]) half of each: 9437184 flops, 106496 bytes. */
 static int run_bwd_bias(const char *bias_sizes, const char *mask, tl_perf_result *r)
 {
     char concrete[256];
@@ -221,27 +223,59 @@ static void test_convolution_backward_no_bias(void)
 {
     static const struct {
         const char *sizes, *mask;
-        int bias;
+        int bias, grads; /* grads: how many of input grad / weight grad are counted */
     } t[] = {
-        {"[0]", "[True, True, False]", 0},  /* the trace's bias-less convolution */
-        {"[64]", "[True, True, False]", 0}, /* output_mask decides */
-        {"[0]", "[True, True, True]", 1},
-        {"[64]", "[False, True, True]", 1},
-        {"[64]", "[True, True]", 0},        /* parses, no third entry */
-        {"[64]", NULL, 1},                  /* no output_mask: bias_sizes */
-        {"[0]", NULL, 0},
-        {"[]", NULL, 0},
-        {"None", NULL, 0},
-        {"[64]", "", 1},                    /* unparseable output_mask: bias_sizes */
-        {"[0]", "", 0},
-        {"[64, 0]", "", 0},
+        {"[0]", "[True, True, False]", 0, 2},  /* the trace's bias-less convolution */
+        {"[64]", "[True, True, False]", 0, 2}, /* output_mask decides */
+        {"[0]", "[True, True, True]", 1, 2},
+        {"[64]", "[False, True, True]", 1, 1}, /* no input grad [FIX] */
+        {"[0]", "[False, True, False]", 0, 1}, /* a first layer: weight grad only */
+        {"[0]", "[True, False, False]", 0, 1}, /* frozen weights: input grad only */
+        {"[64]", "[False, False, True]", 1, 0},
+        {"[64]", "[True, True]", 0, 2},        /* parses, no third entry */
+        {"[64]", NULL, 1, 2},                  /* no output_mask: bias_sizes, both grads */
+        {"[0]", NULL, 0, 2},
+        {"[]", NULL, 0, 2},
+        {"None", NULL, 0, 2},
+        {"[64]", "", 1, 2},                    /* unparseable output_mask: bias_sizes */
+        {"[0]", "", 0, 2},
+        {"[64, 0]", "", 0, 2},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         tl_perf_result r;
         CHECK_I64(run_bwd_bias(t[i].sizes, t[i].mask, &r), TL_PERF_OK);
         CHECK_STR(tl_pt_param_repr(&r, "bias"), t[i].bias ? "True" : "False");
-        CHECK_DBL(r.flops, t[i].bias ? 18882560.0 : 18874368.0);
-        CHECK_DBL(r.bytes, t[i].bias ? 229504.0 : 212992.0);
+        CHECK_DBL(r.flops, 9437184.0 * t[i].grads + (t[i].bias ? 8192.0 : 0.0));
+        CHECK_DBL(r.bytes, 106496.0 * t[i].grads + (t[i].bias ? 16512.0 : 0.0));
+        tl_perf_result_free(&r);
+    }
+}
+
+/* ResNet-50's first convolution in training (the H200 capture
+ * resnet_train): its input, the image batch, needs no gradient, so
+ * convolution_backward records output_mask [False, True, False]. x = [64, 3,
+ * 224, 224], w = [64, 3, 7, 7], stride 2, padding 3: out = [64, 64, 112,
+ * 112]. By hand: the weight grad is prod(t(w)) · 2 · prod(out[0], out[2:]) =
+ * 9408 · 2 · 802816 = 15105785856 flops and (prod(out) + prod(x) + prod(w)) ·
+ * 2 = (51380224 + 9633792 + 9408) · 2 = 122046848 bytes; the reference also
+ * counts an input grad of the same size (30211571712 flops, 244093696 bytes). */
+static void test_convolution_backward_weight_grad_only(void)
+{
+    const char *dims = "[[64, 64, 112, 112], [64, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], [], []]";
+    const char *types = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\"]";
+    const char *masks[2] = {"[False, True, False]", "[True, True, False]"};
+    for (int i = 0; i < 2; i++) {
+        char concrete[256];
+        snprintf(concrete, sizeof concrete,
+                 "[\"\", \"\", \"\", \"[0]\", \"[2, 2]\", \"[3, 3]\", \"[1, 1]\", \"False\", \"[0, 0]\", "
+                 "\"1\", \"%s\"]",
+                 masks[i]);
+        tl_perf_event ev = tl_pt_event("aten::convolution_backward", dims, types, NULL, concrete, NULL);
+        tl_perf_result r;
+        CHECK_I64(tl_pt_run(&tl_pc_aten_conv_bwd, &ev, 0, &r), TL_PERF_OK);
+        CHECK_DBL(r.flops, 15105785856.0 * (i + 1));
+        CHECK_DBL(r.bytes, 122046848.0 * (i + 1));
+        CHECK_STR(tl_pt_param_repr(&r, "bias"), "False");
         tl_perf_result_free(&r);
     }
 }
@@ -424,6 +458,7 @@ int main(void)
     static const tl_perf_test_fn tests[] = {
         test_falconsai_bias_fix, test_timesformer_bias_fix, test_owlv2_reference_row, test_agent_case_rows,
         test_conv1d_and_defaults, test_transposed, test_convolution_backward, test_convolution_backward_no_bias,
+        test_convolution_backward_weight_grad_only,
         test_conv_bias_sequence,
         test_errors_and_unknown_dtype, test_huge_values, test_python_numbers, test_descriptors, test_literals
     };
