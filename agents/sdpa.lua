@@ -30,11 +30,15 @@ local WHAT = {
 local COMPONENT = { reshape_cache = "the KV-cache write", paged_attention = "the paged-attention kernel",
   fwd_kernel = "the prefill forward kernel", other = "other kernels" }
 
+-- Flash Attention by the op's name (the classification) or by its kernels'
+-- names: cuDNN's fused attention runs ..._sdpa_sm90_flash_fprop_... and
+-- ..._flash_bprop_... kernels under aten::_scaled_dot_product_cudnn_attention.
 local function implementation(op)
   local c = op.classification or {}
   if c.is_paged_attention or c.attention_type == "paged" then return "paged" end
   if c.is_flash_attention or c.attention_type == "flash" then return "flash" end
   local kernel = tostring(op.kernel_name or ""):lower()
+  if kernel:find("flash", 1, true) then return "flash" end
   if op.name:lower():find("math") or (kernel:find("softmax") and (kernel:find("gemm") or kernel:find("cijk"))) then
     return "unfused"
   end
@@ -198,6 +202,32 @@ function rules.identify(v)
   return out
 end
 
+-- Whether the op's FLOP count includes the backward's recompute of the
+-- scores (perf_params flash_impl); nil when the op has no such parameter.
+local function counts_recompute(op)
+  local p = tostring(op.perf_params or "")
+  if p:find("'flash_impl': True", 1, true) then return true end
+  if p:find("'flash_impl': False", 1, true) then return false end
+end
+
+-- Fused backward kernels keep only the softmax statistics and recompute the
+-- scores; an unfused backward reads the saved scores instead. The sentence
+-- says whether the efficiency's FLOP count includes that recompute.
+local function backward_note(op, impl)
+  if impl == "unfused" then
+    return "Backward attention runs more matrix products per token than the forward pass, so it naturally reaches "
+      .. "a lower efficiency."
+  end
+  local counted = counts_recompute(op)
+  if counted == false then
+    return "Backward attention recomputes the scores and runs more matrix products per token, so it naturally "
+      .. "reaches a lower efficiency than the forward pass; the FLOP count behind this efficiency leaves that "
+      .. "recompute out, so the kernel does more work than the figure credits."
+  end
+  return "Backward attention recomputes the scores" .. (counted and " (counted in its FLOPs)" or "")
+    .. " and runs more matrix products per token, so it naturally reaches a lower efficiency than the forward pass."
+end
+
 function rules.source_keys()
   return { "operations[].classification.attention_type", "operations[].classification.workload_profile",
     "operations[].Input Dims" }
@@ -227,8 +257,7 @@ function rules.reasoning(v)
     out[#out + 1] = "Unfused attention writes the full score matrix to memory and reads it back for the softmax."
   end
   if ctx.category == "sdpa_bwd" or v.lead.name:lower():find("backward") then
-    out[#out + 1] = "Backward attention recomputes the scores and runs more matrix products per token, so it "
-      .. "naturally reaches a lower efficiency than the forward pass."
+    out[#out + 1] = backward_note(v.lead, impl)
   end
   -- within or above the expected band the kernel is not slower than expected
   if not (lo and eff >= lo) then out[#out + 1] = F.occupancy_note(v) end
@@ -288,7 +317,12 @@ end
 
 function rules.summary(metrics)
   local cs = metrics.category_specific or {}
-  local out = { "Flash Attention signatures: " .. F.num(cs.flash_attention_count) .. ". Paged attention signatures: "
+  -- by the op's or its kernels' names (flash_attention_count goes by the op's name only)
+  local flash = 0
+  for _, op in ipairs(metrics.operations or {}) do
+    if implementation(op) == "flash" then flash = flash + 1 end
+  end
+  local out = { "Flash Attention signatures: " .. F.num(flash) .. ". Paged attention signatures: "
     .. F.num(cs.paged_attention_count) .. ". Signatures with a performance model: " .. F.num(cs.has_perf_model_count)
     .. "." }
   local wp = cs.workload_profile

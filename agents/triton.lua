@@ -81,8 +81,71 @@ end
 
 function rules.source_keys() return { "operations[].classification.kernel_type" } end
 
+-- Element sizes of the Input type names a Triton kernel's tensors carry.
+local ELEMENT_BYTES = { ["c10::bfloat16"] = 2, ["c10::half"] = 2, ["c10::float"] = 4, ["float"] = 4,
+  ["c10::double"] = 8, ["double"] = 8, ["c10::byte"] = 1, ["c10::char"] = 1, ["unsigned char"] = 1,
+  ["signed char"] = 1, ["bool"] = 1, ["c10::int"] = 4, ["int"] = 4, ["c10::long"] = 8, ["long int"] = 8 }
+
+-- The kernel's first tensor argument as the Args column shows it
+-- ("(16,512,8192) bf16") and its size in MiB (nil when the type is unknown),
+-- or nil.
+local function first_argument(op)
+  local dims, types = say.input_dims(op), say.input_types(op)
+  local shape, t = dims and dims[1], types and types[1]
+  local text = tostring(op.args or ""):match("^(.-)<br>") or tostring(op.args or "")
+  if type(shape) ~= "table" or #shape == 0 or text == "" then return nil end
+  local bytes = ELEMENT_BYTES[tostring(t):lower()]
+  for _, d in ipairs(shape) do
+    if not bytes or math.type(d) ~= "integer" then return text end
+    bytes = bytes * d
+  end
+  local mib = bytes / 1048576
+  return text, mib == math.floor(mib) and string.format("%d", mib) or F.num(F.round(mib, 2))
+end
+
+-- The basis of a Triton kernel's bytes (perf-model §9, the reference's
+-- rule, kept for parity): every tensor argument once, plus, for a pointwise
+-- kernel, a second write of the first argument as if it were updated in
+-- place. The trace does not say which arguments a kernel writes (Inductor
+-- passes its in-place buffers first), so the figure can be off either way:
+-- a bandwidth above the real one for a pointwise kernel whose first argument
+-- is only read, below it for a reduction that updates a buffer in place.
+local function bytes_basis(v)
+  if #v.rows > 1 then -- a group: the rule for each kind it holds
+    local poi, red = false, false
+    for _, r in ipairs(v.rows) do
+      if kind(r.op) == "pointwise" then poi = true else red = true end
+    end
+    local out = "The bandwidths count the bytes of every tensor argument once"
+      .. (poi and (", plus a second write of the first one for " .. (red and "the pointwise kernels" or "these pointwise "
+        .. "kernels") .. ", as if they updated it in place") or "")
+      .. "; the trace does not say which arguments a kernel writes, so "
+    if poi then out = out .. "a pointwise kernel whose first argument is only read moves fewer bytes than counted" end
+    if poi and red then out = out .. ", and " end
+    if red then
+      out = out .. "a " .. (poi and "reduction" or "kernel") .. " that updates a buffer in place (Inductor passes such "
+        .. "buffers first) moves more"
+    end
+    return out .. "."
+  end
+  local op = v.lead
+  local first, mib = first_argument(op)
+  if kind(op) == "pointwise" then
+    return "The bandwidth counts the bytes of every tensor argument of " .. say.code(op.name) .. " once plus a "
+      .. "second write of the first one" .. (first and (" (" .. first .. ")") or "") .. ", as if the kernel "
+      .. "updated it in place; the trace does not say which arguments a kernel writes, so if the first one is only "
+      .. "read, the kernel moves fewer bytes than counted and its real bandwidth is lower."
+  end
+  local here = first and (", here " .. first .. (mib and (", " .. mib .. " MiB") or "")) or ""
+  return "The bandwidth counts the bytes of every tensor argument of " .. say.code(op.name) .. " once; the trace "
+    .. "does not say which arguments a kernel writes, so if the kernel updates a buffer in place (Inductor passes "
+    .. "such a buffer first" .. here .. "), it moves that buffer's bytes once more than counted and its real "
+    .. "bandwidth is higher."
+end
+
 function rules.reasoning(v)
   local out = { "Individual sub-op timings within the fused kernel are not separable from the trace." }
+  if v.bound == "memory" and not v.comparative and not v.heuristic then out[#out + 1] = bytes_basis(v) end
   if many_short(v) then
     out[#out + 1] = "At least " .. MANY_SHORT .. " members run for less than " .. SHORT_KERNEL_US .. " µs per call."
   end

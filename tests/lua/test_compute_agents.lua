@@ -550,6 +550,80 @@ do -- SDPA: paged, memory-bound, KV write above 10% -> block size; three extra c
   lacks(text, "native kernels", "sdpa AOTriton: not the framework's native kernels")
 end
 
+do -- cuDNN attention (the H200 capture gpt_train): its kernels are Flash Attention kernels
+  -- (..._sdpa_sm90_flash_fprop_... / _flash_bprop_...) though the op's name does not say flash
+  local fwd_kernel = "Kernel 1: Memset (Device)<br>Kernel 2: cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_"
+    .. "f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0"
+  local c = op { name = "aten::_scaled_dot_product_cudnn_attention", time_ms = 0.982, pct = 1.4, bound = "compute",
+    eff = 28.25, dims = "((8, 16, 1023, 64), (8, 16, 1023, 64), (8, 16, 1023, 64))", kernel = fwd_kernel,
+    classification = json.obj("is_flash_attention", false, "is_paged_attention", false, "has_perf_model", true,
+      "attention_type", "standard") }
+  local text = synthetic("sdpa cudnn", "sdpa", "sdpa_fwd", "SDPA_fwd", metrics_of("sdpa_fwd", "standalone", { c },
+    { finding("sdpa_fwd", { c }, { bound = "compute", low = 1.0, mid = 1.2, high = 1.4 }) }))
+  has(text, "The implementation is Flash Attention, a fused kernel that keeps the attention scores on chip.",
+    "sdpa cudnn: Flash Attention by its kernel names")
+  lacks(text, "other than Flash Attention", "sdpa cudnn: not 'other than Flash Attention'")
+  has(text, "Flash Attention signatures: 1.", "sdpa cudnn: the summary counts it")
+  has(text, "Flash Attention is already in use", "sdpa cudnn: the flash action")
+  -- its backward (SDPA_bwd): the recompute of the scores, counted in the FLOPs (perf_params flash_impl True)
+  local b = op { name = "ScaledDotProductCudnnAttentionBackward0", time_ms = 3.148, pct = 4.5, bound = "compute",
+    eff = 22.02, dims = "((8, 16, 1023, 64), (8, 16, 1023, 64), (8, 16, 1023, 64))",
+    kernel = "Kernel 1: cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_1x4x1_cga1x1x1_kernel0_0",
+    classification = json.obj("is_flash_attention", false, "is_paged_attention", false, "has_perf_model", true,
+      "attention_type", "standard") }
+  local function bwd_text(params, what)
+    b.perf_params = params
+    return synthetic(what, "sdpa", "sdpa_bwd", "SDPA_bwd", metrics_of("sdpa_bwd", "standalone", { b },
+      { finding("sdpa_bwd", { b }, { bound = "compute", low = 1.0, mid = 1.2, high = 1.4 }) }))
+  end
+  text = bwd_text("{'B': 8, 'causal': True, 'flash_impl': True}", "sdpa bwd recompute counted")
+  has(text, "Backward attention recomputes the scores (counted in its FLOPs) and runs more matrix products per token",
+    "sdpa bwd: the recompute is in the FLOP count")
+  text = bwd_text("{'B': 8, 'causal': True, 'flash_impl': False}", "sdpa bwd recompute not counted")
+  has(text, "the FLOP count behind this efficiency leaves that recompute out, so the kernel does more work than the "
+    .. "figure credits.", "sdpa bwd: a count without the recompute says so")
+  lacks(text, "(counted in its FLOPs)", "sdpa bwd: no claim the count has it")
+  -- an unfused backward reads the saved scores: no recompute claim
+  b.kernel_name = "Kernel 1: softmax_backward_kernel<br>Kernel 2: Cijk_Alik_Bljk_BBS_BH"
+  b.kernel_name_trunc = b.kernel_name
+  b.name = "aten::_scaled_dot_product_attention_math_backward"
+  text = bwd_text("{'B': 8, 'causal': True, 'flash_impl': False}", "sdpa bwd unfused")
+  lacks(text, "recomputes the scores", "sdpa unfused bwd: no recompute")
+  has(text, "Backward attention runs more matrix products per token than the forward pass", "sdpa unfused bwd")
+end
+
+do -- Triton: the bandwidth's byte basis (perf-model §9, the reference's rule): the trace does not say which
+  -- arguments a kernel writes. The H200 capture compiled: a reduction that updates its first argument,
+  -- (16,512,8192) bf16 = 16·512·8192·2 B = 128 MiB, in place; a pointwise kernel whose first argument is read only.
+  local r = op { name = "triton_red_fused_gelu_gelu_backward_sum_view_1", time_ms = 0.325, count = 2, pct = 4.62,
+    bound = "memory", eff = 34.48, tbs = 1.66, dims = "((16, 512, 8192), (8192, 8192), (1, 8192, 16), (), ())",
+    types = "('c10::BFloat16', 'c10::BFloat16', 'float', 'Scalar', 'Scalar')",
+    args = "(16,512,8192) bf16<br>(8192,8192) bf16<br>(1,8192,16) fp32",
+    classification = json.obj("kernel_type", "reduction"), library = "Triton" }
+  local text = synthetic("triton red bytes", "triton", "triton", "triton", metrics_of("triton", "standalone", { r },
+    { finding("triton", { r }, { bound = "memory", library = "Triton", bucket = "30-60", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "The bandwidth counts the bytes of every tensor argument of `triton_red_fused_gelu_gelu_backward_sum_view_1` "
+    .. "once; the trace does not say which arguments a kernel writes, so if the kernel updates a buffer in place "
+    .. "(Inductor passes such a buffer first, here (16,512,8192) bf16, 128 MiB), it moves that buffer's bytes once more "
+    .. "than counted and its real bandwidth is higher.", "triton reduction: the byte basis")
+  local p = op { name = "triton_poi_fused_gelu_view_3", time_ms = 0.195, count = 2, pct = 2.8, bound = "memory",
+    eff = 45.0, dims = "((8192, 8192), (16, 512, 8192), ())", types = "('c10::BFloat16', 'c10::BFloat16', 'Scalar')",
+    args = "(8192,8192) bf16<br>(16,512,8192) bf16", classification = json.obj("kernel_type", "pointwise"),
+    library = "Triton" }
+  text = synthetic("triton poi bytes", "triton", "triton", "triton", metrics_of("triton", "standalone", { p },
+    { finding("triton", { p }, { bound = "memory", library = "Triton", bucket = "30-60", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "once plus a second write of the first one ((8192,8192) bf16), as if the kernel updated it in place; the "
+    .. "trace does not say which arguments a kernel writes, so if the first one is only read, the kernel moves fewer "
+    .. "bytes than counted and its real bandwidth is lower.", "triton pointwise: the byte basis")
+  -- a group of both kinds: the rule for each
+  text = synthetic("triton mixed bytes", "triton", "triton", "triton", metrics_of("triton", "standalone", { r, p },
+    { finding("triton", { r, p }, { bound = "memory", library = "Triton", bucket = "30-60", low = 1, mid = 1.5, high = 2 }) }))
+  has(text, "The bandwidths count the bytes of every tensor argument once, plus a second write of the first one for the "
+    .. "pointwise kernels, as if they updated it in place; the trace does not say which arguments a kernel writes, so a "
+    .. "pointwise kernel whose first argument is only read moves fewer bytes than counted, and a reduction that updates "
+    .. "a buffer in place (Inductor passes such buffers first) moves more.", "triton group: the byte basis of each kind")
+end
+
 do -- convolution: memory-bound with 25% transposes -> channels-last
   local o = op { name = "aten::convolution", time_ms = 1.0, pct = 10.0, bound = "memory", eff = 20.0, spec = "matrix_fp32",
     dims = "((8, 64, 56, 56), (64, 64, 1, 1))", types = "('float', 'float')" }

@@ -89,6 +89,48 @@ static void test_reference_rows(void)
     tl_pt_done(&f);
 }
 
+/* The reference's byte rule (§9, kept for parity with the torch_compile_triton
+ * CSVs) on the H200 capture compiled (PyTorch 2.11). The trace does not say
+ * which arguments a kernel writes, so: every tensor once, plus
+ * ptr_bytes[0]·xnumel for a pointwise kernel only. By hand:
+ * - triton_red_fused_gelu_gelu_backward_sum_view_1: 16·512·8192·2 B = 128 MiB
+ *   + 8192·8192·2 B = 128 MiB + 8192·16·4 B = 0.5 MiB = 256.5 MiB (its first
+ *   argument, updated in place, moves 128 MiB more: not counted); flops
+ *   (gelu 8 + sum 1)·131072·512 = 603979776.
+ * - triton_poi_fused_gelu_view_3: 128 + 128 + 2·67108864 B (128 MiB) = 384 MiB
+ *   (its first argument is read only: 128 MiB more than it moves); flops
+ *   8·67108864 = 536870912.
+ * - triton_poi_fused__to_copy_1: 8192·2048·4 B = 64 MiB + 32 MiB + 4·16777216 B
+ *   = 64 MiB, 160 MiB; flops 0. agents/triton.lua states this basis. */
+static void test_capture_reference_rule(void)
+{
+    tl_pt_fx f;
+    CHECK_I64(run(&f, "triton_red_fused_gelu_gelu_backward_sum_view_1",
+                  "{\"Input Dims\": [[16, 512, 8192], [8192, 8192], [1, 8192, 16], [], []],"
+                  " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"float\", \"Scalar\", \"Scalar\"],"
+                  " \"Concrete Inputs\": [\"\", \"\", \"\", \"131072\", \"512\"]}"),
+              TL_PERF_OK);
+    CHECK_DBL(f.r.bytes / 1048576, 256.5);
+    CHECK_DBL(f.r.flops, 603979776.0);
+    tl_pt_done(&f);
+    CHECK_I64(run(&f, "triton_poi_fused_gelu_view_3",
+                  "{\"Input Dims\": [[8192, 8192], [16, 512, 8192], []],"
+                  " \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"],"
+                  " \"Concrete Inputs\": [\"\", \"\", \"67108864\"]}"),
+              TL_PERF_OK);
+    CHECK_DBL(f.r.bytes / 1048576, 384.0);
+    CHECK_DBL(f.r.flops, 536870912.0);
+    tl_pt_done(&f);
+    CHECK_I64(run(&f, "triton_poi_fused__to_copy_1",
+                  "{\"Input Dims\": [[8192, 2048], [8192, 2048], []],"
+                  " \"Input type\": [\"float\", \"c10::BFloat16\", \"Scalar\"],"
+                  " \"Concrete Inputs\": [\"\", \"\", \"16777216\"]}"),
+              TL_PERF_OK);
+    CHECK_DBL(f.r.bytes / 1048576, 160.0);
+    CHECK_DBL(f.r.flops, 0.0);
+    tl_pt_done(&f);
+}
+
 /* vllm_decode_full unified rows. _to_copy: the reference counts the float
  * tensor as 0 bytes (16.0 MB, vector_bfloat16); [FIX] float is 4 bytes and
  * is then the first sized tensor: 80 MB, vector_fp32. */
@@ -219,7 +261,7 @@ int main(void)
 {
     static const tl_perf_test_fn tests[] = {
         test_e8_pointwise, test_reference_rows, test_float_fix_and_unknown_ops, test_numel_rules,
-        test_not_modelled, test_segmentation, test_known_ops
+        test_not_modelled, test_segmentation, test_known_ops, test_capture_reference_rule
     };
     return TL_PERF_TEST_RUN(tests, NULL, NULL);
 }
