@@ -41,6 +41,9 @@ end
 -- calls that wait for the GPU hold at least this share of its CPU time.
 M.BLOCKING_SHARE = 0.5
 
+-- Graph launches replaying at least this share of the window's GPU time: the path cannot see the step.
+M.GRAPH_SHARE = 0.5
+
 -- A step whose GPU-free stretches (before its first and after its last GPU work) take at least this share of
 -- its wall time is called host-bound whatever the path's split.
 M.HOST_STEP_SHARE = 0.5
@@ -85,6 +88,7 @@ function M.data(trace, steps)
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events; host_missing: and the
     -- host waited, and the path leaves some of the step uncovered
     blind = cp.blind, host_missing = cp.host_missing, blocking_us = cp.blocking_us, copies_us = cp.copies_us,
+    gpu_us = cp.gpu_us, graph_gpu_us = cp.graph_gpu_us,
     -- the path is shorter than one stream's serial GPU work: not the critical path, no bound
     below_stream = cp.below_stream, stream_busy_us = cp.stream_busy_us, busy_stream = cp.busy_stream,
     gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued, host_calls = host_calls,
@@ -211,6 +215,15 @@ function M.section(d)
   local line
   if d.below_stream then
     return { "## Critical Path", "", M.below_stream_line(d, name, path), "" }
+  end
+  -- GPU work mostly replayed by graph launches, which HTA's graph does not enter (graph_decode: every kernel)
+  local graph = d.graph_gpu_us or 0
+  if d.gpu_us and d.gpu_us > 0 and graph >= M.GRAPH_SHARE * d.gpu_us then
+    return { "## Critical Path", "", string.format("**No bound from the critical path**: HTA's longest path through "
+      .. "%s (`tracelens critical-path`) is %s, but graph launches replay %.0f%% of the step's GPU time, and HTA's "
+      .. "graph has no edge from a graph launch to the kernels it replays (HTA issue #290): the path cannot pass "
+      .. "through that work, so its split does not show whether the host or the GPU limits the step.", name, path,
+      graph / d.gpu_us * 100), "" }
   end
   -- a CPU-bound split held mostly by calls that wait for the GPU, on a path that cannot follow the wait
   -- (graph_decode: blocking device-to-host copies, 3.37 of the path's 5.07 ms): the host waited, no bound

@@ -140,6 +140,8 @@ int tl_l_trace_critical_path(lua_State *L)
     lua_setfield(L, -2, "by_category");
     tl_lset_us(L, "blocking_us", (double)p->blocking);
     tl_lset_us(L, "copies_us", (double)p->copies);
+    tl_lset_us(L, "gpu_us", (double)p->gpu_ns);
+    tl_lset_us(L, "graph_gpu_us", (double)p->graph_gpu_ns);
     /* the bound: GPU when the GPU's own work (compute + communication) holds
      * at least as much of the path as the CPU ops and runtime calls */
     int64_t gpu = p->by_cat[TL_CPC_GPU_COMPUTE] + p->by_cat[TL_CPC_COMM];

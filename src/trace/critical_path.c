@@ -913,7 +913,12 @@ static void stream_work(const cp *c, tl_cpath *p)
     p->busy_stream = -1;
     size_t n = 0;
     for (size_t e = 0; e < es->n; e++) {
-        if (c->kind[e] == K_GPU && has_nodes(c, (uint32_t)e)) n++;
+        if (c->kind[e] == K_GPU && has_nodes(c, (uint32_t)e)) {
+            n++;
+            /* replayed by a graph launch: HTA gives it no launch edge (its issue #290) */
+            p->gpu_ns += es->dur[e];
+            if (c->launch_kind[es->name[c->partner[e]]] == TL_LAUNCH_GRAPH) p->graph_gpu_ns += es->dur[e];
+        }
         if (c->kind[e] == K_RUNTIME && has_nodes(c, (uint32_t)e) && es->dur[e] > 0 &&
             tl_blocking_call(c->tree, es, c->name_block, (uint32_t)e))
             p->n_waits++;

@@ -95,6 +95,9 @@ typedef struct tl_cpath {
     int64_t by_cat[TL_CPC__COUNT];
     int64_t sync_wait;      /* blocking-call time the path crosses through sync edges (ns; not in by_cat) */
     int64_t copies;         /* of by_cat[GPU_COMPUTE], the memory copies and memsets (ns) */
+    /* the window's GPU events' durations, and of them those a graph launch
+     * replays: the path cannot enter them, no launch edge leads to them (ns) */
+    int64_t gpu_ns, graph_gpu_ns;
     int64_t blocking;       /* of by_cat[CPU], the operator edges of calls that can block the host until the
                              * GPU is done (tl_blocking_calls; ns): host time that may be a wait for the GPU */
     /* the busiest stream among the window's GPU events (those with nodes):

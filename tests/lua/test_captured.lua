@@ -88,11 +88,19 @@ do
   has(md, "**Host wait after synchronisation**", "graph_decode: the GPU-feed line")
   lacks(md, "Capture the steady-state step as a GPU graph", "graph_decode: the loop is a graph already")
   lacks(md, "CPU-bound launch", "graph_decode: the host waits, it does not launch slowly")
-  has(md, "**No bound from the critical path**", "graph_decode: a path held by blocking copies draws no verdict")
   lacks(md, "Operation launched", "graph_decode: replayed kernels are not launches")
-  -- the blocking copies' share of the path, in analysis.md and in `tracelens critical-path`'s split
+  -- the critical path cannot enter graph replays (HTA gives a graph launch no launch edge): no verdict, with or
+  -- without cuda_sync events (graph_decode_sync: the same loop recorded with enable_cuda_sync_events)
   local cp = tl.load(dir .. "/graph_decode.json.gz"):critical_path{ step = 3, summary = true }
-  has(md, string.format("but %.3f ms of its CPU time", cp.blocking_us / 1000), "graph_decode: the waits' time")
+  T.check(cp.graph_gpu_us > 0.9 * cp.gpu_us, "graph_decode: graph launches replay most of the step's GPU time")
+  has(md, string.format("**No bound from the critical path**: HTA's longest path through ProfilerStep#3 "
+    .. "(`tracelens critical-path`) is %.3f of its", cp.length_us / 1000), "graph_decode: no verdict")
+  has(md, string.format("but graph launches replay %.0f%% of the step's GPU time", cp.graph_gpu_us / cp.gpu_us * 100),
+    "graph_decode: the graph share said")
+  local md_sync = analyse("graph_decode_sync")
+  has(md_sync, "but graph launches replay", "graph_decode_sync: no verdict with sync events either")
+  lacks(md_sync, "The trace records no synchronisation events", "graph_decode_sync: it has them")
+  -- the blocking copies' share of the path in `tracelens critical-path`'s split
   local _, _, cli = T.run(string.format("%s critical-path %s -o %s", T.q(bin), T.q(dir .. "/graph_decode.json.gz"),
     T.q(tmp .. "/cp.json.gz")))
   has(cli, string.format("of cpu_bound, in calls that wait for the GPU (synchronizations, blocking copies): %.3f ms",
@@ -119,10 +127,15 @@ do
   lacks(md, "14×14 filter", "resnet_train: no grad_output read as a filter")
 end
 
--- streams: two 256 MiB pinned copies each step; the critical path holds the device-to-host one
+-- streams: two 256 MiB pinned copies each step; the critical path holds the device-to-host one (with the sync
+-- events too: Stream Sync and Stream Wait Event records)
 do
   local md = analyse("streams")
   has(md, "so the memory copies on the path", "streams: the copies named in the verdict")
+  local cp = tl.load(dir .. "/streams_sync.json.gz"):critical_path{ summary = true }
+  T.check(cp.copies_us > 0.5 * cp.by_category.gpu_compute and not cp.blind, "streams_sync: copies hold the path's "
+    .. "GPU time; sync edges seen")
+  has(analyse("streams_sync"), "so the memory copies on the path", "streams_sync: the copies named")
 end
 
 -- compiled: torch.compile's Triton kernels: its CUDA-graph mode is the remedy named, not torch.compile itself.

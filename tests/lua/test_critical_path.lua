@@ -375,6 +375,15 @@ do
   T.eq(cp2.host_missing, false, "dtod: nothing missing")
   T.check(table.concat(cpmd.section(cpmd.data(t2, t2:steps())), "\n"):find("**CPU-bound**", 1, true),
     "dtod: the CPU-bound verdict stands")
+  -- GPU work mostly replayed by graph launches: no verdict, whatever the split (on figures)
+  local function graph_line(graph)
+    return table.concat(cpmd.section({ step = 3, bound = "CPU", length_us = 1000, wall_us = 1200, blind = false,
+      host_missing = false, by_category = { cpu = 1000, gpu_compute = 0, communication = 0, launch_delay = 0,
+      kernel_gap = 0 }, gpu_us = 800, graph_gpu_us = graph }), "\n")
+  end
+  T.check(graph_line(400):find("but graph launches replay 50% of the step's GPU time, and HTA's graph has no edge from "
+    .. "a graph launch to the kernels it replays", 1, true), "graph replays: half the GPU time, no verdict")
+  T.check(graph_line(399):find("**CPU-bound**", 1, true), "graph replays under half: the verdict stands")
   -- a GPU-bound path held by memory copies says so (by the section's rule, on figures)
   local copy_line = table.concat(cpmd.section({ step = 3, bound = "GPU", length_us = 1000, wall_us = 1000, blind = false,
     host_missing = false, by_category = { cpu = 0, gpu_compute = 600, communication = 0, launch_delay = 0,
