@@ -3,7 +3,8 @@
 --
 -- ctx = {scope, out_dir, manifest = <category_manifest.json text>,
 --        candidates = <fusion_candidates.json text>, metrics = <kernel_fusion_metrics.json text>,
---        unified = <unified_perf_summary Table or array of rows> (the "Perf model" column)}
+--        unified = <unified_perf_summary Table or array of rows> (the "Perf model" column),
+--        kernel_facts = <JSON text: each candidate kernel's stream and launching op, by gpu_op_uid>}
 -- returns {findings = <system_findings/kernel_fusion_findings.md text>}
 --
 -- The candidate list is impact_estimates[] (already gated and sorted by the
@@ -32,6 +33,8 @@ local manifest = sf.decode(ctx.manifest) or {}
 local metrics, metrics_error = sf.decode(ctx.metrics)
 local candidates = sf.decode(ctx.candidates) or {}
 local baseline_ms = sf.value((manifest.gpu_utilization or {}).total_time_ms)
+-- tracelens.fusion.kernel_facts: stream and launching op of each candidate kernel
+local kernel_facts = sf.decode(ctx.kernel_facts) or {}
 
 local function num(v) return sf.present(v) and json.number_text(v) or "—" end
 
@@ -76,29 +79,40 @@ local function heading(f)
     instances(f.estimate.instance_count))
 end
 
--- A kernel the classifier has no type for ("Unknown") and whose name shows
--- no operation either (op_label's fallback): "Unknown" in the kernel table
--- and in the Insight's composition alike.
-local function unclassified(k)
-  return rules.kernel_type(k) == "Unknown" and rules.op_label(k) == "Elementwise"
+-- The kernels counted by what they do (rules.kernel_label: the words of the
+-- kernel table's Type column too): "1 Fill, 3 BatchNorm".
+local function composition_text(c) return md.text(rules.label_counts(kernels_of(c))) end
+
+-- The view of a candidate the fusion rules read: its trace-1 kernels and the kernel facts.
+local function view_of(c)
+  return { base_name = c.base_name, module_name = c.module_name, kernels = kernels_of(c), facts = kernel_facts }
 end
 
--- The operation a kernel performs as the Insight counts it: op_label, or
--- "Unknown" for an unclassified kernel (the word of the kernel table).
-local function kernel_label(k) return unclassified(k) and "Unknown" or rules.op_label(k) end
+-- The function name of a kernel, without its namespaces, template arguments
+-- and parameters: `void at::native::(anonymous namespace)::layer_norm_grad_input_kernel_vectorized<float>(…)`
+-- -> layer_norm_grad_input_kernel_vectorized.
+local function function_name(name)
+  local s = tostring(name):gsub("%(anonymous namespace%)::", ""):gsub("^void ", "")
+  s = s:match("^[^<(]*") or s
+  return s:match("([^:]+)$") or s
+end
 
-local function composition_text(c)
-  local seen, parts, count = {}, {}, {}
-  for _, k in ipairs(kernels_of(c)) do
-    local l = kernel_label(k)
-    count[l] = (count[l] or 0) + 1
-    if not seen[l] then
-      seen[l] = true
-      parts[#parts + 1] = l
-    end
-  end
-  for i, l in ipairs(parts) do parts[i] = string.format("%d %s", count[l], md.text(l)) end
-  return table.concat(parts, ", ")
+local function kernel_names(ks)
+  local out = {}
+  for i, k in ipairs(ks) do out[i] = md.code(function_name(rules.kernel_name(k))) end
+  return table.concat(out, " and ")
+end
+
+local function sum_us(ks)
+  local t = 0
+  for _, k in ipairs(ks) do t = t + (tonumber(k.dur_us) or 0) end
+  return t
+end
+
+-- a duration given in µs: "306.1 µs", or "10.745 ms" from 1 ms on
+local function us(x)
+  if x >= 1000 then return string.format("%.3f ms", x / 1000) end
+  return string.format("%.1f µs", x)
 end
 
 local function impact_line(e)
@@ -114,9 +128,44 @@ local function insight(f)
   if parent then where = where .. " (inside " .. md.code(parent) .. ")" end
   local count = #kernels_of(c)
   local text = string.format("%s launches %d separate GPU kernels per instance (%s) over %s, with no fused kernel "
-    .. "in its subtree, so each intermediate result one of them passes to the next makes a round trip through memory "
-    .. "(the trace records no tensor identities: that they pass results on is read from the module).", where, count,
-    composition_text(c), instances_of(e.instance_count, c.base_instance_count, true))
+    .. "in its subtree", where, count, composition_text(c), instances_of(e.instance_count, c.base_instance_count, true))
+  local p = f.pattern
+  local r = p.roles
+  if p.kind == "norm_passes" then
+    -- two passes over the data (statistics, then applying them) and small kernels on per-channel data
+    local second = p.backward and "reads them again to compute the input gradient" or "reads it again to normalize it"
+    text = text .. string.format(". %s %s the whole input%s, and %s %s", kernel_names(r.stats),
+      #r.stats == 1 and "reads" or "read", p.backward and " and output gradient to reduce them" or " to compute its "
+      .. "statistics", kernel_names(r.apply), second)
+    if #r.extra == 1 then
+      text = text .. string.format("; the other kernel (%s) takes %s of the first instance's %s",
+        md.text(rules.kernel_label(r.extra[1])), us(sum_us(r.extra)), us(sum_us(kernels_of(c))))
+    elseif #r.extra > 1 then
+      text = text .. string.format("; the other %d kernels (%s) take %s of the first instance's %s", #r.extra,
+        md.text(rules.label_counts(r.extra)), us(sum_us(r.extra)), us(sum_us(kernels_of(c))))
+    end
+    text = text .. ". The second pass needs results over the whole input from the first, so the two stay two passes "
+      .. "over memory unless a kernel keeps the data on chip between them."
+  elseif p.kind == "norm_backward" then
+    local parts = {}
+    if #r.input_grad > 0 then parts[#parts + 1] = kernel_names(r.input_grad) .. " computes the input gradient" end
+    if #r.weight_grad > 0 then
+      parts[#parts + 1] = kernel_names(r.weight_grad) .. " reduces the weight and bias (γ/β) gradients over the batch"
+    end
+    text = text .. ". In this backward, " .. table.concat(parts, " and ")
+    if #r.accumulate > 0 then
+      local op = (rules.fact(view_of(c), r.accumulate[1]) or {}).op or "aten::add_"
+      text = text .. string.format("; the %s, launched by %s in the autograd node but outside its %s "
+        .. "backward function, is autograd adding that input gradient to the gradient the input already has from its "
+        .. "other consumers, so the input gradient is written to memory and read back by the add.",
+        #r.accumulate == 1 and "add" or (#r.accumulate .. " adds"), md.code(op), p.norm)
+    else
+      text = text .. "."
+    end
+  else
+    text = text .. ", so each intermediate result one of them passes to the next makes a round trip through memory "
+      .. "(the trace records no tensor identities: that they pass results on is read from the module)."
+  end
   if comparative then
     local n2 = c.kernel_count_trace2
     text = text .. string.format(" Trace 2 runs the same module with %s kernel%s.", num(n2), n2 == 1 and "" or "s")
@@ -125,8 +174,7 @@ local function insight(f)
 end
 
 local function card(n, f)
-  local word, reason = rules.confidence({ kernels = kernels_of(f.candidate), base_name = f.candidate.base_name,
-    module_name = f.candidate.module_name }, f.estimate.confidence)
+  local word, reason = rules.confidence(view_of(f.candidate), f.estimate.confidence)
   local action = rules.action(f.candidate, f.pattern)
   if comparative then action = action .. " Trace 2 shows that a fused path exists for this module." end
   return table.concat({
@@ -158,16 +206,6 @@ local function duration(k)
   return string.format("%.1f", d)
 end
 
--- A kernel's type for the table: the classified type, or when the
--- classifier has none ("Unknown") the operation its name shows (Softmax,
--- Reduce, LayerNorm, ...), as in the Insight's composition; "Unknown" only
--- when the name shows nothing either.
-local function type_cell(k)
-  local t = rules.kernel_type(k)
-  if t ~= "Unknown" then return t end
-  return kernel_label(k)
-end
-
 local function kernel_table(kernels, with_model, input_dims)
   local lines
   if with_model then
@@ -177,24 +215,42 @@ local function kernel_table(kernels, with_model, input_dims)
   end
   for _, k in ipairs(kernels) do
     local name = rules.kernel_name(k)
-    local cells = { short_name(name), md.cell(type_cell(k)), duration(k) }
+    local cells = { short_name(name), md.cell(rules.kernel_label(k)), duration(k) }
     if with_model then cells[4] = perf_model(name, input_dims) end
     lines[#lines + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
   return table.concat(lines, "\n")
 end
 
+-- ", all on GPU stream 7," when the kernel facts give the kernels' one stream
+local function stream_text(c)
+  local streams = rules.streams(view_of(c))
+  if #streams ~= 1 then return "" end
+  return ", all on GPU stream " .. md.text(tostring(streams[1])) .. ","
+end
+
 local function identification(f)
   local c = f.candidate
-  local text = string.format("%s was surfaced because one module launches %d kernels per instance (%s) that "
-    .. "run back to back with no fused kernel among them. The pattern reads as %s from the "
-    .. "kernel composition and the module name.", md.code(rules.module_label(c)), #kernels_of(c), composition_text(c),
-    md.text(f.pattern.name))
+  local text = string.format("%s was surfaced because it launches %d kernels per instance (%s)%s with no fused "
+    .. "kernel among them. The pattern reads as %s from the kernel composition and the module name.",
+    md.code(rules.module_label(c)), #kernels_of(c), composition_text(c), stream_text(c), md.text(f.pattern.name))
   if comparative then
     return text .. " (source: `fusion_candidates.json` → `module_name`, `kernel_count_trace1`, "
       .. "`kernel_count_trace2`, `kernels_trace1[]`, `kernels_trace2[]`)"
   end
   return text .. " (source: `fusion_candidates.json` → `module_name`, `has_fused_kernel`, `kernels[]`)"
+end
+
+-- The table lists the first instance's kernels and durations: said, with the
+-- mean of all instances when there are several (the instances of one module
+-- can differ in shape: ResNet's first BatchNorm takes 306 µs, the mean 66 µs).
+local function first_instance_note(f)
+  local e, ks = f.estimate, f.candidate.kernels or {}
+  local n = tonumber(e.instance_count)
+  if not n or n <= 1 or not sf.present(e.time_ms) then return nil end
+  return string.format("Durations are the first instance's (%s in all); the %s instances average %s each (%s ms "
+    .. "in all).", us(sum_us(ks)), tostring(math.tointeger(n) or n), us(sf.value(e.time_ms) * 1000 / n),
+    num(e.time_ms))
 end
 
 local function data_section(f)
@@ -203,7 +259,9 @@ local function data_section(f)
     return table.concat({ "**Trace1 kernels:**", "", kernel_table(c.kernels_trace1 or {}, false), "",
       "**Trace2 kernels:**", "", kernel_table(c.kernels_trace2 or {}, false) }, "\n")
   end
-  return kernel_table(c.kernels or {}, true, c.input_dims)
+  local note = first_instance_note(f)
+  local tbl = kernel_table(c.kernels or {}, true, c.input_dims)
+  return note and (tbl .. "\n\n" .. note) or tbl
 end
 
 -- The estimate's bound and fusion type in words ("compute-bound, with
@@ -218,6 +276,15 @@ local function kind_words(e, c)
   if e.fusion_type == "memory_bound" and untyped > 0 then
     return string.format("no kernel typed as a GEMM or convolution (the kernel classifier gives %s no type)",
       untyped == 1 and "its MoE GEMM kernel" or ("its " .. untyped .. " MoE GEMM kernels"))
+  end
+  -- a GEMM known by its name only (rules.name_gemm) without a matrix perf model
+  local named = 0
+  for _, k in ipairs(kernels_of(c)) do
+    if rules.name_gemm(k) then named = named + 1 end
+  end
+  if e.fusion_type == "memory_bound" and named > 0 then
+    return string.format("no kernel typed as a GEMM or convolution (the kernel classifier gives %s no type)",
+      named == 1 and "its GEMM kernel" or ("its " .. named .. " GEMM kernels"))
   end
   return FUSION_TYPE_WORDS[e.fusion_type] or (sf.present(e.fusion_type) and tostring(e.fusion_type)) or nil
 end
@@ -247,8 +314,7 @@ end
 
 local function block(n, f)
   local e = f.estimate
-  local word, reason = rules.confidence({ kernels = kernels_of(f.candidate), base_name = f.candidate.base_name,
-    module_name = f.candidate.module_name }, e.confidence)
+  local word, reason = rules.confidence(view_of(f.candidate), e.confidence)
   local estimate = {
     F.detail_marker(e),
     "- Low end impact_score: " .. num(e.impact_score_low),
@@ -350,7 +416,7 @@ local function not_estimated_text()
 end
 
 -- the estimates the rules keep (impact order) and those they set aside
-local function choose_candidates() return choose.choose(metrics, candidates, comparative) end
+local function choose_candidates() return choose.choose(metrics, candidates, comparative, kernel_facts) end
 
 local function module_types(findings)
   local seen, n = {}, 0

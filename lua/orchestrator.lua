@@ -806,10 +806,12 @@ local function main(argv)
   -- the fusion numbers are always computed (NO_DATA without candidates): the
   -- compute analyzers read their kernel map; the analyzer runs only when the
   -- manifest lists kernel_fusion (a non-empty candidate list)
+  -- each candidate kernel's stream and launching op (trace 1's), for the fusion rules
+  local kf_facts = fusion.kernel_facts(trace, candidates)
   local kf_metrics, kf_not_estimated = fusion.analyze(candidates, { baseline_ms = util.total_time_ms, scope = scope,
     platform = platform, peak_hbm_bw_tbs = arch and arch.mem_bw_gbps and arch.mem_bw_gbps / 1000,
     max_achievable_tflops = arch and arch.max_achievable_tflops,
-    unified = sheets.unified_perf_summary })
+    unified = sheets.unified_perf_summary, kernel_facts = kf_facts })
   keep_metrics("kernel_fusion", kf_metrics)
   -- comparative: trace 1's own fusion candidates, as its standalone analysis
   -- reports them (same candidates, estimates and rules), for the report's text
@@ -818,10 +820,12 @@ local function main(argv)
     local wok, walks = pcall(use, "fusion walks")
     if not wok then return nil end
     local own = fusion.candidates(trace, sheets.unified_perf_summary, walks)
+    local own_facts = fusion.kernel_facts(trace, own)
     local m = fusion.analyze(own, { baseline_ms = util.total_time_ms, scope = "standalone", platform = platform,
       peak_hbm_bw_tbs = arch and arch.mem_bw_gbps and arch.mem_bw_gbps / 1000,
-      max_achievable_tflops = arch and arch.max_achievable_tflops, unified = sheets.unified_perf_summary })
-    return (fusion_choose.choose(m, own, false))
+      max_achievable_tflops = arch and arch.max_achievable_tflops, unified = sheets.unified_perf_summary,
+      kernel_facts = own_facts })
+    return (fusion_choose.choose(m, own, false, own_facts))
   end) or nil
   -- the GPU events of each reported fusion estimate, for the consistency
   -- check (no event claimed twice)
@@ -835,7 +839,7 @@ local function main(argv)
     mk_data = mk_data, mk_metrics = mk_metrics, kf_metrics = in_manifest.kernel_fusion and kf_metrics,
     copy_bandwidth = copy_bw,
     kf_not_estimated = kf_not_estimated,
-    candidates = candidates,
+    candidates = candidates, kf_facts = kf_facts,
     cpu_idle_metrics = metrics_files[1].metrics, idle_waits = idle_waits(feed), rules = rules,
     nn_modules = prepare.model_identification_data(work, sheets.unified_perf_summary),
     metadata_of = prep.metadata_of, peak_kind = arch and arch.kind, sync_op_names = prep.sync_op_names,

@@ -19,6 +19,8 @@
 --                the resolution of estimates that share some [FIX]
 --   sequences    the hint from repeated short-kernel sequences no candidate
 --                covers (trace:kernel_sequences(); issue 16)
+--   kernel_facts each candidate kernel's stream and launching operation,
+--                for the fusion rules (they travel beside the candidates)
 --
 -- The walks over the trace are C (src/analysis/fusion.c): trace:fusion_modules()
 -- (step 1, every tree node) and trace:fusion_siblings() (step 2, the unified
@@ -92,5 +94,9 @@ M.analyze = metrics.analyze
 --- analysis.md's fusion section (empty when no sequence qualifies).
 M.sequence_hints = require("tracelens.fusion.sequences").lines
 M.gpu_events_file = metrics.gpu_events_file
+
+--- kernel_facts(trace, candidates) -> {[tostring(uid)] = {stream, op, op_parent}}
+--- for the candidates' kernels (tracelens.fusion.kernel_facts).
+M.kernel_facts = require("tracelens.fusion.kernel_facts").facts
 
 return M

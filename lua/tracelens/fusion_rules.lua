@@ -34,7 +34,9 @@ local OP_LABELS = {
   { "Neg", { "neg_kernel", "negfunctor", "_neg" } },
   { "Pow", { "pow_", "powfunctor" } },
   { "Mean", { "meanops", "mean_" } },
-  { "Reduce", { "reduce_kernel", "reduction" } },
+  -- a LayerNorm/GroupNorm backward's weight and bias (γ/β) gradients: a
+  -- column reduction over the batch, no elementwise step
+  { "Reduce", { "reduce_kernel", "reduction", "gammabeta", "gamma_beta" } },
   { "Add", { "functor_add", "functoronself_add", "addfunctor", "add_kernel" } },
   { "Mul", { "mulfunctor", "functor_mul", "functoronself_mul", "mul_kernel" } },
   { "Sub", { "subfunctor", "functor_sub", "functoronself_sub", "sub_kernel" } },
@@ -54,10 +56,27 @@ function M.kernel_name(k) return k.name or k.kernel_name or "" end
 --- The classified type of a candidate kernel.
 function M.kernel_type(k) return k.type or k.kernel_type or "Unknown" end
 
---- A matrix kernel: a GEMM or convolution type (as the fusion script's is_matrix).
+-- GEMM kernels the classifier's rules miss (analysis-layer.md §4: R111
+-- matches `nvjet_tst`, not cuBLASLt's `nvjet_sm90_tst_…` / `nvjet_sm90_qqtst_…`,
+-- which PyTorch 2.11 on H200 launches for mm and _scaled_mm): typed
+-- "Unknown", they are GEMMs by their names.
+local GEMM_NAMES = { "nvjet_", "scaled_mm" }
+
+--- A kernel the classifier leaves "Unknown" whose name shows a GEMM (cuBLASLt's nvjet kernels).
+function M.name_gemm(k)
+  if M.kernel_type(k) ~= "Unknown" then return false end
+  local name = M.kernel_name(k):lower()
+  for _, s in ipairs(GEMM_NAMES) do
+    if name:find(s, 1, true) then return true end
+  end
+  return false
+end
+
+--- A matrix kernel: a GEMM or convolution type (as the fusion script's
+--- is_matrix), or an untyped kernel whose name shows a GEMM (name_gemm).
 function M.is_matrix(k)
   local t = M.kernel_type(k):upper()
-  return t:find("GEMM", 1, true) ~= nil or t:find("CONV", 1, true) ~= nil
+  return t:find("GEMM", 1, true) ~= nil or t:find("CONV", 1, true) ~= nil or M.name_gemm(k)
 end
 
 local function is_conv(k) return M.kernel_type(k):upper():find("CONV", 1, true) ~= nil end
@@ -76,6 +95,29 @@ function M.op_label(k)
   local t = M.kernel_type(k)
   if t ~= "Unknown" then return t end
   return "Elementwise"
+end
+
+--- The operation of a kernel as the findings write it, in the Insight's
+--- composition and in the kernel table's Type column alike: op_label, or
+--- "Unknown" when neither the classifier nor the name shows an operation.
+function M.kernel_label(k)
+  if M.kernel_type(k) == "Unknown" and M.op_label(k) == "Elementwise" then return "Unknown" end
+  return M.op_label(k)
+end
+
+--- "1 Fill, 2 BatchNorm": the kernels counted by kernel_label, in first-seen order.
+function M.label_counts(kernels)
+  local seen, parts, count = {}, {}, {}
+  for _, k in ipairs(kernels) do
+    local l = M.kernel_label(k)
+    count[l] = (count[l] or 0) + 1
+    if not seen[l] then
+      seen[l] = true
+      parts[#parts + 1] = l
+    end
+  end
+  for i, l in ipairs(parts) do parts[i] = string.format("%d %s", count[l], l) end
+  return table.concat(parts, ", ")
 end
 
 --- A mixture-of-experts GEMM: its name shows it (op_label), or its type is a MoE GEMM type.
@@ -162,6 +204,71 @@ local function has_hint(c, words)
   return false
 end
 
+-- Kernel facts ----------------------------------------------------------------------
+
+-- What the trace says of a kernel beyond its name (tracelens.fusion.kernel_facts:
+-- stream, launching op, that op's parent), from the candidate view's `facts`
+-- keyed by gpu_op_uid; nil when none were given.
+local function fact(c, k)
+  local uid = c.facts and math.tointeger(tonumber(k.gpu_op_uid))
+  return uid and c.facts[tostring(uid)] or nil
+end
+M.fact = fact
+
+--- The GPU streams the candidate's kernels ran on, in ascending order (empty without facts).
+function M.streams(c)
+  local seen, out = {}, {}
+  for _, k in ipairs(c.kernels or {}) do
+    local f = fact(c, k)
+    local s = f and f.stream
+    if s ~= nil and not seen[tostring(s)] then
+      seen[tostring(s)] = true
+      out[#out + 1] = s
+    end
+  end
+  table.sort(out, function(a, b)
+    local x, y = tonumber(a), tonumber(b)
+    if x and y then return x < y end
+    return tostring(a) < tostring(b)
+  end)
+  return out
+end
+
+--- A candidate of an autograd backward node or a backward operation
+--- (`autograd::engine::evaluate_function: NativeLayerNormBackward0`, `aten::native_batch_norm_backward`).
+function M.is_backward(c) return hints(c):find("backward", 1, true) ~= nil end
+
+local AUTOGRAD_NODE = "autograd::engine::evaluate_function: "
+local ACCUMULATE_OPS = { ["aten::add_"] = true, ["aten::add"] = true }
+
+--- Whether kernel k is autograd accumulating a gradient: an add launched by
+--- `aten::add_` (or `aten::add`) directly under the autograd node (not under the node's
+--- backward function), where autograd sums the gradients a tensor gets from
+--- its consumers. Needs the kernel facts.
+function M.accumulates(c, k)
+  local f = fact(c, k)
+  local node = tostring(c.module_name or "")
+  return f ~= nil and ACCUMULATE_OPS[f.op] == true and node:sub(1, #AUTOGRAD_NODE) == AUTOGRAD_NODE
+    and f.op_parent == node
+end
+
+local function name_has(k, words)
+  local name = M.kernel_name(k):lower()
+  for _, w in ipairs(words) do
+    if name:find(w, 1, true) then return true end
+  end
+  return false
+end
+
+-- Normalization kernels by role, from their names (PyTorch's CUDA kernels):
+-- a pass that reduces the whole input (statistics; in a backward, the sums
+-- over the output gradient), the pass that reads it again to apply them, a
+-- backward's input-gradient kernel and its weight/bias (γ/β) reduction.
+local STATS_PASS = { "collect_statistics", "backward_reduce", "welford", "rowwisemoments", "batch_norm_reduce" }
+local APPLY_PASS = { "transform_input", "backward_elemt", "batch_norm_elemt" }
+local INPUT_GRAD = { "grad_input", "backward_elemt" }
+local WEIGHT_GRAD = { "gammabeta", "gamma_beta" }
+
 -- Decision 1 -----------------------------------------------------------------------
 
 -- Container modules: a whole layer or stack, not one fusable operation.
@@ -177,6 +284,13 @@ function M.reject(c)
     for _, s in ipairs(CONTAINER_SUFFIXES) do
       if #base > #s and base:sub(-#s) == s then return "container module (a whole layer or stack)" end
     end
+  end
+  local streams = M.streams(c)
+  if #streams > 1 then
+    local list = {}
+    for i, s in ipairs(streams) do list[i] = tostring(s) end
+    return string.format("its kernels ran on GPU streams %s and %s: work split across streams is not one sequence "
+      .. "of kernels that one fused kernel can replace", table.concat(list, ", ", 1, #list - 1), list[#list])
   end
   if c.has_fused_kernel == true then return "already contains a fused kernel" end
   if comp.n > 0 and comp.matrix == comp.n then return "all kernels are GEMMs" end
@@ -203,15 +317,49 @@ end
 
 local function joined(labels) return table.concat(labels, " + ") end
 
+-- The normalization a candidate computes: the first norm label among its
+-- kernels, else its module name's hint.
+local function norm_of(c, comp)
+  for _, l in ipairs(comp.labels) do
+    if NORM_LABELS[l] then return l end
+  end
+  if has_hint(c, { "batchnorm", "batch_norm" }) then return "BatchNorm" end
+  if has_hint(c, { "layernorm", "layer_norm" }) then return "LayerNorm" end
+  if has_hint(c, { "groupnorm", "group_norm" }) then return "GroupNorm" end
+  if has_hint(c, { "rmsnorm", "rms_norm" }) then return "RMSNorm" end
+end
+
+-- The kernels of a normalization by role (STATS_PASS ...): {stats=, apply=,
+-- input_grad=, weight_grad=, accumulate=, others=, extra=}, each a list of
+-- kernels; `others` holds those with no role, `extra` all but the stats and
+-- apply passes.
+local function norm_roles(c)
+  local r = { stats = {}, apply = {}, input_grad = {}, weight_grad = {}, accumulate = {}, others = {}, extra = {} }
+  for _, k in ipairs(c.kernels or {}) do
+    local role = (name_has(k, STATS_PASS) and "stats") or (name_has(k, APPLY_PASS) and "apply")
+      or (name_has(k, INPUT_GRAD) and "input_grad") or (name_has(k, WEIGHT_GRAD) and "weight_grad")
+      or (M.accumulates(c, k) and "accumulate") or "others"
+    r[role][#r[role] + 1] = k
+    if role == "apply" and name_has(k, INPUT_GRAD) then r.input_grad[#r.input_grad + 1] = k end
+    if role ~= "stats" and role ~= "apply" then r.extra[#r.extra + 1] = k end
+  end
+  return r
+end
+
 --- Decision 2: the pattern of a candidate. Returns {name=, kind=, sides=, base=}
---- where kind is one of moe, attention, rope, norm, swiglu, gelu, epilogue,
---- multi_epilogue, residual_norm, reduction, sequence, chain.
+--- where kind is one of moe, attention, rope, norm_passes, norm_backward, norm,
+--- swiglu, gelu, epilogue, multi_epilogue, residual_norm, reduction, sequence,
+--- chain. norm_passes and norm_backward also carry norm= (LayerNorm, ...),
+--- backward= and roles= (norm_roles).
 function M.pattern(c)
   local comp = composition(c)
   local n, has = comp.n, comp.count
   local sides = side_labels(comp)
   local base = (comp.conv or has_hint(c, { "conv2d", "conv" })) and "Convolution" or "GEMM"
   local p = { sides = sides, base = base, comp = comp }
+  local norm = comp.matrix == 0 and norm_of(c, comp) or nil
+  local roles = norm and norm_roles(c)
+  local backward = M.is_backward(c)
   if comp.moe > 0 then
     -- expert GEMM stages with their routing and combining kernels (a gating softmax too)
     p.kind, p.name = "moe", "Unfused Mixture-of-Experts"
@@ -219,6 +367,17 @@ function M.pattern(c)
     p.kind, p.name = "attention", "Unfused Attention"
   elseif (has.Neg and has.Cat) or (has_hint(c, { "rotary", "rope", "apply_rotary" }) and comp.matrix == 0) then
     p.kind, p.name = "rope", "Unfused RoPE"
+  elseif roles and #roles.stats > 0 and #roles.apply > 0 then
+    -- a training normalization: a pass computing statistics over the whole
+    -- input, a second pass applying them, and small kernels around them
+    p.kind, p.norm, p.backward, p.roles = "norm_passes", norm, backward, roles
+    p.name = "Unfused " .. norm .. (backward and " Backward" or "")
+  elseif roles and backward and (#roles.input_grad > 0 or #roles.weight_grad > 0) then
+    -- a normalization's backward: input gradient, weight/bias gradient
+    -- reduction, and the add autograd may launch to accumulate the input
+    -- gradient (no residual add, no forward normalization)
+    p.kind, p.norm, p.backward, p.roles = "norm_backward", norm, true, roles
+    p.name = "Unfused " .. norm .. " Backward" .. (#roles.accumulate > 0 and " + Gradient Accumulation" or "")
   elseif has.Rsqrt then
     p.kind = "norm"
     if has.Sub or has_hint(c, { "layernorm", "layer_norm" }) then
@@ -246,12 +405,13 @@ function M.pattern(c)
     p.name = sides[1] == "Elementwise" and "Unfused Elementwise Sequence"
       or ("Unfused Elementwise " .. sides[1] .. " Sequence")
   else
-    local norm
+    local side_norm
     for _, l in ipairs(sides) do
-      if NORM_LABELS[l] then norm = l end
+      if NORM_LABELS[l] then side_norm = l end
     end
-    if norm and has.Add then
-      p.kind, p.norm, p.name = "residual_norm", norm, "Unfused Residual Add + " .. norm
+    -- a backward's add is no residual add (its accumulation is norm_backward)
+    if side_norm and has.Add and not backward then
+      p.kind, p.norm, p.name = "residual_norm", side_norm, "Unfused Residual Add + " .. side_norm
     else
       p.kind, p.name = "chain", "Unfused Elementwise Chain (" .. joined(sides) .. ")"
     end
@@ -303,6 +463,33 @@ function M.action(c, p)
   elseif p.kind == "reduction" then
     return "Fuse the elementwise kernels into the reduction in " .. m .. " with a custom fused kernel or compiler "
       .. "fusion, so the input is read once."
+  elseif p.kind == "norm_passes" then
+    local r = p.roles
+    local passes = p.backward and ("reduction and input-gradient kernels") or "statistics and normalization kernels"
+    local upper = "The projected saving below assumes the fused kernel reads its input and writes its output once, "
+      .. "so it is an upper bound."
+    if #r.extra == 0 then
+      return "Only a kernel that keeps the data on chip between the " .. passes .. " of " .. m .. " (one pass "
+        .. "needs the statistics of the whole input before the second can start) can save memory traffic here. "
+        .. upper
+    end
+    local md = require("tracelens.md")
+    local extra = #r.extra == 1 and string.format("the other kernel (%s)", md.text(M.kernel_label(r.extra[1])))
+      or string.format("the other %d kernels (%s)", #r.extra, md.text(M.label_counts(r.extra)))
+    return "Fold " .. extra .. " into the " .. passes .. " of " .. m .. " (a custom fused normalization kernel "
+      .. "or compiler fusion), which saves " .. (#r.extra == 1 and "its launch" or "their launches")
+      .. " but not the second pass over the data. " .. upper
+  elseif p.kind == "norm_backward" then
+    local r = p.roles
+    if #r.accumulate > 0 then
+      return "Accumulate the input gradient inside the " .. p.norm .. " backward's input-gradient kernel in " .. m
+        .. " (a fused " .. p.norm .. " backward that adds into the gradient its input already has: a custom fused "
+        .. "kernel or compiler fusion), so the input gradient is not written to memory and read back by a separate "
+        .. "add." .. (#r.weight_grad > 0 and (" The weight and bias (γ/β) gradient kernel is a reduction over the "
+        .. "batch, not a step of that chain.") or "")
+    end
+    return "Compute the " .. p.norm .. " backward in " .. m .. " with fewer kernels (a custom fused backward kernel or "
+      .. "compiler fusion), so the tensors its kernels share are read from memory once."
   elseif p.kind == "residual_norm" then
     return "Fuse the residual add into the " .. p.norm .. " kernel in " .. m .. " (a fused add-and-normalize "
       .. "kernel), so the sum is not written and read back."
@@ -343,7 +530,9 @@ local function composition_signal(c)
   if any("rsqrt") then return "a normalization (rsqrt)" end
   if comp.matrix >= 2 and comp.n > comp.matrix then return "an MLP (GEMMs with elementwise kernels between them)" end
   if any("neg") and (any("catarray") or any("cat_")) then return "a rotary embedding (neg and cat)" end
-  if comp.matrix == 0 and comp.n >= 3 then return "a chain of elementwise kernels" end
+  -- the rule counts kernels, not what they do: a reduction or a normalization
+  -- pass counts as much as an elementwise kernel
+  if comp.matrix == 0 and comp.n >= 3 then return comp.n .. " kernels with no GEMM or convolution among them" end
 end
 
 --- The confidence word (`High`) and the reason behind the level.

@@ -152,7 +152,8 @@ function M.tasks(spec, warn)
     tasks[#tasks + 1] = task("kernel_fusion", "fusion", agent("kernel_fusion"),
       with({ candidates = json.encode(spec.candidates), metrics = json.encode(spec.kf_metrics),
         not_estimated = spec.kf_not_estimated and json.encode(spec.kf_not_estimated),
-        unified = spec.sheets.unified_perf_summary }))
+        unified = spec.sheets.unified_perf_summary,
+        kernel_facts = spec.kf_facts and json.encode(spec.kf_facts) }))
   end
   -- compute tier: one analyzer per manifest category
   for _, c in ipairs(spec.compute) do

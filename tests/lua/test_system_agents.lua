@@ -407,7 +407,8 @@ do
   T.check(s:find("\n**Impact**: impact_score: 84.48 (perf-model coverage 10/10 kernels)\n", 1, true), "standalone impact")
   T.check(s:find("<!-- impact-begin kind=p_item low=72.41 mid=84.48 high=96.54 -->", 1, true), "p_item verbatim")
   T.check(s:find("<!-- impact-begin kind=detail_estimate low=72.41 high=96.54 -->", 1, true), "detail verbatim")
-  T.eq(count(s, "| Elementwise | 4%d%d%.0 | Yes |"), 10, "ten kernel rows with a perf model")
+  -- typed Add, as the Insight counts them ("10 Add"), not the classifier's Elementwise
+  T.eq(count(s, "| Add | 4%d%d%.0 | Yes |"), 10, "ten kernel rows with a perf model")
   T.check(s:find("| `void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunc...` |", 1, true),
     "kernel names cut at 70 characters")
   T.check(s:find("**Confidence**: Medium — ", 1, true), "confidence word")

@@ -60,10 +60,11 @@ local function candidate_of(e, candidates, taken, comparative)
   return { base_name = e.operation, module_name = e.operation, kernels = kernels, instance_count = e.instance_count }
 end
 
---- choose(metrics, candidates, comparative) -> kept, rejected: kept =
+--- choose(metrics, candidates, comparative, facts) -> kept, rejected: kept =
 --- {estimate, candidate, pattern} in impact order (ties: list order),
---- rejected = {name, reason} for the candidates the rules set aside.
-function M.choose(metrics, candidates, comparative)
+--- rejected = {name, reason} for the candidates the rules set aside. facts:
+--- the candidates' kernel facts (tracelens.fusion.kernel_facts), or nil.
+function M.choose(metrics, candidates, comparative, facts)
   local estimates = {}
   for i, e in ipairs(metrics.impact_estimates or {}) do estimates[i] = { e = e, i = i } end
   table.sort(estimates, function(a, b)
@@ -75,7 +76,7 @@ function M.choose(metrics, candidates, comparative)
   for _, item in ipairs(estimates) do
     local c = candidate_of(item.e, candidates, taken, comparative)
     local view = { base_name = c.base_name, module_name = c.module_name, parent_chain = c.parent_chain,
-      kernels = M.kernels_of(c, comparative), has_fused_kernel = c.has_fused_kernel }
+      kernels = M.kernels_of(c, comparative), has_fused_kernel = c.has_fused_kernel, facts = facts }
     local why = rules.reject(view)
     if why then
       rejected[#rejected + 1] = { name = rules.module_label(c), reason = why }

@@ -132,7 +132,7 @@ local function analyze(cands, ctx)
     local c = it.candidate
     it.set_aside = rules.reject({ base_name = c.base_name, module_name = c.module_name,
       parent_chain = c.parent_chain, kernels = comparative and c.kernels_trace1 or c.kernels,
-      has_fused_kernel = c.has_fused_kernel }) ~= nil
+      has_fused_kernel = c.has_fused_kernel, facts = ctx.kernel_facts }) ~= nil
   end
   local kept, dropped = overlap.resolve(estimates)
   estimates = {}
@@ -178,7 +178,9 @@ end
 --- ctx = {baseline_ms = gpu_utilization.total_time_ms, scope = "standalone" |
 --- "comparative", platform = "MI300X", peak_hbm_bw_tbs = 5.3,
 --- max_achievable_tflops = {matrix_bf16 = ..., vector_bf16 = ..., ...},
---- unified = the unified_perf_summary Table (nil -> ERROR)}.
+--- unified = the unified_perf_summary Table (nil -> ERROR), kernel_facts =
+--- tracelens.fusion.kernel_facts of the candidates (optional: Decision 1's
+--- stream rule, so that a candidate the rules set aside displaces none)}.
 --- The second result lists the candidates left out before estimation or
 --- given no estimate, each {operation, module_name, kernel_count,
 --- instance_count, time_ms, reason} (not part of the reference's file: the
