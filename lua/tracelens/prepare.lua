@@ -324,28 +324,8 @@ function M.time_breakdown(rows, cols, replayed)
     "sync_ops_count", nsync, "has_sync_bottleneck", sync > 0.1 * gpu and sync > 1), names
 end
 
--- For a trace with capture traces merged in (trace:capture_summary()): a
--- predicate telling an op row whose example event (`ex_UID`) sits under a
--- graph launch, i.e. a captured op grafted there and retimed to the launch;
--- nil for any other trace (no op is replayed that way).
-local GRAPH_LAUNCH = { cudaGraphLaunch = true, hipGraphLaunch = true }
-local function replayed_op(trace)
-  if not (trace and trace:capture_summary()) then return nil end
-  local memo = {}
-  return function(row)
-    local uid = math.tointeger(num(row.ex_UID))
-    if not uid then return false end
-    if memo[uid] == nil then
-      local ev, hit, depth = trace:node(uid), false, 0
-      while ev and not hit and depth < 1000 do
-        hit = GRAPH_LAUNCH[ev.name] == true
-        ev, depth = ev:parent(), depth + 1
-      end
-      memo[uid] = hit
-    end
-    return memo[uid]
-  end
-end
+-- (an op a graph launch replays, on a trace merged with its capture traces)
+local replayed_op = require("tracelens.graph_replay").under_launch
 
 -- Groups the unified rows by enhanced category, in first-appearance order.
 local function group_rows(unified)

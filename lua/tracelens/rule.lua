@@ -23,6 +23,7 @@
 -- signature columns it shares with unified_perf_summary (see M.SIGNATURE).
 local findings = require "tracelens.findings"
 local kernel_name = require "tracelens.kernel_name"
+local graph_replay = require "tracelens.graph_replay"
 
 local M = {}
 
@@ -158,9 +159,6 @@ local function unified_rows(ctx, spec, unified)
   return order
 end
 
--- The runtime calls that replay a captured graph (CUDA, HIP).
-local GRAPH_LAUNCH = { cudaGraphLaunch = true, hipGraphLaunch = true }
-
 --- A predicate telling a row of unified_perf_summary whose kernels a graph
 --- launch replays: they run as nodes of one replay, none launched on its
 --- own, so the row's operation_count counts replays, not launches. Such a row
@@ -169,25 +167,13 @@ local GRAPH_LAUNCH = { cudaGraphLaunch = true, hipGraphLaunch = true }
 --- a trace merged with its capture traces (trace:capture_summary()), an op
 --- whose example event (`ex_UID`) sits under a graph launch.
 function M.graph_replayed(ctx)
-  local trace = ctx and ctx.trace
-  local merged = trace ~= nil and trace:capture_summary() ~= nil
-  local memo = {}
+  local under = graph_replay.under_launch(ctx and ctx.trace)
   return function(row)
     local name = row.name
     if kernel_name.is_synthetic(name) then
-      return GRAPH_LAUNCH[name:match("^(.-)%->") or ""] == true
+      return graph_replay.LAUNCH[name:match("^(.-)%->") or ""] == true
     end
-    local uid = merged and math.tointeger(tonumber(row.ex_UID))
-    if not uid then return false end
-    if memo[uid] == nil then
-      local ev, hit, depth = trace:node(uid), false, 0
-      while ev and not hit and depth < 1000 do
-        hit = GRAPH_LAUNCH[ev.name] == true
-        ev, depth = ev:parent(), depth + 1
-      end
-      memo[uid] = hit
-    end
-    return memo[uid]
+    return under ~= nil and under(row)
   end
 end
 
