@@ -158,11 +158,16 @@ end
 local WEIGHT_SLOT = { ["aten::addmm"] = 3, ["aten::mm"] = 2, ["aten::matmul"] = 2, ["aten::linear"] = 2 }
 
 -- Hidden size: the dimension shared by the most GEMM weight shapes, when at
--- least two distinct weight shapes share it.
-local function hidden_size()
+-- least two distinct weight shapes share it. The weights of addmm and linear
+-- (layers with a bias, forward) first; mm and matmul only without them: a
+-- training trace's backward mm multiplies activations and gradients (the
+-- compiled capture: (8192, 2048) tokens by features made its d=2048 "8192").
+local FORWARD_WEIGHT = { ["aten::addmm"] = true, ["aten::linear"] = true }
+local function hidden_size_of(ops)
   local shapes, seen = {}, {}
   for _, row in each_row(ctx.unified) do
-    local slot = WEIGHT_SLOT[tostring(row.name)]
+    local name = tostring(row.name)
+    local slot = (not ops or ops[name]) and WEIGHT_SLOT[name]
     local w = slot and dims_of(row)[slot]
     if w and is_shape(w, 2) then
       local key = w[1] .. "x" .. w[2]
@@ -183,6 +188,7 @@ local function hidden_size()
   end
   return best
 end
+local function hidden_size() return hidden_size_of(FORWARD_WEIGHT) or hidden_size_of(nil) end
 
 -- MoE scale from a fused MoE op: hidden states (T, H), expert weights (E, N, K)
 -- and routing ids (T, k).

@@ -761,10 +761,11 @@ local function main(argv)
   -- report's sheets), and repeated short-kernel sequences as a fusion hint
   local feed, seq_hints = timed("gpu feed and kernel sequences", function()
     local seqs = not trace2 and (report_sequences and report_sequences() or use("kernel sequences"))
-    local lines = not trace2 and fusion.sequence_hints(seqs, candidates)
     local h = health_figures
     local facts = { graph_share = h and h.gpu_us > 0 and h.gpu_graph_us / h.gpu_us or 0,
       with_stack = h and h.python_functions > 0 }
+    local graphs = facts.graph_share >= require("tracelens.gpu_feed").GRAPH_SHARE
+    local lines = not trace2 and fusion.sequence_hints(seqs, candidates, graphs)
     return require("tracelens.gpu_feed").data(trace, arch, sheets, facts), lines or nil
   end)
   local prep = timed("category data", function()

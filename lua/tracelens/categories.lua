@@ -72,7 +72,9 @@ end
 local BASE_FIELDS = { "Input Dims", "Input type" }
 
 -- GEMM ------------------------------------------------------------------------
-local QUANT_MARKERS = { "w8a8", "int8", "fp8", "w4a16", "w4a4", "fp4", "mxfp4" }
+-- (and torch._scaled_mm, PyTorch's scaled FP8 matrix product: the streams capture's `aten::_scaled_mm` was
+-- called "regular (not quantized) weights")
+local QUANT_MARKERS = { "w8a8", "int8", "fp8", "w4a16", "w4a4", "fp4", "mxfp4", "scaled_mm" }
 local function is_quantized(name) return has_any(lower(name), QUANT_MARKERS) end
 
 local gemm = {

@@ -90,7 +90,7 @@ M.estimate_comparative = estimate.estimate_comparative
 --- unified = the unified_perf_summary Table (nil -> ERROR)}.
 M.analyze = metrics.analyze
 
---- sequence_hints(trace:kernel_sequences(), candidates) -> the lines for
+--- sequence_hints(trace:kernel_sequences(), candidates, graphs) -> the lines for
 --- analysis.md's fusion section (empty when no sequence qualifies).
 M.sequence_hints = require("tracelens.fusion.sequences").lines
 M.gpu_events_file = metrics.gpu_events_file

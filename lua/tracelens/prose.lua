@@ -727,8 +727,11 @@ function M.measurements(v)
   if hw then out[#out + 1] = hw end
   local per_call = M.per_call_us(v.lead)
   if per_call and per_call < SHORT_CALL_US then
+    -- a graph replay's node is not launched on its own: only its ramp-up weighs (graph_decode's kernels)
+    local replayed = kname.is_synthetic(v.lead.name) and v.lead.name:find("GraphLaunch->", 1, true)
     out[#out + 1] = "Each call of " .. code(v.lead.name) .. " lasts " .. F.round(per_call, 1)
-      .. " µs on average, short enough that launch and ramp-up time weigh on the achieved rate."
+      .. " µs on average, short enough that " .. (replayed and "its ramp-up time weighs on the achieved rate (a node "
+      .. "of a graph replay, it has no launch of its own)." or "launch and ramp-up time weigh on the achieved rate.")
   end
   if #v.rows > 3 then
     local rest = #v.rows - 3
@@ -885,7 +888,8 @@ end
 -- traces, any other op from a trace recorded with shapes.
 local function shapes_source(name)
   if kname.is_synthetic(name) and name:find("GraphLaunch->", 1, true) then
-    return "a graph replay records none; `--inference --capture_folder` with the graph's capture traces gives them"
+    return "a graph replay records none; for a vLLM or SGLang trace, `--inference --capture_folder` with the graph's "
+      .. "capture traces gives them, for a graph your own code captures, a profile of the same step run eagerly"
   end
   if kname.is_unlinked(name) then
     return "no op of the trace launches it, so none is known"

@@ -89,6 +89,8 @@ do
   lacks(md, "Capture the steady-state step as a GPU graph", "graph_decode: the loop is a graph already")
   lacks(md, "CPU-bound launch", "graph_decode: the host waits, it does not launch slowly")
   lacks(md, "Operation launched", "graph_decode: replayed kernels are not launches")
+  lacks(md, "or a CUDA graph of them", "graph_decode: its repeated kernels run in graph replays already")
+  has(md, "it has no launch of its own", "graph_decode: a graph node's short calls pay no launch")
   -- the critical path cannot enter graph replays (HTA gives a graph launch no launch edge): no verdict, with or
   -- without cuda_sync events (graph_decode_sync: the same loop recorded with enable_cuda_sync_events)
   local cp = tl.load(dir .. "/graph_decode.json.gz"):critical_path{ step = 3, summary = true }
@@ -132,6 +134,7 @@ end
 do
   local md = analyse("streams")
   has(md, "so the memory copies on the path", "streams: the copies named in the verdict")
+  has(md, "1 of 2 members use quantized weights", "streams: torch._scaled_mm's FP8 product is quantized")
   local cp = tl.load(dir .. "/streams_sync.json.gz"):critical_path{ summary = true }
   T.check(cp.copies_us > 0.5 * cp.by_category.gpu_compute and not cp.blind, "streams_sync: copies hold the path's "
     .. "GPU time; sync edges seen")
@@ -148,6 +151,7 @@ do
     "compiled: step 3 runs work launched before the trace, step 4 none")
   local md = analyse("compiled")
   has(md, "HTA's longest path through ProfilerStep#4", "compiled: the path of the step without earlier work")
+  has(md, "- **Scale**: hidden size 2048", "compiled: d=2048 (LayerNorm(2048)), not the 8192 tokens of the backward mm")
   has(md, '`torch.compile(mode="reduce-overhead")`', "compiled: the compile mode that adds graphs")
   lacks(md, "(CUDA graphs, `torch.compile`, fused kernels)", "compiled: torch.compile is in use already")
 end

@@ -869,7 +869,8 @@ do -- generic: heuristic miscategorized op, skipped communication, anomaly, coll
     kernel = "fused_moe_kernel", classification = json.obj("sub_category", "miscellaneous") }
   for _, case in ipairs({ { shaped, "Treat `vllm::rocm_aiter_fused_moe` as MoE work: time a MoE kernel of the same shape "
       .. "in isolation" }, { graph, "as MoE work: the trace gives no input shapes for it (a graph replay records none; "
-      .. "`--inference --capture_folder` with the graph's capture traces gives them): with them, time" },
+      .. "for a vLLM or SGLang trace, `--inference --capture_folder` with the graph's capture traces gives them, for a "
+      .. "graph your own code captures, a profile of the same step run eagerly): with them, time" },
       { unlinked, "the trace gives no input shapes for it (no op of the trace launches it, so none is known)" } }) do
     local t2 = synthetic("generic reroute", "generic", "other", "other", metrics_of("other", "standalone", { case[1] }, {
       finding("other", { case[1] }, { heuristic = true, bound = "unmodeled", library = "AITER", bucket = "unknown",

@@ -91,13 +91,15 @@ local function names_text(kernels)
   return table.concat(parts, " → ")
 end
 
---- The lines for analysis.md's fusion section (empty when none qualifies).
-function M.lines(seqs, candidates)
+--- The lines for analysis.md's fusion section (empty when none qualifies;
+--- graphs: graph replays run most of the trace's GPU time, so a CUDA graph
+--- is not advised: the kernels run in one already).
+function M.lines(seqs, candidates, graphs)
   local sel = M.select(seqs, candidates)
   if #sel == 0 then return {} end
   local out = { "**Repeated short-kernel sequences** (the `kernel_sequences` sheet) that no fusion candidate "
-    .. "covers: short kernels that run in the same order again and again are what one fused kernel, or a CUDA "
-    .. "graph of them, replaces.", "" }
+    .. "covers: short kernels that run in the same order again and again are what one fused kernel"
+    .. (graphs and " replaces (they run in graph replays already)." or ", or a CUDA graph of them, replaces."), "" }
   for _, q in ipairs(sel) do
     out[#out + 1] = string.format("- %s on stream %d: %d times, %.3f ms in all (%.1f%% of the stream's kernel time), "
       .. "%.2f µs per kernel on average.", names_text(q.kernels), q.stream, q.count, q.gpu_us / 1000,
