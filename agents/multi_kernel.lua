@@ -160,14 +160,34 @@ local function comm_card()
   }
 end
 
+-- A device-to-host transfer this large is a bulk copy, not a read of a value.
+local BULK_BYTES = 1048576
+
 local function copy_card(dir, s)
   local d = DIRECTIONS[dir]
   local action, mechanism
-  if dir == "D2H" then
+  local bw = s.bw or {}
+  local largest, pinned = sf.value(bw.max_bytes), bw.pinned_count
+  if dir == "D2H" and largest >= BULK_BYTES then
+    -- bulk copies back, not scalar reads (the streams capture: two 256 MiB copies beside two 4-byte reads)
+    action = string.format("Copy less back: the largest transfer moves %s, a bulk copy, not a scalar read. Keep the "
+      .. "data on the device, copy fewer bytes (a smaller dtype, only what the host needs) or less often, and make "
+      .. "the copy non-blocking into pinned memory so the next step's work runs meanwhile. The metric to move is "
+      .. "device-to-host copy time.", bytes_text(largest))
+    mechanism = "A bulk copy's time is its bytes over the host link; a blocking one also keeps the host from "
+      .. "queueing work until it ends."
+  elseif dir == "D2H" then
     action = "Keep values on the device: reduce on the device, read results on the host only when they are needed, "
       .. "and batch the remaining reads. The metric to move is device-to-host copy time."
     mechanism = "Each host read of a device value waits for the GPU to reach it and then copies the value back. "
       .. "Reading less often, and many values at once, removes most of these waits."
+  elseif type(pinned) == "number" and pinned >= s.count and s.count > 0 then
+    -- already pinned (the streams capture: `Memcpy HtoD (Pinned -> Device)` on a side stream)
+    action = "The copies already come from pinned host memory: copy fewer bytes (a smaller dtype, only what "
+      .. "changed), create constant tensors on the device once, or issue the copies a step ahead on their own stream "
+      .. "so they overlap compute. The metric to move is host-to-device copy time."
+    mechanism = "A pinned copy runs at the link's rate on a copy engine; what remains is the bytes it moves and "
+      .. "whether compute runs beside it."
   else
     action = "Stage inputs in pinned host memory and copy them asynchronously ahead of use. Create constant tensors "
       .. "on the device once instead of every step. The metric to move is host-to-device copy time."

@@ -94,9 +94,18 @@ M.LOW_LINK_MIN_AVG_BYTES = 1048576 -- transfers of at least 1 MiB on average, a 
 
 --- link = {name, gbps, source, hbm_gbps} (any may be nil): the object of
 --- category_data/memcpy_bandwidth.json from trace:multi_kernel_stats()'s
---- memcpy directions.
-function M.copy_bandwidth(mem, link)
+--- memcpy directions; host = trace:memcpy_summary()'s rows or nil, for each
+--- direction's pinned copies and largest transfer (what a card's advice
+--- must fit: pinned copies need no advice to pin, bulk copies are no
+--- scalar reads).
+function M.copy_bandwidth(mem, link, host)
   link = link or {}
+  local pinned, largest = {}, {}
+  for _, r in ipairs(host or {}) do
+    local d = r.direction
+    if r.host_memory == "pinned" then pinned[d] = (pinned[d] or 0) + (r.count or 0) end
+    if r.max_bytes and r.max_bytes > (largest[d] or 0) then largest[d] = r.max_bytes end
+  end
   local dirs = json.arr()
   for _, d in ipairs(mem and mem.directions or {}) do
     local against = AGAINST[d.direction]
@@ -122,7 +131,9 @@ function M.copy_bandwidth(mem, link)
         "reference_gbps", ref or json.null,
         "percent_of_reference", pct and r2(pct) or json.null,
         "flagged", against == "host_link" and pct ~= nil and pct < M.LOW_LINK_PERCENT
-          and avg >= M.LOW_LINK_MIN_AVG_BYTES or false)
+          and avg >= M.LOW_LINK_MIN_AVG_BYTES or false,
+        "pinned_count", host and (pinned[d.direction] or 0) or json.null,
+        "max_bytes", largest[d.direction] or json.null)
     end
   end
   return json.obj(
@@ -187,7 +198,7 @@ function M.data(trace, link)
   local bw
   local ok, res = pcall(function()
     local st = trace:multi_kernel_stats()
-    bw = M.copy_bandwidth(st.memcpy, link)
+    bw = M.copy_bandwidth(st.memcpy, link, trace:memcpy_summary{ platform = "none" })
     return json.obj(
       "memcpy_summary", memcpy_summary(st.memcpy),
       "nccl_summary", nccl_summary(st.comm),

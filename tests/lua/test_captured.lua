@@ -135,6 +135,10 @@ do
   local md = analyse("streams")
   has(md, "so the memory copies on the path", "streams: the copies named in the verdict")
   has(md, "1 of 2 members use quantized weights", "streams: torch._scaled_mm's FP8 product is quantized")
+  -- the copy cards fit the copies: 256 MiB copies back (not scalar reads), host-to-device already pinned
+  has(md, "Copy less back: the largest transfer moves 256.0 MiB, a bulk copy, not a scalar read.", "streams: D2H")
+  has(md, "The copies already come from pinned host memory", "streams: H2D pinned already")
+  lacks(md, "Stage inputs in pinned host memory", "streams: no advice to pin what is pinned")
   local cp = tl.load(dir .. "/streams_sync.json.gz"):critical_path{ summary = true }
   T.check(cp.copies_us > 0.5 * cp.by_category.gpu_compute and not cp.blind, "streams_sync: copies hold the path's "
     .. "GPU time; sync edges seen")
