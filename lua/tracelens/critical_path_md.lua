@@ -88,7 +88,8 @@ function M.data(trace, steps)
     -- GPU work in the step but no edge back to the CPU: the trace has no cuda_sync events; host_missing: and the
     -- host waited, and the path leaves some of the step uncovered
     blind = cp.blind, host_missing = cp.host_missing, blocking_us = cp.blocking_us, copies_us = cp.copies_us,
-    gpu_us = cp.gpu_us, graph_gpu_us = cp.graph_gpu_us,
+    gpu_us = cp.gpu_us, graph_gpu_us = cp.graph_gpu_us, path_threads = cp.path_threads,
+    window_threads = cp.window_threads,
     -- the path is shorter than one stream's serial GPU work: not the critical path, no bound
     below_stream = cp.below_stream, stream_busy_us = cp.stream_busy_us, busy_stream = cp.busy_stream,
     gpu_lead_us = lead, gpu_tail_us = tail, gpu_queued_us = queued, host_calls = host_calls,
@@ -249,11 +250,20 @@ function M.section(d)
     line = string.format("**%s-bound**: the critical path of %s (HTA's algorithm; `tracelens critical-path`) is "
       .. "%s, so %s", verdict, name, path, why)
   end
+  local cover = d.wall_us > 0 and d.length_us / d.wall_us or 1
+  -- a path on fewer CPU threads than the step uses: HTA's graph has no edge between threads (gpt_train,
+  -- resnet_train: the path stays on the autograd thread, the forward on the main thread is left out)
+  local threads = (d.path_threads or 0) > 0 and (d.window_threads or 0) > d.path_threads and cover < 0.6
+  if threads then
+    line = line .. string.format(" The path stays on %d of the %d CPU threads with work in the step: HTA's graph has "
+      .. "no edge between threads (a training step's main thread, for one, waits in `backward()` for the autograd "
+      .. "thread), so the path covers %.0f%% of the step's wall time and its %s-bound verdict describes that part "
+      .. "only.", d.path_threads, d.window_threads, cover * 100, verdict == "Launch-delay" and "launch-delay" or verdict)
+  end
   if d.host_missing then
     line = line .. " " .. NO_SYNC:sub(1, -2) .. ": host work after such a wait is missing from the path, which may "
       .. "then be shorter than the step's real critical path."
-    local cover = d.wall_us > 0 and d.length_us / d.wall_us or 1
-    if cover < 0.6 then
+    if cover < 0.6 and not threads then
       -- the GPU-free time said above: most of what the path leaves out, or not
       local most = no_gpu and (lead + tail) >= 0.5 * (d.wall_us - d.length_us)
       line = line .. string.format(" Here the path covers %.0f%% of the step's wall time, so the path's %s-bound "

@@ -486,7 +486,9 @@ function M.action(c, p)
         .. " (a fused " .. p.norm .. " backward that adds into the gradient its input already has: a custom fused "
         .. "kernel or compiler fusion), so the input gradient is not written to memory and read back by a separate "
         .. "add." .. (#r.weight_grad > 0 and (" The weight and bias (γ/β) gradient kernel is a reduction over the "
-        .. "batch, not a step of that chain.") or "")
+        .. "batch, not a step of that chain.") or "") .. " The projected saving below counts every kernel of the node "
+        .. "as if one kernel read its inputs and wrote its outputs once; folding in the add saves about the add's own "
+        .. "time, so the projection is an upper bound."
     end
     return "Compute the " .. p.norm .. " backward in " .. m .. " with fewer kernels (a custom fused backward kernel or "
       .. "compiler fusion), so the tensors its kernels share are read from memory once."

@@ -142,6 +142,8 @@ int tl_l_trace_critical_path(lua_State *L)
     tl_lset_us(L, "copies_us", (double)p->copies);
     tl_lset_us(L, "gpu_us", (double)p->gpu_ns);
     tl_lset_us(L, "graph_gpu_us", (double)p->graph_gpu_ns);
+    tl_lset_int(L, "path_threads", (lua_Integer)p->path_threads);
+    tl_lset_int(L, "window_threads", (lua_Integer)p->window_threads);
     /* the bound: GPU when the GPU's own work (compute + communication) holds
      * at least as much of the path as the CPU ops and runtime calls */
     int64_t gpu = p->by_cat[TL_CPC_GPU_COMPUTE] + p->by_cat[TL_CPC_COMM];

@@ -895,6 +895,19 @@ static void summarise(cp *c, tl_cpath *p)
     }
     uint32_t *ev = tl_xmalloc((p->n_path ? p->n_path : 1) * sizeof *ev);
     for (size_t i = 0; i < p->n_path; i++) ev[i] = c->nodes[p->path[i]].ev;
+    /* the CPU threads the path passes through, and those of the window's CPU nodes */
+    uint8_t *on = tl_xcalloc(es->n_threads + 1, 2);
+    for (size_t i = 0; i < p->n_path; i++) {
+        uint8_t k = c->kind[ev[i]];
+        if ((k == K_OP || k == K_RUNTIME) && !on[es->thr[ev[i]]]) on[es->thr[ev[i]]] = 1, p->path_threads++;
+    }
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        uint32_t e = c->nodes[i].ev;
+        uint8_t k = c->kind[e];
+        uint8_t *w = on + es->n_threads + 1 + es->thr[e];
+        if ((k == K_OP || k == K_RUNTIME) && !*w) *w = 1, p->window_threads++;
+    }
+    free(on);
     qsort(ev, p->n_path, sizeof *ev, u32_cmp);
     size_t k = 0;
     for (size_t i = 0; i < p->n_path; i++)

@@ -98,6 +98,10 @@ typedef struct tl_cpath {
     /* the window's GPU events' durations, and of them those a graph launch
      * replays: the path cannot enter them, no launch edge leads to them (ns) */
     int64_t gpu_ns, graph_gpu_ns;
+    /* the threads of the CPU ops and runtime calls on the path, and of those
+     * with nodes in the window: HTA's graph has no edge between threads, so
+     * a path can stay on one (a training step's autograd thread) */
+    size_t path_threads, window_threads;
     int64_t blocking;       /* of by_cat[CPU], the operator edges of calls that can block the host until the
                              * GPU is done (tl_blocking_calls; ns): host time that may be a wait for the GPU */
     /* the busiest stream among the window's GPU events (those with nodes):

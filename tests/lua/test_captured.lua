@@ -117,6 +117,10 @@ do
   has(md, "The trace was recorded with `with_stack=True`", "gpt_train: the profiler's host time said")
   -- 8184 = 33 x 248: nvjet's 128x248 tile divides it
   lacks(md, "M=8184 of `aten::addmm` is not a multiple of 16", "gpt_train: no edge-tile claim for a divided side")
+  -- the LayerNorm backward's gradient accumulation: no residual add, and the projection an upper bound
+  has(md, "Accumulate the input gradient inside the LayerNorm backward's input-gradient kernel", "gpt_train: LN bwd")
+  has(md, "so the projection is an upper bound", "gpt_train: the LN backward saving bounded")
+  lacks(md, "Fuse the residual add into the LayerNorm kernel", "gpt_train: no residual add in a backward node")
   local ok, _, out = T.run(T.q(bin) .. " check " .. T.q(dir .. "/gpt_train.json.gz"))
   T.check(ok, "gpt_train: a note does not fail the check")
   has(out, "no synchronisation records: 3 calls of cudaDeviceSynchronize", "gpt_train: check notes the missing records")
@@ -126,6 +130,8 @@ end
 do
   local md = analyse("resnet_train")
   has(md, "3×3 filter, 256→256 channels, 14×14 input", "resnet_train: the backward 3x3 conv labelled right")
+  -- the critical path stays on the autograd thread: the forward on the main thread is not on it
+  has(md, "The path stays on 1 of the 2 CPU threads with work in the step", "resnet_train: the path's threads said")
   lacks(md, "14×14 filter", "resnet_train: no grad_output read as a filter")
 end
 

@@ -384,6 +384,17 @@ do
   T.check(graph_line(400):find("but graph launches replay 50% of the step's GPU time, and HTA's graph has no edge from "
     .. "a graph launch to the kernels it replays", 1, true), "graph replays: half the GPU time, no verdict")
   T.check(graph_line(399):find("**CPU-bound**", 1, true), "graph replays under half: the verdict stands")
+  -- a path on fewer CPU threads than the step's, covering under 60% of it: said (on figures)
+  local function threads_line(path_threads, length)
+    return table.concat(cpmd.section({ step = 3, bound = "CPU", length_us = length, wall_us = 1000, blind = false,
+      host_missing = false, by_category = { cpu = length, gpu_compute = 0, communication = 0, launch_delay = 0,
+      kernel_gap = 0 }, path_threads = path_threads, window_threads = 2 }), "\n")
+  end
+  T.check(threads_line(1, 510):find("The path stays on 1 of the 2 CPU threads with work in the step: HTA's graph has no "
+    .. "edge between threads", 1, true) and threads_line(1, 510):find("covers 51% of the step's wall time", 1, true),
+    "one of two threads, 51%: said")
+  T.check(not threads_line(2, 510):find("The path stays on", 1, true), "both threads: nothing to say")
+  T.check(not threads_line(1, 600):find("The path stays on", 1, true), "60% covered: nothing to say")
   -- a GPU-bound path held by memory copies says so (by the section's rule, on figures)
   local copy_line = table.concat(cpmd.section({ step = 3, bound = "GPU", length_us = 1000, wall_us = 1000, blind = false,
     host_missing = false, by_category = { cpu = 0, gpu_compute = 600, communication = 0, launch_delay = 0,
