@@ -392,8 +392,9 @@ local function host_time_card(s, h, names, rows, share)
     title = sf.TITLE.host_time,
     insight = h.blocking_ms > 0 and string.format("Operations in %s spend %s on the host beyond their GPU kernel "
       .. "time, mostly not waiting for the GPU: the runtime calls inside them that synchronize or copy (waits for the "
-      .. "GPU) take %s, %s of it. The rest: %s.", sf.list(names), sf.ms(s.total_ms), sf.ms(h.blocking_ms),
-        sf.pct(s.total_ms > 0 and h.blocking_ms / s.total_ms * 100 or 0), sf.list(texts))
+      .. "GPU) take %s, %s of it%s. The rest: %s.", sf.list(names), sf.ms(s.total_ms), sf.ms(h.blocking_ms),
+        sf.pct(s.total_ms > 0 and h.blocking_ms / s.total_ms * 100 or 0),
+        longest_text(h.sync.ms >= h.copy.ms and h.sync or h.copy), sf.list(texts))
       or string.format("Operations in %s spend %s on the host beyond their GPU kernel time, not waiting for the GPU "
         .. "(no runtime call inside them synchronizes or copies): %s.", sf.list(names), sf.ms(s.total_ms),
         sf.list(texts)),

@@ -120,6 +120,8 @@ do
   -- the LayerNorm backward's gradient accumulation: no residual add, and the projection an upper bound
   has(md, "Accumulate the input gradient inside the LayerNorm backward's input-gradient kernel", "gpt_train: LN bwd")
   has(md, "so the projection is an upper bound", "gpt_train: the LN backward saving bounded")
+  -- the per-step `loss.item()`: its synchronize named in the host-time card
+  has(md, "(the longest: `cudaStreamSynchronize` in `aten::_local_scalar_dense`", "gpt_train: loss.item()'s wait named")
   lacks(md, "Fuse the residual add into the LayerNorm kernel", "gpt_train: no residual add in a backward node")
   local ok, _, out = T.run(T.q(bin) .. " check " .. T.q(dir .. "/gpt_train.json.gz"))
   T.check(ok, "gpt_train: a note does not fail the check")
