@@ -180,6 +180,16 @@ function M.checks(trace)
       .. "where it waited", FIX.sync)
   end
 
+  -- cross-stream waits the trace does not link to their event record (PyTorch 2.11: -1)
+  local unlinked_waits = h.stream_waits_unlinked or 0
+  if unlinked_waits > 0 then
+    add("stream_waits_unlinked", "note", "cross-stream waits without their event record",
+      count(unlinked_waits, "Stream Wait Event record") .. " " .. pick(unlinked_waits, "names", "name")
+      .. " no event record (`wait_on_cuda_event_record_corr_id` -1 or absent): the critical path cannot follow "
+      .. pick(unlinked_waits, "that wait", "those waits") .. " to the work " .. pick(unlinked_waits, "it waits",
+      "they wait") .. " for on another stream, so a stream's time waiting shows as a gap between its kernels")
+  end
+
   -- graph replays
   if h.graph_launches > 0 and not merged then
     add("graph_replay", "warn", "graph replays without capture traces",

@@ -36,6 +36,7 @@ int tl_l_trace_check(lua_State *L)
     tl_lset_int(L, "python_functions", (lua_Integer)h.n_python);
     tl_lset_int(L, "cuda_sync_calls", (lua_Integer)h.n_cuda_sync_calls);
     tl_lset_int(L, "cuda_sync_events", (lua_Integer)h.n_cuda_sync);
+    tl_lset_int(L, "stream_waits_unlinked", (lua_Integer)h.n_stream_waits_unlinked);
     tl_lset_int(L, "graph_launches", (lua_Integer)h.n_graph_launches);
     tl_lset_int(L, "gpu_graph", (lua_Integer)h.n_gpu_graph);
     tl_lset_us(L, "gpu_graph_us", h.gpu_graph_ns);

@@ -104,6 +104,8 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
     free(sv);
     uint32_t dev_key = tl_strpool_find(&es->keys, "device", 6);
     uint32_t sync_cat = tl_strpool_find(&es->cats, "cuda_sync", 9);
+    uint32_t wait_name = tl_strpool_find(&es->names, "Stream Wait Event", 17);
+    uint32_t wait_key = tl_strpool_find(&es->keys, "wait_on_cuda_event_record_corr_id", 33);
     uint8_t *sync_call = tl_xcalloc(es->names.n + 1, 1);
     static const char *const sync_names[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
                                              "cudaStreamWaitEvent"};
@@ -120,7 +122,14 @@ void tl_health_compute(const tl_trace *t, tl_health *h)
         uint8_t c = es->cat[u];
         if (es->flags[u] & TL_F_NEGDUR) h->n_negative_dur++;
         if (c == TL_CAT_AC2G) h->n_flows++;
-        if (c == TL_CAT_OTHER && sync_cat != UINT32_MAX && es->cat_id[u] == sync_cat) h->n_cuda_sync++;
+        if (c == TL_CAT_OTHER && sync_cat != UINT32_MAX && es->cat_id[u] == sync_cat) {
+            h->n_cuda_sync++;
+            /* a wait whose event record is not named: no edge can follow it */
+            int64_t rec = -1;
+            if (wait_name != UINT32_MAX && es->name[u] == wait_name &&
+                (wait_key == UINT32_MAX || !tl_es_arg_int(es, u, wait_key, &rec) || rec < 0))
+                h->n_stream_waits_unlinked++;
+        }
         if (c == TL_CAT_CUDA_RUNTIME && sync_call[es->name[u]]) h->n_cuda_sync_calls++;
         if (es->ph[u] == 'X' && (es->flags[u] & TL_F_TS)) {
             if (es->ts[u] < h->t0) h->t0 = es->ts[u];

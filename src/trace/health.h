@@ -43,6 +43,10 @@ typedef struct tl_health {
      * cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent), and
      * the cuda_sync events (written only with enable_cuda_sync_events) */
     size_t n_cuda_sync_calls, n_cuda_sync;
+    /* "Stream Wait Event" records whose wait_on_cuda_event_record_corr_id is
+     * absent or negative (PyTorch 2.11's, recording with
+     * cudaEventRecordWithFlags): the wait cannot be linked to its record */
+    size_t n_stream_waits_unlinked;
     /* graph replays */
     size_t n_graph_launches, n_gpu_graph;
     int64_t gpu_graph_ns;             /* GPU events linked to a graph launch */

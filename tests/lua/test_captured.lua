@@ -151,6 +151,10 @@ do
   T.check(cp.copies_us > 0.5 * cp.by_category.gpu_compute and not cp.blind, "streams_sync: copies hold the path's "
     .. "GPU time; sync edges seen")
   has(analyse("streams_sync"), "so the memory copies on the path", "streams_sync: the copies named")
+  -- its two Stream Wait Event records name no event record (-1): the check says the path cannot follow them
+  local _, _, out = T.run(T.q(bin) .. " check " .. T.q(dir .. "/streams_sync.json.gz"))
+  has(out, "cross-stream waits without their event record: 2 Stream Wait Event records name no event record",
+    "streams_sync: the unlinked waits noted")
 end
 
 -- compiled: torch.compile's Triton kernels: its CUDA-graph mode is the remedy named, not torch.compile itself.
