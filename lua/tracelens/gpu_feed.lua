@@ -219,7 +219,8 @@ local function host_wait_line(d)
       s.host_sync_wait_gaps or 0, s.host_wait_gaps or 0)
   end
   return head("CPU-bound launch") .. " The host does not issue work fast enough; " .. M.fewer_launches(d)
-    .. " close these gaps; until then the GPU-side findings below gain less than their estimates." .. M.stack_caveat(d)
+    .. " close these gaps; while the stream waits for the host, faster kernels do not shorten the step, so the "
+    .. "GPU-side findings below may gain less than their estimates." .. M.stack_caveat(d)
 end
 
 --- A sentence when the trace was recorded with Python stacks (d.with_stack):

@@ -90,7 +90,7 @@ function M.checks(trace)
         .. ms(h.gpu_before_trace_by_id_us) .. ") after it but " .. ids
     end
     add("gpu_before_trace", "warn", "GPU work launched before the trace", count(before, "GPU event") .. " ("
-      .. ms(h.gpu_before_trace_us) .. ", " .. pct(h.gpu_before_trace_us, h.gpu_us) .. " of GPU time) "
+      .. ms(h.gpu_before_trace_us) .. ", " .. pct(h.gpu_before_trace_us, h.gpu_us) .. " of all GPU event time) "
       .. why .. ", so "
       .. pick(before, "it was", "they were") .. " launched before the profiling window opened (typically the "
       .. "previous step's tail, running while the first profiled step waits for it): the analysis leaves "
@@ -99,7 +99,7 @@ function M.checks(trace)
   if nested > 0 then
     add("unlinked_flows", "warn", "GPU events without a launch flow", count(nested, "GPU event") .. " ("
       .. ms(h.gpu_unlinked_launched_us) .. ", " .. pct(h.gpu_unlinked_launched_us, h.gpu_us)
-      .. " of GPU time) " .. pick(nested, "has", "have") .. " a launch call with " .. pick(nested, "its", "their")
+      .. " of all GPU event time) " .. pick(nested, "has", "have") .. " a launch call with " .. pick(nested, "its", "their")
       .. " correlation id but no ac2g flow event linking the two "
       .. (h.flow_events == 0 and "(the trace has no flow events at all)" or "("
         .. count(h.flow_events, "flow event") .. " in the trace)")
@@ -117,7 +117,7 @@ function M.checks(trace)
   end
   if missing > 0 then
     add("unlinked_missing", "warn", "GPU events without a launch", count(missing, "GPU event") .. " ("
-      .. ms(missing_us) .. ", " .. pct(missing_us, h.gpu_us) .. " of GPU time) " .. pick(missing, "has", "have")
+      .. ms(missing_us) .. ", " .. pct(missing_us, h.gpu_us) .. " of all GPU event time) " .. pick(missing, "has", "have")
       .. " no launch call in the trace (no runtime event has " .. pick(missing, "its", "their") .. " correlation id): "
       .. pick(missing, "it is", "they are") .. " analysed by kernel name only", FIX.dropped)
   end
@@ -194,7 +194,7 @@ function M.checks(trace)
   if h.graph_launches > 0 and not merged then
     add("graph_replay", "warn", "graph replays without capture traces",
       count(h.graph_launches, "graph launch", "replays", "replay") .. " " .. count(h.gpu_graph, "GPU event") .. " ("
-      .. ms(h.gpu_graph_us) .. ", " .. pct(h.gpu_graph_us, h.gpu_us) .. " of GPU time) with no CPU op, shape or stack: "
+      .. ms(h.gpu_graph_us) .. ", " .. pct(h.gpu_graph_us, h.gpu_us) .. " of all GPU event time) with no CPU op, shape or stack: "
       .. pick(h.gpu_graph, "its", "their") .. " time is attributed to the graph launch, not to named ops", FIX.capture)
   end
 

@@ -42,7 +42,7 @@ local ok, code, _, err = T.run(T.q(bin) .. " run orchestrator.lua " .. T.q(uneve
 T.check(ok, "analysis of the uneven trace: exit " .. tostring(code) .. " " .. err)
 local md = T.read_file(dir .. "/a/analysis.md") or ""
 T.check(md:find("**Trace health**", 1, true), "a Trace health block")
-T.check(md:find("- **GPU events without a launch** (warning): 1 GPU event (0.0 ms, 1.2% of GPU time) has no launch call", 1, true),
+T.check(md:find("- **GPU events without a launch** (warning): 1 GPU event (0.0 ms, 1.2% of all GPU event time) has no launch call", 1, true),
   "the unlinked kernel named with its share (20 of 1620 us)")
 local steps = md:match("## Steps\n(.-)\n## ") or md:match("## Steps\n(.-)%-%-%-") or ""
 T.check(steps:find("range from 1.000 to 1.300 ms (median 1.000 ms, a spread of 30.0% of the median", 1, true),

@@ -17,7 +17,7 @@ if not T.file_exists(h100) or not T.file_exists(mi300) then T.skip("no Qwen trac
 local bin = T.tracelens_bin()
 local tmp = T.tmpdir()
 
-local ROW = "- %s: **GPU work launched before the trace** (warning): %s GPU events (%s ms, %s of GPU time) start "
+local ROW = "- %s: **GPU work launched before the trace** (warning): %s GPU events (%s ms, %s of all GPU event time) start "
   .. "before the trace's first launch call"
 local H = { "Trace 1 (H100)", "Trace 2 (H100)", "509", "13.7", "30.1%" }
 local M = { "Trace 1 (MI300X)", "Trace 2 (MI300X)", "463", "13.3", "30.9%" }

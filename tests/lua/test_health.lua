@@ -130,14 +130,14 @@ end
 local function has(text, want, what) T.check(text:find(want, 1, true), what .. ": " .. want .. "\n" .. text) end
 ok, code, out = T.run(T.q(bin) .. " check " .. T.q(sick))
 has(out, "GPU work: 6 GPU events, 0.3 ms of GPU time over 2 streams,", "many events, many streams")
-has(out, "1 GPU event (0.0 ms, 3.8% of GPU time) has a launch call with its correlation id but no ac2g flow event "
+has(out, "1 GPU event (0.0 ms, 3.8% of all GPU event time) has a launch call with its correlation id but no ac2g flow event "
   .. "linking the two (4 flow events in the trace)", "one event without a flow")
 has(out, "so this event has no launching op, shape or stack and is analysed by kernel name only", "this event")
-has(out, "1 GPU event (0.0 ms, 7.5% of GPU time) has no launch call in the trace (no runtime event has its "
+has(out, "1 GPU event (0.0 ms, 7.5% of all GPU event time) has no launch call in the trace (no runtime event has its "
   .. "correlation id): it is analysed by kernel name only", "one event without a launch")
 has(out, "1 of 1 memset call has no GPU memset event with its correlation id: its GPU time", "one memset call")
 has(out, "1 of 2 CPU ops records its input shapes", "one of two ops with shapes")
-has(out, "1 graph launch replays 2 GPU events (0.0 ms, 11.3% of GPU time) with no CPU op, shape or stack: their time",
+has(out, "1 graph launch replays 2 GPU events (0.0 ms, 11.3% of all GPU event time) with no CPU op, shape or stack: their time",
   "one graph launch, two events")
 -- by their launch calls: g1 and g2 run after the step but its graph launch is in it (a step's asynchronous tail
 -- is the step's work); k4, without a launch, after it by its own start
@@ -184,7 +184,7 @@ local early = write("early.json", {
   F("f", 2, 0, 7, 1050),
 })
 ok, code, out = T.run(T.q(bin) .. " check " .. T.q(early))
-has(out, "[warn] GPU work launched before the trace: 1 GPU event (0.1 ms, 27.8% of GPU time) starts before",
+has(out, "[warn] GPU work launched before the trace: 1 GPU event (0.1 ms, 27.8% of all GPU event time) starts before",
   "k0 launched before the trace")
 has(out, "[ok]   steps: 1 step; all 2 GPU events launched in the trace were launched inside it; the 1 launched "
   .. "before the trace (above) is in no step", "steps: k1 and k2 in the step, k0 in none")
@@ -253,11 +253,11 @@ do
   T.eq(st.unlinked_gpu_events, 1, "tail: kb the step's only unlinked event")
   T.close(st.busy_us, 150, "tail: the step's busy time without ka", 0, 1e-9)
   ok, code, out = T.run(T.q(bin) .. " check " .. T.q(tail))
-  has(out, "[warn] GPU work launched before the trace: 2 GPU events (0.1 ms, 40.0% of GPU time) have no launch call "
+  has(out, "[warn] GPU work launched before the trace: 2 GPU events (0.1 ms, 40.0% of all GPU event time) have no launch call "
     .. "in the trace: 1 starts before its first launch call and 1 (0.1 ms) after it but carries a correlation id "
     .. "below every launch call's in the trace (a process's correlation ids grow with each runtime call), so they "
     .. "were launched before the profiling window opened", "tail: k0 and ka launched before the trace, said apart")
-  has(out, "[warn] GPU events without a launch: 1 GPU event (0.0 ms, 8.0% of GPU time) has no launch call in the "
+  has(out, "[warn] GPU events without a launch: 1 GPU event (0.0 ms, 8.0% of all GPU event time) has no launch call in the "
     .. "trace", "tail: kb without a launch")
   has(out, "[ok]   steps: 1 step; all 3 GPU events launched in the trace were launched inside it; the 2 launched "
     .. "before the trace (above) are in no step", "tail: k1, k2 and kb in the step, k0 and ka in none")
@@ -265,7 +265,7 @@ do
   local only = tail_events()
   only[7] = X("kernel", "k0", 1300, 40, { correlation = "13", stream = "7", device = "0" }, 0, 7)
   ok, code, out = T.run(T.q(bin) .. " check " .. T.q(write("tail_only.json", only)))
-  has(out, "[warn] GPU work launched before the trace: 1 GPU event (0.1 ms, 24.0% of GPU time) starts after the "
+  has(out, "[warn] GPU work launched before the trace: 1 GPU event (0.1 ms, 24.0% of all GPU event time) starts after the "
     .. "trace's first launch call but carries a correlation id below every launch call's in the trace",
     "tail_only: ka alone")
 end
@@ -317,7 +317,7 @@ if data and T.file_exists(data .. "/hta/trace_filter/sampled_rank-0.json.gz") th
   _, _, o = T.run(T.q(bin) .. " check " .. T.q(data .. "/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
   -- Qwen's GPU events without a launch all ran before its first launch call
   -- (the previous step's tail): launched before the trace, not lost records
-  T.check(o:find("[warn] GPU work launched before the trace: 509 GPU events (13.7 ms, 30.1% of GPU time) start "
+  T.check(o:find("[warn] GPU work launched before the trace: 509 GPU events (13.7 ms, 30.1% of all GPU event time) start "
     .. "before the trace's first launch call", 1, true) and not o:find("have no launch call", 1, true),
     "Qwen: GPU work launched before the trace named: " .. o)
   -- and its step line says so (1,707 GPU events; 1,198 linked to launch calls inside ProfilerStep#6's
