@@ -349,7 +349,8 @@ local function host_time_card(s, h, names, rows, share)
   local parts = {}
   if h.launch.ms > 0 then
     parts[#parts + 1] = { ms = h.launch.ms, key = "launch", text = string.format("%s is in %s%s", sf.ms(h.launch.ms),
-      calls_text(h.launch.calls, "kernel launch call", "kernel launch calls"), longest_text(h.launch)) }
+      calls_text(h.launch.calls, "launch call", "launch calls of kernels and asynchronous copies"),
+      longest_text(h.launch)) }
   end
   if h.setup.ms > 0 then
     parts[#parts + 1] = { ms = h.setup.ms, key = "setup", text = string.format("%s is in %s for allocation, "
@@ -396,7 +397,7 @@ local function host_time_card(s, h, names, rows, share)
         sf.pct(s.total_ms > 0 and h.blocking_ms / s.total_ms * 100 or 0),
         longest_text(h.sync.ms >= h.copy.ms and h.sync or h.copy), sf.list(texts))
       or string.format("Operations in %s spend %s on the host beyond their GPU kernel time, not waiting for the GPU "
-        .. "(no runtime call inside them synchronizes or copies): %s.", sf.list(names), sf.ms(s.total_ms),
+        .. "(no runtime call inside them waits for it): %s.", sf.list(names), sf.ms(s.total_ms),
         sf.list(texts)),
     action = action,
     identification = string.format("%s operation signatures take more than 5x their kernel time on the host, "

@@ -32,6 +32,7 @@ void tl_host_calls_compute(const tl_trace *t, const uint8_t *only_name, tl_host_
     memset(h, 0, sizeof *h);
     for (int k = 0; k < TL_HC_KINDS; k++) h->longest[k] = h->longest_op[k] = TL_NOUID;
     uint8_t *kind = tl_xmalloc(es->names.n + 1);
+    uint8_t *block = tl_blocking_calls(es);
     memset(kind, 0xff, es->names.n + 1); /* not classified yet */
     /* whether an op counts, decided once: 0 unknown, 1 counts, 2 does not */
     uint8_t *state = tl_xcalloc(es->n ? es->n : 1, 1);
@@ -56,6 +57,8 @@ void tl_host_calls_compute(const tl_trace *t, const uint8_t *only_name, tl_host_
         uint32_t nm = es->name[u];
         if (kind[nm] == 0xff) kind[nm] = (uint8_t)tl_host_call_kind(tl_strpool_get(&es->names, nm));
         int k = kind[nm];
+        /* an asynchronous copy that does not wait (device-to-device, pinned host-to-device) enqueues like a launch */
+        if (k == TL_HC_COPY && !tl_blocking_call(tr, es, block, (uint32_t)u)) k = TL_HC_LAUNCH;
         int64_t d = es->dur[u] > 0 ? es->dur[u] : 0;
         h->n[k]++;
         h->ns[k] += d;
@@ -67,4 +70,5 @@ void tl_host_calls_compute(const tl_trace *t, const uint8_t *only_name, tl_host_
     }
     free(state);
     free(kind);
+    free(block);
 }

@@ -17,8 +17,8 @@
 
 enum {
     TL_HC_SYNC = 0,  /* *Synchronize*, and copies without "Async" (cudaMemcpy, hipMemcpyWithStream) */
-    TL_HC_COPY,      /* asynchronous copies (block only from pageable host memory) */
-    TL_HC_LAUNCH,    /* kernel, graph and memset launches */
+    TL_HC_COPY,      /* asynchronous copies that wait (tl_blocking_call: device-to-host, pageable host memory) */
+    TL_HC_LAUNCH,    /* kernel, graph and memset launches, and the asynchronous copies that do not wait */
     TL_HC_SETUP,     /* every other runtime or driver call (allocation, streams, context, queries) */
     TL_HC_KINDS
 };

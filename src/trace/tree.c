@@ -695,8 +695,11 @@ int tl_blocking_call(const tl_tree *t, const tl_event_store *es, const uint8_t *
     if (!tl_contains_ci(tl_es_name(es, e), "memcpyasync")) return 1;
     size_t ng;
     const uint32_t *g = t->parent ? tl_tree_gpus(t, e, &ng) : NULL;
-    for (size_t i = 0; g && i < ng; i++)
-        if (es->cat[g[i]] == TL_CAT_GPU_MEMCPY && tl_contains_ci(tl_es_name(es, g[i]), "dtoh")) return 1;
+    for (size_t i = 0; g && i < ng; i++) {
+        const char *copy = tl_es_name(es, g[i]);
+        if (es->cat[g[i]] == TL_CAT_GPU_MEMCPY && (tl_contains_ci(copy, "dtoh") || tl_contains_ci(copy, "pageable")))
+            return 1;
+    }
     return 0;
 }
 

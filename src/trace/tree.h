@@ -109,9 +109,10 @@ uint8_t *tl_blocking_calls(const tl_event_store *es);
 
 /* Whether runtime call e (with block = tl_blocking_calls(es)) waited for
  * the GPU: a call of that list, except an asynchronous copy (*MemcpyAsync)
- * whose copy is not device-to-host (a device-to-device or pinned
- * host-to-device copy returns at once; a device-to-host one returns when
- * the copy is done, as PyTorch's .item() and .cpu() make them). */
+ * whose copy is neither device-to-host nor from or to pageable host memory
+ * (a device-to-device or pinned host-to-device copy returns at once; a
+ * device-to-host one returns when the copy is done, as PyTorch's .item()
+ * and .cpu() make them, and a pageable one is staged while the host waits). */
 int tl_blocking_call(const tl_tree *t, const tl_event_store *es, const uint8_t *block, uint32_t e);
 
 /* GPU event i has a correlation id above 0 below first_launch_corr. */
