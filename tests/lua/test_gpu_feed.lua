@@ -40,6 +40,12 @@ base.all.queued_idle_us = 399
 s = text(feed.section(base))
 T.check(s:find("The host does not issue work fast enough", 1, true), "queued under half: the host is blamed")
 base.all.idle_us, base.all.queued_idle_us = nil, nil
+-- the busiest stream's idle under 10% of the GPU's span (all streams): no line
+base.all.span_us = 9001
+T.check(not text(feed.section(base)):find("CPU-bound launch", 1, true), "900 us of a 9001 us GPU span: no line")
+base.all.span_us = 9000
+T.check(text(feed.section(base)):find("CPU-bound launch", 1, true), "900 us of a 9000 us GPU span: the line")
+base.all.span_us = 1000
 -- what the trace already uses is not advised: graph replays run most of the GPU time; torch.compile's kernels
 base.graph_share = 0.6
 s = text(feed.section(base))
