@@ -33,7 +33,12 @@ local TRUE_CATEGORY = {
 
 -- "fbgemm" names a library (embedding tables, quantized ops), not a GEMM;
 -- embedding and index ops are gathers whatever library runs them.
+-- An op running this many kernels or more is no one category's work, whatever one kernel's name says
+-- (compiled_decode: `Torch-Compiled Region: 0/0` replays a whole model, flash attention among its kernels).
+local MANY_KERNELS = 4
 local function true_category(op)
+  local kernels = select(2, tostring(op.kernel_name or ""):gsub("<br>", "")) + 1
+  if kernels >= MANY_KERNELS then return nil end
   local text = (op.name .. " " .. tostring(op.kernel_name or "")):lower():gsub("fbgemm", "")
   if say.class_of(say.base_name(op.name) .. " " .. op.name, { { true, GATHER_WORDS } }) then return nil end
   return say.class_of(text, TRUE_CATEGORY)

@@ -19,6 +19,11 @@ holds). Workloads (default: all):
   streams       two streams, events between them, pinned host copies, an
                 FP8 matrix product where the GPU supports one
   compiled      an MLP block compiled with torch.compile (Triton kernels)
+  hf_generate   a Hugging Face Llama-architecture model (random weights, 8
+                layers, d=1024) generating 16 tokens for 4 prompts of 128
+                tokens with transformers' generate() (KV cache, SDPA)
+  compiled_decode  the graph_decode model compiled with
+                torch.compile(mode="reduce-overhead") (Inductor's CUDA graphs)
 
 --sync-events records the CUDA synchronisation events (`cuda_sync`: Stream
 Sync, Context Sync, Event Sync, Stream Wait Event) too, which the profiler
@@ -224,8 +229,46 @@ def compiled(out_dir):
     return run_profiled(out_dir, "compiled", step)
 
 
+def hf_generate(out_dir):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=32000, hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                      num_attention_heads=16, num_key_value_heads=4, max_position_embeddings=1024,
+                      attn_implementation="sdpa")
+    model = LlamaForCausalLM(cfg).to(DEV, dtype=torch.bfloat16).eval()
+    ids = torch.randint(0, 32000, (4, 128), device=DEV)
+
+    def step():
+        with torch.no_grad():
+            model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=16, do_sample=False,
+                           pad_token_id=0)
+
+    step()
+    return run_profiled(out_dir, "hf_generate", step, steps=(1, 1, 2))
+
+
+def compiled_decode(out_dir):
+    torch.manual_seed(0)
+    model = GPT(layers=4, seq=2048).to(DEV).eval().to(torch.bfloat16)
+    fn = torch.compile(model, mode="reduce-overhead")
+    tok = torch.zeros(32, 1, dtype=torch.long, device=DEV)
+
+    def step():
+        nonlocal tok
+        with torch.no_grad():
+            for _ in range(16):
+                out = fn(tok)
+                tok = torch.argmax(out[:, -1, :], dim=-1, keepdim=True).clone()
+                tok.cpu()
+
+    for _ in range(3):
+        step()
+    return run_profiled(out_dir, "compiled_decode", step, stack=False)
+
+
 WORKLOADS = {"gpt_train": gpt_train, "resnet_train": resnet_train, "graph_decode": graph_decode,
-             "streams": streams, "compiled": compiled}
+             "streams": streams, "compiled": compiled, "hf_generate": hf_generate,
+             "compiled_decode": compiled_decode}
 
 
 def main():

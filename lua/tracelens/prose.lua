@@ -894,6 +894,10 @@ local function shapes_source(name)
   if kname.is_unlinked(name) then
     return "no op of the trace launches it, so none is known"
   end
+  if name:find("^Torch%-Compiled Region") then
+    return "a `torch.compile` region records none of its own; `TORCH_LOGS=output_code` prints the code Inductor "
+      .. "generated for it, with its kernels"
+  end
   return "record them with the profiler's `record_shapes=True`"
 end
 

@@ -172,5 +172,15 @@ do
   lacks(md, "(CUDA graphs, `torch.compile`, fused kernels)", "compiled: torch.compile is in use already")
 end
 
+-- compiled_decode: the graph_decode model under torch.compile(mode="reduce-overhead"): Inductor's CUDA graphs
+-- replayed inside `Torch-Compiled Region: 0/0`, each iteration reading its token back with `.cpu()`
+do
+  local md = analyse("compiled_decode")
+  lacks(md, "as attention work", "compiled_decode: a region replaying a whole model is no attention op")
+  lacks(md, "record them with the profiler's `record_shapes=True`", "compiled_decode: shapes were recorded")
+  has(md, "**No bound from the critical path**", "compiled_decode: graph replays, no verdict")
+  has(md, "GPU idle after host synchronizations", "compiled_decode: the read-back drains the queue")
+end
+
 T.rmrf(tmp)
 T.finish()
