@@ -180,6 +180,9 @@ T.check(toy_card:find("no runtime call inside them waits for it", 1, true), "toy
 T.check(toy_card:find("(the longest: `hipLaunchKernel` in `aten::add_`, 6.543 ms)", 1, true),
   "toy: the 6.5 ms launch call named")
 T.check(toy_card:find("CUDA_MODULE_LOADING=EAGER", 1, true), "toy: the lazy-loading advice")
+-- the idle card defers to that one-time work: no graph capture first
+T.check(toy_card:find("Most of that idle time, though, passes while the host does one-time work inside operations", 1,
+  true) and toy_card:find("First measure steps after warm-up", 1, true), "toy: the idle card defers to the warm-up")
 T.check(toy_md:find("top issue is: Host time inside operations far exceeds their kernel time", 1, true),
   "toy: the Executive Summary names the card")
 
