@@ -41,6 +41,7 @@
 local sf = require "tracelens.system_findings"
 local md = require "tracelens.md"
 local kname = require "tracelens.kernel_name"
+local feed = require "tracelens.gpu_feed"
 
 local ctx = ...
 
@@ -135,8 +136,7 @@ end
 -- (tracelens.gpu_feed.fewer_launches' rule): no graph capture when graph
 -- replays run most of the GPU time, torch.compile's CUDA-graph mode when
 -- its kernels are there.
-local GRAPH_SHARE = 0.5
-local function graphs_in_use() return waits and sf.value(waits.graph_share) >= GRAPH_SHARE end
+local function graphs_in_use() return waits and sf.value(waits.graph_share) >= feed.GRAPH_SHARE end
 local function launch_action()
   if graphs_in_use() then
     return "The work already runs as GPU graph replays: cut the host work between replays, and fuse small kernels "
@@ -153,9 +153,7 @@ local function launch_overhead_card()
     title = sf.TITLE.launch_overhead,
     insight = string.format("The GPU is idle for %s of the %s GPU span (first to last GPU event) while "
       .. "communication and memory copies are negligible, so the host does not issue kernels fast enough to keep it "
-      .. "busy.%s", sf.pct(u.idle), sf.ms(u.total_ms), waits and waits.with_stack and " The trace was recorded with "
-      .. "`with_stack=True`, which adds the profiler's own host time to every op: time the step without the profiler "
-      .. "before acting on the host's pace." or ""),
+      .. "busy.%s", sf.pct(u.idle), sf.ms(u.total_ms), feed.stack_caveat({ with_stack = waits and waits.with_stack })),
     action = launch_action(),
     identification = string.format("GPU idle time is %s of the GPU span, above the %d%% threshold, and neither exposed "
       .. "communication (%s) nor exposed memory copies (%s) reach %s of the GPU span.%s (source: "
@@ -175,11 +173,11 @@ end
 -- call waiting for the GPU (the idle_breakdown sheet's host_sync_wait_ms),
 -- when it holds at least half of that stream's idle time:
 -- {stream, idle_ms, host_ms, sync_ms, gaps, all_gaps}
-local SYNC_SHARE = 0.5
+-- (the GPU feed's line has the same rule: tracelens.gpu_feed.HOST_SYNC_SHARE)
 local function sync_drain()
   if not waits then return nil end
   local idle, host, sync = sf.value(waits.stream_idle_ms), sf.value(waits.host_wait_ms), sf.value(waits.host_sync_wait_ms)
-  if idle <= 0 or sync < SYNC_SHARE * idle then return nil end
+  if idle <= 0 or sync < feed.HOST_SYNC_SHARE * idle then return nil end
   return { stream = waits.stream, idle_ms = idle, host_ms = host, sync_ms = sync,
     gaps = sf.value(waits.host_sync_wait_gaps), all_gaps = sf.value(waits.host_wait_gaps) }
 end

@@ -113,10 +113,6 @@ local function memory_of(tb)
   return out
 end
 
---- The figures the section needs from a trace (arch: the arch table or nil;
---- sheets: the trace's perf report, or nil: what it holds is read from its
---- sheets instead of being computed again). Any error leaves the section out
---- (nil, error text).
 -- Whether the trace's kernels include Triton kernels (torch.compile's): the
 -- kernel_summary sheet's names, else the trace's kernels
 local function compiled(trace, sheets)
@@ -133,9 +129,12 @@ local function compiled(trace, sheets)
   return false
 end
 
---- The section's figures (facts, from the trace health check: {graph_share =
---- the share of the GPU events' time that graph launches replay, with_stack =
---- the trace has python_function events}).
+--- The figures the section needs from a trace (arch: the arch table or nil;
+--- sheets: the trace's perf report, or nil: what it holds is read from its
+--- sheets instead of being computed again; facts, from the trace health
+--- check: {graph_share = the share of the GPU events' time that graph
+--- launches replay, with_stack = the trace has python_function events}).
+--- Any error leaves the section out (nil, error text).
 function M.data(trace, arch, sheets, facts)
   sheets, facts = sheets or {}, facts or {}
   local ok, d = pcall(function()
