@@ -44,6 +44,9 @@ M.BLOCKING_SHARE = 0.5
 -- Graph launches replaying at least this share of the window's GPU time: the path cannot see the step.
 M.GRAPH_SHARE = 0.5
 
+-- A path covering less of the step's wall time than this is said to describe that part only.
+local PARTIAL_COVER = 0.6
+
 -- A step whose GPU-free stretches (before its first and after its last GPU work) take at least this share of
 -- its wall time is called host-bound whatever the path's split.
 M.HOST_STEP_SHARE = 0.5
@@ -227,7 +230,7 @@ function M.section(d)
       graph / d.gpu_us * 100), "" }
   end
   -- a CPU-bound split held mostly by calls that wait for the GPU, on a path that cannot follow the wait
-  -- (graph_decode: blocking device-to-host copies, 3.37 of the path's 5.07 ms): the host waited, no bound
+  -- (an `.item()` whose device-to-host copy holds most of the path's CPU time): the host waited, no bound
   local blocking = d.blocking_us or 0
   if verdict == "CPU" and d.blind and blocking >= M.BLOCKING_SHARE * (by.cpu or 0) and blocking > 0 then
     return { "## Critical Path", "", string.format("**No bound from the critical path**: HTA's longest path through "
@@ -253,7 +256,7 @@ function M.section(d)
   local cover = d.wall_us > 0 and d.length_us / d.wall_us or 1
   -- a path on fewer CPU threads than the step uses: HTA's graph has no edge between threads (gpt_train,
   -- resnet_train: the path stays on the autograd thread, the forward on the main thread is left out)
-  local threads = (d.path_threads or 0) > 0 and (d.window_threads or 0) > d.path_threads and cover < 0.6
+  local threads = (d.path_threads or 0) > 0 and (d.window_threads or 0) > d.path_threads and cover < PARTIAL_COVER
   if threads then
     line = line .. string.format(" The path stays on %d of the %d CPU threads with work in the step: HTA's graph has "
       .. "no edge between threads (a training step's main thread, for one, waits in `backward()` for the autograd "
@@ -263,7 +266,7 @@ function M.section(d)
   if d.host_missing then
     line = line .. " " .. NO_SYNC:sub(1, -2) .. ": host work after such a wait is missing from the path, which may "
       .. "then be shorter than the step's real critical path."
-    if cover < 0.6 and not threads then
+    if cover < PARTIAL_COVER and not threads then
       -- the GPU-free time said above: most of what the path leaves out, or not
       local most = no_gpu and (lead + tail) >= 0.5 * (d.wall_us - d.length_us)
       line = line .. string.format(" Here the path covers %.0f%% of the step's wall time, so the path's %s-bound "
