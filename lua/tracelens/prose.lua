@@ -13,6 +13,7 @@
 local F = require "tracelens.findings"
 local json = require "tracelens.json"
 local kname = require "tracelens.kernel_name"
+local graph_replay = require "tracelens.graph_replay"
 local md = require "tracelens.md"
 local py = require "tracelens.py"
 
@@ -728,7 +729,7 @@ function M.measurements(v)
   local per_call = M.per_call_us(v.lead)
   if per_call and per_call < SHORT_CALL_US then
     -- a graph replay's node is not launched on its own: only its ramp-up weighs (graph_decode's kernels)
-    local replayed = kname.is_synthetic(v.lead.name) and v.lead.name:find("GraphLaunch->", 1, true)
+    local replayed = graph_replay.synthetic(v.lead.name)
     out[#out + 1] = "Each call of " .. code(v.lead.name) .. " lasts " .. F.round(per_call, 1)
       .. " µs on average, short enough that " .. (replayed and "its ramp-up time weighs on the achieved rate (a node "
       .. "of a graph replay, it has no launch of its own)." or "launch and ramp-up time weigh on the achieved rate.")
@@ -887,7 +888,7 @@ end
 -- synthetic op (`cudaGraphLaunch->kernel (Synthetic Op)`) from the capture
 -- traces, any other op from a trace recorded with shapes.
 local function shapes_source(name)
-  if kname.is_synthetic(name) and name:find("GraphLaunch->", 1, true) then
+  if graph_replay.synthetic(name) then
     return "a graph replay records none; for a vLLM or SGLang trace, `--inference --capture_folder` with the graph's "
       .. "capture traces gives them, for a graph your own code captures, a profile of the same step run eagerly"
   end

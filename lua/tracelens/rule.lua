@@ -170,9 +170,7 @@ function M.graph_replayed(ctx)
   local under = graph_replay.under_launch(ctx and ctx.trace)
   return function(row)
     local name = row.name
-    if kernel_name.is_synthetic(name) then
-      return graph_replay.LAUNCH[name:match("^(.-)%->") or ""] == true
-    end
+    if kernel_name.is_synthetic(name) then return graph_replay.synthetic(name) end
     return under ~= nil and under(row)
   end
 end
